@@ -1,0 +1,60 @@
+import { z } from 'zod';
+
+const duration = z
+  .string()
+  .regex(/^\d+(ms|s|m|h|d)$/, 'a duration such as 30s, 5m, 2h or 3d')
+  .transform((s) => parseDuration(s));
+
+const schedule = z
+  .string()
+  .transform((s) => s.split(',').map((p) => p.trim()))
+  .pipe(z.array(duration).min(1));
+
+const port = z.coerce.number().int().min(0).max(65535);
+const bool = z.union([z.boolean(), z.enum(['1', '0', 'true', 'false']).transform((v) => v === '1' || v === 'true')]);
+
+/** Every server setting, its default and its check. Flags beat env, env beats the config file. */
+export const configSchema = z.strictObject({
+  dataDir: z.string().min(1).default('./svc-data'),
+  httpHost: z.string().min(1).default('127.0.0.1'),
+  httpPort: port.default(8080),
+  smtpHost: z.string().min(1).default('127.0.0.1'),
+  smtpPort: port.default(2587),
+  tlsCert: z.string().optional(),
+  tlsKey: z.string().optional(),
+  publicUrl: z.url({ protocol: /^https?$/ }).optional(),
+  hostname: z.string().min(1).optional(),
+  dnsServers: z
+    .string()
+    .transform((s) => s.split(',').map((p) => p.trim()).filter(Boolean))
+    .pipe(z.array(z.string().regex(/^(\[[0-9a-fA-F:]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/, 'host:port')))
+    .optional(),
+  mxPort: port.default(25),
+  relay: z.url({ protocol: /^smtps?$/ }).optional(),
+  workers: z.coerce.number().int().min(1).max(256).optional(),
+  allowInsecureWebhooks: bool.default(false),
+  smtpTlsInsecure: bool.default(false),
+  webhookRetrySchedule: schedule.default(['1m', '5m', '30m', '2h'].map(parseDuration)),
+  deliveryRetrySchedule: schedule.default(['1m', '5m', '15m', '30m', '1h', '2h', '4h'].map(parseDuration)),
+  deliveryMaxAge: duration.default(parseDuration('72h')),
+  logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  logFormat: z.enum(['json', 'pretty']).optional(),
+  /** Plan of organizations created without one. */
+  defaultPlan: z.enum(['FREE', 'PAID', 'PREMIUM', 'UNLIMITED']).default('FREE'),
+  /** Server-wide per-key request rate (requests/s), overriding the plan's. */
+  rateLimitPerSecond: z.coerce.number().int().min(1).optional(),
+  /** Onboarding trial domain (decisions.md, "Onboarding trial"). */
+  sandboxDomain: z.string().min(1).optional(),
+  /** Template render time limit. */
+  templateTimeout: duration.default(parseDuration('1s')),
+});
+
+export type ConfigInput = z.input<typeof configSchema>;
+export type Config = z.output<typeof configSchema>;
+
+export function parseDuration(s: string): number {
+  const m = /^(\d+)(ms|s|m|h|d)$/.exec(s);
+  if (!m) throw new Error(`not a duration: ${s}`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'ms' | 's' | 'm' | 'h' | 'd'];
+  return Number(m[1]) * unit;
+}

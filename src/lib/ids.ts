@@ -1,0 +1,28 @@
+import { randomBytes, createHash, timingSafeEqual } from 'node:crypto';
+import { v7 } from 'uuid';
+
+/** Time-ordered UUIDv7: ids sort by creation, which keeps indexes compact. */
+export function newId(nowMs: number): string {
+  return v7({ msecs: nowMs });
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(s: string): boolean {
+  return UUID_RE.test(s);
+}
+
+/** A url-safe random token of `bytes` bytes of entropy. */
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+export function sha256Hex(s: string | Buffer): string {
+  return createHash('sha256').update(s).digest('hex');
+}
+
+export function safeEqualHex(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && timingSafeEqual(x, y);
+}

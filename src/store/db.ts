@@ -1,0 +1,105 @@
+import Database from 'better-sqlite3';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+
+export type Db = Database.Database;
+
+export class StoreOpenError extends Error {}
+
+const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+
+/** Numbered migrations, shipped as .sql files beside this module (copied into dist/ by the build). */
+export function loadMigrations(): { version: number; name: string; sql: string }[] {
+  return readdirSync(MIGRATIONS_DIR)
+    .filter((f) => /^\d{4}_.+\.sql$/.test(f))
+    .sort()
+    .map((f) => ({ version: Number(f.slice(0, 4)), name: f, sql: readFileSync(new URL(f, MIGRATIONS_DIR), 'utf8') }));
+}
+
+export interface OpenOptions {
+  /** Run periodic WAL checkpoints from a worker thread (the server does; short CLI runs need not). */
+  checkpointWorker?: boolean;
+}
+
+/**
+ * Opens (creating if needed) the SQLite file in the data dir, applies pending
+ * migrations, and refuses a database newer than this binary or a corrupt one
+ * with one clear line (StoreOpenError).
+ */
+export function openDatabase(dataDir: string, opts: OpenOptions = {}): { db: Db; close: () => Promise<void> } {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, 'svc.sqlite');
+  let db: Db;
+  try {
+    db = new Database(file, { timeout: 5000 });
+    db.pragma('journal_mode = WAL');
+  } catch (e) {
+    throw new StoreOpenError(`cannot open database ${file}: ${(e as Error).message}`);
+  }
+  // FULL: a commit is on disk before we answer (a 202 means durable).
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('cache_size = -65536');
+  // The automatic checkpoint would run inside a commit on the event loop and
+  // cause the tail latency; a worker thread checkpoints instead (benchmarks.md).
+  if (opts.checkpointWorker) db.pragma('wal_autocheckpoint = 0');
+  try {
+    const check = db.pragma('quick_check', { simple: true });
+    if (check !== 'ok') throw new Error(String(check));
+    migrate(db, file);
+  } catch (e) {
+    db.close();
+    if (e instanceof StoreOpenError) throw e;
+    throw new StoreOpenError(`database ${file} is corrupt or unreadable: ${(e as Error).message}`);
+  }
+  const checkpointer = opts.checkpointWorker ? startCheckpointer(file) : undefined;
+  return {
+    db,
+    async close() {
+      if (checkpointer) await checkpointer.stop();
+      if (db.open) {
+        db.pragma('wal_checkpoint(TRUNCATE)');
+        db.close();
+      }
+    },
+  };
+}
+
+function migrate(db: Db, file: string): void {
+  const migrations = loadMigrations();
+  const latest = migrations.at(-1)?.version ?? 0;
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > latest) {
+    throw new StoreOpenError(
+      `database ${file} has schema version ${current}, newer than this svc (${latest}): upgrade svc`,
+    );
+  }
+  for (const m of migrations) {
+    if (m.version <= current) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.pragma(`user_version = ${m.version}`);
+    })();
+  }
+}
+
+function checkpointWorkerUrl(): URL {
+  const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
+  return new URL(`./checkpoint-worker.${ext}`, import.meta.url);
+}
+
+function startCheckpointer(file: string): { stop: () => Promise<void> } {
+  const worker = new Worker(checkpointWorkerUrl(), { workerData: { file, intervalMs: 1000 } });
+  worker.unref();
+  return {
+    stop: async () => {
+      worker.postMessage('stop');
+      await new Promise<void>((resolve) => {
+        worker.once('exit', () => resolve());
+        setTimeout(() => void worker.terminate(), 2000).unref();
+      });
+    },
+  };
+}
