@@ -1,13 +1,238 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { VERSION } from '../version.ts';
+import { EXIT_USAGE, printFailure } from './io.ts';
+import type { GlobalOptions } from './context.ts';
+
+type Action = (args: string[], opts: Record<string, unknown> & GlobalOptions) => Promise<void>;
+type Loader = () => Promise<Action>;
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+/** Wraps a lazily loaded action: modules load only when their command runs, keeping --version fast. */
+function run(load: Loader) {
+  return async function (this: Command, ...received: unknown[]) {
+    const cmd = received.at(-1) as Command;
+    const opts = cmd.optsWithGlobals<Record<string, unknown> & GlobalOptions>();
+    const args = received.slice(0, -2).map(String);
+    try {
+      await (await load())(args, opts);
+    } catch (e) {
+      process.exitCode = printFailure(opts, e);
+    }
+  };
+}
+
+const admin = (name: keyof typeof import('./admin.ts')) => run(async () => (await import('./admin.ts'))[name] as Action);
+
+function group(program: Command, name: string, description: string): Command {
+  return program.command(name).description(description);
+}
+
+function registerAccounts(program: Command): void {
+  program
+    .command('init')
+    .description('create the owner user, organization, project and a TEST key')
+    .requiredOption('--email <email>', 'owner email')
+    .option('--password <password>', 'owner password')
+    .option('--password-stdin', 'read the password from standard input')
+    .option('--org <name>', 'organization name', 'Default')
+    .option('--project <name>', 'project name', 'Default')
+    .option('--plan <plan>', 'FREE, PAID, PREMIUM or UNLIMITED', 'UNLIMITED')
+    .option('--accept-dpa', 'sign the data-processing agreement as the owner')
+    .addHelpText('after', '\nExample:\n  svc init --email me@example.com --password-stdin --accept-dpa < pw.txt')
+    .action(admin('init'));
+  const users = group(program, 'users', 'users');
+  users
+    .command('create')
+    .requiredOption('--email <email>')
+    .option('--password <password>')
+    .option('--password-stdin', 'read the password from standard input')
+    .addHelpText('after', '\nExample:\n  svc users create --email dev@example.com --password s3cret-pass')
+    .action(admin('createUser'));
+  const orgs = group(program, 'orgs', 'organizations');
+  orgs
+    .command('create')
+    .requiredOption('--name <name>')
+    .requiredOption('--owner <email>')
+    .option('--plan <plan>')
+    .addHelpText('after', '\nExample:\n  svc orgs create --name Acme --owner me@example.com --plan PAID')
+    .action(admin('createOrg'));
+  orgs.command('list').action(admin('listOrgs'));
+  orgs.command('set-plan').argument('<org>').argument('<plan>').action(admin('setPlan'));
+  orgs.command('accept-dpa').argument('<org>').requiredOption('--user <email>').action(admin('acceptDpa'));
+  const projects = group(program, 'projects', 'projects');
+  projects.command('create').requiredOption('--org <org>').requiredOption('--name <name>').action(admin('createProject'));
+  projects.command('list').requiredOption('--org <org>').action(admin('listProjects'));
+  const members = group(program, 'members', 'organization members');
+  members
+    .command('add')
+    .requiredOption('--org <org>')
+    .requiredOption('--email <email>')
+    .addOption(new Option('--role <role>').choices(['OWNER', 'ADMIN', 'DEVELOPER', 'VIEWER']).makeOptionMandatory())
+    .action(admin('addMember'));
+  members.command('list').requiredOption('--org <org>').action(admin('listMembers'));
+}
+
+function registerKeys(program: Command): void {
+  const keys = group(program, 'keys', 'API keys');
+  keys
+    .command('create')
+    .requiredOption('--project <project>')
+    .requiredOption('--name <name>')
+    .addOption(new Option('--env <env>').choices(['LIVE', 'TEST']).default('LIVE'))
+    .addOption(new Option('--permissions <p>').choices(['FULL_ACCESS', 'SENDING_ONLY', 'READ_ONLY']).default('FULL_ACCESS'))
+    .option('--expires-at <iso>', 'ISO-8601 expiry')
+    .addHelpText('after', '\nExample:\n  svc keys create --project Default --name ci --env TEST --permissions SENDING_ONLY')
+    .action(admin('createKey'));
+  keys.command('list').requiredOption('--project <project>').option('--include-revoked').action(admin('listKeys'));
+  keys.command('revoke').argument('<key_id>').action(admin('revokeKey'));
+}
+
+function registerTemplates(program: Command): void {
+  const t = group(program, 'templates', 'stored templates');
+  const tpl = (name: string) => run(async () => (await import('./templates.ts'))[name as 'create'] as Action);
+  t.command('create')
+    .requiredOption('--project <project>')
+    .requiredOption('--name <name>')
+    .requiredOption('--slug <slug>')
+    .requiredOption('--subject <template>')
+    .option('--html-file <file>')
+    .option('--text-file <file>')
+    .option('--variables-file <file>', 'JSON object of variable hints')
+    .addHelpText('after', '\nExample:\n  svc templates create --project Default --name Welcome --slug welcome --subject "Hi {{ name }}" --html-file w.html')
+    .action(tpl('create'));
+  t.command('list').requiredOption('--project <project>').action(tpl('list'));
+  t.command('show').argument('<template>', 'id or slug').requiredOption('--project <project>').action(tpl('show'));
+  t.command('update')
+    .argument('<template>', 'id or slug')
+    .requiredOption('--project <project>')
+    .option('--name <name>')
+    .option('--subject <template>')
+    .option('--html-file <file>')
+    .option('--text-file <file>')
+    .option('--variables-file <file>')
+    .action(tpl('update'));
+  t.command('delete').argument('<template>', 'id or slug').requiredOption('--project <project>').action(tpl('remove'));
+}
+
+function registerSuppressions(program: Command): void {
+  const s = group(program, 'suppressions', 'the suppression list');
+  const sup = (name: string) => run(async () => (await import('./suppressions.ts'))[name as 'add'] as Action);
+  s.command('add')
+    .argument('<email>')
+    .requiredOption('--project <project>')
+    .addOption(new Option('--reason <reason>').choices(['HARD_BOUNCE', 'COMPLAINT', 'UNSUBSCRIBE', 'MANUAL']).default('MANUAL'))
+    .addHelpText('after', '\nExample:\n  svc suppressions add bounced@example.com --project Default')
+    .action(sup('add'));
+  s.command('list').requiredOption('--project <project>').option('--limit <n>', 'at most n entries', '100').action(sup('list'));
+  s.command('remove').argument('<email>').requiredOption('--project <project>').action(sup('remove'));
+  s.command('import')
+    .argument('<file>', 'CSV with a header row: email[,reason]')
+    .requiredOption('--project <project>')
+    .action(sup('importCsv'));
+  s.command('export').requiredOption('--project <project>').option('--output <file>', 'write CSV here').action(sup('exportCsv'));
+}
+
+function registerEmails(program: Command): void {
+  const e = group(program, 'emails', 'read emails');
+  const em = (name: string) => run(async () => (await import('./emails.ts'))[name as 'list'] as Action);
+  e.command('list')
+    .requiredOption('--project <project>')
+    .option('--status <status>')
+    .option('--from-email <email>')
+    .option('--to-email <email>')
+    .option('--tag <tag>')
+    .option('--from <iso>')
+    .option('--to <iso>')
+    .option('--limit <n>')
+    .option('--before <id>')
+    .option('--after <id>')
+    .action(em('list'));
+  e.command('show').argument('<id>').action(em('show'));
+  e.command('events').argument('<id>').action(em('events'));
+}
+
+function registerServeAndSend(program: Command): void {
+  const serve = program.command('serve').description('run the HTTP API, SMTP relay, delivery and schedulers');
+  for (const [flag, desc] of SERVE_FLAGS) serve.option(flag, desc);
+  serve.addHelpText('after', '\nExample:\n  svc serve --data-dir /var/lib/svc --http-port 8080');
+  serve.action(run(async () => (await import('./serve.ts')).serve));
+
+  program
+    .command('send')
+    .description('send an email through a running server')
+    .option('--server <url>', 'server URL (SVC_URL)')
+    .option('--api-key <key>', 'API key (SVC_API_KEY)')
+    .option('--from <email>')
+    .option('--from-name <name>')
+    .option('--to <email>', 'recipient (repeatable)', collect)
+    .option('--cc <email>', 'cc (repeatable)', collect)
+    .option('--bcc <email>', 'bcc (repeatable)', collect)
+    .option('--reply-to <email>', 'reply-to (repeatable)', collect)
+    .option('--subject <subject>')
+    .option('--text <text>', 'text body, or - for standard input')
+    .option('--html <html>')
+    .option('--html-file <file>')
+    .option('--template <slug>')
+    .option('--var <k=v>', 'template variable (repeatable)', collect)
+    .option('--vars-file <file>', 'JSON object of template variables')
+    .option('--attach <file>', 'attachment (repeatable)', collect)
+    .option('--tag <tag>', 'tag (repeatable)', collect)
+    .option('--header <header>', "custom header 'K: V' (repeatable)", collect)
+    .option('--idempotency-key <key>')
+    .option('--wait', 'follow the email to a final status and print its events')
+    .option('--batch <file>', 'JSONL file of send requests, sent in batches of 100')
+    .addHelpText('after', '\nExample:\n  svc send --api-key $KEY --from me@example.com --to you@example.com --subject Hi --text Hello')
+    .action(run(async () => (await import('./send.ts')).send));
+}
+
+const SERVE_FLAGS: [string, string][] = [
+  ['--http-host <host>', 'HTTP listen address (SVC_HTTP_HOST)'],
+  ['--http-port <port>', 'HTTP port (SVC_HTTP_PORT)'],
+  ['--smtp-host <host>', 'SMTP relay listen address (SVC_SMTP_HOST)'],
+  ['--smtp-port <port>', 'SMTP relay port, 0 = off (SVC_SMTP_PORT)'],
+  ['--tls-cert <file>', 'TLS certificate for HTTPS and STARTTLS (SVC_TLS_CERT)'],
+  ['--tls-key <file>', 'TLS key (SVC_TLS_KEY)'],
+  ['--public-url <url>', 'public base URL for links (SVC_PUBLIC_URL)'],
+  ['--hostname <name>', 'EHLO name, Message-ID domain (SVC_HOSTNAME)'],
+  ['--dns-servers <list>', 'host:port,... for MX lookups (SVC_DNS_SERVERS)'],
+  ['--mx-port <port>', 'port of recipient MX hosts (SVC_MX_PORT)'],
+  ['--relay <url>', 'smtp[s]://user:pass@host:port smarthost (SVC_RELAY)'],
+  ['--workers <n>', 'worker threads (SVC_WORKERS)'],
+  ['--allow-insecure-webhooks', 'allow http:// and private webhook targets (development)'],
+  ['--smtp-tls-insecure', 'accept self-signed MX/relay certificates'],
+  ['--webhook-retry-schedule <list>', 'e.g. 1m,5m,30m,2h'],
+  ['--delivery-retry-schedule <list>', 'e.g. 1m,5m,15m,30m,1h,2h,4h'],
+  ['--delivery-max-age <duration>', 'e.g. 72h'],
+  ['--log-level <level>', 'trace|debug|info|warn|error (SVC_LOG_LEVEL)'],
+  ['--log-format <format>', 'json|pretty (SVC_LOG_FORMAT)'],
+  ['--default-plan <plan>', 'plan of new organizations (SVC_DEFAULT_PLAN)'],
+  ['--rate-limit-per-second <n>', 'per-key request rate for every key (SVC_RATE_LIMIT_PER_SECOND)'],
+  ['--sandbox-domain <domain>', 'onboarding trial domain (SVC_SANDBOX_DOMAIN)'],
+  ['--template-timeout <duration>', 'template render time limit (SVC_TEMPLATE_TIMEOUT)'],
+];
 
 /** Builds the `svc` program. Subcommand modules are imported inside their actions. */
 export function buildProgram(): Command {
   const program = new Command('svc')
     .description('svc: self-hosted transactional email in one executable')
     .version(VERSION, '-V, --version')
+    .option('--data-dir <dir>', 'data directory (SVC_DATA_DIR, default ./svc-data)')
+    .option('--config <file>', 'JSON config file (SVC_CONFIG)')
+    .option('--json', 'print one JSON document')
     .showHelpAfterError()
-    .exitOverride();
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  registerAccounts(program);
+  registerKeys(program);
+  registerTemplates(program);
+  registerSuppressions(program);
+  registerEmails(program);
+  registerServeAndSend(program);
+  for (const c of program.commands) {
+    c.exitOverride();
+    for (const sub of c.commands) sub.exitOverride();
+  }
   return program;
 }
 
@@ -16,11 +241,12 @@ export async function runCli(argv: string[]): Promise<number> {
   const program = buildProgram();
   try {
     await program.parseAsync(argv);
-    return 0;
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.version' || e.code === 'commander.helpDisplayed' || e.code === 'commander.help') return 0;
-      return 2;
+      // --help and --version exit 0; anything else commander refuses (a group
+      // without its subcommand, a missing option, an unknown flag) is wrong usage.
+      return e.exitCode === 0 ? 0 : EXIT_USAGE;
     }
     throw e;
   }

@@ -1,0 +1,102 @@
+import type { Db } from '../store/db.ts';
+import type { Committer } from '../store/committer.ts';
+import type { Role } from './schema.ts';
+import type { Plan } from '../limits/plans.ts';
+
+export interface UserRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  created_at: string;
+}
+
+export interface OrgRow {
+  id: string;
+  name: string;
+  plan: Plan;
+  daily_limit: number | null;
+  rate_limit_per_second: number | null;
+  dpa_accepted_at: string | null;
+  dpa_accepted_by: string | null;
+  created_at: string;
+}
+
+export interface ProjectRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  settings: string;
+  created_at: string;
+}
+
+export interface MemberRow {
+  organization_id: string;
+  user_id: string;
+  email: string;
+  role: Role;
+  created_at: string;
+}
+
+/** SQL of users, organizations, projects and memberships: reads run at once, writes inside a group transaction. */
+export function createAccountsRepo(db: Db, tx: Committer) {
+  const q = {
+    userByEmail: db.prepare<[string], UserRow>('SELECT * FROM users WHERE email = ?'),
+    userById: db.prepare<[string], UserRow>('SELECT * FROM users WHERE id = ?'),
+    orgById: db.prepare<[string], OrgRow>('SELECT * FROM organizations WHERE id = ?'),
+    orgByName: db.prepare<[string], OrgRow>('SELECT * FROM organizations WHERE name = ?'),
+    orgs: db.prepare<[], OrgRow>('SELECT * FROM organizations ORDER BY created_at, id'),
+    orgCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM organizations'),
+    projectById: db.prepare<[string], ProjectRow>('SELECT * FROM projects WHERE id = ?'),
+    projectsByName: db.prepare<[string], ProjectRow>('SELECT * FROM projects WHERE name = ?'),
+    projectsOfOrg: db.prepare<[string], ProjectRow>(
+      'SELECT * FROM projects WHERE organization_id = ? ORDER BY created_at, id',
+    ),
+    members: db.prepare<[string], MemberRow>(
+      `SELECT m.organization_id, m.user_id, u.email, m.role, m.created_at
+       FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organization_id = ? ORDER BY m.created_at`,
+    ),
+    member: db.prepare<[string, string], MemberRow>(
+      `SELECT m.organization_id, m.user_id, u.email, m.role, m.created_at
+       FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organization_id = ? AND m.user_id = ?`,
+    ),
+  };
+  const w = {
+    insertUser: db.prepare('INSERT INTO users (id, email, password_hash, created_at) VALUES (?, ?, ?, ?)'),
+    insertOrg: db.prepare('INSERT INTO organizations (id, name, plan, created_at) VALUES (?, ?, ?, ?)'),
+    insertMember: db.prepare(
+      'INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES (?, ?, ?, ?)',
+    ),
+    insertProject: db.prepare('INSERT INTO projects (id, organization_id, name, created_at) VALUES (?, ?, ?, ?)'),
+    setPlan: db.prepare('UPDATE organizations SET plan = ? WHERE id = ?'),
+    acceptDpa: db.prepare('UPDATE organizations SET dpa_accepted_at = ?, dpa_accepted_by = ? WHERE id = ?'),
+  };
+  const read = <T>(v: T) => Promise.resolve(v);
+  return {
+    findUserByEmail: (email: string) => read(q.userByEmail.get(email)),
+    findUserById: (id: string) => read(q.userById.get(id)),
+    findOrgById: (id: string) => read(q.orgById.get(id)),
+    findOrgByName: (name: string) => read(q.orgByName.get(name)),
+    listOrgs: () => read(q.orgs.all()),
+    countOrgs: () => read(q.orgCount.get()!.n),
+    findProjectById: (id: string) => read(q.projectById.get(id)),
+    listProjectsByName: (name: string) => read(q.projectsByName.all(name)),
+    listProjects: (orgId: string) => read(q.projectsOfOrg.all(orgId)),
+    listMembers: (orgId: string) => read(q.members.all(orgId)),
+    findMember: (orgId: string, userId: string) => read(q.member.get(orgId, userId)),
+    createUser: (u: UserRow) => tx.write(() => void w.insertUser.run(u.id, u.email, u.password_hash, u.created_at)),
+    /** The organization and its first OWNER, atomically. */
+    createOrgWithOwner: (o: Pick<OrgRow, 'id' | 'name' | 'plan' | 'created_at'>, ownerId: string) =>
+      tx.write(() => {
+        w.insertOrg.run(o.id, o.name, o.plan, o.created_at);
+        w.insertMember.run(o.id, ownerId, 'OWNER', o.created_at);
+      }),
+    addMember: (orgId: string, userId: string, role: Role, at: string) =>
+      tx.write(() => void w.insertMember.run(orgId, userId, role, at)),
+    createProject: (p: Omit<ProjectRow, 'settings'>) =>
+      tx.write(() => void w.insertProject.run(p.id, p.organization_id, p.name, p.created_at)),
+    setPlan: (orgId: string, plan: Plan) => tx.write(() => void w.setPlan.run(plan, orgId)),
+    acceptDpa: (orgId: string, userId: string, at: string) => tx.write(() => void w.acceptDpa.run(at, userId, orgId)),
+  };
+}
+
+export type AccountsRepo = ReturnType<typeof createAccountsRepo>;

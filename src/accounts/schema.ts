@@ -1,0 +1,24 @@
+import { z } from 'zod';
+import { PLANS } from '../limits/plans.ts';
+
+export const ROLES = ['OWNER', 'ADMIN', 'DEVELOPER', 'VIEWER'] as const;
+export type Role = (typeof ROLES)[number];
+
+export const emailAddress = z.email({ message: 'must be an email address' }).max(320);
+
+export const createUserSchema = z.object({
+  email: emailAddress,
+  password: z.string().min(8, 'must be at least 8 characters').max(1024),
+});
+
+export const createOrgSchema = z.object({
+  name: z.string().trim().min(1).max(200),
+  owner_email: emailAddress,
+  plan: z.enum(PLANS).optional(),
+});
+
+export const createProjectSchema = z.object({ name: z.string().trim().min(1).max(200) });
+
+export const addMemberSchema = z.object({ email: emailAddress, role: z.enum(ROLES) });
+
+export const planSchema = z.enum(PLANS);

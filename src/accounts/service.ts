@@ -1,0 +1,159 @@
+import { AppError } from '../errors.ts';
+import { iso, type Clock } from '../lib/clock.ts';
+import { newId, isUuid } from '../lib/ids.ts';
+import { hashPassword } from '../lib/password.ts';
+import { uniqueOrConflict } from '../store/errors.ts';
+import { parseInput } from '../validation.ts';
+import type { Plan } from '../limits/plans.ts';
+import type { AccountsRepo, OrgRow, ProjectRow, MemberRow } from './repo.ts';
+import { addMemberSchema, createOrgSchema, createProjectSchema, createUserSchema, planSchema } from './schema.ts';
+
+export interface AccountsDeps {
+  repo: AccountsRepo;
+  clock: Clock;
+  defaultPlan: Plan;
+}
+
+export interface Organization {
+  id: string;
+  name: string;
+  plan: Plan;
+  dpa_accepted_at: string | null;
+  created_at: string;
+}
+
+export interface Project {
+  id: string;
+  organization_id: string;
+  name: string;
+  settings: Record<string, unknown>;
+  created_at: string;
+}
+
+export interface Member {
+  organization_id: string;
+  user_id: string;
+  email: string;
+  role: string;
+  created_at: string;
+}
+
+export function toOrganization(o: OrgRow): Organization {
+  return { id: o.id, name: o.name, plan: o.plan, dpa_accepted_at: o.dpa_accepted_at, created_at: o.created_at };
+}
+
+export function toProject(p: ProjectRow): Project {
+  return { ...p, settings: JSON.parse(p.settings) as Record<string, unknown> };
+}
+
+const toMember = (m: MemberRow): Member => ({ ...m });
+
+/** Users, organizations, projects and members: the operator's use cases. */
+export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps) {
+  const now = () => iso(clock.now());
+
+  async function getUserByEmail(email: string) {
+    const user = await repo.findUserByEmail(email);
+    if (!user) throw new AppError('not_found', `no user with email ${email}`);
+    return user;
+  }
+
+  /** Finds an organization by id or unique name. */
+  async function getOrg(ref: string): Promise<OrgRow> {
+    const org = (isUuid(ref) ? await repo.findOrgById(ref) : undefined) ?? (await repo.findOrgByName(ref));
+    if (!org) throw new AppError('not_found', `no organization ${ref}`);
+    return org;
+  }
+
+  /** Finds a project by id, or by a name that is unique (within `orgRef` when given). */
+  async function getProject(ref: string, orgRef?: string): Promise<ProjectRow> {
+    const byId = isUuid(ref) ? await repo.findProjectById(ref) : undefined;
+    if (byId) return byId;
+    let matches = await repo.listProjectsByName(ref);
+    if (orgRef) {
+      const org = await getOrg(orgRef);
+      matches = matches.filter((p) => p.organization_id === org.id);
+    }
+    if (matches.length === 0) throw new AppError('not_found', `no project ${ref}`);
+    if (matches.length > 1) throw new AppError('conflict', `project name ${ref} is ambiguous: use its id`);
+    return matches[0]!;
+  }
+
+  return {
+    getOrg,
+    getProject,
+    getUserByEmail,
+
+    /** Creates a user with a scrypt-hashed password. */
+    async createUser(input: { email: string; password: string }) {
+      const { email, password } = parseInput(createUserSchema, input);
+      const user = { id: newId(clock.now()), email, password_hash: await hashPassword(password), created_at: now() };
+      await uniqueOrConflict(repo.createUser(user), `a user with email ${email} exists`);
+      return { id: user.id, email: user.email };
+    },
+
+    /** Creates an organization owned by an existing user. */
+    async createOrg(input: { name: string; owner_email: string; plan?: Plan | undefined }): Promise<Organization> {
+      const data = parseInput(createOrgSchema, input);
+      const owner = await getUserByEmail(data.owner_email);
+      const org = { id: newId(clock.now()), name: data.name, plan: data.plan ?? defaultPlan, created_at: now() };
+      await uniqueOrConflict(repo.createOrgWithOwner(org, owner.id), `an organization named ${data.name} exists`);
+      return toOrganization((await repo.findOrgById(org.id))!);
+    },
+
+    async listOrgs(): Promise<Organization[]> {
+      return (await repo.listOrgs()).map(toOrganization);
+    },
+
+    async countOrgs(): Promise<number> {
+      return repo.countOrgs();
+    },
+
+    /** Changes an organization's plan (its ceilings apply from the next request). */
+    async setPlan(orgRef: string, plan: string): Promise<Organization> {
+      const org = await getOrg(orgRef);
+      await repo.setPlan(org.id, parseInput(planSchema, plan));
+      return toOrganization((await repo.findOrgById(org.id))!);
+    },
+
+    /** Records that a member signed the data-processing agreement, which LIVE sending requires. */
+    async acceptDpa(orgRef: string, userEmail: string): Promise<Organization> {
+      const org = await getOrg(orgRef);
+      const user = await getUserByEmail(userEmail);
+      const member = await repo.findMember(org.id, user.id);
+      if (!member || (member.role !== 'OWNER' && member.role !== 'ADMIN')) {
+        throw new AppError('forbidden', `${userEmail} must be an OWNER or ADMIN of ${org.name} to accept the DPA`);
+      }
+      await repo.acceptDpa(org.id, user.id, now());
+      return toOrganization((await repo.findOrgById(org.id))!);
+    },
+
+    async createProject(orgRef: string, input: { name: string }): Promise<Project> {
+      const org = await getOrg(orgRef);
+      const { name } = parseInput(createProjectSchema, input);
+      const p = { id: newId(clock.now()), organization_id: org.id, name, created_at: now() };
+      await uniqueOrConflict(repo.createProject(p), `project ${name} exists in ${org.name}`);
+      return toProject((await repo.findProjectById(p.id))!);
+    },
+
+    async listProjects(orgRef: string): Promise<Project[]> {
+      const org = await getOrg(orgRef);
+      return (await repo.listProjects(org.id)).map(toProject);
+    },
+
+    async addMember(orgRef: string, input: { email: string; role: string }): Promise<Member> {
+      const org = await getOrg(orgRef);
+      const { email, role } = parseInput(addMemberSchema, input);
+      const user = await getUserByEmail(email);
+      await uniqueOrConflict(repo.addMember(org.id, user.id, role, now()), `${email} is already a member`);
+      return toMember((await repo.findMember(org.id, user.id))!);
+    },
+
+    async listMembers(orgRef: string): Promise<Member[]> {
+      const org = await getOrg(orgRef);
+      return (await repo.listMembers(org.id)).map(toMember);
+    },
+  };
+}
+
+export type AccountsService = ReturnType<typeof createAccountsService>;

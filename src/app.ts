@@ -1,0 +1,101 @@
+import { cpus } from 'node:os';
+import type { Config } from './config/schema.ts';
+import { iso, systemClock, type Clock } from './lib/clock.ts';
+import { silentLogger, type Logger } from './lib/logger.ts';
+import { openDatabase, type Db } from './store/db.ts';
+import { createCommitter, type Committer } from './store/committer.ts';
+import { createAccountsRepo, createAccountsService } from './accounts/index.ts';
+import { createKeysRepo, createKeysService } from './keys/index.ts';
+import { createSuppressionsRepo, createSuppressionsService } from './suppressions/index.ts';
+import { createTemplatesRepo, createTemplatesService, createRenderer, type Renderer } from './templates/index.ts';
+import { createDomainsRepo } from './domains/index.ts';
+import { createEmailsRepo, createEmailsService } from './emails/index.ts';
+import { createIdempotencySql } from './idempotency/index.ts';
+import { createRateLimiter, createUsageSql, LIMITS } from './limits/index.ts';
+
+export interface AppOverrides {
+  clock?: Clock;
+  logger?: Logger;
+  /** The server runs WAL checkpoints in a worker; short CLI runs do not need to. */
+  checkpointWorker?: boolean;
+}
+
+/**
+ * The one composition root: opens the store and wires every domain service.
+ * Doors (HTTP, CLI, SMTP) receive an App and call its services.
+ */
+export function createApp(config: Config, overrides: AppOverrides = {}) {
+  const clock = overrides.clock ?? systemClock;
+  const logger = overrides.logger ?? silentLogger;
+  const store = openDatabase(config.dataDir, { checkpointWorker: overrides.checkpointWorker ?? false });
+  const db: Db = store.db;
+  const tx: Committer = createCommitter(db);
+  let renderer: Renderer | undefined;
+  // The render pool starts on first use, so admin commands never spawn threads.
+  const lazyRenderer = {
+    render: (...args: Parameters<Renderer['render']>) => (renderer ??= makeRenderer(config)).render(...args),
+  };
+
+  const accounts = createAccountsService({
+    repo: createAccountsRepo(db, tx),
+    clock,
+    defaultPlan: config.defaultPlan,
+  });
+  const keys = createKeysService({ repo: createKeysRepo(db, tx), clock });
+  const suppressionsRepo = createSuppressionsRepo(db, tx);
+  const suppressions = createSuppressionsService({ repo: suppressionsRepo, clock });
+  const templates = createTemplatesService({ repo: createTemplatesRepo(db, tx), clock });
+  const idempotency = createIdempotencySql(db);
+  const emails = createEmailsService({
+    repo: createEmailsRepo(db, tx, { suppressions: suppressionsRepo, usage: createUsageSql(db), idempotency }),
+    clock,
+    templates,
+    renderer: lazyRenderer,
+    domains: createDomainsRepo(db),
+    idempotency,
+  });
+  const rateLimiter = createRateLimiter(clock);
+  // Expired idempotency records are purged once an hour.
+  const purge = clock.setInterval(() => {
+    void tx.write(() => idempotency.purgeExpired(iso(clock.now()))).catch(() => {});
+  }, 3_600_000);
+
+  return {
+    config,
+    clock,
+    logger,
+    db,
+    accounts,
+    keys,
+    suppressions,
+    templates,
+    emails,
+    rateLimiter,
+    /** True when the database answers a write: used by /readyz. */
+    async ready(): Promise<boolean> {
+      try {
+        await tx.write((d) => d.prepare('SELECT 1').get());
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    /** Commits what is queued, stops the pools and closes the database. */
+    async close(): Promise<void> {
+      purge.cancel();
+      tx.close();
+      await renderer?.close();
+      await store.close();
+    },
+  };
+}
+
+function makeRenderer(config: Config): Renderer {
+  return createRenderer({
+    timeoutMs: config.templateTimeout,
+    maxOutputBytes: LIMITS.renderOutputBytes,
+    maxThreads: config.workers ?? Math.max(1, cpus().length),
+  });
+}
+
+export type App = ReturnType<typeof createApp>;

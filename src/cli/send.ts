@@ -1,0 +1,102 @@
+import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { request } from 'undici';
+import { readStdin, type GlobalOptions } from './context.ts';
+import { print, record, table, UsageError } from './io.ts';
+import { AppError, errorRegistry, type ErrorCode } from '../errors.ts';
+import { sleep } from '../lib/sleep.ts';
+import { sendBatchFile } from './send-batch.ts';
+
+type Opts = Record<string, unknown> & GlobalOptions;
+const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+const list = (v: unknown) => (Array.isArray(v) ? (v as string[]) : undefined);
+const FINAL = new Set(['DELIVERED', 'BOUNCED', 'COMPLAINED', 'FAILED', 'SIMULATED']);
+const WAIT_LIMIT_MS = 15 * 60_000;
+
+export interface ApiClient {
+  call(method: 'GET' | 'POST', path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; data: unknown; headers: Record<string, unknown> }>;
+}
+
+/** A tiny Public API client over undici; an error envelope becomes an AppError with the server's code. */
+export function createApiClient(opts: Opts): ApiClient {
+  const server = (str(opts.server) ?? process.env.SVC_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
+  const key = str(opts.apiKey) ?? process.env.SVC_API_KEY;
+  if (!key) throw new UsageError('give --api-key or set SVC_API_KEY');
+  return {
+    async call(method, path, body, headers = {}) {
+      let res;
+      try {
+        res = await request(server + path, {
+          method,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        });
+      } catch (e) {
+        throw new AppError('service_unavailable', `cannot reach ${server}: ${(e as Error).message}`);
+      }
+      const json = (await res.body.json().catch(() => null)) as { data?: unknown; error?: { code: string; message: string; details: unknown } } | null;
+      if (res.statusCode >= 400) {
+        const code = (json?.error?.code ?? 'internal_error') as ErrorCode;
+        const known = code in errorRegistry ? code : 'internal_error';
+        throw new AppError(known, json?.error?.message ?? `HTTP ${res.statusCode}`, (json?.error?.details as Record<string, unknown>) ?? null);
+      }
+      return { status: res.statusCode, data: json?.data, headers: res.headers };
+    },
+  };
+}
+
+async function bodyFromFlags(opts: Opts): Promise<Record<string, unknown>> {
+  const text = str(opts.text) === '-' ? await readStdin() : str(opts.text);
+  const html = str(opts.htmlFile) ? await readFile(str(opts.htmlFile)!, 'utf8') : str(opts.html);
+  const variables = { ...(str(opts.varsFile) ? (JSON.parse(await readFile(str(opts.varsFile)!, 'utf8')) as object) : {}) } as Record<string, unknown>;
+  for (const kv of list(opts.var) ?? []) {
+    const i = kv.indexOf('=');
+    if (i < 1) throw new UsageError(`--var wants k=v, got ${kv}`);
+    variables[kv.slice(0, i)] = kv.slice(i + 1);
+  }
+  const headers: Record<string, string> = {};
+  for (const h of list(opts.header) ?? []) {
+    const i = h.indexOf(':');
+    if (i < 1) throw new UsageError(`--header wants 'K: V', got ${h}`);
+    headers[h.slice(0, i).trim()] = h.slice(i + 1).trim();
+  }
+  const attachments = await Promise.all(
+    (list(opts.attach) ?? []).map(async (f) => ({ filename: basename(f), content_base64: (await readFile(f)).toString('base64') })),
+  );
+  const body: Record<string, unknown> = {
+    from: str(opts.from), from_name: str(opts.fromName), to: list(opts.to), cc: list(opts.cc), bcc: list(opts.bcc),
+    reply_to: list(opts.replyTo), subject: str(opts.subject), text, html, template: str(opts.template),
+    variables: Object.keys(variables).length ? variables : undefined, tags: list(opts.tag),
+    headers: Object.keys(headers).length ? headers : undefined, attachments: attachments.length ? attachments : undefined,
+  };
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+}
+
+/** svc send: one email (or --batch FILE.jsonl) through a running server's Public API. */
+export async function send(_args: string[], opts: Opts): Promise<void> {
+  const client = createApiClient(opts);
+  if (str(opts.batch)) return sendBatchFile(client, str(opts.batch)!, opts);
+  if (!list(opts.to) && !str(opts.template)) throw new UsageError('give at least one --to');
+  const idem = str(opts.idempotencyKey);
+  const res = await client.call('POST', '/v1/emails', await bodyFromFlags(opts), idem ? { 'idempotency-key': idem } : {});
+  const data = res.data as { id: string; status: string; skipped_recipients: unknown[] };
+  if (!opts.wait) return print(opts, data, () => record(data));
+  const { email, events } = await follow(client, data.id);
+  print(opts, { ...data, status: email.status, email, events }, () =>
+    `${record({ id: data.id, status: email.status })}\n${table(events as never, ['timestamp', 'type', 'data'])}`,
+  );
+}
+
+/** Polls the email until it reaches a final status (or the wait limit). */
+async function follow(client: ApiClient, id: string) {
+  const started = performance.now();
+  for (let delay = 200; ; delay = Math.min(delay * 2, 5000)) {
+    const email = (await client.call('GET', `/v1/emails/${id}`)).data as { status: string };
+    if (FINAL.has(email.status)) {
+      const events = (await client.call('GET', `/v1/emails/${id}/events`)).data as unknown[];
+      return { email, events };
+    }
+    if (performance.now() - started > WAIT_LIMIT_MS) throw new AppError('service_unavailable', `email ${id} is still ${email.status}`);
+    await sleep(delay);
+  }
+}

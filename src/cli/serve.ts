@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { randomToken } from '../lib/ids.ts';
+import { createApp, type App } from '../app.ts';
+import { loadConfig } from '../config/load.ts';
+import type { Config } from '../config/schema.ts';
+import { createLogger, type Logger } from '../lib/logger.ts';
+import { initialize } from '../accounts/index.ts';
+import { createHttpServer } from '../http/server.ts';
+import type { GlobalOptions } from './context.ts';
+
+type Opts = Record<string, unknown> & GlobalOptions;
+const CONFIG_FLAGS = new Set(['dataDir', 'config', 'json']);
+
+/** svc serve: one process with the HTTP API (the SMTP relay and delivery join it in later versions). */
+export async function serve(_args: string[], opts: Opts): Promise<void> {
+  const flags = Object.fromEntries(Object.entries(opts).filter(([k]) => !CONFIG_FLAGS.has(k) || k === 'dataDir'));
+  const config = loadConfig({ env: process.env, file: opts.config, flags });
+  const logger = createLogger({ level: config.logLevel, format: config.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json') });
+  const app = createApp(config, { logger, checkpointWorker: true });
+  try {
+    await firstStart(app, config);
+    const https = config.tlsCert && config.tlsKey ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } : undefined;
+    const server = createHttpServer(app, https ? { https } : {});
+    await server.listen({ host: config.httpHost, port: config.httpPort });
+    const address = server.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.httpPort;
+    const url = `${https ? 'https' : 'http'}://${config.httpHost}:${port}`;
+    logger.info({ url, data_dir: config.dataDir }, 'svc is serving');
+    if (config.smtpPort !== 0) logger.info('the SMTP relay is not part of this version yet; --smtp-port is accepted and unused');
+    await untilSignal(logger);
+    await server.close();
+  } finally {
+    await app.close();
+    logger.info('stopped');
+  }
+}
+
+/** On a data dir with no organization, `init` with generated credentials, printed once. */
+async function firstStart(app: App, config: Config): Promise<void> {
+  if ((await app.accounts.countOrgs()) > 0) return;
+  const email = `admin@${hostname() || 'localhost'}`.toLowerCase();
+  const password = randomToken(18);
+  const r = await initialize(app.accounts, app.keys, {
+    email,
+    password,
+    org: 'Default',
+    project: 'Default',
+    plan: 'UNLIMITED',
+    acceptDpa: false,
+  });
+  process.stdout.write(
+    [
+      `First start on ${config.dataDir}: created an owner, organization "Default" and project "Default".`,
+      `  owner email:    ${email}`,
+      `  owner password: ${password}`,
+      `  TEST API key:   ${r.api_key.key}`,
+      'These are shown once. Keep them somewhere safe.',
+      '',
+    ].join('\n'),
+  );
+}
+
+function untilSignal(logger: Logger): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = (signal: string) => {
+      logger.info({ signal }, 'stopping: no new requests, finishing those in flight');
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

@@ -1,0 +1,75 @@
+import { createReadStream, createWriteStream, statSync } from 'node:fs';
+import { finished } from 'node:stream/promises';
+import { parse } from 'csv-parse';
+import { stringify } from 'csv-stringify';
+import { SingleBar, Presets } from 'cli-progress';
+import { withApp, type GlobalOptions } from './context.ts';
+import { print, record, table } from './io.ts';
+import type { App } from '../app.ts';
+
+type Opts = Record<string, unknown> & GlobalOptions;
+const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+
+function withProject<T>(opts: Opts, fn: (app: App, projectId: string) => Promise<T>) {
+  return withApp(opts, async (app) => fn(app, (await app.accounts.getProject(str(opts.project)!)).id));
+}
+
+export async function add([email]: string[], opts: Opts): Promise<void> {
+  const s = await withProject(opts, (app, pid) => app.suppressions.add(pid, { email: email!, reason: str(opts.reason) }));
+  print(opts, s, () => record({ ...s }));
+}
+
+export async function list(_args: string[], opts: Opts): Promise<void> {
+  const limit = Number(opts.limit ?? 100);
+  const rows = await withProject(opts, (app, pid) => app.suppressions.list(pid, Number.isFinite(limit) ? limit : 100));
+  print(opts, rows, () => table(rows as never, ['email', 'reason', 'created_at']));
+}
+
+export async function remove([email]: string[], opts: Opts): Promise<void> {
+  const r = await withProject(opts, (app, pid) => app.suppressions.remove(pid, email!));
+  print(opts, r, () => `removed ${r.email}`);
+}
+
+/** Streams CSV rows (header `email[,reason]`) with their line numbers. */
+async function* csvRows(file: string, onBytes: (n: number) => void) {
+  const input = createReadStream(file);
+  input.on('data', (c) => onBytes(c.length));
+  const parser = input.pipe(parse({ columns: (h: string[]) => h.map((c) => c.trim().toLowerCase()), skip_empty_lines: true, trim: true, info: true }));
+  for await (const { record: r, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
+    yield { line: info.lines, email: r.email ?? '', reason: r.reason };
+  }
+}
+
+/** Imports a CSV file with a progress bar (on a TTY) and a summary. */
+export async function importCsv([file]: string[], opts: Opts): Promise<void> {
+  const total = statSync(file!).size;
+  const bar = !opts.json && process.stderr.isTTY ? new SingleBar({ format: 'import [{bar}] {percentage}% | {value}/{total} bytes' }, Presets.shades_classic) : undefined;
+  bar?.start(total, 0);
+  let read = 0;
+  try {
+    const result = await withProject(opts, (app, pid) =>
+      app.suppressions.importRows(pid, csvRows(file!, (n) => bar?.update((read += n))), () => {}),
+    );
+    bar?.update(total);
+    bar?.stop();
+    print(opts, result, () =>
+      [`imported ${result.imported} addresses`, ...result.invalid.map((i) => `  line ${i.line}: ${i.email}: ${i.message}`)].join('\n'),
+    );
+  } finally {
+    bar?.stop();
+  }
+}
+
+/** Exports the list as CSV to --output or stdout. */
+export async function exportCsv(_args: string[], opts: Opts): Promise<void> {
+  const out = str(opts.output) ? createWriteStream(str(opts.output)!) : process.stdout;
+  await withProject(opts, async (app, pid) => {
+    const csv = stringify({ header: true, columns: ['email', 'reason', 'created_at'] });
+    csv.pipe(out);
+    for await (const s of app.suppressions.iterate(pid)) {
+      if (!csv.write(s)) await new Promise((r) => csv.once('drain', r));
+    }
+    csv.end();
+    if (out !== process.stdout) await finished(out);
+  });
+}

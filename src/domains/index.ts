@@ -1,0 +1,1 @@
+export { createDomainsRepo, type DomainsRepo } from './repo.ts';

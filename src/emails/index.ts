@@ -1,0 +1,11 @@
+export { createEmailsRepo, type EmailsRepo, type SendResponse } from './repo.ts';
+export { createEmailsService, type EmailsService, type Sender } from './service.ts';
+export {
+  sendRequestSchema,
+  batchRequestSchema,
+  listQuerySchema,
+  EMAIL_STATUSES,
+  EVENT_TYPES,
+  type EmailStatus,
+} from './schema.ts';
+export * as outputSchemas from './schema-out.ts';

@@ -1,0 +1,220 @@
+import type { Db } from '../store/db.ts';
+import type { Committer } from '../store/committer.ts';
+import type { Attachment } from './content.ts';
+import type { EmailStatus, EventType, ListQuery } from './schema.ts';
+import { AppError } from '../errors.ts';
+import type { IdempotencySql } from '../idempotency/index.ts';
+import type { UsageSql, VolumeLimits } from '../limits/index.ts';
+import type { SuppressionsRepo } from '../suppressions/index.ts';
+
+export interface NewEmail {
+  id: string;
+  project_id: string;
+  api_key_id: string | null;
+  env: 'LIVE' | 'TEST';
+  source: 'API' | 'SMTP' | 'CAMPAIGN';
+  status: EmailStatus;
+  from_email: string;
+  from_name: string | null;
+  to: string[];
+  cc: string[] | null;
+  bcc: string[] | null;
+  reply_to: string[] | null;
+  subject: string;
+  tags: string[];
+  headers: Record<string, string>;
+  html: string | null;
+  text: string | null;
+  template_id: string | null;
+  template_version: number | null;
+  created_at: string;
+  attachments: Attachment[];
+  event: { id: string; type: EventType; data: Record<string, unknown> };
+}
+
+export type EmailRow = Record<string, unknown> & { seq: number; id: string; project_id: string };
+export interface EventRow {
+  id: string;
+  type: EventType;
+  data: string;
+  ip_address: string | null;
+  user_agent: string | null;
+  created_at: string;
+}
+
+export interface Recipient {
+  address: string;
+  kind: 'to' | 'cc' | 'bcc';
+}
+
+export interface SkippedRecipient {
+  email: string;
+  reason: string;
+}
+
+export interface SendResponse {
+  id: string;
+  status: EmailStatus;
+  skipped_recipients: SkippedRecipient[];
+}
+
+export interface AcceptOptions {
+  /** Apply the suppression list (LIVE only). */
+  suppress: boolean;
+  /** Count recipients against the organization's volume (LIVE only). */
+  volume: { orgId: string; limits: VolumeLimits; now: number } | null;
+  idempotency: { key: string; hash: string; expiresAt: string } | null;
+}
+
+export type AcceptResult = { replay: true; response: SendResponse } | { replay: false; response: SendResponse };
+
+export interface EmailsRepoDeps {
+  suppressions: Pick<SuppressionsRepo, 'findSync'>;
+  usage: UsageSql;
+  idempotency: IdempotencySql;
+}
+
+/** SQL of emails, their recipient rows, attachments and events. */
+export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
+  const w = {
+    email: db.prepare(
+      `INSERT INTO emails (id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails, cc_emails,
+         bcc_emails, reply_to, subject, tags, headers, html_body, text_body, template_id, template_version, created_at,
+         dkim_signing_status)
+       VALUES (@id, @project_id, @api_key_id, @env, @source, @status, @from_email, @from_name, @to, @cc, @bcc,
+         @reply_to, @subject, @tags, @headers, @html, @text, @template_id, @template_version, @created_at, @dkim)`,
+    ),
+    tag: db.prepare('INSERT OR IGNORE INTO email_tags (email_seq, project_id, tag) VALUES (?, ?, ?)'),
+    recipient: db.prepare(
+      `INSERT INTO recipients (email_seq, project_id, address, address_lc, kind, status, next_attempt_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    attachment: db.prepare(
+      'INSERT INTO attachments (email_seq, position, filename, content_type, size, content) VALUES (?, ?, ?, ?, ?, ?)',
+    ),
+    event: db.prepare('INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES (?, ?, ?, ?, ?)'),
+  };
+  const byId = db.prepare<[string], EmailRow>('SELECT * FROM emails WHERE id = ?');
+  const seqOf = db.prepare<[string, string], { seq: number }>('SELECT seq FROM emails WHERE id = ? AND project_id = ?');
+  const events = db.prepare<[number], EventRow>(
+    'SELECT id, type, data, ip_address, user_agent, created_at FROM email_events WHERE email_seq = ? ORDER BY seq',
+  );
+  const listCache = new Map<string, ReturnType<Db['prepare']>>();
+  const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
+
+  /** Inserts a new email with its recipients, attachments and first event; runs inside a caller's transaction. */
+  function insertEmail(e: NewEmail, recipients: Recipient[]): void {
+    const live = e.env === 'LIVE';
+    const seq = Number(
+      w.email.run({
+        ...e,
+        to: JSON.stringify(e.to),
+        cc: json(e.cc),
+        bcc: json(e.bcc),
+        reply_to: json(e.reply_to),
+        tags: JSON.stringify(e.tags),
+        headers: JSON.stringify(e.headers),
+        dkim: live ? 'not_signed' : null,
+      }).lastInsertRowid,
+    );
+    for (const t of new Set(e.tags)) w.tag.run(seq, e.project_id, t);
+    for (const r of recipients) {
+      w.recipient.run(seq, e.project_id, r.address, r.address.toLowerCase(), r.kind, e.status, live ? e.created_at : null, e.created_at);
+    }
+    e.attachments.forEach((a, i) => w.attachment.run(seq, i, a.filename, a.content_type, a.content.length, a.content));
+    w.event.run(e.event.id, seq, e.event.type, JSON.stringify(e.event.data), e.created_at);
+  }
+
+  function list(projectId: string, q: ListQuery): EmailRow[] {
+    const where = ['e.project_id = @project_id'];
+    const params: Record<string, unknown> = { project_id: projectId, limit: q.limit };
+    if (q.status) (where.push('e.status = @status'), (params.status = q.status));
+    if (q.from_email) (where.push('e.from_email = @from_email COLLATE NOCASE'), (params.from_email = q.from_email));
+    if (q.to_email) {
+      where.push('e.seq IN (SELECT email_seq FROM recipients WHERE project_id = @project_id AND address_lc = @to_email)');
+      params.to_email = q.to_email.toLowerCase();
+    }
+    if (q.tag) {
+      where.push('e.seq IN (SELECT email_seq FROM email_tags WHERE project_id = @project_id AND tag = @tag)');
+      params.tag = q.tag;
+    }
+    if (q.from) (where.push('e.created_at >= @from_at'), (params.from_at = new Date(q.from).toISOString()));
+    if (q.to) (where.push('e.created_at <= @to_at'), (params.to_at = new Date(q.to).toISOString()));
+    const cursor = q.before ?? q.after;
+    if (cursor) {
+      const c = seqOf.get(cursor, projectId);
+      if (!c) return [];
+      where.push(q.before ? 'e.seq < @cursor' : 'e.seq > @cursor');
+      params.cursor = c.seq;
+    }
+    // `after` pages toward newer emails: walk up from the cursor, then show newest first.
+    const order = q.after ? 'ASC' : 'DESC';
+    const sql = `SELECT e.* FROM emails e WHERE ${where.join(' AND ')} ORDER BY e.seq ${order} LIMIT @limit`;
+    let stmt = listCache.get(sql);
+    if (!stmt) listCache.set(sql, (stmt = db.prepare(sql)));
+    const rows = stmt.all(params) as EmailRow[];
+    return q.after ? rows.reverse() : rows;
+  }
+
+  /** Drops suppressed recipients from the email; returns who was skipped and why. */
+  function applySuppression(e: NewEmail, recipients: Recipient[]): { kept: Recipient[]; skipped: SkippedRecipient[] } {
+    const skipped: SkippedRecipient[] = [];
+    const kept = recipients.filter((r) => {
+      const s = deps.suppressions.findSync(e.project_id, r.address.toLowerCase());
+      if (s) skipped.push({ email: r.address, reason: s.reason });
+      return !s;
+    });
+    if (skipped.length) {
+      const dropped = new Set(skipped.map((s) => s.email.toLowerCase()));
+      const keep = (list: string[] | null) => list && list.filter((a) => !dropped.has(a.toLowerCase()));
+      Object.assign(e, { to: keep(e.to), cc: keep(e.cc), bcc: keep(e.bcc) });
+    }
+    return { kept, skipped };
+  }
+
+  /**
+   * Accepts one email atomically: idempotent replay, suppression, volume,
+   * the email with its recipients, attachments and first event, and the
+   * idempotency record, all in one group-committed transaction.
+   */
+  function accept(e: NewEmail, recipients: Recipient[], opts: AcceptOptions): AcceptResult {
+    if (opts.idempotency) {
+      const prior = deps.idempotency.find(e.project_id, opts.idempotency.key, e.created_at);
+      if (prior) return replayOf(prior, opts.idempotency.hash);
+    }
+    const { kept, skipped } = opts.suppress ? applySuppression(e, recipients) : { kept: recipients, skipped: [] };
+    if (kept.length === 0) {
+      throw new AppError('all_recipients_suppressed', 'Every recipient is on the suppression list', {
+        skipped_recipients: skipped,
+      });
+    }
+    if (opts.volume) deps.usage.reserve(opts.volume.orgId, kept.length, opts.volume.limits, opts.volume.now);
+    insertEmail(e, kept);
+    const response: SendResponse = { id: e.id, status: e.status, skipped_recipients: skipped };
+    if (opts.idempotency) {
+      const { key, hash, expiresAt } = opts.idempotency;
+      deps.idempotency.save(e.project_id, key, hash, response, e.id, e.created_at, expiresAt);
+    }
+    return { replay: false, response };
+  }
+
+  return {
+    acceptEmail: (e: NewEmail, recipients: Recipient[], opts: AcceptOptions) => tx.write(() => accept(e, recipients, opts)),
+    /** A committed idempotency record for this key, if any (checked before doing any work). */
+    findIdempotent: (projectId: string, key: string, hash: string, nowIso: string) => {
+      const prior = deps.idempotency.find(projectId, key, nowIso);
+      return Promise.resolve(prior && replayOf(prior, hash));
+    },
+    findById: (id: string) => Promise.resolve(byId.get(id)),
+    list: (projectId: string, q: ListQuery) => Promise.resolve(list(projectId, q)),
+    listEvents: (seq: number) => Promise.resolve(events.all(seq)),
+  };
+}
+
+export type EmailsRepo = ReturnType<typeof createEmailsRepo>;
+
+/** Same key and same body replays; same key and another body is 422 (decisions.md, "Idempotency"). */
+function replayOf(prior: { request_hash: string; response: string }, hash: string): AcceptResult {
+  if (prior.request_hash !== hash) throw new AppError('idempotency_key_reused');
+  return { replay: true, response: JSON.parse(prior.response) as SendResponse };
+}

@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import { emailAddress } from '../accounts/schema.ts';
+import { LIMITS } from '../limits/constants.ts';
+import { slugSchema } from '../templates/schema.ts';
+
+export const EMAIL_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'BOUNCED', 'COMPLAINED', 'FAILED', 'SIMULATED'] as const;
+export type EmailStatus = (typeof EMAIL_STATUSES)[number];
+
+export const EVENT_TYPES = [
+  'queued',
+  'sending',
+  'sent',
+  'delivered',
+  'smtp_connected',
+  'opened',
+  'clicked',
+  'bounced',
+  'complained',
+  'failed',
+  'simulated',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+const noLineBreaks = (s: string) => !/[\r\n]/.test(s);
+const addresses = (max: number) => z.array(emailAddress).max(max);
+
+export const attachmentSchema = z.object({
+  filename: z.string().min(1).max(LIMITS.attachmentFilenameChars),
+  content_type: z.string().min(1).max(LIMITS.contentTypeChars).optional(),
+  content_base64: z.string().max(LIMITS.attachmentBase64Chars),
+});
+
+/** EmailSendRequest, with the contract's structural rules; content rules run after it (content.ts). */
+export const sendRequestSchema = z
+  .object({
+    from: emailAddress,
+    to: addresses(LIMITS.recipientsPerEmail).min(1),
+    cc: addresses(LIMITS.recipientsPerEmail).nullish(),
+    bcc: addresses(LIMITS.recipientsPerEmail).nullish(),
+    from_name: z.string().max(LIMITS.fromNameChars).refine(noLineBreaks, 'must not contain line breaks').nullish(),
+    reply_to: addresses(LIMITS.replyTo).nullish(),
+    subject: z.string().max(LIMITS.subjectChars).refine(noLineBreaks, 'must not contain line breaks').nullish(),
+    html: z.string().nullish(),
+    text: z.string().nullish(),
+    template: slugSchema.nullish(),
+    variables: z.record(z.string(), z.unknown()).nullish(),
+    headers: z.record(z.string().min(1).max(LIMITS.headerNameChars), z.string().max(LIMITS.headerValueChars)).nullish(),
+    tags: z.array(z.string().min(1).max(LIMITS.tagChars)).max(LIMITS.tags).nullish(),
+    attachments: z.array(attachmentSchema).max(LIMITS.attachments).nullish(),
+  })
+  .superRefine((r, ctx) => {
+    const total = r.to.length + (r.cc?.length ?? 0) + (r.bcc?.length ?? 0);
+    if (total > LIMITS.recipientsPerEmail) {
+      ctx.addIssue({ code: 'custom', path: ['to'], message: `to, cc and bcc together exceed ${LIMITS.recipientsPerEmail}` });
+    }
+    if (r.template) {
+      // decisions.md: "`html` together with `template` 422 request_validation_failed".
+      if (r.html != null) ctx.addIssue({ code: 'custom', path: ['html'], message: 'html and template are not sent together' });
+      return;
+    }
+    if (r.subject == null) ctx.addIssue({ code: 'custom', path: ['subject'], message: 'subject is required without template' });
+    if (r.html == null && r.text == null) {
+      ctx.addIssue({ code: 'custom', path: ['html'], message: 'html or text is required without template' });
+    }
+    if (r.variables != null) ctx.addIssue({ code: 'custom', path: ['variables'], message: 'variables need a template' });
+  });
+
+export type SendRequest = z.output<typeof sendRequestSchema>;
+
+export const batchRequestSchema = z.object({
+  emails: z.array(sendRequestSchema).min(1).max(LIMITS.batchEmails),
+});
+
+const dateTime = z.iso.datetime({ offset: true });
+
+export const listQuerySchema = z
+  .object({
+    status: z.enum(EMAIL_STATUSES).optional(),
+    from_email: z.string().min(1).max(320).optional(),
+    to_email: z.string().min(1).max(320).optional(),
+    tag: z.string().min(1).max(LIMITS.tagChars).optional(),
+    from: dateTime.optional(),
+    to: dateTime.optional(),
+    limit: z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault),
+    before: z.uuid().optional(),
+    after: z.uuid().optional(),
+  })
+  .strict()
+  .refine((q) => !(q.before && q.after), { message: 'use before or after, not both', path: ['before'] });
+
+export type ListQuery = z.output<typeof listQuerySchema>;
+
+export const idempotencyKeySchema = z.string().min(1).max(LIMITS.idempotencyKeyChars);

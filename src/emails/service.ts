@@ -1,0 +1,239 @@
+import { AppError, errorRegistry, toAppError } from '../errors.ts';
+import { iso, type Clock } from '../lib/clock.ts';
+import { isUuid, newId } from '../lib/ids.ts';
+import { requestHash } from '../idempotency/index.ts';
+import type { IdempotencySql } from '../idempotency/index.ts';
+import { LIMITS, PLAN_LIMITS, type Plan } from '../limits/index.ts';
+import type { DomainsRepo } from '../domains/index.ts';
+import { parseInput } from '../validation.ts';
+import { checkHeaders, checkMessageSize, decodeAttachments } from './content.ts';
+import { toEmailDetail, toEmailListItem, toEventPublic } from './present.ts';
+import type { AcceptOptions, EmailsRepo, NewEmail, Recipient, SendResponse } from './repo.ts';
+import { batchRequestSchema, idempotencyKeySchema, listQuerySchema, sendRequestSchema, type SendRequest } from './schema.ts';
+
+/** Who is sending: the key's project and organization as the send rules need them. */
+export interface Sender {
+  id: string;
+  project_id: string;
+  organization_id: string;
+  env: 'LIVE' | 'TEST';
+  plan: Plan;
+  daily_limit: number | null;
+  dpa_accepted_at: string | null;
+}
+
+export interface TemplateSource {
+  getBySlug(projectId: string, slug: string): Promise<{
+    id: string;
+    version: number;
+    subject_template: string;
+    html_template: string | null;
+    text_template: string | null;
+  }>;
+}
+
+export interface RenderPort {
+  render(
+    input: { subject: string; html: string | null; text: string | null },
+    variables: Record<string, unknown>,
+  ): Promise<{ subject: string; html: string | null; text: string | null }>;
+}
+
+export interface EmailsDeps {
+  repo: EmailsRepo;
+  clock: Clock;
+  templates: TemplateSource;
+  renderer: RenderPort;
+  domains: Pick<DomainsRepo, 'isVerifiedForProject'>;
+  idempotency: Pick<IdempotencySql, 'begin'>;
+}
+
+export interface BatchItemResult {
+  index: number;
+  id: string | null;
+  status: string | null;
+  skipped_recipients: { email: string; reason: string }[];
+  error: { status_code: number; code: string; message: string; details?: Record<string, unknown> } | null;
+}
+
+/** Sending and reading emails: the Public API's use cases, shared by every door. */
+export function createEmailsService(deps: EmailsDeps) {
+  const { repo, clock } = deps;
+
+  /** Bodies from the request, or rendered from the named template with request overrides. */
+  async function resolveContent(sender: Sender, r: SendRequest) {
+    if (!r.template) return { subject: r.subject ?? '', html: r.html ?? null, text: r.text ?? null, template: null };
+    const t = await deps.templates.getBySlug(sender.project_id, r.template);
+    const source = { subject: r.subject ?? t.subject_template, html: t.html_template, text: r.text ?? t.text_template };
+    const out = await deps.renderer.render(source, r.variables ?? {});
+    return { ...out, template: t };
+  }
+
+  /** LIVE only: a signed DPA, then a verified domain bound to the project (decisions.md order). */
+  async function checkLiveSender(sender: Sender, from: string): Promise<void> {
+    if (!sender.dpa_accepted_at) throw new AppError('dpa_not_signed');
+    const domain = from.slice(from.lastIndexOf('@') + 1).toLowerCase();
+    if (!(await deps.domains.isVerifiedForProject(sender.project_id, domain))) {
+      throw new AppError('domain_not_verified', `The domain ${domain} is not verified for this project`, {
+        code: 'domain_not_verified',
+        domain,
+      });
+    }
+  }
+
+  async function buildEmail(sender: Sender, r: SendRequest): Promise<{ email: NewEmail; recipients: Recipient[] }> {
+    const headers = r.headers ?? {};
+    checkHeaders(headers);
+    const attachments = decodeAttachments(r.attachments ?? []);
+    const content = await resolveContent(sender, r);
+    checkMessageSize(content, attachments);
+    if (sender.env === 'LIVE') await checkLiveSender(sender, r.from);
+    const now = clock.now();
+    const live = sender.env === 'LIVE';
+    const email: NewEmail = {
+      id: newId(now),
+      project_id: sender.project_id,
+      api_key_id: sender.id,
+      env: sender.env,
+      source: 'API',
+      status: live ? 'QUEUED' : 'SIMULATED',
+      from_email: r.from,
+      from_name: r.from_name ?? null,
+      to: r.to,
+      cc: r.cc ?? null,
+      bcc: r.bcc ?? null,
+      reply_to: r.reply_to ?? null,
+      subject: content.subject,
+      tags: r.tags ?? [],
+      headers,
+      html: content.html,
+      text: content.text,
+      template_id: content.template?.id ?? null,
+      template_version: content.template?.version ?? null,
+      created_at: iso(now),
+      attachments,
+      event: { id: newId(now), type: live ? 'queued' : 'simulated', data: {} },
+    };
+    return { email, recipients: recipientsOf(r) };
+  }
+
+  function acceptOptions(sender: Sender, idem: AcceptOptions['idempotency']): AcceptOptions {
+    const live = sender.env === 'LIVE';
+    const now = clock.now();
+    const limits = { monthly: PLAN_LIMITS[sender.plan].monthlyVolume, daily: sender.daily_limit };
+    return {
+      suppress: live,
+      volume: live ? { orgId: sender.organization_id, limits, now } : null,
+      idempotency: idem,
+    };
+  }
+
+  async function sendParsed(sender: Sender, r: SendRequest, idem: AcceptOptions['idempotency'] = null) {
+    const { email, recipients } = await buildEmail(sender, r);
+    return repo.acceptEmail(email, recipients, acceptOptions(sender, idem));
+  }
+
+  return {
+    /**
+     * Accepts one email (send rules 1–7). With an Idempotency-Key, a repeat of
+     * the same body replays the first response; `replay` says which happened.
+     */
+    async send(sender: Sender, body: unknown, idempotencyKey?: string): Promise<{ replay: boolean; response: SendResponse }> {
+      const r = parseInput(sendRequestSchema, body);
+      if (idempotencyKey === undefined) return sendParsed(sender, r);
+      const key = parseIdempotencyKey(idempotencyKey);
+      const hash = requestHash(body);
+      const prior = await repo.findIdempotent(sender.project_id, key, hash, iso(clock.now()));
+      if (prior) return prior;
+      const release = deps.idempotency.begin(sender.project_id, key);
+      try {
+        const expiresAt = iso(clock.now() + LIMITS.idempotencyTtlMs);
+        return await sendParsed(sender, r, { key, hash, expiresAt });
+      } finally {
+        release();
+      }
+    },
+
+    /** Accepts up to 100 emails, each on its own (batch rules 1–5). */
+    async sendBatch(sender: Sender, body: unknown) {
+      const { emails } = parseInput(batchRequestSchema, body);
+      const results = await Promise.all(emails.map((r, index) => batchItem(sender, r, index)));
+      const accepted = results.filter((x) => x.error === null).length;
+      return { results, accepted_count: accepted, failed_count: results.length - accepted };
+    },
+
+    /** Newest first, with the contract's filters and before/after cursors. */
+    async list(projectId: string, query: unknown) {
+      const q = parseInput(listQuerySchema, query);
+      return (await repo.list(projectId, q)).map(toEmailListItem);
+    },
+
+    async get(projectId: string, id: string) {
+      return toEmailDetail(await getRow(projectId, id));
+    },
+
+    async events(projectId: string, id: string) {
+      const row = await getRow(projectId, id);
+      return (await repo.listEvents(row.seq)).map(toEventPublic);
+    },
+
+    /** Operator view (CLI): an email of any project. */
+    async getAny(id: string) {
+      return toEmailDetail(await getRow(null, id));
+    },
+
+    async eventsAny(id: string) {
+      return (await repo.listEvents((await getRow(null, id)).seq)).map(toEventPublic);
+    },
+  };
+
+  async function batchItem(sender: Sender, r: SendRequest, index: number): Promise<BatchItemResult> {
+    try {
+      const { response } = await sendParsed(sender, r);
+      return { index, ...response, error: null };
+    } catch (e) {
+      const err = toAppError(e);
+      if (err.code === 'internal_error') throw e;
+      const error = { status_code: errorRegistry[err.code].status, code: err.code, message: err.message };
+      return {
+        index,
+        id: null,
+        status: null,
+        skipped_recipients: [],
+        error: err.details ? { ...error, details: err.details } : error,
+      };
+    }
+  }
+
+  async function getRow(projectId: string | null, id: string) {
+    const row = isUuid(id) ? await repo.findById(id) : undefined;
+    if (!row || (projectId !== null && row.project_id !== projectId)) throw new AppError('not_found', `no email ${id}`);
+    return row;
+  }
+}
+
+function parseIdempotencyKey(key: string): string {
+  const r = idempotencyKeySchema.safeParse(key);
+  if (r.success) return r.data;
+  throw new AppError('request_validation_failed', 'The request failed validation', {
+    fields: [{ field: 'Idempotency-Key', message: `must be 1 to ${LIMITS.idempotencyKeyChars} characters`, code: 'too_big' }],
+  });
+}
+
+/** One row per distinct address (case-insensitive), to before cc before bcc. */
+function recipientsOf(r: SendRequest): Recipient[] {
+  const seen = new Set<string>();
+  const out: Recipient[] = [];
+  const add = (list: string[] | null | undefined, kind: Recipient['kind']) => {
+    for (const address of list ?? []) {
+      const k = address.toLowerCase();
+      if (!seen.has(k)) (seen.add(k), out.push({ address, kind }));
+    }
+  };
+  add(r.to, 'to');
+  add(r.cc, 'cc');
+  add(r.bcc, 'bcc');
+  return out;
+}
+
+export type EmailsService = ReturnType<typeof createEmailsService>;

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import { batchRequestSchema, listQuerySchema, outputSchemas as out, sendRequestSchema } from '../emails/index.ts';
+import { errorRegistry } from '../errors.ts';
+import { VERSION } from '../version.ts';
+
+const json = (s: z.ZodType, io: 'input' | 'output' = 'output') =>
+  z.toJSONSchema(s, { target: 'draft-2020-12', io, unrepresentable: 'any' });
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const data = (schema: object) => ({
+  'application/json': { schema: { type: 'object', required: ['data'], properties: { data: schema } } },
+});
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(
+    statuses.map((s) => [
+      String(s),
+      {
+        description: Object.entries(errorRegistry)
+          .filter(([, v]) => v.status === s)
+          .map(([k]) => k)
+          .join(', '),
+        content: { 'application/json': { schema: ref('Error') } },
+      },
+    ]),
+  );
+
+/** The OpenAPI 3.1 document of the Public API, generated from the zod schemas that validate requests. */
+export function buildOpenApi(): Record<string, unknown> {
+  const listParams = Object.entries((json(listQuerySchema, 'input') as { properties: Record<string, object> }).properties);
+  const idParam = { name: 'email_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
+  const idem = { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } };
+  return {
+    openapi: '3.1.0',
+    info: { title: 'svc Public API', version: VERSION },
+    components: {
+      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'svc_live_… or svc_test_… API key' } },
+      schemas: {
+        EmailSendRequest: json(sendRequestSchema, 'input'),
+        BatchSendRequest: json(batchRequestSchema, 'input'),
+        EmailSendResponseData: json(out.sendResponseSchema),
+        BatchSendResponseData: json(out.batchResponseSchema),
+        EmailListItem: json(out.emailListItemSchema),
+        EmailDetail: json(out.emailDetailSchema),
+        EmailEventPublic: json(out.eventSchema),
+        Error: json(out.errorEnvelopeSchema),
+      },
+    },
+    security: [{ apiKey: [] }],
+    paths: {
+      '/v1/emails': {
+        post: {
+          operationId: 'sendEmail',
+          parameters: [idem],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('EmailSendRequest') } } },
+          responses: {
+            '202': { description: 'accepted', content: data(ref('EmailSendResponseData')) },
+            '200': { description: 'idempotent replay', content: data(ref('EmailSendResponseData')) },
+            ...errors(400, 401, 403, 404, 409, 413, 422, 429),
+          },
+        },
+        get: {
+          operationId: 'listEmails',
+          parameters: listParams.map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
+          responses: {
+            '200': { description: 'newest first', content: data({ type: 'array', items: ref('EmailListItem') }) },
+            ...errors(401, 403, 422, 429),
+          },
+        },
+      },
+      '/v1/emails/batch': {
+        post: {
+          operationId: 'sendBatch',
+          requestBody: { required: true, content: { 'application/json': { schema: ref('BatchSendRequest') } } },
+          responses: {
+            '202': { description: 'per-item results', content: data(ref('BatchSendResponseData')) },
+            ...errors(400, 401, 403, 413, 422, 429),
+          },
+        },
+      },
+      '/v1/emails/{email_id}': {
+        get: {
+          operationId: 'getEmail',
+          parameters: [idParam],
+          responses: { '200': { description: 'the email', content: data(ref('EmailDetail')) }, ...errors(401, 403, 404, 429) },
+        },
+      },
+      '/v1/emails/{email_id}/events': {
+        get: {
+          operationId: 'listEmailEvents',
+          parameters: [idParam],
+          responses: {
+            '200': { description: 'oldest first', content: data({ type: 'array', items: ref('EmailEventPublic') }) },
+            ...errors(401, 403, 404, 429),
+          },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,19 @@
+import type { FastifyInstance } from 'fastify';
+import type { App } from '../app.ts';
+import { buildOpenApi } from './openapi.ts';
+import type { HttpMetrics } from './metrics.ts';
+
+/** Unauthenticated operational endpoints (cli.md) and the OpenAPI document. */
+export function registerOpsRoutes(server: FastifyInstance, app: App, metrics: HttpMetrics): void {
+  let openapi: unknown;
+  server.get('/healthz', async () => ({ data: { status: 'ok' } }));
+  server.get('/readyz', async (_req, reply) => {
+    const ok = await app.ready();
+    return reply.code(ok ? 200 : 503).send({ data: { status: ok ? 'ready' : 'not_ready' } });
+  });
+  server.get('/metrics', async (_req, reply) => {
+    void reply.header('Content-Type', metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+  server.get('/v1/openapi.json', async () => (openapi ??= buildOpenApi()));
+}

@@ -1,0 +1,83 @@
+import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import type { App } from '../app.ts';
+import { AppError } from '../errors.ts';
+import { LIMITS } from '../limits/index.ts';
+import { sendError } from './envelope.ts';
+import { createHttpMetrics } from './metrics.ts';
+import { registerEmailRoutes } from './routes-emails.ts';
+import { registerOpsRoutes } from './routes-ops.ts';
+
+/** A client-sent X-Request-ID is kept when it is at most 128 visible ASCII characters (decisions.md). */
+const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+/** Path patterns of every route with their methods, to tell 405 from 404. */
+const ROUTES: [RegExp, string[]][] = [
+  [/^\/v1\/emails\/?$/, ['GET', 'POST']],
+  [/^\/v1\/emails\/batch\/?$/, ['POST']],
+  [/^\/v1\/emails\/[^/]+\/?$/, ['GET']],
+  [/^\/v1\/emails\/[^/]+\/events\/?$/, ['GET']],
+  [/^\/(healthz|readyz|metrics|v1\/openapi\.json)$/, ['GET']],
+];
+
+export interface HttpServerOptions {
+  https?: { cert: Buffer; key: Buffer };
+}
+
+/**
+ * Builds the HTTP server over an App without listening, so tests can inject
+ * requests or listen on port 0. Every response carries X-Request-ID; every
+ * error is the contract's envelope.
+ */
+export function createHttpServer(app: App, opts: HttpServerOptions = {}): FastifyInstance {
+  const server = Fastify({
+    loggerInstance: app.logger,
+    disableRequestLogging: true,
+    bodyLimit: LIMITS.httpBodyBytes,
+    genReqId: (req) => {
+      const id = req.headers['x-request-id'];
+      return typeof id === 'string' && CLIENT_REQUEST_ID.test(id) ? id : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    ...(opts.https ? { https: opts.https } : {}),
+  }) as unknown as FastifyInstance;
+  const metrics = createHttpMetrics();
+
+  // Bodies are JSON whatever Content-Type a client sets (curl -d sends form encoding).
+  server.removeAllContentTypeParsers();
+  server.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+    try {
+      done(null, JSON.parse(body as string));
+    } catch (e) {
+      done(new AppError('invalid_json', `The body is not valid JSON: ${(e as Error).message}`), undefined);
+    }
+  });
+  server.addHook('onRequest', async (req, reply) => {
+    void reply.header('X-Request-ID', req.id);
+  });
+  server.addHook('onResponse', async (req, reply) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    metrics.observe(req.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    req.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
+  });
+  server.setErrorHandler((err, req, reply) => sendError(req, reply, err));
+  server.setNotFoundHandler((req, reply) => {
+    const err = notFoundOrMethod(req);
+    const allow = err.details?.allow;
+    if (Array.isArray(allow)) void reply.header('Allow', allow.join(', '));
+    return sendError(req, reply, err);
+  });
+
+  registerOpsRoutes(server, app, metrics);
+  registerEmailRoutes(server, app);
+  return server;
+}
+
+function notFoundOrMethod(req: FastifyRequest): AppError {
+  const path = req.url.split('?')[0] ?? '';
+  const match = ROUTES.find(([re]) => re.test(path));
+  if (match && !match[1].includes(req.method)) {
+    return new AppError('method_not_allowed', `${req.method} is not allowed on ${path}`, { allow: match[1] });
+  }
+  return new AppError('not_found', `No route ${req.method} ${path}`);
+}

@@ -1,0 +1,61 @@
+import type { Db } from '../store/db.ts';
+import type { Committer } from '../store/committer.ts';
+import type { KeyEnv, Permission } from './schema.ts';
+import type { Plan } from '../limits/plans.ts';
+
+export interface KeyRow {
+  id: string;
+  project_id: string;
+  name: string;
+  prefix: string;
+  key_hash: string;
+  permissions: Permission;
+  env: KeyEnv;
+  created_by: string | null;
+  last_used_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+}
+
+/** A key with what a request needs to know about its project and organization. */
+export interface KeyPrincipal extends KeyRow {
+  organization_id: string;
+  project_settings: string;
+  plan: Plan;
+  daily_limit: number | null;
+  rate_limit_per_second: number | null;
+  dpa_accepted_at: string | null;
+}
+
+/** SQL of API keys. */
+export function createKeysRepo(db: Db, tx: Committer) {
+  const byHash = db.prepare<[string], KeyPrincipal>(
+    `SELECT k.*, p.organization_id, p.settings AS project_settings, o.plan, o.daily_limit,
+            o.rate_limit_per_second, o.dpa_accepted_at
+     FROM api_keys k JOIN projects p ON p.id = k.project_id JOIN organizations o ON o.id = p.organization_id
+     WHERE k.key_hash = ?`,
+  );
+  const byId = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?');
+  const ofProject = db.prepare<[string, number], KeyRow>(
+    'SELECT * FROM api_keys WHERE project_id = ? AND (? OR revoked_at IS NULL) ORDER BY created_at DESC, id DESC',
+  );
+  const insert = db.prepare(
+    `INSERT INTO api_keys (id, project_id, name, prefix, key_hash, permissions, env, created_by, expires_at, created_at)
+     VALUES (@id, @project_id, @name, @prefix, @key_hash, @permissions, @env, @created_by, @expires_at, @created_at)`,
+  );
+  const revoke = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
+  const touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+  return {
+    /** Looked up on every request, never cached: a revocation by the CLI applies on the next request. */
+    findPrincipalByHash: (hash: string) => byHash.get(hash),
+    findKeyById: (id: string) => Promise.resolve(byId.get(id)),
+    listKeys: (projectId: string, includeRevoked: boolean) =>
+      Promise.resolve(ofProject.all(projectId, includeRevoked ? 1 : 0)),
+    createKey: (k: Omit<KeyRow, 'last_used_at' | 'revoked_at'>) => tx.write(() => void insert.run(k)),
+    revokeKey: (id: string, at: string) => tx.write(() => revoke.run(at, id).changes > 0),
+    touchKeys: (ids: string[], at: string) => tx.write(() => ids.forEach((id) => touch.run(at, id))),
+  };
+}
+
+export type KeysRepo = ReturnType<typeof createKeysRepo>;

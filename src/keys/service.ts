@@ -1,0 +1,105 @@
+import { AppError } from '../errors.ts';
+import { iso, type Clock } from '../lib/clock.ts';
+import { newId, randomToken, sha256Hex } from '../lib/ids.ts';
+import { uniqueOrConflict } from '../store/errors.ts';
+import { parseInput } from '../validation.ts';
+import type { KeyPrincipal, KeyRow, KeysRepo } from './repo.ts';
+import { KEY_PREFIX, createKeySchema, type CreateKeyInput, type KeyEnv } from './schema.ts';
+
+export interface ApiKey {
+  id: string;
+  project_id: string;
+  name: string;
+  prefix: string;
+  permissions: string;
+  env: string;
+  last_used_at: string | null;
+  expires_at: string | null;
+  revoked_at: string | null;
+  created_at: string;
+  key?: string;
+}
+
+/** Characters of the random part shown in `prefix` (decisions.md: "the first 12 characters"). */
+const SHOWN = 12;
+/** last_used_at is written at most this often per key, to keep reads off the write path. */
+const TOUCH_EVERY_MS = 60_000;
+
+export function toApiKey(k: KeyRow): ApiKey {
+  const { key_hash: _h, created_by: _c, ...rest } = k;
+  return rest;
+}
+
+export interface KeysDeps {
+  repo: KeysRepo;
+  clock: Clock;
+}
+
+/** API keys: random, stored as SHA-256, shown once; checked on every request. */
+export function createKeysService({ repo, clock }: KeysDeps) {
+  const touched = new Map<string, number>();
+  return {
+    /** Creates a key; the plain token is in the result and nowhere else, ever. */
+    async createKey(projectId: string, input: CreateKeyInput, createdBy: string | null = null): Promise<ApiKey> {
+      const data = parseInput(createKeySchema, input);
+      const secret = randomToken(32);
+      const key = KEY_PREFIX[data.env] + secret;
+      const row = {
+        id: newId(clock.now()),
+        project_id: projectId,
+        name: data.name,
+        prefix: KEY_PREFIX[data.env] + secret.slice(0, SHOWN),
+        key_hash: sha256Hex(key),
+        permissions: data.permissions,
+        env: data.env,
+        created_by: createdBy,
+        expires_at: data.expires_at === null ? null : iso(Date.parse(data.expires_at)),
+        created_at: iso(clock.now()),
+      };
+      await uniqueOrConflict(repo.createKey(row), `an active key named ${data.name} exists in this project`);
+      return { ...toApiKey({ ...row, last_used_at: null, revoked_at: null }), key };
+    },
+
+    async listKeys(projectId: string, includeRevoked = false): Promise<ApiKey[]> {
+      return (await repo.listKeys(projectId, includeRevoked)).map(toApiKey);
+    },
+
+    /** Revokes a key; a running server refuses it on its next request. */
+    async revokeKey(keyId: string): Promise<ApiKey> {
+      const key = await repo.findKeyById(keyId);
+      if (!key) throw new AppError('not_found', `no API key ${keyId}`);
+      await repo.revokeKey(keyId, iso(clock.now()));
+      return toApiKey((await repo.findKeyById(keyId))!);
+    },
+
+    /**
+     * Resolves a bearer token to its key, project and organization, or throws
+     * 401 for a missing, malformed, unknown, revoked or expired key.
+     */
+    authenticate(token: string | undefined): KeyPrincipal {
+      const env = envOf(token);
+      if (!token || !env) throw new AppError('unauthorized', 'Missing or invalid API key');
+      const principal = repo.findPrincipalByHash(sha256Hex(token));
+      if (!principal || principal.env !== env) throw new AppError('unauthorized', 'Invalid API key');
+      if (principal.revoked_at) throw new AppError('unauthorized', 'This API key was revoked');
+      const now = clock.now();
+      if (principal.expires_at && Date.parse(principal.expires_at) <= now) {
+        throw new AppError('unauthorized', 'This API key has expired');
+      }
+      const last = touched.get(principal.id) ?? 0;
+      if (now - last >= TOUCH_EVERY_MS) {
+        touched.set(principal.id, now);
+        void repo.touchKeys([principal.id], iso(now)).catch(() => touched.delete(principal.id));
+      }
+      return principal;
+    },
+  };
+}
+
+function envOf(token: string | undefined): KeyEnv | undefined {
+  if (token?.startsWith(KEY_PREFIX.LIVE)) return 'LIVE';
+  if (token?.startsWith(KEY_PREFIX.TEST)) return 'TEST';
+  return undefined;
+}
+
+export type KeysService = ReturnType<typeof createKeysService>;

@@ -1,0 +1,31 @@
+/** Static limits of the contract ("Limits") in one place; no limit is repeated as a literal. */
+export const LIMITS = {
+  recipientsPerEmail: 50,
+  replyTo: 10,
+  tags: 10,
+  tagChars: 32,
+  subjectChars: 998,
+  fromNameChars: 200,
+  templateSlugChars: 100,
+  attachments: 10,
+  attachmentBytes: 10 * 1024 * 1024,
+  messageBytes: 25 * 1024 * 1024,
+  attachmentBase64Chars: 14_348_938,
+  attachmentFilenameChars: 255,
+  contentTypeChars: 255,
+  batchEmails: 100,
+  listDefault: 25,
+  listMax: 100,
+  idempotencyKeyChars: 255,
+  /** Not in the contract: a header name/value ceiling and a count, so one request cannot carry megabytes of headers. */
+  headerNameChars: 200,
+  headerValueChars: 2000,
+  headers: 50,
+  /** Template sources and rendered output. */
+  templateBodyChars: 1024 * 1024,
+  renderOutputBytes: 5 * 1024 * 1024,
+  /** Whole HTTP body: 25 MiB of attachments as base64 plus headroom. */
+  httpBodyBytes: 40 * 1024 * 1024,
+  /** Idempotent replays are kept this long (decisions.md). */
+  idempotencyTtlMs: 24 * 3600 * 1000,
+} as const;

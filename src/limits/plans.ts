@@ -1,0 +1,19 @@
+/** Plan ceilings: the specification's table plus UNLIMITED for the operator (decisions.md). */
+export const PLANS = ['FREE', 'PAID', 'PREMIUM', 'UNLIMITED'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export interface PlanLimits {
+  /** Recipients per calendar month (UTC); null = no ceiling. */
+  monthlyVolume: number | null;
+  domains: number | null;
+  webhooks: number | null;
+  /** Per-key requests per second on the Public API; null = no limit. */
+  requestsPerSecond: number | null;
+}
+
+export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
+  FREE: { monthlyVolume: 100, domains: 1, webhooks: 3, requestsPerSecond: 1 },
+  PAID: { monthlyVolume: 10_000, domains: 5, webhooks: 10, requestsPerSecond: 10 },
+  PREMIUM: { monthlyVolume: 100_000, domains: 50, webhooks: 1000, requestsPerSecond: 100 },
+  UNLIMITED: { monthlyVolume: null, domains: null, webhooks: null, requestsPerSecond: null },
+};

@@ -1,0 +1,17 @@
+import { AppError } from '../errors.ts';
+
+/** True for a UNIQUE or PRIMARY KEY violation (better-sqlite3 SqliteError codes). */
+export function isUniqueViolation(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** Runs a write; a uniqueness violation becomes 409 conflict with `message`. */
+export async function uniqueOrConflict<T>(p: Promise<T>, message: string, details?: Record<string, unknown>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    if (isUniqueViolation(e)) throw new AppError('conflict', message, details ?? null);
+    throw e;
+  }
+}

@@ -1,0 +1,3 @@
+export { createSuppressionsRepo, type SuppressionsRepo } from './repo.ts';
+export { createSuppressionsService, type SuppressionsService } from './service.ts';
+export { SUPPRESSION_REASONS, type Suppression, type SuppressionReason } from './schema.ts';

@@ -1,0 +1,39 @@
+import type { Db } from '../store/db.ts';
+import type { Committer } from '../store/committer.ts';
+import type { Template } from './schema.ts';
+
+type TemplateRow = Omit<Template, 'variables'> & { variables: string };
+
+const toTemplate = (r: TemplateRow | undefined): Template | undefined =>
+  r && { ...r, variables: JSON.parse(r.variables) as Record<string, unknown> };
+
+/** SQL of stored templates. */
+export function createTemplatesRepo(db: Db, tx: Committer) {
+  const byId = db.prepare<[string], TemplateRow>('SELECT * FROM templates WHERE id = ?');
+  const bySlug = db.prepare<[string, string], TemplateRow>('SELECT * FROM templates WHERE project_id = ? AND slug = ?');
+  const ofProject = db.prepare<[string], TemplateRow>('SELECT * FROM templates WHERE project_id = ? ORDER BY slug');
+  const insert = db.prepare(
+    `INSERT INTO templates (id, project_id, name, slug, subject_template, html_template, text_template, variables,
+       version, created_at, updated_at)
+     VALUES (@id, @project_id, @name, @slug, @subject_template, @html_template, @text_template, @variables,
+       @version, @created_at, @updated_at)`,
+  );
+  const update = db.prepare(
+    `UPDATE templates SET name = @name, subject_template = @subject_template, html_template = @html_template,
+       text_template = @text_template, variables = @variables, version = version + 1, updated_at = @updated_at
+     WHERE id = @id AND version = @version`,
+  );
+  const del = db.prepare('DELETE FROM templates WHERE id = ?');
+  const row = (t: Template) => ({ ...t, variables: JSON.stringify(t.variables) });
+  return {
+    findById: (id: string) => Promise.resolve(toTemplate(byId.get(id))),
+    findBySlug: (projectId: string, slug: string) => Promise.resolve(toTemplate(bySlug.get(projectId, slug))),
+    list: (projectId: string) => Promise.resolve(ofProject.all(projectId).map((r) => toTemplate(r)!)),
+    create: (t: Template) => tx.write(() => void insert.run(row(t))),
+    /** Writes `t` over version `t.version` (optimistic: false when someone else updated first). */
+    update: (t: Template) => tx.write(() => update.run(row(t)).changes > 0),
+    remove: (id: string) => tx.write(() => del.run(id).changes > 0),
+  };
+}
+
+export type TemplatesRepo = ReturnType<typeof createTemplatesRepo>;

@@ -1,0 +1,89 @@
+import { AppError } from '../errors.ts';
+import { iso, type Clock } from '../lib/clock.ts';
+import { newId, isUuid } from '../lib/ids.ts';
+import { uniqueOrConflict } from '../store/errors.ts';
+import { parseInput } from '../validation.ts';
+import type { TemplatesRepo } from './repo.ts';
+import { checkTemplateSyntax } from './sandbox.ts';
+import {
+  createTemplateSchema,
+  updateTemplateSchema,
+  type CreateTemplateInput,
+  type Template,
+  type UpdateTemplateInput,
+} from './schema.ts';
+
+export interface TemplatesDeps {
+  repo: TemplatesRepo;
+  clock: Clock;
+}
+
+/** Stored Jinja2-style templates: created and updated only once they compile. */
+export function createTemplatesService({ repo, clock }: TemplatesDeps) {
+  /** Finds a template of the project by id or slug, or throws not_found. */
+  async function getTemplate(projectId: string, ref: string): Promise<Template> {
+    const t = (isUuid(ref) ? await repo.findById(ref) : undefined) ?? (await repo.findBySlug(projectId, ref));
+    if (!t || t.project_id !== projectId) throw new AppError('not_found', `no template ${ref}`);
+    return t;
+  }
+
+  return {
+    getTemplate,
+
+    /** The template a send names by slug: 404 not_found when the project has none (send rule 6). */
+    async getBySlug(projectId: string, slug: string): Promise<Template> {
+      const t = await repo.findBySlug(projectId, slug);
+      if (!t) throw new AppError('not_found', `no template with slug ${slug}`, { slug });
+      return t;
+    },
+
+    list: (projectId: string) => repo.list(projectId),
+
+    /** Creates a template after compiling it; a syntax error is 422 template_render_error. */
+    async create(projectId: string, input: CreateTemplateInput): Promise<Template> {
+      const d = parseInput(createTemplateSchema, input);
+      const t: Template = {
+        id: newId(clock.now()),
+        project_id: projectId,
+        name: d.name,
+        slug: d.slug,
+        subject_template: d.subject_template,
+        html_template: d.html_template ?? null,
+        text_template: d.text_template ?? null,
+        variables: d.variables ?? {},
+        version: 1,
+        created_at: iso(clock.now()),
+        updated_at: iso(clock.now()),
+      };
+      checkTemplateSyntax(t);
+      await uniqueOrConflict(repo.create(t), `a template with slug ${d.slug} exists in this project`, {
+        slug: d.slug,
+      });
+      return t;
+    },
+
+    /** Partial update; raises `version` by one. */
+    async update(projectId: string, ref: string, input: UpdateTemplateInput): Promise<Template> {
+      const patch = parseInput(updateTemplateSchema, input);
+      const current = await getTemplate(projectId, ref);
+      const next: Template = { ...current, updated_at: iso(clock.now()) };
+      for (const [k, v] of Object.entries(patch)) if (v !== undefined) Object.assign(next, { [k]: v });
+      if (!next.html_template && !next.text_template) {
+        throw new AppError('request_validation_failed', 'The request failed validation', {
+          fields: [{ field: 'html_template', message: 'html_template or text_template is required', code: 'custom' }],
+        });
+      }
+      checkTemplateSyntax(next);
+      if (!(await repo.update(next))) throw new AppError('conflict', 'the template changed meanwhile: try again');
+      return (await repo.findById(current.id))!;
+    },
+
+    async remove(projectId: string, ref: string): Promise<Template> {
+      const t = await getTemplate(projectId, ref);
+      await repo.remove(t.id);
+      return t;
+    },
+  };
+}
+
+export type TemplatesService = ReturnType<typeof createTemplatesService>;
