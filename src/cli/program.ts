@@ -1,4 +1,5 @@
-import { Command, CommanderError, Option } from 'commander';
+import { Argument, Command, CommanderError, Option } from 'commander';
+import { PLANS } from '../limits/plans.ts';
 import { VERSION } from '../version.ts';
 import { EXIT_USAGE, printFailure } from './io.ts';
 import type { GlobalOptions } from './context.ts';
@@ -37,7 +38,7 @@ function registerAccounts(program: Command): void {
     .option('--password-stdin', 'read the password from standard input')
     .option('--org <name>', 'organization name', 'Default')
     .option('--project <name>', 'project name', 'Default')
-    .option('--plan <plan>', 'FREE, PAID, PREMIUM or UNLIMITED', 'UNLIMITED')
+    .addOption(new Option('--plan <plan>').choices(PLANS).default('UNLIMITED'))
     .option('--accept-dpa', 'sign the data-processing agreement as the owner')
     .addHelpText('after', '\nExample:\n  svc init --email me@example.com --password-stdin --accept-dpa < pw.txt')
     .action(admin('init'));
@@ -54,11 +55,11 @@ function registerAccounts(program: Command): void {
     .command('create')
     .requiredOption('--name <name>')
     .requiredOption('--owner <email>')
-    .option('--plan <plan>')
+    .addOption(new Option('--plan <plan>').choices(PLANS))
     .addHelpText('after', '\nExample:\n  svc orgs create --name Acme --owner me@example.com --plan PAID')
     .action(admin('createOrg'));
   orgs.command('list').action(admin('listOrgs'));
-  orgs.command('set-plan').argument('<org>').argument('<plan>').action(admin('setPlan'));
+  orgs.command('set-plan').argument('<org>').addArgument(new Argument('<plan>').choices(PLANS)).action(admin('setPlan'));
   orgs.command('accept-dpa').argument('<org>').requiredOption('--user <email>').action(admin('acceptDpa'));
   const projects = group(program, 'projects', 'projects');
   projects.command('create').requiredOption('--org <org>').requiredOption('--name <name>').action(admin('createProject'));

@@ -6,6 +6,7 @@ import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { createLogger, type Logger } from '../lib/logger.ts';
 import { initialize } from '../accounts/index.ts';
+import { emailAddress } from '../accounts/schema.ts';
 import { createHttpServer } from '../http/server.ts';
 import type { GlobalOptions } from './context.ts';
 
@@ -39,7 +40,9 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
 /** On a data dir with no organization, `init` with generated credentials, printed once. */
 async function firstStart(app: App, config: Config): Promise<void> {
   if ((await app.accounts.countOrgs()) > 0) return;
-  const email = `admin@${hostname() || 'localhost'}`.toLowerCase();
+  // The owner is admin@<hostname> when that is a valid address, else admin@svc.local.
+  const candidate = `admin@${hostname()}`.toLowerCase();
+  const email = emailAddress.safeParse(candidate).success ? candidate : 'admin@svc.local';
   const password = randomToken(18);
   const r = await initialize(app.accounts, app.keys, {
     email,

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { ioTimeout } from '../lib/clock.ts';
 
 export type Db = Database.Database;
 
@@ -95,10 +96,12 @@ function startCheckpointer(file: string): { stop: () => Promise<void> } {
   worker.unref();
   return {
     stop: async () => {
+      // Keep the process alive until the worker has closed its connection.
+      worker.ref();
       worker.postMessage('stop');
       await new Promise<void>((resolve) => {
         worker.once('exit', () => resolve());
-        setTimeout(() => void worker.terminate(), 2000).unref();
+        ioTimeout(() => void worker.terminate(), 2000);
       });
     },
   };

@@ -1,0 +1,159 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = new URL('..', import.meta.url).pathname;
+let dir: string;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: () => any;
+}
+
+/** Runs the CLI from source in a child process, like a user's shell would. */
+function svc(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(ROOT, 'src/main.ts'), ...args],
+      { cwd: dir, env: { ...process.env, SVC_DATA_DIR: join(dir, 'data') } },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) });
+      },
+    );
+  });
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('svc CLI', () => {
+  let project = '';
+  let keyId = '';
+
+  it('prints its version and help', async () => {
+    const v = await svc('--version');
+    expect(v.code).toBe(0);
+    expect(v.stdout).toMatch(/^\d+\.\d+\.\d+/);
+    const h = await svc('keys', 'create', '--help');
+    expect(h.code).toBe(0);
+    expect(h.stdout).toContain('Example:');
+  });
+
+  it.each([
+    [['bogus-command']],
+    [['keys']],
+    [['keys', 'create', '--name', 'x']],
+    [['init', '--email', 'a@example.com', '--password', 'pw-123456789', '--plan', 'GOLD']],
+    [['keys', 'create', '--project', 'p', '--name', 'x', '--env', 'STAGING']],
+    [['init', '--email', 'a@example.com']],
+  ])('exits 2 with usage for %j', async (args) => {
+    const r = await svc(...args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/error|Usage/i);
+  });
+
+  it('init creates the owner, organization, project and a TEST key', async () => {
+    const r = await svc('init', '--email', 'owner@example.com', '--password', 'pw-123456789', '--org', 'Acme', '--project', 'Web', '--accept-dpa', '--json');
+    expect(r.code).toBe(0);
+    const out = r.json();
+    expect(Object.keys(out).sort()).toEqual(['api_key', 'organization_id', 'project_id', 'user_id']);
+    expect(Object.keys(out.api_key).sort()).toEqual(['env', 'id', 'key', 'permissions', 'prefix']);
+    expect(out.api_key.key).toMatch(/^svc_test_[A-Za-z0-9_-]{43}$/);
+    expect(out.api_key.key.startsWith(out.api_key.prefix)).toBe(true);
+    project = out.project_id;
+  });
+
+  it('a failed operation exits 1 with the error code (stderr, or JSON on stdout)', async () => {
+    const r = await svc('init', '--email', 'owner@example.com', '--password', 'pw-123456789');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: conflict: /);
+    const j = await svc('keys', 'list', '--project', 'NoSuchProject', '--json');
+    expect(j.code).toBe(1);
+    expect(j.json().error.code).toBe('not_found');
+  });
+
+  it('creates, lists and revokes keys', async () => {
+    const c = await svc('keys', 'create', '--project', 'Web', '--name', 'ci', '--env', 'LIVE', '--permissions', 'SENDING_ONLY', '--expires-at', '2030-01-01T00:00:00Z', '--json');
+    expect(c.code).toBe(0);
+    const key = c.json();
+    expect(key).toMatchObject({ project_id: project, name: 'ci', env: 'LIVE', permissions: 'SENDING_ONLY', expires_at: '2030-01-01T00:00:00.000Z', revoked_at: null });
+    expect(key.key).toMatch(/^svc_live_/);
+    keyId = key.id;
+    const dup = await svc('keys', 'create', '--project', 'Web', '--name', 'ci', '--json');
+    expect(dup.code).toBe(1);
+    expect(dup.json().error.code).toBe('conflict');
+    const l = await svc('keys', 'list', '--project', project, '--json');
+    expect(l.json().map((k: { name: string }) => k.name).sort()).toEqual(['ci', 'default']);
+    expect(l.json().every((k: object) => !('key' in k) && !('key_hash' in k))).toBe(true);
+    const rv = await svc('keys', 'revoke', keyId, '--json');
+    expect(rv.json().revoked_at).not.toBeNull();
+    expect((await svc('keys', 'list', '--project', 'Web', '--json')).json()).toHaveLength(1);
+    expect((await svc('keys', 'list', '--project', 'Web', '--include-revoked', '--json')).json()).toHaveLength(2);
+  });
+
+  it('manages users, organizations, projects and members', async () => {
+    expect((await svc('users', 'create', '--email', 'dev@example.com', '--password', 'pw-123456789', '--json')).json()).toMatchObject({ email: 'dev@example.com' });
+    const org = (await svc('orgs', 'create', '--name', 'Beta', '--owner', 'dev@example.com', '--plan', 'PAID', '--json')).json();
+    expect(org).toMatchObject({ name: 'Beta', plan: 'PAID', dpa_accepted_at: null });
+    expect((await svc('orgs', 'set-plan', 'Beta', 'PREMIUM', '--json')).json().plan).toBe('PREMIUM');
+    expect((await svc('orgs', 'accept-dpa', org.id, '--user', 'dev@example.com', '--json')).json().dpa_accepted_at).not.toBeNull();
+    expect((await svc('orgs', 'list', '--json')).json().map((o: { name: string }) => o.name)).toEqual(['Acme', 'Beta']);
+    expect((await svc('projects', 'create', '--org', 'Beta', '--name', 'Api', '--json')).json()).toMatchObject({ name: 'Api', organization_id: org.id });
+    expect((await svc('projects', 'list', '--org', 'Beta', '--json')).json()).toHaveLength(1);
+    const m = await svc('members', 'add', '--org', 'Beta', '--email', 'owner@example.com', '--role', 'VIEWER', '--json');
+    expect(m.json()).toMatchObject({ email: 'owner@example.com', role: 'VIEWER' });
+    expect((await svc('members', 'list', '--org', 'Beta', '--json')).json()).toHaveLength(2);
+  });
+
+  it('manages templates with a version bump on update', async () => {
+    writeFileSync(join(dir, 'w.html'), '<p>Hi {{ name }}</p>');
+    const c = await svc('templates', 'create', '--project', 'Web', '--name', 'Welcome', '--slug', 'welcome', '--subject', 'Hi {{ name }}', '--html-file', join(dir, 'w.html'), '--json');
+    expect(c.code).toBe(0);
+    expect(c.json()).toMatchObject({ slug: 'welcome', version: 1, html_template: '<p>Hi {{ name }}</p>', text_template: null });
+    const bad = await svc('templates', 'create', '--project', 'Web', '--name', 'Bad', '--slug', 'bad', '--subject', 'Hi {{ name', '--html-file', join(dir, 'w.html'), '--json');
+    expect(bad.code).toBe(1);
+    expect(bad.json().error.code).toBe('template_render_error');
+    const u = await svc('templates', 'update', 'welcome', '--project', 'Web', '--subject', 'Hello {{ name }}', '--json');
+    expect(u.json()).toMatchObject({ version: 2, subject_template: 'Hello {{ name }}' });
+    expect((await svc('templates', 'show', 'welcome', '--project', 'Web', '--json')).json().version).toBe(2);
+    expect((await svc('templates', 'list', '--project', 'Web', '--json')).json()).toHaveLength(1);
+    expect((await svc('templates', 'delete', 'welcome', '--project', 'Web')).code).toBe(0);
+    expect((await svc('templates', 'show', 'welcome', '--project', 'Web')).code).toBe(1);
+  });
+
+  it('manages suppressions, with CSV import and export', async () => {
+    expect((await svc('suppressions', 'add', 'Bounce@Example.com', '--project', 'Web', '--json')).json()).toMatchObject({ email: 'bounce@example.com', reason: 'MANUAL' });
+    writeFileSync(join(dir, 's.csv'), 'email,reason\na@example.com,HARD_BOUNCE\nnot-an-address,\nb@example.com,\n');
+    const imp = await svc('suppressions', 'import', join(dir, 's.csv'), '--project', 'Web', '--json');
+    expect(imp.code).toBe(0);
+    expect(imp.json()).toMatchObject({ imported: 2, invalid: [{ line: 3, email: 'not-an-address' }] });
+    const exp = await svc('suppressions', 'export', '--project', 'Web', '--output', join(dir, 'out.csv'));
+    expect(exp.code).toBe(0);
+    const csv = readFileSync(join(dir, 'out.csv'), 'utf8').trim().split('\n');
+    expect(csv[0]).toBe('email,reason,created_at');
+    expect(csv.slice(1).map((l) => l.split(',').slice(0, 2).join(','))).toEqual(['a@example.com,HARD_BOUNCE', 'b@example.com,MANUAL', 'bounce@example.com,MANUAL']);
+    expect((await svc('suppressions', 'remove', 'a@example.com', '--project', 'Web')).code).toBe(0);
+    expect((await svc('suppressions', 'remove', 'a@example.com', '--project', 'Web')).code).toBe(1);
+    expect((await svc('suppressions', 'list', '--project', 'Web', '--json')).json()).toHaveLength(2);
+  });
+
+  it('reads emails: list, show, events', async () => {
+    const l = await svc('emails', 'list', '--project', 'Web', '--json');
+    expect(l.code).toBe(0);
+    expect(l.json()).toEqual([]);
+    const bad = await svc('emails', 'list', '--project', 'Web', '--limit', '500', '--json');
+    expect(bad.code).toBe(1);
+    expect(bad.json().error.code).toBe('request_validation_failed');
+    const missing = await svc('emails', 'show', '0195f0a0-0000-7000-8000-000000000000', '--json');
+    expect(missing.code).toBe(1);
+    expect(missing.json().error.code).toBe('not_found');
+  });
+});
