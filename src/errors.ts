@@ -16,9 +16,17 @@ export interface ErrorSpec {
 
 export const errorRegistry = {
   // The specification's table.
-  domain_not_verified: { status: 422, smtp: [550, '5.7.1'], message: 'The from domain is not verified for this project' },
+  domain_not_verified: {
+    status: 422,
+    smtp: [550, '5.7.1'],
+    message: 'The from domain is not verified for this project',
+  },
   reserved_email_header: { status: 422, smtp: [554, '5.6.0'], message: 'A custom header uses a reserved name' },
-  all_recipients_suppressed: { status: 422, smtp: [550, '5.1.1'], message: 'Every recipient is on the suppression list' },
+  all_recipients_suppressed: {
+    status: 422,
+    smtp: [550, '5.1.1'],
+    message: 'Every recipient is on the suppression list',
+  },
   request_validation_failed: { status: 422, smtp: [501, '5.5.4'], message: 'The request failed validation' },
   template_variable_missing: { status: 422, smtp: [554, '5.6.0'], message: 'A template variable was not supplied' },
   template_render_error: { status: 422, smtp: [554, '5.6.0'], message: 'The template could not be rendered' },

@@ -61,7 +61,19 @@ describe('svc CLI', () => {
   });
 
   it('init creates the owner, organization, project and a TEST key', async () => {
-    const r = await svc('init', '--email', 'owner@example.com', '--password', 'pw-123456789', '--org', 'Acme', '--project', 'Web', '--accept-dpa', '--json');
+    const r = await svc(
+      'init',
+      '--email',
+      'owner@example.com',
+      '--password',
+      'pw-123456789',
+      '--org',
+      'Acme',
+      '--project',
+      'Web',
+      '--accept-dpa',
+      '--json',
+    );
     expect(r.code).toBe(0);
     const out = r.json();
     expect(Object.keys(out).sort()).toEqual(['api_key', 'organization_id', 'project_id', 'user_id']);
@@ -81,17 +93,43 @@ describe('svc CLI', () => {
   });
 
   it('creates, lists and revokes keys', async () => {
-    const c = await svc('keys', 'create', '--project', 'Web', '--name', 'ci', '--env', 'LIVE', '--permissions', 'SENDING_ONLY', '--expires-at', '2030-01-01T00:00:00Z', '--json');
+    const c = await svc(
+      'keys',
+      'create',
+      '--project',
+      'Web',
+      '--name',
+      'ci',
+      '--env',
+      'LIVE',
+      '--permissions',
+      'SENDING_ONLY',
+      '--expires-at',
+      '2030-01-01T00:00:00Z',
+      '--json',
+    );
     expect(c.code).toBe(0);
     const key = c.json();
-    expect(key).toMatchObject({ project_id: project, name: 'ci', env: 'LIVE', permissions: 'SENDING_ONLY', expires_at: '2030-01-01T00:00:00.000Z', revoked_at: null });
+    expect(key).toMatchObject({
+      project_id: project,
+      name: 'ci',
+      env: 'LIVE',
+      permissions: 'SENDING_ONLY',
+      expires_at: '2030-01-01T00:00:00.000Z',
+      revoked_at: null,
+    });
     expect(key.key).toMatch(/^svc_live_/);
     keyId = key.id;
     const dup = await svc('keys', 'create', '--project', 'Web', '--name', 'ci', '--json');
     expect(dup.code).toBe(1);
     expect(dup.json().error.code).toBe('conflict');
     const l = await svc('keys', 'list', '--project', project, '--json');
-    expect(l.json().map((k: { name: string }) => k.name).sort()).toEqual(['ci', 'default']);
+    expect(
+      l
+        .json()
+        .map((k: { name: string }) => k.name)
+        .sort(),
+    ).toEqual(['ci', 'default']);
     expect(l.json().every((k: object) => !('key' in k) && !('key_hash' in k))).toBe(true);
     const rv = await svc('keys', 'revoke', keyId, '--json');
     expect(rv.json().revoked_at).not.toBeNull();
@@ -100,28 +138,89 @@ describe('svc CLI', () => {
   });
 
   it('manages users, organizations, projects and members', async () => {
-    expect((await svc('users', 'create', '--email', 'dev@example.com', '--password', 'pw-123456789', '--json')).json()).toMatchObject({ email: 'dev@example.com' });
-    const org = (await svc('orgs', 'create', '--name', 'Beta', '--owner', 'dev@example.com', '--plan', 'PAID', '--json')).json();
+    expect(
+      (await svc('users', 'create', '--email', 'dev@example.com', '--password', 'pw-123456789', '--json')).json(),
+    ).toMatchObject({ email: 'dev@example.com' });
+    const org = (
+      await svc('orgs', 'create', '--name', 'Beta', '--owner', 'dev@example.com', '--plan', 'PAID', '--json')
+    ).json();
     expect(org).toMatchObject({ name: 'Beta', plan: 'PAID', dpa_accepted_at: null });
     expect((await svc('orgs', 'set-plan', 'Beta', 'PREMIUM', '--json')).json().plan).toBe('PREMIUM');
-    expect((await svc('orgs', 'accept-dpa', org.id, '--user', 'dev@example.com', '--json')).json().dpa_accepted_at).not.toBeNull();
+    expect(
+      (await svc('orgs', 'accept-dpa', org.id, '--user', 'dev@example.com', '--json')).json().dpa_accepted_at,
+    ).not.toBeNull();
     expect((await svc('orgs', 'list', '--json')).json().map((o: { name: string }) => o.name)).toEqual(['Acme', 'Beta']);
-    expect((await svc('projects', 'create', '--org', 'Beta', '--name', 'Api', '--json')).json()).toMatchObject({ name: 'Api', organization_id: org.id });
+    expect((await svc('projects', 'create', '--org', 'Beta', '--name', 'Api', '--json')).json()).toMatchObject({
+      name: 'Api',
+      organization_id: org.id,
+    });
     expect((await svc('projects', 'list', '--org', 'Beta', '--json')).json()).toHaveLength(1);
-    const m = await svc('members', 'add', '--org', 'Beta', '--email', 'owner@example.com', '--role', 'VIEWER', '--json');
+    const m = await svc(
+      'members',
+      'add',
+      '--org',
+      'Beta',
+      '--email',
+      'owner@example.com',
+      '--role',
+      'VIEWER',
+      '--json',
+    );
     expect(m.json()).toMatchObject({ email: 'owner@example.com', role: 'VIEWER' });
     expect((await svc('members', 'list', '--org', 'Beta', '--json')).json()).toHaveLength(2);
   });
 
   it('manages templates with a version bump on update', async () => {
     writeFileSync(join(dir, 'w.html'), '<p>Hi {{ name }}</p>');
-    const c = await svc('templates', 'create', '--project', 'Web', '--name', 'Welcome', '--slug', 'welcome', '--subject', 'Hi {{ name }}', '--html-file', join(dir, 'w.html'), '--json');
+    const c = await svc(
+      'templates',
+      'create',
+      '--project',
+      'Web',
+      '--name',
+      'Welcome',
+      '--slug',
+      'welcome',
+      '--subject',
+      'Hi {{ name }}',
+      '--html-file',
+      join(dir, 'w.html'),
+      '--json',
+    );
     expect(c.code).toBe(0);
-    expect(c.json()).toMatchObject({ slug: 'welcome', version: 1, html_template: '<p>Hi {{ name }}</p>', text_template: null });
-    const bad = await svc('templates', 'create', '--project', 'Web', '--name', 'Bad', '--slug', 'bad', '--subject', 'Hi {{ name', '--html-file', join(dir, 'w.html'), '--json');
+    expect(c.json()).toMatchObject({
+      slug: 'welcome',
+      version: 1,
+      html_template: '<p>Hi {{ name }}</p>',
+      text_template: null,
+    });
+    const bad = await svc(
+      'templates',
+      'create',
+      '--project',
+      'Web',
+      '--name',
+      'Bad',
+      '--slug',
+      'bad',
+      '--subject',
+      'Hi {{ name',
+      '--html-file',
+      join(dir, 'w.html'),
+      '--json',
+    );
     expect(bad.code).toBe(1);
     expect(bad.json().error.code).toBe('template_render_error');
-    const u = await svc('templates', 'update', 'welcome', '--project', 'Web', '--subject', 'Hello {{ name }}', '--json');
+    const u = await svc(
+      'templates',
+      'update',
+      'welcome',
+      '--project',
+      'Web',
+      '--subject',
+      'Hello {{ name }}',
+      '--json',
+    );
     expect(u.json()).toMatchObject({ version: 2, subject_template: 'Hello {{ name }}' });
     expect((await svc('templates', 'show', 'welcome', '--project', 'Web', '--json')).json().version).toBe(2);
     expect((await svc('templates', 'list', '--project', 'Web', '--json')).json()).toHaveLength(1);
@@ -130,7 +229,9 @@ describe('svc CLI', () => {
   });
 
   it('manages suppressions, with CSV import and export', async () => {
-    expect((await svc('suppressions', 'add', 'Bounce@Example.com', '--project', 'Web', '--json')).json()).toMatchObject({ email: 'bounce@example.com', reason: 'MANUAL' });
+    expect((await svc('suppressions', 'add', 'Bounce@Example.com', '--project', 'Web', '--json')).json()).toMatchObject(
+      { email: 'bounce@example.com', reason: 'MANUAL' },
+    );
     writeFileSync(join(dir, 's.csv'), 'email,reason\na@example.com,HARD_BOUNCE\nnot-an-address,\nb@example.com,\n');
     const imp = await svc('suppressions', 'import', join(dir, 's.csv'), '--project', 'Web', '--json');
     expect(imp.code).toBe(0);
@@ -139,7 +240,11 @@ describe('svc CLI', () => {
     expect(exp.code).toBe(0);
     const csv = readFileSync(join(dir, 'out.csv'), 'utf8').trim().split('\n');
     expect(csv[0]).toBe('email,reason,created_at');
-    expect(csv.slice(1).map((l) => l.split(',').slice(0, 2).join(','))).toEqual(['a@example.com,HARD_BOUNCE', 'b@example.com,MANUAL', 'bounce@example.com,MANUAL']);
+    expect(csv.slice(1).map((l) => l.split(',').slice(0, 2).join(','))).toEqual([
+      'a@example.com,HARD_BOUNCE',
+      'b@example.com,MANUAL',
+      'bounce@example.com,MANUAL',
+    ]);
     expect((await svc('suppressions', 'remove', 'a@example.com', '--project', 'Web')).code).toBe(0);
     expect((await svc('suppressions', 'remove', 'a@example.com', '--project', 'Web')).code).toBe(1);
     expect((await svc('suppressions', 'list', '--project', 'Web', '--json')).json()).toHaveLength(2);

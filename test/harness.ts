@@ -16,14 +16,21 @@ export interface TestEnv {
   server: FastifyInstance;
   init: InitResult;
   /** A fresh key of the init project. */
-  key(opts?: { env?: 'LIVE' | 'TEST'; permissions?: 'FULL_ACCESS' | 'SENDING_ONLY' | 'READ_ONLY'; expires_at?: string | null }): Promise<string>;
+  key(opts?: {
+    env?: 'LIVE' | 'TEST';
+    permissions?: 'FULL_ACCESS' | 'SENDING_ONLY' | 'READ_ONLY';
+    expires_at?: string | null;
+  }): Promise<string>;
   close(): Promise<void>;
 }
 
 let n = 0;
 
 /** A migrated database in a temp dir, an injected clock, an initialised account, and the HTTP server (not listening). */
-export async function createTestEnv(settings: Partial<ConfigInput> = {}, plan: 'FREE' | 'PAID' | 'PREMIUM' | 'UNLIMITED' = 'UNLIMITED'): Promise<TestEnv> {
+export async function createTestEnv(
+  settings: Partial<ConfigInput> = {},
+  plan: 'FREE' | 'PAID' | 'PREMIUM' | 'UNLIMITED' = 'UNLIMITED',
+): Promise<TestEnv> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const clock = new FakeClock('2026-03-15T12:00:00.000Z');
   const config = loadConfig({ flags: { dataDir: dir, templateTimeout: '500ms', ...settings } });
@@ -45,7 +52,12 @@ export async function createTestEnv(settings: Partial<ConfigInput> = {}, plan: '
     server,
     init,
     async key(opts = {}) {
-      const k = await app.keys.createKey(init.project_id, { name: `k${++n}`, env: opts.env ?? 'TEST', permissions: opts.permissions ?? 'FULL_ACCESS', expires_at: opts.expires_at ?? null });
+      const k = await app.keys.createKey(init.project_id, {
+        name: `k${++n}`,
+        env: opts.env ?? 'TEST',
+        permissions: opts.permissions ?? 'FULL_ACCESS',
+        expires_at: opts.expires_at ?? null,
+      });
       return k.key!;
     },
     async close() {
@@ -60,8 +72,12 @@ export async function createTestEnv(settings: Partial<ConfigInput> = {}, plan: '
 export function verifyDomain(env: TestEnv, domain: string): void {
   const now = new Date(env.clock.now()).toISOString();
   const id = `00000000-0000-7000-8000-${String(++n).padStart(12, '0')}`;
-  env.app.db.prepare("INSERT INTO domains (id, organization_id, name, status, created_at) VALUES (?, ?, ?, 'VERIFIED', ?)").run(id, env.init.organization_id, domain, now);
-  env.app.db.prepare('INSERT INTO project_domains (project_id, domain_id, created_at) VALUES (?, ?, ?)').run(env.init.project_id, id, now);
+  env.app.db
+    .prepare("INSERT INTO domains (id, organization_id, name, status, created_at) VALUES (?, ?, ?, 'VERIFIED', ?)")
+    .run(id, env.init.organization_id, domain, now);
+  env.app.db
+    .prepare('INSERT INTO project_domains (project_id, domain_id, created_at) VALUES (?, ?, ?)')
+    .run(env.init.project_id, id, now);
 }
 
 export function count(env: TestEnv, table: string, where = '1=1', ...params: unknown[]): number {

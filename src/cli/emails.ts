@@ -7,8 +7,14 @@ const QUERY = ['status', 'from_email', 'to_email', 'tag', 'from', 'to', 'limit',
 const camel = (k: string) => k.replace(/_(.)/g, (_m, c: string) => c.toUpperCase());
 
 export async function list(_args: string[], opts: Opts): Promise<void> {
-  const query = Object.fromEntries(QUERY.map((k) => [k, str(opts[camel(k)])]).filter(([, v]) => v !== undefined));
-  const rows = await withApp(opts, async (app) => app.emails.list((await app.accounts.getProject(str(opts.project)!)).id, query));
+  const query: Record<string, string> = {};
+  for (const k of QUERY) {
+    const v = str(opts[camel(k)]);
+    if (v !== undefined) query[k] = v;
+  }
+  const rows = await withApp(opts, async (app) =>
+    app.emails.list((await app.accounts.getProject(str(opts.project)!)).id, query),
+  );
   print(opts, rows, () => table(rows, ['id', 'status', 'from_email', 'to_emails', 'subject', 'created_at']));
 }
 

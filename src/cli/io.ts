@@ -51,16 +51,31 @@ function detailLine(details: unknown): string {
 export function table(rows: Record<string, unknown>[], columns: string[]): string {
   if (rows.length === 0) return '(none)';
   const cell = (v: unknown) =>
-    v === null || v === undefined ? '-' : Array.isArray(v) ? v.join(',') : typeof v === 'object' ? JSON.stringify(v) : String(v);
+    v === null || v === undefined
+      ? '-'
+      : Array.isArray(v)
+        ? v.join(',')
+        : typeof v === 'string'
+          ? v
+          : JSON.stringify(v);
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
-  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
-  return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join('\n');
+  const line = (vals: string[]) =>
+    vals
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [line(columns.map((c) => c.toUpperCase())), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join(
+    '\n',
+  );
 }
 
 /** Key: value lines for one record. */
 export function record(obj: Record<string, unknown>): string {
   return Object.entries(obj)
-    .map(([k, v]) => `${k}: ${v !== null && typeof v === 'object' ? JSON.stringify(v) : String(v ?? '-')}`)
+    .map(
+      ([k, v]) =>
+        `${k}: ${v !== null && typeof v === 'object' ? JSON.stringify(v) : String((v as string | undefined) ?? '-')}`,
+    )
     .join('\n');
 }
 

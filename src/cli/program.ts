@@ -3,6 +3,7 @@ import { PLANS } from '../limits/plans.ts';
 import { VERSION } from '../version.ts';
 import { EXIT_USAGE, printFailure } from './io.ts';
 import type { GlobalOptions } from './context.ts';
+import type * as AdminActions from './admin.ts';
 
 type Action = (args: string[], opts: Record<string, unknown> & GlobalOptions) => Promise<void>;
 type Loader = () => Promise<Action>;
@@ -16,14 +17,17 @@ function run(load: Loader) {
     const opts = cmd.optsWithGlobals<Record<string, unknown> & GlobalOptions>();
     const args = received.slice(0, -2).map(String);
     try {
-      await (await load())(args, opts);
+      await (
+        await load()
+      )(args, opts);
     } catch (e) {
       process.exitCode = printFailure(opts, e);
     }
   };
 }
 
-const admin = (name: keyof typeof import('./admin.ts')) => run(async () => (await import('./admin.ts'))[name] as Action);
+type AdminModule = typeof AdminActions;
+const admin = (name: keyof AdminModule) => run(async () => (await import('./admin.ts'))[name]);
 
 function group(program: Command, name: string, description: string): Command {
   return program.command(name).description(description);
@@ -59,10 +63,18 @@ function registerAccounts(program: Command): void {
     .addHelpText('after', '\nExample:\n  svc orgs create --name Acme --owner me@example.com --plan PAID')
     .action(admin('createOrg'));
   orgs.command('list').action(admin('listOrgs'));
-  orgs.command('set-plan').argument('<org>').addArgument(new Argument('<plan>').choices(PLANS)).action(admin('setPlan'));
+  orgs
+    .command('set-plan')
+    .argument('<org>')
+    .addArgument(new Argument('<plan>').choices(PLANS))
+    .action(admin('setPlan'));
   orgs.command('accept-dpa').argument('<org>').requiredOption('--user <email>').action(admin('acceptDpa'));
   const projects = group(program, 'projects', 'projects');
-  projects.command('create').requiredOption('--org <org>').requiredOption('--name <name>').action(admin('createProject'));
+  projects
+    .command('create')
+    .requiredOption('--org <org>')
+    .requiredOption('--name <name>')
+    .action(admin('createProject'));
   projects.command('list').requiredOption('--org <org>').action(admin('listProjects'));
   const members = group(program, 'members', 'organization members');
   members
@@ -81,9 +93,14 @@ function registerKeys(program: Command): void {
     .requiredOption('--project <project>')
     .requiredOption('--name <name>')
     .addOption(new Option('--env <env>').choices(['LIVE', 'TEST']).default('LIVE'))
-    .addOption(new Option('--permissions <p>').choices(['FULL_ACCESS', 'SENDING_ONLY', 'READ_ONLY']).default('FULL_ACCESS'))
+    .addOption(
+      new Option('--permissions <p>').choices(['FULL_ACCESS', 'SENDING_ONLY', 'READ_ONLY']).default('FULL_ACCESS'),
+    )
     .option('--expires-at <iso>', 'ISO-8601 expiry')
-    .addHelpText('after', '\nExample:\n  svc keys create --project Default --name ci --env TEST --permissions SENDING_ONLY')
+    .addHelpText(
+      'after',
+      '\nExample:\n  svc keys create --project Default --name ci --env TEST --permissions SENDING_ONLY',
+    )
     .action(admin('createKey'));
   keys.command('list').requiredOption('--project <project>').option('--include-revoked').action(admin('listKeys'));
   keys.command('revoke').argument('<key_id>').action(admin('revokeKey'));
@@ -91,7 +108,7 @@ function registerKeys(program: Command): void {
 
 function registerTemplates(program: Command): void {
   const t = group(program, 'templates', 'stored templates');
-  const tpl = (name: string) => run(async () => (await import('./templates.ts'))[name as 'create'] as Action);
+  const tpl = (name: string) => run(async () => (await import('./templates.ts'))[name as 'create']);
   t.command('create')
     .requiredOption('--project <project>')
     .requiredOption('--name <name>')
@@ -100,7 +117,10 @@ function registerTemplates(program: Command): void {
     .option('--html-file <file>')
     .option('--text-file <file>')
     .option('--variables-file <file>', 'JSON object of variable hints')
-    .addHelpText('after', '\nExample:\n  svc templates create --project Default --name Welcome --slug welcome --subject "Hi {{ name }}" --html-file w.html')
+    .addHelpText(
+      'after',
+      '\nExample:\n  svc templates create --project Default --name Welcome --slug welcome --subject "Hi {{ name }}" --html-file w.html',
+    )
     .action(tpl('create'));
   t.command('list').requiredOption('--project <project>').action(tpl('list'));
   t.command('show').argument('<template>', 'id or slug').requiredOption('--project <project>').action(tpl('show'));
@@ -118,25 +138,33 @@ function registerTemplates(program: Command): void {
 
 function registerSuppressions(program: Command): void {
   const s = group(program, 'suppressions', 'the suppression list');
-  const sup = (name: string) => run(async () => (await import('./suppressions.ts'))[name as 'add'] as Action);
+  const sup = (name: string) => run(async () => (await import('./suppressions.ts'))[name as 'add']);
   s.command('add')
     .argument('<email>')
     .requiredOption('--project <project>')
-    .addOption(new Option('--reason <reason>').choices(['HARD_BOUNCE', 'COMPLAINT', 'UNSUBSCRIBE', 'MANUAL']).default('MANUAL'))
+    .addOption(
+      new Option('--reason <reason>').choices(['HARD_BOUNCE', 'COMPLAINT', 'UNSUBSCRIBE', 'MANUAL']).default('MANUAL'),
+    )
     .addHelpText('after', '\nExample:\n  svc suppressions add bounced@example.com --project Default')
     .action(sup('add'));
-  s.command('list').requiredOption('--project <project>').option('--limit <n>', 'at most n entries', '100').action(sup('list'));
+  s.command('list')
+    .requiredOption('--project <project>')
+    .option('--limit <n>', 'at most n entries', '100')
+    .action(sup('list'));
   s.command('remove').argument('<email>').requiredOption('--project <project>').action(sup('remove'));
   s.command('import')
     .argument('<file>', 'CSV with a header row: email[,reason]')
     .requiredOption('--project <project>')
     .action(sup('importCsv'));
-  s.command('export').requiredOption('--project <project>').option('--output <file>', 'write CSV here').action(sup('exportCsv'));
+  s.command('export')
+    .requiredOption('--project <project>')
+    .option('--output <file>', 'write CSV here')
+    .action(sup('exportCsv'));
 }
 
 function registerEmails(program: Command): void {
   const e = group(program, 'emails', 'read emails');
-  const em = (name: string) => run(async () => (await import('./emails.ts'))[name as 'list'] as Action);
+  const em = (name: string) => run(async () => (await import('./emails.ts'))[name as 'list']);
   e.command('list')
     .requiredOption('--project <project>')
     .option('--status <status>')
@@ -183,7 +211,10 @@ function registerServeAndSend(program: Command): void {
     .option('--idempotency-key <key>')
     .option('--wait', 'follow the email to a final status and print its events')
     .option('--batch <file>', 'JSONL file of send requests, sent in batches of 100')
-    .addHelpText('after', '\nExample:\n  svc send --api-key $KEY --from me@example.com --to you@example.com --subject Hi --text Hello')
+    .addHelpText(
+      'after',
+      '\nExample:\n  svc send --api-key $KEY --from me@example.com --to you@example.com --subject Hi --text Hello',
+    )
     .action(run(async () => (await import('./send.ts')).send));
 }
 

@@ -31,15 +31,26 @@ async function readJsonl(file: string): Promise<{ line: number; body: unknown }[
 /** svc send --batch: batches of 100 through POST /v1/emails/batch, a progress bar and a summary. */
 export async function sendBatchFile(client: ApiClient, file: string, opts: OutputOptions): Promise<void> {
   const items = await readJsonl(file);
-  const bar = !opts.json && process.stderr.isTTY ? new SingleBar({ format: 'send [{bar}] {value}/{total} emails' }, Presets.shades_classic) : undefined;
+  const bar =
+    !opts.json && process.stderr.isTTY
+      ? new SingleBar({ format: 'send [{bar}] {value}/{total} emails' }, Presets.shades_classic)
+      : undefined;
   bar?.start(items.length, 0);
   const results: LineResult[] = [];
   try {
     for (let i = 0; i < items.length; i += LIMITS.batchEmails) {
       const chunk = items.slice(i, i + LIMITS.batchEmails);
       const res = await client.call('POST', '/v1/emails/batch', { emails: chunk.map((c) => c.body) });
-      const data = res.data as { results: { index: number; id: string | null; status: string | null; error: LineResult['error'] }[] };
-      for (const r of data.results) results.push({ line: chunk[r.index]!.line, id: r.id, status: r.status, error: r.error && { code: r.error.code, message: r.error.message } });
+      const data = res.data as {
+        results: { index: number; id: string | null; status: string | null; error: LineResult['error'] }[];
+      };
+      for (const r of data.results)
+        results.push({
+          line: chunk[r.index]!.line,
+          id: r.id,
+          status: r.status,
+          error: r.error && { code: r.error.code, message: r.error.message },
+        });
       bar?.update(results.length);
     }
   } finally {
@@ -48,7 +59,10 @@ export async function sendBatchFile(client: ApiClient, file: string, opts: Outpu
   const failed = results.filter((r) => r.error);
   const summary = { accepted_count: results.length - failed.length, failed_count: failed.length, results };
   print(opts, summary, () =>
-    [`accepted ${summary.accepted_count}, failed ${summary.failed_count}`, ...failed.map((f) => `  line ${f.line}: ${f.error!.code}: ${f.error!.message}`)].join('\n'),
+    [
+      `accepted ${summary.accepted_count}, failed ${summary.failed_count}`,
+      ...failed.map((f) => `  line ${f.line}: ${f.error!.code}: ${f.error!.message}`),
+    ].join('\n'),
   );
   if (failed.length) process.exitCode = 1;
 }

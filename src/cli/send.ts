@@ -14,7 +14,12 @@ const FINAL = new Set(['DELIVERED', 'BOUNCED', 'COMPLAINED', 'FAILED', 'SIMULATE
 const WAIT_LIMIT_MS = 15 * 60_000;
 
 export interface ApiClient {
-  call(method: 'GET' | 'POST', path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; data: unknown; headers: Record<string, unknown> }>;
+  call(
+    method: 'GET' | 'POST',
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; data: unknown; headers: Record<string, unknown> }>;
 }
 
 /** A tiny Public API client over undici; an error envelope becomes an AppError with the server's code. */
@@ -34,11 +39,18 @@ export function createApiClient(opts: Opts): ApiClient {
       } catch (e) {
         throw new AppError('service_unavailable', `cannot reach ${server}: ${(e as Error).message}`);
       }
-      const json = (await res.body.json().catch(() => null)) as { data?: unknown; error?: { code: string; message: string; details: unknown } } | null;
+      const json = (await res.body.json().catch(() => null)) as {
+        data?: unknown;
+        error?: { code: string; message: string; details: unknown };
+      } | null;
       if (res.statusCode >= 400) {
         const code = (json?.error?.code ?? 'internal_error') as ErrorCode;
         const known = code in errorRegistry ? code : 'internal_error';
-        throw new AppError(known, json?.error?.message ?? `HTTP ${res.statusCode}`, (json?.error?.details as Record<string, unknown>) ?? null);
+        throw new AppError(
+          known,
+          json?.error?.message ?? `HTTP ${res.statusCode}`,
+          (json?.error?.details as Record<string, unknown>) ?? null,
+        );
       }
       return { status: res.statusCode, data: json?.data, headers: res.headers };
     },
@@ -48,7 +60,9 @@ export function createApiClient(opts: Opts): ApiClient {
 async function bodyFromFlags(opts: Opts): Promise<Record<string, unknown>> {
   const text = str(opts.text) === '-' ? await readStdin() : str(opts.text);
   const html = str(opts.htmlFile) ? await readFile(str(opts.htmlFile)!, 'utf8') : str(opts.html);
-  const variables = { ...(str(opts.varsFile) ? (JSON.parse(await readFile(str(opts.varsFile)!, 'utf8')) as object) : {}) } as Record<string, unknown>;
+  const variables = {
+    ...(str(opts.varsFile) ? (JSON.parse(await readFile(str(opts.varsFile)!, 'utf8')) as object) : {}),
+  } as Record<string, unknown>;
   for (const kv of list(opts.var) ?? []) {
     const i = kv.indexOf('=');
     if (i < 1) throw new UsageError(`--var wants k=v, got ${kv}`);
@@ -61,13 +75,26 @@ async function bodyFromFlags(opts: Opts): Promise<Record<string, unknown>> {
     headers[h.slice(0, i).trim()] = h.slice(i + 1).trim();
   }
   const attachments = await Promise.all(
-    (list(opts.attach) ?? []).map(async (f) => ({ filename: basename(f), content_base64: (await readFile(f)).toString('base64') })),
+    (list(opts.attach) ?? []).map(async (f) => ({
+      filename: basename(f),
+      content_base64: (await readFile(f)).toString('base64'),
+    })),
   );
   const body: Record<string, unknown> = {
-    from: str(opts.from), from_name: str(opts.fromName), to: list(opts.to), cc: list(opts.cc), bcc: list(opts.bcc),
-    reply_to: list(opts.replyTo), subject: str(opts.subject), text, html, template: str(opts.template),
-    variables: Object.keys(variables).length ? variables : undefined, tags: list(opts.tag),
-    headers: Object.keys(headers).length ? headers : undefined, attachments: attachments.length ? attachments : undefined,
+    from: str(opts.from),
+    from_name: str(opts.fromName),
+    to: list(opts.to),
+    cc: list(opts.cc),
+    bcc: list(opts.bcc),
+    reply_to: list(opts.replyTo),
+    subject: str(opts.subject),
+    text,
+    html,
+    template: str(opts.template),
+    variables: Object.keys(variables).length ? variables : undefined,
+    tags: list(opts.tag),
+    headers: Object.keys(headers).length ? headers : undefined,
+    attachments: attachments.length ? attachments : undefined,
   };
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
 }
@@ -78,12 +105,19 @@ export async function send(_args: string[], opts: Opts): Promise<void> {
   if (str(opts.batch)) return sendBatchFile(client, str(opts.batch)!, opts);
   if (!list(opts.to) && !str(opts.template)) throw new UsageError('give at least one --to');
   const idem = str(opts.idempotencyKey);
-  const res = await client.call('POST', '/v1/emails', await bodyFromFlags(opts), idem ? { 'idempotency-key': idem } : {});
+  const res = await client.call(
+    'POST',
+    '/v1/emails',
+    await bodyFromFlags(opts),
+    idem ? { 'idempotency-key': idem } : {},
+  );
   const data = res.data as { id: string; status: string; skipped_recipients: unknown[] };
   if (!opts.wait) return print(opts, data, () => record(data));
   const { email, events } = await follow(client, data.id);
-  print(opts, { ...data, status: email.status, email, events }, () =>
-    `${record({ id: data.id, status: email.status })}\n${table(events as never, ['timestamp', 'type', 'data'])}`,
+  print(
+    opts,
+    { ...data, status: email.status, email, events },
+    () => `${record({ id: data.id, status: email.status })}\n${table(events as never, ['timestamp', 'type', 'data'])}`,
   );
 }
 
@@ -96,7 +130,8 @@ async function follow(client: ApiClient, id: string) {
       const events = (await client.call('GET', `/v1/emails/${id}/events`)).data as unknown[];
       return { email, events };
     }
-    if (performance.now() - started > WAIT_LIMIT_MS) throw new AppError('service_unavailable', `email ${id} is still ${email.status}`);
+    if (performance.now() - started > WAIT_LIMIT_MS)
+      throw new AppError('service_unavailable', `email ${id} is still ${email.status}`);
     await sleep(delay);
   }
 }

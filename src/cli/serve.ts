@@ -17,18 +17,25 @@ const CONFIG_FLAGS = new Set(['dataDir', 'config', 'json']);
 export async function serve(_args: string[], opts: Opts): Promise<void> {
   const flags = Object.fromEntries(Object.entries(opts).filter(([k]) => !CONFIG_FLAGS.has(k) || k === 'dataDir'));
   const config = loadConfig({ env: process.env, file: opts.config, flags });
-  const logger = createLogger({ level: config.logLevel, format: config.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json') });
+  const logger = createLogger({
+    level: config.logLevel,
+    format: config.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'),
+  });
   const app = createApp(config, { logger, checkpointWorker: true });
   try {
     await firstStart(app, config);
-    const https = config.tlsCert && config.tlsKey ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) } : undefined;
+    const https =
+      config.tlsCert && config.tlsKey
+        ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) }
+        : undefined;
     const server = createHttpServer(app, https ? { https } : {});
     await server.listen({ host: config.httpHost, port: config.httpPort });
     const address = server.server.address();
     const port = typeof address === 'object' && address ? address.port : config.httpPort;
     const url = `${https ? 'https' : 'http'}://${config.httpHost}:${port}`;
     logger.info({ url, data_dir: config.dataDir }, 'svc is serving');
-    if (config.smtpPort !== 0) logger.info('the SMTP relay is not part of this version yet; --smtp-port is accepted and unused');
+    if (config.smtpPort !== 0)
+      logger.info('the SMTP relay is not part of this version yet; --smtp-port is accepted and unused');
     await untilSignal(logger);
     await server.close();
   } finally {

@@ -15,7 +15,9 @@ function withProject<T>(opts: Opts, fn: (app: App, projectId: string) => Promise
 }
 
 export async function add([email]: string[], opts: Opts): Promise<void> {
-  const s = await withProject(opts, (app, pid) => app.suppressions.add(pid, { email: email!, reason: str(opts.reason) }));
+  const s = await withProject(opts, (app, pid) =>
+    app.suppressions.add(pid, { email: email!, reason: str(opts.reason) }),
+  );
   print(opts, s, () => record({ ...s }));
 }
 
@@ -34,8 +36,18 @@ export async function remove([email]: string[], opts: Opts): Promise<void> {
 async function* csvRows(file: string, onBytes: (n: number) => void) {
   const input = createReadStream(file);
   input.on('data', (c) => onBytes(c.length));
-  const parser = input.pipe(parse({ columns: (h: string[]) => h.map((c) => c.trim().toLowerCase()), skip_empty_lines: true, trim: true, info: true }));
-  for await (const { record: r, info } of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
+  const parser = input.pipe(
+    parse({
+      columns: (h: string[]) => h.map((c) => c.trim().toLowerCase()),
+      skip_empty_lines: true,
+      trim: true,
+      info: true,
+    }),
+  );
+  for await (const { record: r, info } of parser as AsyncIterable<{
+    record: Record<string, string>;
+    info: { lines: number };
+  }>) {
     yield { line: info.lines, email: r.email ?? '', reason: r.reason };
   }
 }
@@ -43,17 +55,27 @@ async function* csvRows(file: string, onBytes: (n: number) => void) {
 /** Imports a CSV file with a progress bar (on a TTY) and a summary. */
 export async function importCsv([file]: string[], opts: Opts): Promise<void> {
   const total = statSync(file!).size;
-  const bar = !opts.json && process.stderr.isTTY ? new SingleBar({ format: 'import [{bar}] {percentage}% | {value}/{total} bytes' }, Presets.shades_classic) : undefined;
+  const bar =
+    !opts.json && process.stderr.isTTY
+      ? new SingleBar({ format: 'import [{bar}] {percentage}% | {value}/{total} bytes' }, Presets.shades_classic)
+      : undefined;
   bar?.start(total, 0);
   let read = 0;
   try {
     const result = await withProject(opts, (app, pid) =>
-      app.suppressions.importRows(pid, csvRows(file!, (n) => bar?.update((read += n))), () => {}),
+      app.suppressions.importRows(
+        pid,
+        csvRows(file!, (n) => bar?.update((read += n))),
+        () => {},
+      ),
     );
     bar?.update(total);
     bar?.stop();
     print(opts, result, () =>
-      [`imported ${result.imported} addresses`, ...result.invalid.map((i) => `  line ${i.line}: ${i.email}: ${i.message}`)].join('\n'),
+      [
+        `imported ${result.imported} addresses`,
+        ...result.invalid.map((i) => `  line ${i.line}: ${i.email}: ${i.message}`),
+      ].join('\n'),
     );
   } finally {
     bar?.stop();

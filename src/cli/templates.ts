@@ -18,7 +18,10 @@ async function fieldsFromFlags(opts: Opts) {
   };
 }
 
-function withProject<T>(opts: Opts, fn: (app: Parameters<Parameters<typeof withApp>[1]>[0], projectId: string) => Promise<T>) {
+function withProject<T>(
+  opts: Opts,
+  fn: (app: Parameters<Parameters<typeof withApp>[1]>[0], projectId: string) => Promise<T>,
+) {
   return withApp(opts, async (app) => fn(app, (await app.accounts.getProject(str(opts.project)!)).id));
 }
 
@@ -27,7 +30,12 @@ const show = (t: Record<string, unknown>) => record(t);
 export async function create(_args: string[], opts: Opts): Promise<void> {
   const fields = await fieldsFromFlags(opts);
   const t = await withProject(opts, (app, pid) =>
-    app.templates.create(pid, { ...fields, name: fields.name!, subject_template: fields.subject_template!, slug: str(opts.slug)! }),
+    app.templates.create(pid, {
+      ...fields,
+      name: fields.name!,
+      subject_template: fields.subject_template!,
+      slug: str(opts.slug)!,
+    }),
   );
   print(opts, t, () => show({ ...t }));
 }

@@ -7,7 +7,13 @@ import { ConfigError, loadConfig } from './load.ts';
 describe('loadConfig', () => {
   it('applies defaults', () => {
     const c = loadConfig({});
-    expect(c).toMatchObject({ dataDir: './svc-data', httpHost: '127.0.0.1', httpPort: 8080, smtpPort: 2587, mxPort: 25 });
+    expect(c).toMatchObject({
+      dataDir: './svc-data',
+      httpHost: '127.0.0.1',
+      httpPort: 8080,
+      smtpPort: 2587,
+      mxPort: 25,
+    });
     expect(c.deliveryRetrySchedule).toEqual([60_000, 300_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000]);
     expect(c.deliveryMaxAge).toBe(72 * 3_600_000);
   });

@@ -26,7 +26,12 @@ export const configSchema = z.strictObject({
   hostname: z.string().min(1).optional(),
   dnsServers: z
     .string()
-    .transform((s) => s.split(',').map((p) => p.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(z.string().regex(/^(\[[0-9a-fA-F:]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/, 'host:port')))
     .optional(),
   mxPort: port.default(25),

@@ -42,8 +42,15 @@ export function createIdempotencySql(db: Db) {
   const inFlight = new Set<string>();
   return {
     find: (projectId: string, key: string, nowIso: string) => find.get(projectId, key, nowIso),
-    save: (projectId: string, key: string, hash: string, response: unknown, emailId: string, nowIso: string, expiresIso: string) =>
-      put.run(projectId, key, hash, JSON.stringify(response), emailId, nowIso, expiresIso),
+    save: (
+      projectId: string,
+      key: string,
+      hash: string,
+      response: unknown,
+      emailId: string,
+      nowIso: string,
+      expiresIso: string,
+    ) => put.run(projectId, key, hash, JSON.stringify(response), emailId, nowIso, expiresIso),
     purgeExpired: (nowIso: string) => purge.run(nowIso).changes,
     /** Marks a key in flight, or throws 409 idempotency_in_progress if it already is. */
     begin(projectId: string, key: string): () => void {

@@ -15,7 +15,10 @@ export interface LoggerOptions {
 export function createLogger(opts: LoggerOptions, destination: NodeJS.WritableStream = process.stderr): Logger {
   const base = { level: opts.level, base: null };
   if (opts.format === 'pretty') {
-    return pino(base, pretty({ destination, colorize: 'isTTY' in destination && destination.isTTY === true, sync: true }));
+    return pino(
+      base,
+      pretty({ destination, colorize: 'isTTY' in destination && destination.isTTY === true, sync: true }),
+    );
   }
   return pino(base, pino.destination({ dest: destination === process.stderr ? 2 : 1, sync: false }));
 }

@@ -38,14 +38,28 @@ export function createUsageSql(db: Db) {
       const day = new Date(now).toISOString().slice(0, 10);
       const month = day.slice(0, 7);
       if (limits.monthly !== null && used(orgId, month) + units > limits.monthly) {
-        throw new AppError('monthly_volume_exceeded', `The monthly volume of ${limits.monthly} recipients is used up`, {
-          limit: limits.monthly, used: used(orgId, month), requested: units,
-        }, secondsToNextMonth(now));
+        throw new AppError(
+          'monthly_volume_exceeded',
+          `The monthly volume of ${limits.monthly} recipients is used up`,
+          {
+            limit: limits.monthly,
+            used: used(orgId, month),
+            requested: units,
+          },
+          secondsToNextMonth(now),
+        );
       }
       if (limits.daily !== null && used(orgId, day) + units > limits.daily) {
-        throw new AppError('daily_limit_exceeded', `The daily limit of ${limits.daily} recipients is reached`, {
-          limit: limits.daily, used: used(orgId, day), requested: units,
-        }, secondsToNextDay(now));
+        throw new AppError(
+          'daily_limit_exceeded',
+          `The daily limit of ${limits.daily} recipients is reached`,
+          {
+            limit: limits.daily,
+            used: used(orgId, day),
+            requested: units,
+          },
+          secondsToNextDay(now),
+        );
       }
       add.run(orgId, month, units);
       add.run(orgId, day, units);

@@ -7,7 +7,11 @@ export function isUniqueViolation(e: unknown): boolean {
 }
 
 /** Runs a write; a uniqueness violation becomes 409 conflict with `message`. */
-export async function uniqueOrConflict<T>(p: Promise<T>, message: string, details?: Record<string, unknown>): Promise<T> {
+export async function uniqueOrConflict<T>(
+  p: Promise<T>,
+  message: string,
+  details?: Record<string, unknown>,
+): Promise<T> {
   try {
     return await p;
   } catch (e) {
