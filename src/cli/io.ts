@@ -1,6 +1,6 @@
 import { AppError, isAppError } from '../errors.ts';
-import { ConfigError } from '../config/load.ts';
-import { StoreOpenError } from '../store/db.ts';
+import { ConfigError } from '../config/error.ts';
+import { StoreOpenError } from '../store/open-error.ts';
 
 export interface OutputOptions {
   json?: boolean;

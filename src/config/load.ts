@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { configSchema, type Config } from './schema.ts';
 
-export class ConfigError extends Error {}
+import { ConfigError } from './error.ts';
+
+export { ConfigError };
 
 /** Environment variable of each setting (cli.md). */
 const ENV: Record<string, string> = {

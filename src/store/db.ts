@@ -1,21 +1,25 @@
 import Database from 'better-sqlite3';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ioTimeout } from '../lib/clock.ts';
 
 export type Db = Database.Database;
 
-export class StoreOpenError extends Error {}
+import { StoreOpenError } from './open-error.ts';
 
-const MIGRATIONS_DIR = new URL('./migrations/', import.meta.url);
+export { StoreOpenError };
+
+// String paths, not URLs: the packaged executable's virtual filesystem (pkg) accepts only strings.
+const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
 /** Numbered migrations, shipped as .sql files beside this module (copied into dist/ by the build). */
 export function loadMigrations(): { version: number; name: string; sql: string }[] {
   return readdirSync(MIGRATIONS_DIR)
     .filter((f) => /^\d{4}_.+\.sql$/.test(f))
     .sort()
-    .map((f) => ({ version: Number(f.slice(0, 4)), name: f, sql: readFileSync(new URL(f, MIGRATIONS_DIR), 'utf8') }));
+    .map((f) => ({ version: Number(f.slice(0, 4)), name: f, sql: readFileSync(join(MIGRATIONS_DIR, f), 'utf8') }));
 }
 
 export interface OpenOptions {
@@ -92,7 +96,7 @@ function checkpointWorkerUrl(): URL {
 }
 
 function startCheckpointer(file: string): { stop: () => Promise<void> } {
-  const worker = new Worker(checkpointWorkerUrl(), { workerData: { file, intervalMs: 1000 } });
+  const worker = new Worker(fileURLToPath(checkpointWorkerUrl()), { workerData: { file, intervalMs: 1000 } });
   worker.unref();
   return {
     stop: async () => {
@@ -100,8 +104,11 @@ function startCheckpointer(file: string): { stop: () => Promise<void> } {
       worker.ref();
       worker.postMessage('stop');
       await new Promise<void>((resolve) => {
-        worker.once('exit', () => resolve());
-        ioTimeout(() => void worker.terminate(), 2000);
+        const deadline = ioTimeout(() => void worker.terminate(), 2000);
+        worker.once('exit', () => {
+          deadline.cancel();
+          resolve();
+        });
       });
     },
   };

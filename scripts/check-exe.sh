@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# Self-containment check of the single executable (default dist/svc; or pass a path).
+#
+# Copies the executable to a fresh temp dir and runs it with `env -i`, a fresh
+# HOME and a PATH holding only symlinks to a few shell tools: no node, no
+# node_modules, no npm cache. Where the kernel allows (root, `unshare -m`), the
+# repository itself is also hidden behind an empty tmpfs for the run, so a stray
+# read from the source tree cannot make the check pass by accident.
+# Each step prints PASS, FAIL or SKIP (a subcommand that does not exist yet);
+# the script stops with exit 1 at the first FAIL. CHECK_EXE_STRICT=1 turns SKIPs
+# into FAILs once every command exists.
+# Uses no node and no jq: JSON output is matched with grep/sed.
+set -euo pipefail
+
+VERSION_BUDGET_MS=200 # the median `svc --version` must stay under this
+VERSION_RUNS=7
+
+if [[ "${1:-}" != --inside ]]; then
+  # ---- Outer part: build the sandbox, then run this same script inside it.
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  exe=$(realpath "${1:-$root/dist/svc}")
+  [[ -x $exe ]] || { echo "FAIL  $exe is missing: run npm run build"; exit 1; }
+  version=$(sed -n 's/^  "version": *"\([^"]*\)".*/\1/p' "$root/package.json")
+  work=$(mktemp -d /tmp/svc-check.XXXXXX)
+  trap 'rm -rf "$work"' EXIT
+  mkdir -p "$work/bin" "$work/home" "$work/run"
+  cp "$exe" "$work/run/svc"
+  cp "${BASH_SOURCE[0]}" "$work/check-exe.sh"
+  for tool in bash env cat grep sed sort sleep timeout; do
+    ln -s "$(command -v "$tool")" "$work/bin/$tool"
+  done
+  inner=(env -i "HOME=$work/home" "PATH=$work/bin" "SVC_VERSION=$version"
+    "CHECK_EXE_STRICT=${CHECK_EXE_STRICT:-0}" bash "$work/check-exe.sh" --inside "$work")
+  echo "check-exe: $(du -m "$exe" | cut -f1) MB executable, sandbox $work"
+  if [[ $(id -u) == 0 && $work/ != "$root"/* ]] && unshare -m true 2>/dev/null; then
+    echo "check-exe: repository $root hidden behind an empty tmpfs during the run"
+    unshare -m bash -c 'mount -t tmpfs -o size=1m none "$1" && shift && exec "$@"' _ "$root" "${inner[@]}"
+  else
+    echo "check-exe: NOTE cannot hide the repository (needs root, unshare -m, a sandbox outside it)"
+    "${inner[@]}"
+  fi
+  exit $?
+fi
+
+# ---- Inner part: only $PATH tools, a fresh $HOME, the copied executable.
+work=$2
+svc="$work/run/svc"
+data="$HOME/data"
+log="$work/serve.log"
+strict=${CHECK_EXE_STRICT:-0}
+server_pid=""
+cd "$work/run"
+
+pass() { echo "PASS  $*"; }
+fail() {
+  echo "FAIL  $*"
+  [[ -s $log ]] && { echo "---- svc serve log (last 40 lines)"; tail_log; }
+  exit 1
+}
+skip() { if [[ $strict == 1 ]]; then fail "$* (CHECK_EXE_STRICT=1)"; else echo "SKIP  $*"; fi; }
+tail_log() {
+  local lines=()
+  mapfile -t lines <"$log"
+  local from=$((${#lines[@]} > 40 ? ${#lines[@]} - 40 : 0))
+  printf '%s\n' "${lines[@]:from}"
+}
+cleanup() { [[ -n $server_pid ]] && kill -KILL "$server_pid" 2>/dev/null; return 0; }
+trap cleanup EXIT
+
+now_us() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }
+# First string value of "key" in a JSON document (good enough for flat CLI output).
+json_str() { { grep -o "\"$1\"[[:space:]]*:[[:space:]]*\"[^\"]*\"" || true; } | sed -n '1s/.*:[[:space:]]*"\(.*\)"$/\1/p'; }
+# Status code of GET http://127.0.0.1:$1$2 through bash's /dev/tcp (no curl needed).
+http_status() {
+  (
+    exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 1
+    printf 'GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' "$2" >&3
+    IFS=' ' read -r -t 5 _ code _ <&3 && echo "$code"
+  ) 2>/dev/null
+}
+free_port() {
+  local p
+  for _ in {1..50}; do
+    p=$((20000 + RANDOM % 40000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+  done
+  return 1
+}
+help_text=""
+has_cmd() { grep -Eq "^  $1( |$)" <<<"$help_text"; }
+run() { timeout 60 "$svc" "$@"; }
+
+# 1. Nothing to fall back on.
+if command -v node >/dev/null 2>&1; then fail "node is reachable on PATH: $(command -v node)"; fi
+pass "no node on PATH ($PATH), HOME=$HOME, env: $(env | grep -c .) variables"
+
+# 2. --version: right answer, and fast (subcommand modules must load lazily).
+out=$(run --version) || fail "svc --version exited $?"
+[[ $out == "$SVC_VERSION" ]] || fail "svc --version printed '$out', package.json says '$SVC_VERSION'"
+times=()
+for ((i = 0; i < VERSION_RUNS; i++)); do
+  t0=$(now_us)
+  run --version >/dev/null
+  times+=($((($(now_us) - t0) / 1000)))
+done
+mapfile -t sorted < <(printf '%s\n' "${times[@]}" | sort -n)
+median=${sorted[$((VERSION_RUNS / 2))]}
+((median < VERSION_BUDGET_MS)) || fail "svc --version median ${median} ms >= ${VERSION_BUDGET_MS} ms (runs: ${times[*]} ms)"
+pass "svc --version = $out, median ${median} ms (runs: ${times[*]} ms)"
+
+help_text=$(run --help) || fail "svc --help exited $?"
+pass "svc --help"
+
+# 3. init: creates the database (migrations read from inside the executable).
+if ! has_cmd init; then
+  skip "svc init (not in svc --help yet)"
+else
+  t0=$(now_us)
+  out=$(run init --data-dir "$data" --email a@example.com --password 'pw-123456789' --json) ||
+    fail "svc init exited $?: $out"
+  project=$(json_str project_id <<<"$out")
+  [[ -n $project ]] || fail "svc init --json has no project_id: $out"
+  pass "svc init in $((($(now_us) - t0) / 1000)) ms, project $project"
+fi
+
+# 4. serve: HTTP up (SMTP off), then admin and client commands against it.
+if ! has_cmd serve || [[ -z ${project:-} ]]; then
+  skip "svc serve (not in svc --help yet, or no project from init)"
+else
+  port=$(free_port) || fail "no free TCP port found"
+  "$svc" serve --data-dir "$data" --http-port "$port" --smtp-port 0 >"$log" 2>&1 &
+  server_pid=$!
+  t0=$(now_us)
+  for ((i = 0; i < 300; i++)); do
+    [[ $(http_status "$port" /healthz) == 200 ]] && break
+    kill -0 "$server_pid" 2>/dev/null || { wait "$server_pid" && rc=0 || rc=$?; server_pid=""; fail "svc serve exited $rc before /healthz answered"; }
+    sleep 0.1
+  done
+  [[ $(http_status "$port" /healthz) == 200 ]] || fail "GET /healthz on port $port did not answer 200 within 30 s"
+  pass "svc serve: GET /healthz 200 after $((($(now_us) - t0) / 1000)) ms on port $port"
+
+  if ! has_cmd keys; then
+    skip "svc keys create (not in svc --help yet)"
+  else
+    out=$(run keys create --data-dir "$data" --project "$project" --name k2 --env TEST --json) ||
+      fail "svc keys create exited $?: $out"
+    key=$(json_str key <<<"$out")
+    [[ $key == svc_test_* ]] || fail "svc keys create --json has no TEST key: $out"
+    pass "svc keys create: ${key:0:13}..."
+  fi
+
+  if ! has_cmd send || [[ -z ${key:-} ]]; then
+    skip "svc send (not in svc --help yet, or no key)"
+  else
+    out=$(run send --server "http://127.0.0.1:$port" --api-key "$key" --from a@example.com \
+      --to b@example.com --subject hi --text hello --json) || fail "svc send exited $?: $out"
+    [[ $(json_str status <<<"$out") == SIMULATED ]] || fail "svc send: status is not SIMULATED: $out"
+    pass "svc send: status SIMULATED, id $(json_str id <<<"$out")"
+  fi
+
+  kill -TERM "$server_pid"
+  for ((i = 0; i < 150; i++)); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "$server_pid" 2>/dev/null && fail "svc serve still running 15 s after SIGTERM"
+  wait "$server_pid" && rc=0 || rc=$?
+  server_pid=""
+  ((rc == 0)) || fail "svc serve exited $rc after SIGTERM (want 0)"
+  pass "svc serve stopped on SIGTERM with exit 0"
+fi
+
+echo "check-exe: all steps passed"

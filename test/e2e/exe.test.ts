@@ -1,0 +1,119 @@
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// Drives the packaged executable (dist/svc) over real sockets, as a user would.
+const ROOT = new URL('../..', import.meta.url).pathname;
+const EXE = join(ROOT, 'dist/svc');
+let dir: string;
+let server: ChildProcess | undefined;
+let base = '';
+
+function svc(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      EXE,
+      ['--data-dir', join(dir, 'data'), ...args],
+      { env: { HOME: dir, PATH: '/usr/bin:/bin' } },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** Starts `svc serve` on a free port and resolves with its base URL, read from its JSON log. */
+function startServer(): Promise<string> {
+  server = spawn(
+    EXE,
+    ['serve', '--data-dir', join(dir, 'data'), '--http-port', '0', '--smtp-port', '0', '--log-format', 'json'],
+    {
+      env: { HOME: dir, PATH: '/usr/bin:/bin' },
+    },
+  );
+  return new Promise((resolve, reject) => {
+    let log = '';
+    server!.stderr!.on('data', (c: Buffer) => {
+      log += c.toString();
+      const m = /"url":"(http:\/\/[^"]+)".*svc is serving/.exec(log);
+      if (m) resolve(m[1]!);
+    });
+    server!.on('exit', (code) => reject(new Error(`svc serve exited ${code}: ${log}`)));
+  });
+}
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
+  // Always rebuild so the test never drives a stale executable (warm build: a few seconds).
+  execFileSync(process.execPath, [join(ROOT, 'scripts/build.mjs')], { cwd: ROOT, stdio: 'ignore' });
+}, 180_000);
+
+afterAll(() => {
+  server?.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the packaged executable', () => {
+  let key = '';
+  let project = '';
+
+  it('initialises a data dir', async () => {
+    const r = await svc('init', '--email', 'owner@example.com', '--password', 'pw-123456789', '--json');
+    expect(r.code).toBe(0);
+    const out = JSON.parse(r.stdout);
+    key = out.api_key.key;
+    project = out.project_id;
+  });
+
+  it('serves the Public API and takes sends over HTTP and from svc send', async () => {
+    base = await startServer();
+    const res = await fetch(`${base}/v1/emails`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ from: 'a@example.com', to: ['b@example.org'], subject: 'Hi', text: 'Hello' }),
+    });
+    expect(res.status).toBe(202);
+    expect(res.headers.get('x-request-id')).toBeTruthy();
+    expect(((await res.json()) as { data: { status: string } }).data.status).toBe('SIMULATED');
+    const sent = await svc(
+      'send',
+      '--server',
+      base,
+      '--api-key',
+      key,
+      '--from',
+      'a@example.com',
+      '--to',
+      'c@example.org',
+      '--subject',
+      'Hi',
+      '--text',
+      'Hello',
+      '--json',
+    );
+    expect(sent.code).toBe(0);
+    expect(JSON.parse(sent.stdout).status).toBe('SIMULATED');
+    const list = await svc('emails', 'list', '--project', project, '--json');
+    expect(JSON.parse(list.stdout)).toHaveLength(2);
+  });
+
+  it('refuses a key revoked with the CLI on the running server’s next request', async () => {
+    const created = JSON.parse(
+      (await svc('keys', 'create', '--project', project, '--name', 'temp', '--env', 'TEST', '--json')).stdout,
+    );
+    const get = () => fetch(`${base}/v1/emails`, { headers: { authorization: `Bearer ${created.key}` } });
+    expect((await get()).status).toBe(200);
+    expect((await svc('keys', 'revoke', created.id)).code).toBe(0);
+    const after = await get();
+    expect(after.status).toBe(401);
+    expect(((await after.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
+  });
+
+  it('stops cleanly on SIGTERM', async () => {
+    const exited = new Promise<number | null>((resolve) => server!.once('exit', (code) => resolve(code)));
+    server!.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    server = undefined;
+  });
+});
