@@ -21,8 +21,8 @@ export const LIMITS = {
   headerNameChars: 200,
   headerValueChars: 2000,
   headers: 50,
-  /** Template sources and rendered output. */
-  templateBodyChars: 1024 * 1024,
+  /** Template sources (their syntax check runs on the main thread: 256 KiB keeps it to tens of ms) and rendered output. */
+  templateBodyChars: 256 * 1024,
   renderOutputBytes: 5 * 1024 * 1024,
   /** Whole HTTP body: 25 MiB of attachments as base64 plus headroom. */
   httpBodyBytes: 40 * 1024 * 1024,

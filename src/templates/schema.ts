@@ -10,7 +10,11 @@ const noLineBreaks = (s: string) => !/[\r\n]/.test(s);
 
 const fields = {
   name: z.string().trim().min(1).max(200),
-  subject_template: z.string().min(1).max(LIMITS.subjectChars * 4).refine(noLineBreaks, 'must not contain line breaks'),
+  subject_template: z
+    .string()
+    .min(1)
+    .max(LIMITS.subjectChars * 4)
+    .refine(noLineBreaks, 'must not contain line breaks'),
   html_template: z.string().max(LIMITS.templateBodyChars).nullable().optional(),
   text_template: z.string().max(LIMITS.templateBodyChars).nullable().optional(),
   variables: z.record(z.string(), z.unknown()).optional(),
