@@ -98,6 +98,45 @@ describe('the packaged executable', () => {
     expect(JSON.parse(list.stdout)).toHaveLength(2);
   });
 
+  it('renders a stored template in its worker threads', async () => {
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'w.html'), '<p>Hi {{ name }}</p>');
+    const t = await svc(
+      'templates',
+      'create',
+      '--project',
+      project,
+      '--name',
+      'W',
+      '--slug',
+      'welcome',
+      '--subject',
+      'Hi {{ name }}',
+      '--html-file',
+      join(dir, 'w.html'),
+    );
+    expect(t.code).toBe(0);
+    const sent = await svc(
+      'send',
+      '--server',
+      base,
+      '--api-key',
+      key,
+      '--from',
+      'a@example.com',
+      '--to',
+      'c@example.org',
+      '--template',
+      'welcome',
+      '--var',
+      'name=<Ada>',
+      '--json',
+    );
+    expect(sent.code).toBe(0);
+    const email = JSON.parse((await svc('emails', 'show', JSON.parse(sent.stdout).id, '--json')).stdout);
+    expect(email).toMatchObject({ subject: 'Hi <Ada>', html_body: '<p>Hi &lt;Ada&gt;</p>' });
+  });
+
   it('refuses a key revoked with the CLI on the running server’s next request', async () => {
     const created = JSON.parse(
       (await svc('keys', 'create', '--project', project, '--name', 'temp', '--env', 'TEST', '--json')).stdout,
