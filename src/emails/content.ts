@@ -75,7 +75,10 @@ export function decodeAttachments(items: NonNullable<SendRequest['attachments']>
 }
 
 /** The whole message (bodies and attachments) must stay within 25 MiB. */
-export function checkMessageSize(parts: { subject: string; html: string | null; text: string | null }, attachments: Attachment[]): void {
+export function checkMessageSize(
+  parts: { subject: string; html: string | null; text: string | null },
+  attachments: Attachment[],
+): void {
   const size =
     Buffer.byteLength(parts.subject) +
     Buffer.byteLength(parts.html ?? '') +

@@ -50,7 +50,16 @@ export function toEmailDetail(r: EmailRow): Record<string, unknown> {
   return out;
 }
 
-const DETAIL_ONLY = ['from_name', 'cc_emails', 'bcc_emails', 'reply_to', 'html_body', 'text_body', 'headers', 'failed_at'];
+const DETAIL_ONLY = [
+  'from_name',
+  'cc_emails',
+  'bcc_emails',
+  'reply_to',
+  'html_body',
+  'text_body',
+  'headers',
+  'failed_at',
+];
 
 /** EmailListItem: the detail without bodies, headers and the other detail-only fields. */
 export function toEmailListItem(r: EmailRow): Record<string, unknown> {

@@ -119,7 +119,16 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
     );
     for (const t of new Set(e.tags)) w.tag.run(seq, e.project_id, t);
     for (const r of recipients) {
-      w.recipient.run(seq, e.project_id, r.address, r.address.toLowerCase(), r.kind, e.status, live ? e.created_at : null, e.created_at);
+      w.recipient.run(
+        seq,
+        e.project_id,
+        r.address,
+        r.address.toLowerCase(),
+        r.kind,
+        e.status,
+        live ? e.created_at : null,
+        e.created_at,
+      );
     }
     e.attachments.forEach((a, i) => w.attachment.run(seq, i, a.filename, a.content_type, a.content.length, a.content));
     w.event.run(e.event.id, seq, e.event.type, JSON.stringify(e.event.data), e.created_at);
@@ -128,18 +137,24 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
   function list(projectId: string, q: ListQuery): EmailRow[] {
     const where = ['e.project_id = @project_id'];
     const params: Record<string, unknown> = { project_id: projectId, limit: q.limit };
-    if (q.status) (where.push('e.status = @status'), (params.status = q.status));
-    if (q.from_email) (where.push('e.from_email = @from_email COLLATE NOCASE'), (params.from_email = q.from_email));
+    const add = (clause: string, name: string, value: unknown) => {
+      where.push(clause);
+      params[name] = value;
+    };
+    if (q.status) add('e.status = @status', 'status', q.status);
+    if (q.from_email) add('e.from_email = @from_email COLLATE NOCASE', 'from_email', q.from_email);
     if (q.to_email) {
-      where.push('e.seq IN (SELECT email_seq FROM recipients WHERE project_id = @project_id AND address_lc = @to_email)');
+      where.push(
+        'e.seq IN (SELECT email_seq FROM recipients WHERE project_id = @project_id AND address_lc = @to_email)',
+      );
       params.to_email = q.to_email.toLowerCase();
     }
     if (q.tag) {
       where.push('e.seq IN (SELECT email_seq FROM email_tags WHERE project_id = @project_id AND tag = @tag)');
       params.tag = q.tag;
     }
-    if (q.from) (where.push('e.created_at >= @from_at'), (params.from_at = new Date(q.from).toISOString()));
-    if (q.to) (where.push('e.created_at <= @to_at'), (params.to_at = new Date(q.to).toISOString()));
+    if (q.from) add('e.created_at >= @from_at', 'from_at', new Date(q.from).toISOString());
+    if (q.to) add('e.created_at <= @to_at', 'to_at', new Date(q.to).toISOString());
     const cursor = q.before ?? q.after;
     if (cursor) {
       const c = seqOf.get(cursor, projectId);
@@ -199,7 +214,8 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
   }
 
   return {
-    acceptEmail: (e: NewEmail, recipients: Recipient[], opts: AcceptOptions) => tx.write(() => accept(e, recipients, opts)),
+    acceptEmail: (e: NewEmail, recipients: Recipient[], opts: AcceptOptions) =>
+      tx.write(() => accept(e, recipients, opts)),
     /** A committed idempotency record for this key, if any (checked before doing any work). */
     findIdempotent: (projectId: string, key: string, hash: string, nowIso: string) => {
       const prior = deps.idempotency.find(projectId, key, nowIso);

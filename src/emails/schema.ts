@@ -3,7 +3,16 @@ import { emailAddress } from '../accounts/schema.ts';
 import { LIMITS } from '../limits/constants.ts';
 import { slugSchema } from '../templates/schema.ts';
 
-export const EMAIL_STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'BOUNCED', 'COMPLAINED', 'FAILED', 'SIMULATED'] as const;
+export const EMAIL_STATUSES = [
+  'QUEUED',
+  'SENDING',
+  'SENT',
+  'DELIVERED',
+  'BOUNCED',
+  'COMPLAINED',
+  'FAILED',
+  'SIMULATED',
+] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
 export const EVENT_TYPES = [
@@ -44,25 +53,35 @@ export const sendRequestSchema = z
     text: z.string().nullish(),
     template: slugSchema.nullish(),
     variables: z.record(z.string(), z.unknown()).nullish(),
-    headers: z.record(z.string().min(1).max(LIMITS.headerNameChars), z.string().max(LIMITS.headerValueChars)).nullish(),
+    headers: z
+      .record(z.string().min(1).max(LIMITS.headerNameChars), z.string().max(LIMITS.headerValueChars))
+      .refine((h) => Object.keys(h).length <= LIMITS.headers, `at most ${LIMITS.headers} custom headers`)
+      .nullish(),
     tags: z.array(z.string().min(1).max(LIMITS.tagChars)).max(LIMITS.tags).nullish(),
     attachments: z.array(attachmentSchema).max(LIMITS.attachments).nullish(),
   })
   .superRefine((r, ctx) => {
     const total = r.to.length + (r.cc?.length ?? 0) + (r.bcc?.length ?? 0);
     if (total > LIMITS.recipientsPerEmail) {
-      ctx.addIssue({ code: 'custom', path: ['to'], message: `to, cc and bcc together exceed ${LIMITS.recipientsPerEmail}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['to'],
+        message: `to, cc and bcc together exceed ${LIMITS.recipientsPerEmail}`,
+      });
     }
     if (r.template) {
       // decisions.md: "`html` together with `template` 422 request_validation_failed".
-      if (r.html != null) ctx.addIssue({ code: 'custom', path: ['html'], message: 'html and template are not sent together' });
+      if (r.html != null)
+        ctx.addIssue({ code: 'custom', path: ['html'], message: 'html and template are not sent together' });
       return;
     }
-    if (r.subject == null) ctx.addIssue({ code: 'custom', path: ['subject'], message: 'subject is required without template' });
+    if (r.subject == null)
+      ctx.addIssue({ code: 'custom', path: ['subject'], message: 'subject is required without template' });
     if (r.html == null && r.text == null) {
       ctx.addIssue({ code: 'custom', path: ['html'], message: 'html or text is required without template' });
     }
-    if (r.variables != null) ctx.addIssue({ code: 'custom', path: ['variables'], message: 'variables need a template' });
+    if (r.variables != null)
+      ctx.addIssue({ code: 'custom', path: ['variables'], message: 'variables need a template' });
   });
 
 export type SendRequest = z.output<typeof sendRequestSchema>;

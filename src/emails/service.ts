@@ -9,7 +9,13 @@ import { parseInput } from '../validation.ts';
 import { checkHeaders, checkMessageSize, decodeAttachments } from './content.ts';
 import { toEmailDetail, toEmailListItem, toEventPublic } from './present.ts';
 import type { AcceptOptions, EmailsRepo, NewEmail, Recipient, SendResponse } from './repo.ts';
-import { batchRequestSchema, idempotencyKeySchema, listQuerySchema, sendRequestSchema, type SendRequest } from './schema.ts';
+import {
+  batchRequestSchema,
+  idempotencyKeySchema,
+  listQuerySchema,
+  sendRequestSchema,
+  type SendRequest,
+} from './schema.ts';
 
 /** Who is sending: the key's project and organization as the send rules need them. */
 export interface Sender {
@@ -23,7 +29,10 @@ export interface Sender {
 }
 
 export interface TemplateSource {
-  getBySlug(projectId: string, slug: string): Promise<{
+  getBySlug(
+    projectId: string,
+    slug: string,
+  ): Promise<{
     id: string;
     version: number;
     subject_template: string;
@@ -64,9 +73,14 @@ export function createEmailsService(deps: EmailsDeps) {
   async function resolveContent(sender: Sender, r: SendRequest) {
     if (!r.template) return { subject: r.subject ?? '', html: r.html ?? null, text: r.text ?? null, template: null };
     const t = await deps.templates.getBySlug(sender.project_id, r.template);
-    const source = { subject: r.subject ?? t.subject_template, html: t.html_template, text: r.text ?? t.text_template };
+    // A request's subject or text overrides the template's as literal text: it is not rendered.
+    const source = {
+      subject: r.subject == null ? t.subject_template : '',
+      html: t.html_template,
+      text: r.text == null ? t.text_template : null,
+    };
     const out = await deps.renderer.render(source, r.variables ?? {});
-    return { ...out, template: t };
+    return { subject: r.subject ?? out.subject, html: out.html, text: r.text ?? out.text, template: t };
   }
 
   /** LIVE only: a signed DPA, then a verified domain bound to the project (decisions.md order). */
@@ -138,7 +152,11 @@ export function createEmailsService(deps: EmailsDeps) {
      * Accepts one email (send rules 1–7). With an Idempotency-Key, a repeat of
      * the same body replays the first response; `replay` says which happened.
      */
-    async send(sender: Sender, body: unknown, idempotencyKey?: string): Promise<{ replay: boolean; response: SendResponse }> {
+    async send(
+      sender: Sender,
+      body: unknown,
+      idempotencyKey?: string,
+    ): Promise<{ replay: boolean; response: SendResponse }> {
       const r = parseInput(sendRequestSchema, body);
       if (idempotencyKey === undefined) return sendParsed(sender, r);
       const key = parseIdempotencyKey(idempotencyKey);
@@ -216,7 +234,9 @@ function parseIdempotencyKey(key: string): string {
   const r = idempotencyKeySchema.safeParse(key);
   if (r.success) return r.data;
   throw new AppError('request_validation_failed', 'The request failed validation', {
-    fields: [{ field: 'Idempotency-Key', message: `must be 1 to ${LIMITS.idempotencyKeyChars} characters`, code: 'too_big' }],
+    fields: [
+      { field: 'Idempotency-Key', message: `must be 1 to ${LIMITS.idempotencyKeyChars} characters`, code: 'too_big' },
+    ],
   });
 }
 
@@ -227,7 +247,9 @@ function recipientsOf(r: SendRequest): Recipient[] {
   const add = (list: string[] | null | undefined, kind: Recipient['kind']) => {
     for (const address of list ?? []) {
       const k = address.toLowerCase();
-      if (!seen.has(k)) (seen.add(k), out.push({ address, kind }));
+      if (seen.has(k)) continue;
+      seen.add(k);
+      out.push({ address, kind });
     }
   };
   add(r.to, 'to');

@@ -25,7 +25,9 @@ const errors = (...statuses: number[]) =>
 
 /** The OpenAPI 3.1 document of the Public API, generated from the zod schemas that validate requests. */
 export function buildOpenApi(): Record<string, unknown> {
-  const listParams = Object.entries((json(listQuerySchema, 'input') as { properties: Record<string, object> }).properties);
+  const listParams = Object.entries(
+    (json(listQuerySchema, 'input') as { properties: Record<string, object> }).properties,
+  );
   const idParam = { name: 'email_id', in: 'path', required: true, schema: { type: 'string', format: 'uuid' } };
   const idem = { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } };
   return {
@@ -80,7 +82,10 @@ export function buildOpenApi(): Record<string, unknown> {
         get: {
           operationId: 'getEmail',
           parameters: [idParam],
-          responses: { '200': { description: 'the email', content: data(ref('EmailDetail')) }, ...errors(401, 403, 404, 429) },
+          responses: {
+            '200': { description: 'the email', content: data(ref('EmailDetail')) },
+            ...errors(401, 403, 404, 429),
+          },
         },
       },
       '/v1/emails/{email_id}/events': {

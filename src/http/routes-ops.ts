@@ -6,7 +6,7 @@ import type { HttpMetrics } from './metrics.ts';
 /** Unauthenticated operational endpoints (cli.md) and the OpenAPI document. */
 export function registerOpsRoutes(server: FastifyInstance, app: App, metrics: HttpMetrics): void {
   let openapi: unknown;
-  server.get('/healthz', async () => ({ data: { status: 'ok' } }));
+  server.get('/healthz', (_req, reply) => reply.send({ data: { status: 'ok' } }));
   server.get('/readyz', async (_req, reply) => {
     const ok = await app.ready();
     return reply.code(ok ? 200 : 503).send({ data: { status: ok ? 'ready' : 'not_ready' } });
@@ -15,5 +15,5 @@ export function registerOpsRoutes(server: FastifyInstance, app: App, metrics: Ht
     void reply.header('Content-Type', metrics.registry.contentType);
     return metrics.registry.metrics();
   });
-  server.get('/v1/openapi.json', async () => (openapi ??= buildOpenApi()));
+  server.get('/v1/openapi.json', (_req, reply) => reply.send((openapi ??= buildOpenApi())));
 }

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { App } from '../app.ts';
 import { AppError } from '../errors.ts';
@@ -32,7 +32,7 @@ export interface HttpServerOptions {
 export function createHttpServer(app: App, opts: HttpServerOptions = {}): FastifyInstance {
   const server = Fastify({
     loggerInstance: app.logger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: LIMITS.httpBodyBytes,
     genReqId: (req) => {
       const id = req.headers['x-request-id'];

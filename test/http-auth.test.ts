@@ -1,0 +1,208 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createTestEnv, type TestEnv } from './harness.ts';
+import { call, email, runCase, type Case } from './http-helpers.ts';
+
+// Authentication 1–6 and the per-key request rate (decisions.md).
+
+let env: TestEnv | undefined;
+afterEach(async () => {
+  await env?.close();
+  env = undefined;
+});
+
+const ENDPOINTS = [
+  { name: 'POST /v1/emails', method: 'POST', url: '/v1/emails', access: 'send' },
+  { name: 'POST /v1/emails/batch', method: 'POST', url: '/v1/emails/batch', access: 'send' },
+  { name: 'GET /v1/emails', method: 'GET', url: '/v1/emails', access: 'read' },
+  { name: 'GET /v1/emails/{id}', method: 'GET', url: '/v1/emails/:id', access: 'read' },
+  { name: 'GET /v1/emails/{id}/events', method: 'GET', url: '/v1/emails/:id/events', access: 'read' },
+] as const;
+
+/** A valid request to each endpoint, for the email `id`. */
+function request(e: (typeof ENDPOINTS)[number], id: string): Case {
+  const url = e.url.replace(':id', id);
+  const body = e.url === '/v1/emails/batch' ? { emails: [email()] } : e.method === 'POST' ? email() : undefined;
+  return { name: e.name, method: e.method, url, body, status: e.method === 'POST' ? 202 : 200 };
+}
+
+async function sent(e: TestEnv): Promise<string> {
+  const res = await call(e, await e.key({ env: 'TEST' }), { body: email() });
+  return res.json().data.id as string;
+}
+
+describe('401 unauthorized', () => {
+  const tokens: { name: string; auth: string | null }[] = [
+    { name: 'no Authorization header', auth: null },
+    { name: 'an empty header', auth: '' },
+    { name: 'Basic scheme', auth: 'Basic YXBpa2V5OnNlY3JldA==' },
+    { name: 'Bearer without a token', auth: 'Bearer' },
+    { name: 'Bearer with two tokens', auth: 'Bearer svc_test_a svc_test_b' },
+    { name: 'an unknown TEST key', auth: `Bearer svc_test_${randomBytes(32).toString('base64url')}` },
+    { name: 'an unknown LIVE key', auth: `Bearer svc_live_${randomBytes(32).toString('base64url')}` },
+    { name: 'a bare prefix', auth: 'Bearer svc_test_' },
+    {
+      name: 'a user session token',
+      auth: 'Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ1c2VyIn0.c2lnbmF0dXJlc2lnbmF0dXJl',
+    },
+    { name: 'a random opaque token', auth: `Bearer ${randomBytes(32).toString('hex')}` },
+  ];
+  describe('on every endpoint', () => {
+    let shared: TestEnv;
+    let id: string;
+    beforeAll(async () => {
+      shared = await createTestEnv();
+      id = await sent(shared);
+    });
+    afterAll(() => shared.close());
+    for (const e of ENDPOINTS) {
+      it.each(tokens)(`${e.name} with $name`, async ({ auth }) => {
+        await runCase(shared, null, {
+          ...request(e, id),
+          headers: auth === null ? {} : { authorization: auth },
+          status: 401,
+          code: 'unauthorized',
+        });
+      });
+    }
+  });
+
+  it('refuses a real key whose environment prefix was changed', async () => {
+    env = await createTestEnv();
+    const k = await env.key({ env: 'TEST' });
+    await runCase(env, k.replace('svc_test_', 'svc_live_'), {
+      name: 'swap',
+      body: email(),
+      status: 401,
+      code: 'unauthorized',
+    });
+  });
+
+  it('checks the key before the body (401 for an invalid body without a key)', async () => {
+    env = await createTestEnv();
+    await runCase(env, null, { name: 'both', body: { to: 'x' }, status: 401, code: 'unauthorized' });
+  });
+
+  it('accepts the scheme in any case', async () => {
+    env = await createTestEnv();
+    const k = await env.key({ env: 'TEST' });
+    await runCase(env, null, { name: 'lower', headers: { authorization: `bearer ${k}` }, body: email(), status: 202 });
+  });
+
+  it('refuses a key revoked while the server runs, on the next request', async () => {
+    env = await createTestEnv();
+    const k = await env.app.keys.createKey(env.init.project_id, { name: 'r', env: 'TEST' });
+    await runCase(env, k.key!, { name: 'before', body: email(), status: 202, rows: { emails: 1 } });
+    await runCase(env, k.key!, { name: 'read', status: 200 });
+    await env.app.keys.revokeKey(k.id);
+    await runCase(env, k.key!, { name: 'after', body: email(), status: 401, code: 'unauthorized' });
+    await runCase(env, k.key!, { name: 'read after', status: 401, code: 'unauthorized' });
+  });
+
+  it('refuses a key from its expires_at on, and never expires a key without one', async () => {
+    env = await createTestEnv();
+    const expires = new Date(env.clock.now() + 3600_000).toISOString();
+    const k = await env.key({ env: 'TEST', expires_at: expires });
+    const forever = await env.key({ env: 'TEST' });
+    env.clock.advance(3600_000 - 1);
+    await runCase(env, k, { name: 'just before', body: email(), status: 202 });
+    env.clock.advance(1);
+    await runCase(env, k, { name: 'at expiry', body: email(), status: 401, code: 'unauthorized' });
+    env.clock.advance(10 * 365 * 86400_000);
+    await runCase(env, forever, { name: 'no expiry', body: email(), status: 202 });
+  });
+});
+
+describe('permissions (403 forbidden; the key stays valid)', () => {
+  const allowed = { FULL_ACCESS: ['send', 'read'], SENDING_ONLY: ['send'], READ_ONLY: ['read'] } as const;
+  const matrix = (Object.keys(allowed) as (keyof typeof allowed)[]).flatMap((permissions) =>
+    ENDPOINTS.map((e) => ({ permissions, e, ok: (allowed[permissions] as readonly string[]).includes(e.access) })),
+  );
+  it.each(matrix)('$permissions on $e.name → allowed: $ok', async ({ permissions, e, ok }) => {
+    env = await createTestEnv();
+    const id = await sent(env);
+    const k = await env.key({ env: 'TEST', permissions });
+    const c = request(e, id);
+    await runCase(env, k, ok ? c : { ...c, status: 403, code: 'forbidden' });
+  });
+
+  it('SENDING_ONLY cannot read, and still sends afterwards', async () => {
+    env = await createTestEnv();
+    const k = await env.key({ env: 'TEST', permissions: 'SENDING_ONLY' });
+    await runCase(env, k, { name: 'list', status: 403, code: 'forbidden' });
+    await runCase(env, k, { name: 'send', body: email(), status: 202, rows: { emails: 1 } });
+  });
+
+  it('READ_ONLY cannot send (even an invalid body: 403 first), and still reads afterwards', async () => {
+    env = await createTestEnv();
+    const k = await env.key({ env: 'TEST', permissions: 'READ_ONLY' });
+    await runCase(env, k, { name: 'send', body: email(), status: 403, code: 'forbidden' });
+    await runCase(env, k, { name: 'invalid', body: { to: 1 }, status: 403, code: 'forbidden' });
+    await runCase(env, k, {
+      name: 'batch',
+      url: '/v1/emails/batch',
+      body: { emails: [email()] },
+      status: 403,
+      code: 'forbidden',
+    });
+    await runCase(env, k, { name: 'list', status: 200 });
+  });
+});
+
+describe('per-key request rate', () => {
+  const limited = (limit: string, remaining: string) => ({
+    'x-ratelimit-limit': limit,
+    'x-ratelimit-remaining': remaining,
+    'x-ratelimit-reset': '1',
+  });
+
+  it('FREE: 1 request per second per key, 429 rps_exceeded with Retry-After and X-RateLimit headers', async () => {
+    env = await createTestEnv({}, 'FREE');
+    const k = await env.key({ env: 'TEST' });
+    await runCase(env, k, {
+      name: '1st',
+      body: email(),
+      status: 202,
+      resHeaders: limited('1', '0'),
+      rows: { emails: 1 },
+    });
+    const res = await runCase(env, k, {
+      name: '2nd',
+      body: email(),
+      status: 429,
+      code: 'rps_exceeded',
+      resHeaders: { ...limited('1', '0'), 'retry-after': /^[1-9]\d*$/ },
+    });
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // Reads count too; another key has its own budget.
+    await runCase(env, k, { name: 'read', status: 429, code: 'rps_exceeded' });
+    await runCase(env, await env.key({ env: 'TEST' }), { name: 'other key', body: email(), status: 202 });
+    env.clock.advance(999);
+    await runCase(env, k, {
+      name: 'same second',
+      body: email(),
+      status: 429,
+      code: 'rps_exceeded',
+      resHeaders: limited('1', '0'),
+    });
+    env.clock.advance(1);
+    await runCase(env, k, { name: 'next second', body: email(), status: 202, resHeaders: limited('1', '0') });
+  });
+
+  it('UNLIMITED: no limit and no X-RateLimit headers', async () => {
+    env = await createTestEnv();
+    const k = await env.key({ env: 'TEST' });
+    const none = { 'x-ratelimit-limit': null, 'x-ratelimit-remaining': null, 'x-ratelimit-reset': null };
+    for (let i = 0; i < 20; i++) await runCase(env, k, { name: `${i}`, body: email(), status: 202, resHeaders: none });
+    await runCase(env, k, { name: 'read', status: 200, resHeaders: none });
+  });
+
+  it('an organization override replaces the plan rate', async () => {
+    env = await createTestEnv();
+    env.app.db.prepare('UPDATE organizations SET rate_limit_per_second = 2').run();
+    const k = await env.key({ env: 'TEST' });
+    await runCase(env, k, { name: '1', body: email(), status: 202, resHeaders: limited('2', '1') });
+    await runCase(env, k, { name: '2', status: 200, resHeaders: limited('2', '0') });
+    await runCase(env, k, { name: '3', body: email(), status: 429, code: 'rps_exceeded' });
+  });
+});
