@@ -137,6 +137,27 @@ describe('the packaged executable', () => {
     expect(email).toMatchObject({ subject: 'Hi <Ada>', html_body: '<p>Hi &lt;Ada&gt;</p>' });
   });
 
+  it('sends a JSONL file in batches of 100 with a summary', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const good = (i: number) =>
+      JSON.stringify({ from: 'a@example.com', to: [`r${i}@example.org`], subject: `n${i}`, text: 'x' });
+    const lines = Array.from({ length: 150 }, (_, i) =>
+      i === 120
+        ? JSON.stringify({ from: 'a@example.com', to: ['bad'], subject: 's', text: 'x', headers: { Subject: 'x' } })
+        : good(i),
+    );
+    writeFileSync(join(dir, 'batch.jsonl'), lines.join('\n') + '\n');
+    const r = await svc('send', '--server', base, '--api-key', key, '--batch', join(dir, 'batch.jsonl'), '--json');
+    const out = JSON.parse(r.stdout);
+    // One structurally invalid item makes its whole batch of 100 fail validation (batch rule 4);
+    // the first batch is accepted and every line of the second is reported.
+    expect(r.code).toBe(1);
+    expect(out).toMatchObject({ accepted_count: 100, failed_count: 50 });
+    const bad = out.results.find((x: { line: number }) => x.line === 121);
+    expect(bad.error).toMatchObject({ code: 'request_validation_failed', message: expect.stringMatching(/^to\.0: /) });
+    expect(out.results.filter((x: { error: unknown }) => x.error === null)).toHaveLength(100);
+  });
+
   it('refuses a key revoked with the CLI on the running server’s next request', async () => {
     const created = JSON.parse(
       (await svc('keys', 'create', '--project', project, '--name', 'temp', '--env', 'TEST', '--json')).stdout,
