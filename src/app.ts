@@ -1,4 +1,4 @@
-import { cpus } from 'node:os';
+import { cpus, hostname } from 'node:os';
 import type { Config } from './config/schema.ts';
 import { iso, systemClock, type Clock } from './lib/clock.ts';
 import { silentLogger, type Logger } from './lib/logger.ts';
@@ -8,10 +8,11 @@ import { createAccountsRepo, createAccountsService } from './accounts/index.ts';
 import { createKeysRepo, createKeysService } from './keys/index.ts';
 import { createSuppressionsRepo, createSuppressionsService } from './suppressions/index.ts';
 import { createTemplatesRepo, createTemplatesService, createRenderer, type Renderer } from './templates/index.ts';
-import { createDomainsRepo } from './domains/index.ts';
+import { createDnsResolver, createDomainsRepo, createDomainsService } from './domains/index.ts';
 import { createEmailsRepo, createEmailsService } from './emails/index.ts';
 import { createIdempotencySql } from './idempotency/index.ts';
 import { createRateLimiter, createUsageSql, LIMITS } from './limits/index.ts';
+import { createDeliveryEngine, createDeliveryRepo, type DeliveryEngine } from './delivery/index.ts';
 
 export interface AppOverrides {
   clock?: Clock;
@@ -46,15 +47,39 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
   const suppressions = createSuppressionsService({ repo: suppressionsRepo, clock });
   const templates = createTemplatesService({ repo: createTemplatesRepo(db, tx), clock });
   const idempotency = createIdempotencySql(db);
+  const domainsRepo = createDomainsRepo(db, tx);
+  const domains = createDomainsService({
+    repo: domainsRepo,
+    accounts,
+    clock,
+    logger,
+    dns: createDnsResolver(config.dnsServers),
+    hostname: config.hostname ?? hostname(),
+    gracePeriodMs: config.domainGracePeriod,
+  });
   const emails = createEmailsService({
     repo: createEmailsRepo(db, tx, { suppressions: suppressionsRepo, usage: createUsageSql(db), idempotency }),
     clock,
     templates,
     renderer: lazyRenderer,
-    domains: createDomainsRepo(db),
+    domains: domainsRepo,
     idempotency,
   });
   const rateLimiter = createRateLimiter(clock);
+  let engine: DeliveryEngine | undefined;
+  // The delivery engine is made on first use: `svc serve` starts it; admin commands never do.
+  const delivery = () =>
+    (engine ??= createDeliveryEngine(
+      {
+        repo: createDeliveryRepo(db, tx, {
+          suppress: (projectId, email, _emailId, at) => suppressionsRepo.addSync(projectId, email, 'HARD_BOUNCE', at),
+        }),
+        clock,
+        logger,
+        keys: domains,
+      },
+      deliveryOptions(config),
+    ));
   // Expired idempotency records are purged once an hour.
   const purge = clock.setInterval(() => {
     void tx.write(() => idempotency.purgeExpired(iso(clock.now()))).catch(() => {});
@@ -69,8 +94,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     keys,
     suppressions,
     templates,
+    domains,
     emails,
     rateLimiter,
+    delivery,
     /** True when the database answers a write: used by /readyz. */
     async ready(): Promise<boolean> {
       try {
@@ -83,6 +110,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     /** Commits what is queued, stops the pools and closes the database. */
     async close(): Promise<void> {
       purge.cancel();
+      await engine?.stop();
       tx.close();
       await renderer?.close();
       await store.close();
@@ -99,3 +127,24 @@ function makeRenderer(config: Config): Renderer {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+function deliveryOptions(config: Config) {
+  const threads = config.workers ?? Math.max(1, cpus().length);
+  return {
+    worker: {
+      hostname: config.hostname ?? hostname(),
+      mxPort: config.mxPort,
+      dnsServers: config.dnsServers ?? null,
+      relay: config.relay ?? null,
+      tlsInsecure: config.smtpTlsInsecure,
+      connectTimeoutMs: 30_000,
+      socketTimeoutMs: 120_000,
+    },
+    threads,
+    perThread: 16,
+    leaseMs: 10 * 60_000,
+    tickMs: 250,
+    policy: { schedule: config.deliveryRetrySchedule, maxAgeMs: config.deliveryMaxAge },
+    throttle: { maxConcurrency: 8, basePauseMs: 30_000, maxPauseMs: 15 * 60_000, recoverAfter: 20 },
+  };
+}

@@ -86,8 +86,8 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
     ),
     tag: db.prepare('INSERT OR IGNORE INTO email_tags (email_seq, project_id, tag) VALUES (?, ?, ?)'),
     recipient: db.prepare(
-      `INSERT INTO recipients (email_seq, project_id, address, address_lc, kind, status, next_attempt_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO recipients (email_seq, project_id, address, address_lc, domain, kind, status, next_attempt_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     attachment: db.prepare(
       'INSERT INTO attachments (email_seq, position, filename, content_type, size, content) VALUES (?, ?, ?, ?, ?, ?)',
@@ -119,11 +119,13 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
     );
     for (const t of new Set(e.tags)) w.tag.run(seq, e.project_id, t);
     for (const r of recipients) {
+      const lc = r.address.toLowerCase();
       w.recipient.run(
         seq,
         e.project_id,
         r.address,
-        r.address.toLowerCase(),
+        lc,
+        lc.slice(lc.lastIndexOf('@') + 1),
         r.kind,
         e.status,
         live ? e.created_at : null,

@@ -1,0 +1,44 @@
+import type { ClaimedEmail, DueRow } from './repo.ts';
+import type { DeliveryJob } from './job.ts';
+import type { SigningKeys } from './engine.ts';
+
+const parse = <T>(v: unknown): T => (v == null ? (null as T) : (JSON.parse(v as string) as T));
+
+export interface BuiltJob {
+  seq: number;
+  projectId: string;
+  createdAt: number;
+  group: { seq: number; domain: string; rows: DueRow[] };
+  job: DeliveryJob;
+  /** Set when the message cannot be sent at all (no DKIM key): an internal failure. */
+  failure: string | null;
+}
+
+/** Turns a claimed email and one destination's rows into a worker job (plain data). */
+export async function buildJob(email: ClaimedEmail, group: BuiltJob['group'], keys: SigningKeys, hostname: string): Promise<BuiltJob> {
+  const e = email.row;
+  const fromDomain = e.from_email.slice(e.from_email.lastIndexOf('@') + 1).toLowerCase();
+  const dkim = (await keys.getSigningKey(fromDomain)) ?? null;
+  const job: DeliveryJob = {
+    email_id: e.id,
+    destination: group.domain,
+    recipients: group.rows.map((r) => r.address),
+    // The return path carries the email id, so asynchronous bounces can be matched later.
+    envelope_from: `bounces+${e.id}@bounces.${fromDomain}`,
+    message_id: (e.message_id as string | null) ?? `${e.id}@${hostname}`,
+    date: e.created_at,
+    from_email: e.from_email,
+    from_name: e.from_name as string | null,
+    to: parse<string[]>(e.to_emails),
+    cc: parse<string[] | null>(e.cc_emails),
+    reply_to: parse<string[] | null>(e.reply_to),
+    subject: e.subject as string,
+    html: e.html_body as string | null,
+    text: e.text_body as string | null,
+    headers: parse<Record<string, string>>(e.headers) ?? {},
+    attachments: email.attachments.map((a) => ({ filename: a.filename, content_type: a.content_type, content: new Uint8Array(a.content) })),
+    dkim,
+  };
+  const failure = dkim ? null : `no DKIM key for ${fromDomain}: the domain is not verified`;
+  return { seq: email.seq, projectId: e.project_id as string, createdAt: Date.parse(e.created_at), group, job, failure };
+}

@@ -1,0 +1,254 @@
+// The data behind classify.ts: what an SMTP reply is about, read from its text first, then its
+// enhanced status code (RFC 3463), then its basic code (RFC 5321), as decisions.md asks
+// ("servers often send misleading codes"). The first matching text rule wins, so the order is the
+// policy: rules about our sending IP, our authentication and our sender address come before the
+// rules about the recipient, because "550 5.1.1 ... blocked using zen.spamhaus.org" must never
+// put the recipient on the suppression list.
+// `(?:[^.;]|\.(?=\w)){0,n}` below means "within n characters of the same sentence": the dot in an
+// address, a domain or an IP does not end a sentence.
+import type { BounceCategory, FailureKind } from './classify.ts';
+
+export interface Rule {
+  category: BounceCategory;
+  /** The reply says the address itself is dead: with a 5xx code this is a hard, suppressing bounce. */
+  dead?: boolean;
+  /** A more precise sentence than the category's entry in REASONS. */
+  reason?: string;
+}
+
+export interface TextRule extends Rule {
+  match: RegExp;
+}
+
+const DOMAIN_DEAD = "the recipient's domain does not exist or accepts no mail";
+const SENDER_REFUSED = "the recipient's server refused our sender address or greeting, not the recipient";
+const MAILBOX_DISABLED = "the recipient's server says the mailbox is disabled";
+
+export const TEXT_RULES: readonly TextRule[] = [
+  // Our sending IP or domain is block-listed or has a poor reputation (Spamhaus, Barracuda, Outlook
+  // S3150, Yahoo TSS04/TSS09, Proofpoint RULE3_x, Gmail's "unusual rate ... from your IP").
+  {
+    match: /\b(?:spamhaus|barracuda\w*|spamcop|sorbs|surbl|uribl|invaluement|abuseat|mailspike|dnsbl|rbl)\b/i,
+    category: 'reputation-blocklist',
+  },
+  {
+    match:
+      /\b(?:block|black|deny)[ -]?list|blocked using|\b(?:is|are|was|been|being|currently) (?:black|block)?listed\b/i,
+    category: 'reputation-blocklist',
+  },
+  {
+    match: /reputation|sender ?score|\[TSS?\d{2}\]|\(S\d{3,4}\)|\bRULE3_\d\b|banned send(?:er|ing)/i,
+    category: 'reputation-blocklist',
+  },
+  {
+    match:
+      /\b(?:your|the|this|sending|client) ip(?: address)?\b(?:[^.;]|\.(?=\w)){0,80}\b(?:block|ban|reject|refus|deni|not (?:allowed|authori[sz]ed|accepted|permitted)|poor|bad|low|listed)|\bfrom (?:your|this|the sending) ip\b/i,
+    category: 'reputation-blocklist',
+  },
+  // SPF, DKIM, DMARC, required TLS or AUTH, reverse DNS of our IP (RFC 7372 puts it with SPF).
+  {
+    match:
+      /\b(?:dmarc|dkim|spf)\b|authenticat|starttls|\btls (?:is )?required|encryption (?:is )?required|spoof|reverse (?:dns|hostname)|\bptr\b|\brdns\b|cannot find your (?:reverse )?hostname/i,
+    category: 'auth-failure',
+  },
+  // About our envelope sender or HELO, even when the server words it like a dead address
+  // ("Sender address rejected: Domain not found", Exim's "Verification failed for <sender>").
+  {
+    match:
+      /sender (?:address|domain)|sender verif|verification failed for|domain of sender|envelope[- ]sender|return[- ]path|\b(?:helo|ehlo)\b/i,
+    category: 'policy-rejection',
+    reason: SENDER_REFUSED,
+  },
+  { match: /gr[ae]y[ -]?list/i, category: 'greylisting' },
+  // The address is dead: the domain does not exist or has a null MX (RFC 7505), or the mailbox
+  // does not exist or is disabled.
+  {
+    match:
+      /domain (?:name )?(?:does not|doesn't|did not) exist|no such domain|non-?existent domain|(?:host|domain)(?: name)? (?:not found|unknown)|unknown (?:host|domain)|nxdomain|null mx|domain (?:does not|doesn't) accept (?:e-?)?mail/i,
+    category: 'dns-mx-failure',
+    dead: true,
+    reason: DOMAIN_DEAD,
+  },
+  {
+    match:
+      /user unknown|unknown (?:user|recipient|mailbox|local[- ]?part|e-?mail address)|no such (?:user|mailbox|recipient|address|account|person|local user)|recipient ?not ?found|(?:user|mailbox|account) (?:not found|is unknown)|invalid (?:recipient|mailbox|user)|not a valid (?:user|mailbox|recipient)|no mailbox here/i,
+    category: 'invalid-recipient',
+    dead: true,
+  },
+  {
+    // Gmail "The email account that you tried to reach does not exist", Yahoo "dd This user doesn't
+    // have a yahoo.com account", Outlook's directory-based edge blocking AS(201806281).
+    match:
+      /(?<!(?:your|ip|sender|sending) )\b(?:user|mailbox|recipient|address|account)\b(?:[^.;]|\.(?=\w)){0,40}(?:does not|doesn't|did not|no longer) exists?|doesn't have an? [\w.-]+ account|\bdd this user|AS\(201806281\)/i,
+    category: 'invalid-recipient',
+    dead: true,
+  },
+  {
+    match:
+      /(?<!(?:your|ip|sender|sending) )\b(?:user|mailbox|account|recipient)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is|has been|was) (?:disabled|deactivated|inactive|closed|terminated|deleted|removed)|mailbox (?:disabled|inactive)/i,
+    category: 'invalid-recipient',
+    dead: true,
+    reason: MAILBOX_DISABLED,
+  },
+  {
+    match:
+      /unable to route|unroutable|no (?:mx|mail hosts?)\b|mx (?:lookup|record)|dns (?:error|failure|lookup|problem)|name (?:service|server) error|could not resolve|unresolvable/i,
+    category: 'dns-mx-failure',
+  },
+  {
+    match:
+      /(?:mailbox|inbox|mail ?box|mail folder|user|recipient|account) (?:is )?(?:full|over ?quota)|over ?quota|(?<!sending )quota (?:exceeded|full)|exceed(?:s|ed)? (?:(?:the|its|his|her|their|storage|mailbox|disk) )*(?:quota|storage)|out of (?:storage|space|disk)|insufficient (?:mailbox )?(?:storage|space)|storage allocation|mailbox size limit/i,
+    category: 'mailbox-full',
+  },
+  {
+    match:
+      /too (?:big|large)|(?:message|mail|size)(?:[^.;]|\.(?=\w)){0,20}exceeds|exceeds(?:[^.;]|\.(?=\w)){0,30}(?:size|length)|size limit|maximum (?:message )?size|message length/i,
+    category: 'message-too-large',
+  },
+  {
+    match:
+      /\bspam|junk|virus|malware|infected|phish|unsolicited|suspicious|\bcontent\b(?!-)|bulk (?:e-?)?mail|\buce\b|security issue|(?:attachment|file)(?:[^.;]|\.(?=\w)){0,20}(?:not allowed|blocked|prohibited|banned)/i,
+    category: 'content-spam-block',
+  },
+  {
+    match:
+      /rate[- ]?limit|too many (?:concurrent |simultaneous |parallel |smtp )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)|rate that prevents|throttl|server busy|\(AS8\d\d\)|sending (?:rate|limit|quota)|too fast|slow down|mail flood|exceeded(?:[^.;]|\.(?=\w)){0,30}(?:rate|limit)/i,
+    category: 'rate-limited',
+  },
+  {
+    match: /relay(?:ing)?\b(?:[^.;]|\.(?=\w)){0,20}(?:denied|not (?:permitted|allowed))|allowed rcpthosts/i,
+    category: 'policy-rejection',
+    reason: "the recipient's server does not accept mail for this domain from us (relay denied)",
+  },
+  {
+    match:
+      /\bpolic(?:y|ies)\b|prohibit|not (?:permitted|allowed|authori[sz]ed)|access denied|\bdenied\b|\brefused\b|\bblocked\b|\bforbidden\b|\brestricted\b/i,
+    category: 'policy-rejection',
+  },
+  // RFC 5321's stock 550 text and Exim's verdict when no router takes the address: weaker
+  // evidence than the phrases above, so they only count when nothing more specific matched.
+  {
+    match: /mailbox unavailable|unrouteable address|mailbox (?:name )?not allowed/i,
+    category: 'invalid-recipient',
+    dead: true,
+    reason: "the recipient's server says the mailbox is unavailable",
+  },
+  {
+    match:
+      /temporar(?:y|ily) (?:local |system |server )?(?:problem|error|failure)|local (?:problem|error)|(?:server|system|configuration) (?:error|problem|failure)|internal (?:resource|error|server)|resources? (?:are |is )?temporarily unavailable|insufficient system|system storage/i,
+    category: 'connection-error',
+  },
+  {
+    match:
+      /service (?:is )?(?:temporarily )?(?:not available|unavailable)|closing (?:transmission )?(?:channel|connection)|connection (?:timed out|refused|reset|closed|lost|dropped)|lost (?:incoming )?connection|no route to host|timed out|timeout/i,
+    category: 'connection-error',
+  },
+  // Generic "come back later" wording: greylisting unless something above said why.
+  {
+    match:
+      /try (?:again )?later|please (?:retry|try again)|retry (?:again )?later|come back later|temporarily (?:deferred|rejected)/i,
+    category: 'greylisting',
+  },
+];
+
+const SENDER: Rule = { category: 'policy-rejection', reason: SENDER_REFUSED };
+const AUTH: Rule = { category: 'auth-failure' };
+
+/** By enhanced code "subject.detail" (RFC 3463, 3886, 4954, 7372, 7505), else by "subject". */
+export const ENHANCED_RULES: Readonly<Record<string, Rule>> = {
+  '1.1': { category: 'invalid-recipient', dead: true }, // bad destination mailbox address
+  '1.2': { category: 'dns-mx-failure', dead: true, reason: DOMAIN_DEAD }, // bad destination system
+  '1.3': { category: 'invalid-recipient', dead: true }, // bad destination mailbox address syntax
+  '1.6': { category: 'invalid-recipient', dead: true }, // moved, no forwarding address
+  '1.7': SENDER, // bad sender's mailbox address syntax
+  '1.8': SENDER, // bad sender's system address
+  '1.10': { category: 'dns-mx-failure', dead: true, reason: DOMAIN_DEAD }, // null MX (RFC 7505)
+  '2.1': { category: 'invalid-recipient', dead: true, reason: MAILBOX_DISABLED },
+  '2.2': { category: 'mailbox-full' },
+  '2.3': { category: 'message-too-large' }, // message length exceeds administrative limit
+  '3.1': { category: 'connection-error' }, // mail system full
+  '3.2': { category: 'connection-error' }, // system not accepting network messages
+  '3.4': { category: 'message-too-large' },
+  '4': { category: 'dns-mx-failure' }, // network and routing status
+  '4.1': { category: 'connection-error' }, // no answer from host
+  '4.2': { category: 'connection-error' }, // bad connection
+  '4.5': { category: 'rate-limited' }, // mail system congestion
+  '5.3': { category: 'rate-limited' }, // too many recipients
+  '7': { category: 'policy-rejection' }, // security or policy status
+  '7.8': AUTH,
+  '7.9': AUTH,
+  '7.10': AUTH,
+  '7.11': AUTH,
+  '7.20': AUTH,
+  '7.21': AUTH,
+  '7.22': AUTH,
+  '7.23': AUTH,
+  '7.24': AUTH,
+  '7.25': AUTH,
+  '7.26': AUTH,
+  '7.27': SENDER, // sender address has null MX
+  '7.28': { category: 'rate-limited' }, // mail flood detected
+  '7.29': AUTH,
+};
+
+/** By basic code, when neither text nor enhanced code says anything. Others are 'unknown'. */
+export const BASIC_CODE_RULES: Readonly<Record<number, Rule>> = {
+  421: { category: 'connection-error' }, // service not available, closing transmission channel
+  530: AUTH, // authentication required (RFC 4954)
+  535: AUTH, // authentication credentials invalid
+  552: { category: 'mailbox-full' }, // exceeded storage allocation
+};
+
+export const REASONS: Readonly<Record<BounceCategory, string>> = {
+  'invalid-recipient': "the recipient's server says the mailbox does not exist",
+  'mailbox-full': "the recipient's mailbox is full",
+  'message-too-large': "the message is larger than the recipient's server accepts",
+  'content-spam-block': "the recipient's server refused the content of the message as spam or unsafe",
+  'policy-rejection': "the recipient's server refused the message for a policy reason",
+  'reputation-blocklist': "the recipient's server blocked our sending IP or domain for its reputation",
+  greylisting: "the recipient's server asked us to try again later (greylisting)",
+  'dns-mx-failure': "the recipient's domain could not be routed to a mail server",
+  'connection-error': "the recipient's server was unavailable",
+  'rate-limited': "the recipient's server is limiting how fast we send",
+  'auth-failure':
+    "the message or our server failed the recipient's authentication checks (SPF, DKIM, DMARC, TLS or reverse DNS)",
+  unknown: "the recipient's server gave no clear reason",
+};
+
+export const FAILURE_RULES: Readonly<
+  Record<FailureKind, { outcome: 'hard' | 'retry'; category: BounceCategory; reason: string }>
+> = {
+  'dns-nxdomain': { outcome: 'hard', category: 'dns-mx-failure', reason: "the recipient's domain does not exist" },
+  'dns-null-mx': {
+    outcome: 'hard',
+    category: 'dns-mx-failure',
+    reason: "the recipient's domain publishes a null MX: it accepts no mail",
+  },
+  'dns-no-address': {
+    outcome: 'retry',
+    category: 'dns-mx-failure',
+    reason: "the recipient's mail servers have no IP address",
+  },
+  'dns-temporary': {
+    outcome: 'retry',
+    category: 'dns-mx-failure',
+    reason: "the DNS lookup of the recipient's domain failed for now",
+  },
+  connect: { outcome: 'retry', category: 'connection-error', reason: "we could not connect to the recipient's server" },
+  timeout: { outcome: 'retry', category: 'connection-error', reason: "the recipient's server did not answer in time" },
+  tls: {
+    outcome: 'retry',
+    category: 'connection-error',
+    reason: "the TLS handshake with the recipient's server failed",
+  },
+  protocol: {
+    outcome: 'retry',
+    category: 'connection-error',
+    reason: "the recipient's server broke the SMTP protocol",
+  },
+  disconnected: {
+    outcome: 'retry',
+    category: 'connection-error',
+    reason: "the recipient's server closed the connection",
+  },
+};

@@ -1,0 +1,172 @@
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import type { Clock, Timer } from '../lib/clock.ts';
+import type { Logger } from '../lib/logger.ts';
+import { sleep } from '../lib/sleep.ts';
+import { classify, decide, describeAttempt, type RetryPolicy } from './outcome.ts';
+import type { DeliveryJob, DkimKey, JobResult, WorkerSettings } from './job.ts';
+import type { DeliveryRepo, DueRow, RecipientOutcome } from './repo.ts';
+import { createThrottle, type ThrottleOptions } from './throttle.ts';
+import { buildJob } from './build-job.ts';
+
+export interface SigningKeys {
+  getSigningKey(domain: string): Promise<DkimKey | undefined>;
+}
+
+export interface EngineOptions {
+  worker: WorkerSettings;
+  threads: number;
+  /** Transactions in flight per worker thread (they mostly wait on the network). */
+  perThread: number;
+  leaseMs: number;
+  tickMs: number;
+  policy: RetryPolicy;
+  throttle: ThrottleOptions;
+}
+
+export interface EngineDeps {
+  repo: DeliveryRepo;
+  clock: Clock;
+  logger: Logger;
+  keys: SigningKeys;
+}
+
+interface Group {
+  seq: number;
+  domain: string;
+  rows: DueRow[];
+}
+
+function workerFile(): string {
+  return fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url));
+}
+
+function groupRows(rows: DueRow[]): Group[] {
+  const groups = new Map<string, Group>();
+  for (const r of rows) {
+    const k = `${r.email_seq}|${r.domain}`;
+    const g = groups.get(k) ?? { seq: r.email_seq, domain: r.domain, rows: [] };
+    g.rows.push(r);
+    groups.set(k, g);
+  }
+  return [...groups.values()];
+}
+
+/**
+ * The delivery scheduler: claims due recipients with a lease, hands one job
+ * per (email, destination) to the worker pool, and records the results; the
+ * main thread stays the single writer (architecture rule 6).
+ */
+export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
+  const { repo, clock, logger } = deps;
+  const throttle = createThrottle(opts.throttle);
+  const capacity = opts.threads * opts.perThread;
+  const inflight = new Map<number, number[]>();
+  let pool: Piscina | undefined;
+  let timer: Timer | undefined;
+  let ticking = false;
+  let again = false;
+  let stopping = false;
+
+  async function tick(): Promise<void> {
+    if (ticking) return void (again = true);
+    ticking = true;
+    try {
+      do {
+        again = false;
+        await claimAndDispatch();
+      } while (again && !stopping);
+    } catch (e) {
+      logger.error({ err: e }, 'delivery tick failed');
+    } finally {
+      ticking = false;
+    }
+  }
+
+  async function claimAndDispatch(): Promise<void> {
+    const free = capacity - inflight.size;
+    if (free <= 0 || stopping) return;
+    const now = clock.now();
+    const rows = await repo.findDue(now, free * 8);
+    const groups = groupRows(rows).filter((g) => throttle.canStart(g.domain, now)).slice(0, free);
+    if (!groups.length) return;
+    const jobs = await Promise.all(groups.map((g) => buildJob(repo.findEmail(g.seq), g, deps.keys, opts.worker.hostname)));
+    const stamp = new Map(jobs.map((j) => [j.seq, { message_id: j.job.message_id, dkim: j.job.dkim && { d: j.job.dkim.domain, s: j.job.dkim.selector } }]));
+    const claimed = new Set((await repo.claim(groups.flatMap((g) => g.rows), now, opts.leaseMs, stamp)).map((r) => r.id));
+    for (const j of jobs) {
+      const rows = j.group.rows.filter((r) => claimed.has(r.id));
+      if (rows.length) dispatch(j, rows);
+    }
+    if (rows.length >= free * 8 || groups.length === free) again = true;
+  }
+
+  function dispatch(j: Awaited<ReturnType<typeof buildJob>>, rows: DueRow[]): void {
+    const job: DeliveryJob = { ...j.job, recipients: rows.map((r) => r.address) };
+    const key = rows[0]!.id;
+    inflight.set(key, rows.map((r) => r.id));
+    throttle.started(j.group.domain);
+    const run: Promise<JobResult> = j.failure
+      ? Promise.resolve({ email_id: job.email_id, destination: job.destination, connection: null, dkim_signed: false, results: [], internal_error: j.failure })
+      : (pool ??= startPool()).run(job);
+    run
+      .then((result) => record(j.seq, j.projectId, j.createdAt, rows, result))
+      .catch((e: unknown) => logger.error({ err: e, email_id: job.email_id }, 'delivery attempt failed'))
+      .finally(() => {
+        inflight.delete(key);
+        throttle.finished(j.group.domain);
+        if (!stopping) void tick();
+      });
+  }
+
+  async function record(seq: number, projectId: string, createdAt: number, rows: DueRow[], result: JobResult): Promise<void> {
+    const now = clock.now();
+    const outcomes: RecipientOutcome[] = rows.map((row) => {
+      const attempts = row.attempts + 1;
+      if (result.internal_error) {
+        return { recipient_id: row.id, address: row.address, attempts, decision: { kind: 'failed', reason: result.internal_error, reply: null }, detail: result.internal_error };
+      }
+      const r = result.results.find((x) => x.recipient === row.address) ?? { recipient: row.address, stage: 'connect' as const, reply: null, failure: { kind: 'protocol' as const, message: 'no result for this recipient' } };
+      return { recipient_id: row.id, address: row.address, attempts, decision: decide(r, attempts, createdAt, now, opts.policy), detail: describeAttempt(r, result.connection) };
+    });
+    adapt(rows[0]!.domain, result, now);
+    await repo.record(seq, projectId, result.email_id, result.connection, outcomes, now);
+  }
+
+  /** 421 or 4.7.x "slow down" cuts the destination's rate; deliveries win it back. */
+  function adapt(domain: string, result: JobResult, now: number): void {
+    const slow = result.results.some((r) => r.reply && (r.reply.code === 421 || classify(r).category === 'rate-limited'));
+    if (slow) throttle.slowDown(domain, now);
+    else if (result.results.some((r) => r.reply && r.reply.code < 300)) throttle.succeeded(domain);
+  }
+
+  function startPool(): Piscina {
+    return new Piscina({ filename: workerFile(), workerData: opts.worker, maxThreads: opts.threads, minThreads: 1, concurrentTasksPerWorker: opts.perThread, idleTimeout: 60_000 });
+  }
+
+  return {
+    throttle,
+    /** Voids leases of a dead process and starts claiming. */
+    async start(): Promise<void> {
+      const released = await repo.releaseStaleLeases();
+      if (released) logger.warn({ recipients: released }, 'returned deliveries leased by a stopped process to the queue');
+      timer = clock.setInterval(() => void tick(), opts.tickMs);
+      void tick();
+    },
+    /** Claims now (after an accepted LIVE email, or in tests after moving the clock). */
+    poke: () => tick(),
+    /** In-flight transactions, for tests and metrics. */
+    inflightCount: () => inflight.size,
+    /** Stops claiming, lets work in flight finish until the deadline, returns the rest to the queue. */
+    async stop(deadlineMs = 10_000): Promise<void> {
+      stopping = true;
+      timer?.cancel();
+      const until = performance.now() + deadlineMs;
+      while (inflight.size && performance.now() < until) await sleep(20);
+      const left = [...inflight.values()].flat();
+      if (left.length) await repo.release(left);
+      await pool?.destroy();
+    },
+  };
+}
+
+export type DeliveryEngine = ReturnType<typeof createDeliveryEngine>;

@@ -1,0 +1,131 @@
+import type { Db } from '../store/db.ts';
+import type { Committer } from '../store/committer.ts';
+import { iso } from '../lib/clock.ts';
+import { newId } from '../lib/ids.ts';
+import type { ConnectionInfo } from './job.ts';
+import type { Decision } from './outcome.ts';
+import { summarize, type RecipientState } from './status.ts';
+
+export interface DueRow {
+  id: number;
+  email_seq: number;
+  address: string;
+  domain: string;
+  attempts: number;
+}
+
+export interface ClaimedEmail {
+  seq: number;
+  row: Record<string, unknown> & { id: string; from_email: string; created_at: string };
+  attachments: { filename: string; content_type: string; content: Buffer }[];
+}
+
+export interface RecipientOutcome {
+  recipient_id: number;
+  address: string;
+  attempts: number;
+  decision: Decision;
+  detail: string;
+}
+
+/** SQL of the delivery queue: claim due recipients with a lease, record results, explain. */
+export function createDeliveryRepo(db: Db, tx: Committer, deps: { suppress: (projectId: string, address: string, emailId: string, at: string) => void }) {
+  const due = db.prepare<{ now: string; limit: number }, DueRow>(
+    `SELECT id, email_seq, address, domain, attempts FROM recipients
+     WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
+     ORDER BY next_attempt_at, email_seq LIMIT @limit`,
+  );
+  const lease = db.prepare(
+    `UPDATE recipients SET lease_until = @lease, status = 'SENDING', attempts = attempts + 1, last_attempt_at = @now, updated_at = @now
+     WHERE id = @id AND (lease_until IS NULL OR lease_until <= @now)`,
+  );
+  const email = db.prepare<[number], ClaimedEmail['row']>('SELECT * FROM emails WHERE seq = ?');
+  const attachments = db.prepare<[number], ClaimedEmail['attachments'][number]>(
+    'SELECT filename, content_type, content FROM attachments WHERE email_seq = ? ORDER BY position',
+  );
+  const event = db.prepare('INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES (?, ?, ?, ?, ?)');
+  const toSending = db.prepare(
+    `UPDATE emails SET status = 'SENDING', message_id = coalesce(message_id, @message_id), dkim_d = @dkim_d,
+       dkim_selector = @dkim_selector, dkim_signing_status = @dkim_status
+     WHERE seq = @seq AND status IN ('QUEUED', 'SENDING')`,
+  );
+  const recipientsOf = db.prepare<[number], RecipientState>(
+    'SELECT status, bounce_type, bounce_category, smtp_code, smtp_enhanced, smtp_text, sent_at, delivered_at, updated_at FROM recipients WHERE email_seq = ? ORDER BY id',
+  );
+  const setRecipient = db.prepare(
+    `UPDATE recipients SET status = @status, next_attempt_at = @next, lease_until = NULL, last_error = @detail,
+       smtp_code = @code, smtp_enhanced = @enhanced, smtp_text = @text, mx_host = @mx_host, bounce_type = @bounce_type,
+       bounce_category = @category, sent_at = coalesce(sent_at, @sent_at), delivered_at = @delivered_at, updated_at = @now
+     WHERE id = @id`,
+  );
+  const setEmail = db.prepare(
+    `UPDATE emails SET status = @status, sent_at = @sent_at, delivered_at = @delivered_at, failed_at = @failed_at,
+       bounce_type = @bounce_type, bounce_category = @bounce_category, final_smtp_code = @final_smtp_code,
+       final_smtp_enhanced = @final_smtp_enhanced, final_smtp_text = @final_smtp_text WHERE seq = @seq`,
+  );
+  const release = db.prepare(
+    `UPDATE recipients SET lease_until = NULL, status = 'QUEUED', attempts = max(attempts - 1, 0) WHERE id = ? AND status = 'SENDING'`,
+  );
+  const releaseAll = db.prepare(`UPDATE recipients SET lease_until = NULL WHERE lease_until IS NOT NULL`);
+  const addEvent = (seq: number, type: string, data: object, at: string) => event.run(newId(Date.parse(at)), seq, type, JSON.stringify(data), at);
+
+  function refreshEmail(seq: number, now: string): void {
+    const s = summarize(recipientsOf.all(seq), now);
+    if (s) setEmail.run({ seq, ...s });
+  }
+
+  return {
+    /** Due recipient rows (not leased), oldest first. */
+    findDue: (now: number, limit: number) => Promise.resolve(due.all({ now: iso(now), limit })),
+    findEmail: (seq: number): ClaimedEmail => ({ seq, row: email.get(seq)!, attachments: attachments.all(seq) }),
+
+    /** Leases rows for one attempt and writes their `sending` events; returns the rows it got. */
+    claim: (rows: DueRow[], now: number, leaseMs: number, stamp: Map<number, { message_id: string; dkim: { d: string; s: string } | null }>) =>
+      tx.write(() => {
+        const at = iso(now);
+        const got = rows.filter((r) => lease.run({ id: r.id, now: at, lease: iso(now + leaseMs) }).changes > 0);
+        for (const r of got) addEvent(r.email_seq, 'sending', { recipient: r.address, attempt: r.attempts + 1 }, at);
+        for (const [seq, st] of stamp) {
+          toSending.run({ seq, message_id: st.message_id, dkim_d: st.dkim?.d ?? null, dkim_selector: st.dkim?.s ?? null, dkim_status: st.dkim ? 'expected' : 'not_signed' });
+        }
+        return got;
+      }),
+
+    /** Records the outcomes of one transaction: rows, events, suppressions and the email's status, atomically. */
+    record: (seq: number, projectId: string, emailId: string, conn: ConnectionInfo | null, outcomes: RecipientOutcome[], now: number) =>
+      tx.write(() => {
+        const at = iso(now);
+        for (const o of outcomes) applyOutcome(seq, projectId, emailId, conn, o, at);
+        refreshEmail(seq, at);
+      }),
+
+    /** Puts leased rows back in the queue untouched (shutdown). */
+    release: (ids: number[]) => tx.write(() => ids.forEach((id) => release.run(id))),
+    /** Single node: leases left by a process that died are void at start. */
+    releaseStaleLeases: () => tx.write(() => releaseAll.run().changes),
+  };
+
+  function applyOutcome(seq: number, projectId: string, emailId: string, conn: ConnectionInfo | null, o: RecipientOutcome, at: string): void {
+    const d = o.decision;
+    const reply = d.reply;
+    const smtp = { code: reply?.code ?? null, enhanced: reply?.enhanced ?? null, text: reply?.text ?? null };
+    const base = { id: o.recipient_id, now: at, detail: o.detail, mx_host: conn?.mx_host ?? null, ...smtp };
+    if (conn) addEvent(seq, 'smtp_connected', { recipient: o.address, ...conn }, at);
+    if (d.kind === 'delivered') {
+      setRecipient.run({ ...base, status: 'DELIVERED', next: null, bounce_type: null, category: null, sent_at: at, delivered_at: at });
+      addEvent(seq, 'sent', { recipient: o.address, mx_host: conn?.mx_host ?? null }, at);
+      addEvent(seq, 'delivered', { recipient: o.address, smtp_code: smtp.code, smtp_enhanced: smtp.enhanced, smtp_text: smtp.text, mx_host: conn?.mx_host ?? null }, at);
+    } else if (d.kind === 'bounced') {
+      setRecipient.run({ ...base, status: 'BOUNCED', next: null, bounce_type: d.bounce_type, category: d.category, sent_at: null, delivered_at: null });
+      addEvent(seq, 'bounced', { recipient: o.address, bounce_type: d.bounce_type, bounce_category: d.category, smtp_code: smtp.code, smtp_enhanced: smtp.enhanced, smtp_text: smtp.text, reason: d.reason }, at);
+      if (d.suppress) deps.suppress(projectId, o.address.toLowerCase(), emailId, at);
+    } else if (d.kind === 'failed') {
+      setRecipient.run({ ...base, status: 'FAILED', next: null, bounce_type: null, category: null, sent_at: null, delivered_at: null });
+      addEvent(seq, 'failed', { recipient: o.address, reason: d.reason }, at);
+    } else {
+      setRecipient.run({ ...base, status: 'QUEUED', next: iso(d.at), bounce_type: null, category: d.category, sent_at: null, delivered_at: null });
+    }
+  }
+}
+
+export type DeliveryRepo = ReturnType<typeof createDeliveryRepo>;

@@ -1,0 +1,100 @@
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { ioTimeout, type Timer } from '../lib/clock.ts';
+
+export interface ConnectTarget {
+  host: string;
+  ip: string;
+  port: number;
+  /** Implicit TLS (smtps relay). */
+  secure: boolean;
+  auth: { user: string; pass: string } | null;
+}
+
+export interface PoolSettings {
+  hostname: string;
+  tlsInsecure: boolean;
+  connectTimeoutMs: number;
+  socketTimeoutMs: number;
+  idleMs: number;
+}
+
+export interface Session {
+  conn: SMTPConnection;
+  tls: boolean;
+  tlsVersion: string | null;
+}
+
+const keyOf = (t: ConnectTarget) => `${t.ip}|${t.port}|${t.host}`;
+
+function open(t: ConnectTarget, s: PoolSettings): Promise<Session> {
+  const conn = new SMTPConnection({
+    host: t.ip,
+    port: t.port,
+    secure: t.secure,
+    name: s.hostname,
+    servername: t.host,
+    connectionTimeout: s.connectTimeoutMs,
+    greetingTimeout: s.connectTimeoutMs,
+    socketTimeout: s.socketTimeoutMs,
+    tls: { rejectUnauthorized: !s.tlsInsecure, servername: t.host },
+  });
+  return new Promise((resolve, reject) => {
+    conn.once('error', reject);
+    conn.connect(() => {
+      const finish = () => {
+        conn.removeListener('error', reject);
+        // A pooled connection that fails later is simply dropped; errors surface through send().
+        conn.on('error', () => {});
+        const socket = (conn as unknown as { _socket?: { getProtocol?: () => string | null } })._socket;
+        resolve({ conn, tls: conn.secure, tlsVersion: conn.secure ? (socket?.getProtocol?.() ?? null) : null });
+      };
+      if (!t.auth) return finish();
+      conn.login(t.auth, (err) => (err ? reject(err) : finish()));
+    });
+  });
+}
+
+/**
+ * Pooled SMTP sessions per (address, port, host), reused across messages with
+ * RSET and closed after `idleMs` unused, so a destination is not re-dialled for
+ * every message.
+ */
+export function createSmtpPool(settings: PoolSettings) {
+  const idle = new Map<string, { session: Session; timer: Timer }[]>();
+
+  function take(key: string): Session | undefined {
+    const list = idle.get(key);
+    while (list?.length) {
+      const { session, timer } = list.pop()!;
+      timer.cancel();
+      if (!(session.conn as unknown as { _destroyed?: boolean })._destroyed) return session;
+    }
+    return undefined;
+  }
+
+  return {
+    /** An idle session to `t`, or a new one. */
+    async acquire(t: ConnectTarget): Promise<Session> {
+      return take(keyOf(t)) ?? open(t, settings);
+    },
+    /** Returns a healthy session for reuse after RSET; a broken one is closed. */
+    release(t: ConnectTarget, session: Session, healthy: boolean): void {
+      if (!healthy) return session.conn.close();
+      session.conn.reset((err) => {
+        if (err) return session.conn.close();
+        const key = keyOf(t);
+        const timer = ioTimeout(() => {
+          idle.set(key, (idle.get(key) ?? []).filter((e) => e.session !== session));
+          session.conn.quit();
+        }, settings.idleMs);
+        idle.set(key, [...(idle.get(key) ?? []), { session, timer }]);
+      });
+    },
+    closeAll(): void {
+      for (const list of idle.values()) for (const { session, timer } of list) (timer.cancel(), session.conn.quit());
+      idle.clear();
+    },
+  };
+}
+
+export type SmtpPool = ReturnType<typeof createSmtpPool>;

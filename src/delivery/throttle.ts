@@ -1,0 +1,67 @@
+/**
+ * Per-destination concurrency with an adaptive slow-down: a destination that
+ * answers 421 or 4.7.x "too many connections / try later" gets half the
+ * concurrency and a pause that grows while it keeps refusing; each run of
+ * successes wins one slot back. Other destinations are untouched.
+ */
+export interface ThrottleOptions {
+  maxConcurrency: number;
+  basePauseMs: number;
+  maxPauseMs: number;
+  /** Successes in a row that win back one slot. */
+  recoverAfter: number;
+}
+
+interface State {
+  limit: number;
+  inflight: number;
+  pausedUntil: number;
+  strikes: number;
+  streak: number;
+}
+
+export function createThrottle(opts: ThrottleOptions) {
+  const states = new Map<string, State>();
+  const get = (d: string) => {
+    let s = states.get(d);
+    if (!s) states.set(d, (s = { limit: opts.maxConcurrency, inflight: 0, pausedUntil: 0, strikes: 0, streak: 0 }));
+    return s;
+  };
+  return {
+    canStart: (d: string, now: number) => {
+      const s = get(d);
+      return s.inflight < s.limit && now >= s.pausedUntil;
+    },
+    started: (d: string) => void get(d).inflight++,
+    finished: (d: string) => void (get(d).inflight = Math.max(0, get(d).inflight - 1)),
+    /** The destination asked us to slow down. */
+    slowDown(d: string, now: number): void {
+      const s = get(d);
+      s.strikes++;
+      s.streak = 0;
+      s.limit = Math.max(1, Math.floor(s.limit / 2));
+      s.pausedUntil = now + Math.min(opts.maxPauseMs, opts.basePauseMs * 2 ** (s.strikes - 1));
+    },
+    /** A success: after enough in a row, one more slot. */
+    succeeded(d: string): void {
+      const s = get(d);
+      if (++s.streak < opts.recoverAfter) return;
+      s.streak = 0;
+      s.strikes = Math.max(0, s.strikes - 1);
+      s.limit = Math.min(opts.maxConcurrency, s.limit + 1);
+    },
+    /** How the destination is treated now (for `svc emails show`). */
+    describe(d: string, now: number): { throttled: boolean; concurrency: number; paused_until: string | null } {
+      const s = states.get(d);
+      if (!s) return { throttled: false, concurrency: opts.maxConcurrency, paused_until: null };
+      const paused = now < s.pausedUntil;
+      return {
+        throttled: paused || s.limit < opts.maxConcurrency,
+        concurrency: s.limit,
+        paused_until: paused ? new Date(s.pausedUntil).toISOString() : null,
+      };
+    },
+  };
+}
+
+export type Throttle = ReturnType<typeof createThrottle>;

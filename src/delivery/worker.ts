@@ -1,0 +1,21 @@
+// Piscina worker: delivers jobs with its own DNS resolver and SMTP session pool.
+// It receives plain data and returns plain results; it never opens the database.
+import { workerData } from 'node:worker_threads';
+import { createResolver } from './mx.ts';
+import { createSmtpPool } from './smtp-pool.ts';
+import { transmit } from './transmit.ts';
+import type { DeliveryJob, JobResult, WorkerSettings } from './job.ts';
+
+const settings = workerData as WorkerSettings;
+const resolver = createResolver(settings.dnsServers);
+const pool = createSmtpPool({
+  hostname: settings.hostname,
+  tlsInsecure: settings.tlsInsecure,
+  connectTimeoutMs: settings.connectTimeoutMs,
+  socketTimeoutMs: settings.socketTimeoutMs,
+  idleMs: 30_000,
+});
+
+export default function deliver(job: DeliveryJob): Promise<JobResult> {
+  return transmit(job, { settings, resolver, pool });
+}

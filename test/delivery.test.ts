@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsPeer, type DnsPeer } from './peers/dns.ts';
+import { startMxPeer, type MxPeer } from './peers/mx.ts';
+import { count, createTestEnv, type TestEnv } from './harness.ts';
+import { addSigningDomain, settle, verifyDkim, SELECTOR } from './delivery-helpers.ts';
+
+let dns: DnsPeer;
+let mx: MxPeer;
+let env: TestEnv;
+let key: string;
+
+beforeAll(async () => {
+  dns = await startDnsPeer();
+  mx = await startMxPeer();
+  dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
+  dns.set('mx.dest.test', { A: ['127.0.0.1'] });
+  dns.set('nullmx.test', { MX: [{ exchange: '', priority: 0 }] });
+  dns.set('servfail.test', { rcode: 'SERVFAIL' });
+  env = await createTestEnv({
+    dnsServers: dns.server,
+    mxPort: String(mx.port),
+    hostname: 'mta.svc.test',
+    deliveryRetrySchedule: '1m,5m',
+    deliveryMaxAge: '1h',
+    workers: '1',
+  });
+  addSigningDomain(env, dns, 'sender.test');
+  key = await env.key({ env: 'LIVE' });
+  await env.app.delivery().start();
+});
+
+afterAll(async () => {
+  await env.close();
+  await mx.close();
+  await dns.close();
+});
+
+async function send(to: string[], extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await env.server.inject({
+    method: 'POST',
+    url: '/v1/emails',
+    headers: { authorization: `Bearer ${key}` },
+    payload: { from: 'news@sender.test', to, subject: 'Hello', text: 'Hi there', html: '<p>Hi there</p>', ...extra },
+  });
+  expect(res.statusCode).toBe(202);
+  return res.json().data.id as string;
+}
+
+const email = (id: string) => env.app.db.prepare('SELECT * FROM emails WHERE id = ?').get(id) as Record<string, any>;
+const recipients = (id: string) =>
+  env.app.db.prepare('SELECT r.* FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE e.id = ? ORDER BY r.id').all(id) as Record<string, any>[];
+const events = (id: string) =>
+  (env.app.db.prepare('SELECT type, data FROM email_events ev JOIN emails e ON e.seq = ev.email_seq WHERE e.id = ? ORDER BY ev.seq').all(id) as { type: string; data: string }[]).map(
+    (e) => ({ type: e.type, ...JSON.parse(e.data) }),
+  );
+
+describe('delivery to recipients’ mail servers', () => {
+  it('delivers, DKIM-signed for the From domain, with the lifecycle events', async () => {
+    const id = await send(['ada@dest.test']);
+    await settle(env);
+    expect(email(id)).toMatchObject({ status: 'DELIVERED', final_smtp_code: 250, dkim_d: 'sender.test', dkim_selector: SELECTOR, dkim_signing_status: 'expected' });
+    expect(email(id).delivered_at).toBeTruthy();
+    expect(events(id).map((e) => e.type)).toEqual(['queued', 'sending', 'smtp_connected', 'sent', 'delivered']);
+    expect(events(id)[2]).toMatchObject({ recipient: 'ada@dest.test', mx_host: 'mx.dest.test', ip: '127.0.0.1', tls: false });
+    const msg = mx.received.find((m) => m.to.includes('ada@dest.test'))!;
+    expect(msg.from).toBe(`bounces+${id}@bounces.sender.test`);
+    expect(await verifyDkim(msg.raw, dns)).toEqual({ status: 'pass', domain: 'sender.test', selector: SELECTOR });
+    expect(msg.raw.toString()).toContain(`Message-ID: <${id}@mta.svc.test>`);
+  });
+
+  it('sends one transaction per destination with several RCPT TO, and bcc stays out of the headers', async () => {
+    const before = mx.received.length;
+    const id = await send(['a1@dest.test'], { cc: ['a2@dest.test'], bcc: ['a3@dest.test'] });
+    await settle(env);
+    expect(email(id).status).toBe('DELIVERED');
+    const got = mx.received.slice(before);
+    expect(got).toHaveLength(1);
+    expect(got[0]!.to.sort()).toEqual(['a1@dest.test', 'a2@dest.test', 'a3@dest.test']);
+    expect(got[0]!.raw.toString()).not.toMatch(/a3@dest\.test/);
+  });
+
+  it('bounces a dead address hard and suppresses it', async () => {
+    mx.behaviour.set('gone@dest.test', { rcpt: [550, '5.1.1 <gone@dest.test>: Recipient address rejected: User unknown'] });
+    const id = await send(['gone@dest.test']);
+    await settle(env);
+    expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard', bounce_category: 'invalid-recipient', final_smtp_code: 550, final_smtp_enhanced: '5.1.1' });
+    expect(events(id).at(-1)).toMatchObject({ type: 'bounced', recipient: 'gone@dest.test', bounce_type: 'hard', smtp_code: 550 });
+    expect(count(env, 'suppressions', "email = 'gone@dest.test' AND reason = 'HARD_BOUNCE'")).toBe(1);
+  });
+
+  it('does not suppress for a block of our sending IP', async () => {
+    mx.behaviour.set('blocked@dest.test', { rcpt: [554, '5.7.1 Service unavailable; Client host [127.0.0.1] blocked using zen.spamhaus.org'] });
+    const id = await send(['blocked@dest.test']);
+    await settle(env);
+    expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'soft', bounce_category: 'reputation-blocklist' });
+    expect(count(env, 'suppressions', "email = 'blocked@dest.test'")).toBe(0);
+  });
+
+  it('marks the email BOUNCED when one recipient bounced and the others were delivered', async () => {
+    mx.behaviour.set('nope@dest.test', { rcpt: [550, '5.1.1 User unknown'] });
+    const id = await send(['yes@dest.test', 'nope@dest.test']);
+    await settle(env);
+    expect(recipients(id).map((r) => r.status)).toEqual(['DELIVERED', 'BOUNCED']);
+    expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard' });
+  });
+
+  it('retries a greylisted recipient on the schedule, driven by the clock', async () => {
+    mx.behaviour.set('grey@dest.test', { greylist: true });
+    const id = await send(['grey@dest.test']);
+    await settle(env);
+    const r = recipients(id)[0]!;
+    expect(r).toMatchObject({ status: 'QUEUED', attempts: 1, smtp_code: 451 });
+    expect(Date.parse(r.next_attempt_at) - env.clock.now()).toBe(60_000);
+    expect(email(id).status).toBe('SENDING');
+    env.clock.advance(60_000);
+    await settle(env);
+    expect(email(id).status).toBe('DELIVERED');
+    expect(recipients(id)[0]!.attempts).toBe(2);
+  });
+
+  it('retries a full mailbox until the maximum age, then bounces it soft without suppressing', async () => {
+    mx.behaviour.set('full@dest.test', { rcpt: [452, '4.2.2 The recipient’s inbox is out of storage space'] });
+    const id = await send(['full@dest.test']);
+    await settle(env);
+    expect(recipients(id)[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'mailbox-full' });
+    for (let i = 0; i < 15 && email(id).status !== 'BOUNCED'; i++) {
+      env.clock.advance(5 * 60_000);
+      await settle(env);
+    }
+    expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'soft', bounce_category: 'mailbox-full' });
+    expect(count(env, 'suppressions', "email = 'full@dest.test'")).toBe(0);
+  });
+
+  it('slows a destination down after 421, leaving others untouched', async () => {
+    mx.behaviour.set('busy@dest.test', { rcpt: [421, '4.7.0 Too many connections, try again later'] });
+    const id = await send(['busy@dest.test']);
+    await settle(env);
+    expect(recipients(id)[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'rate-limited' });
+    expect(env.app.delivery().throttle.describe('dest.test', env.clock.now())).toMatchObject({ throttled: true });
+    expect(env.app.delivery().throttle.describe('other.test', env.clock.now()).throttled).toBe(false);
+    mx.behaviour.delete('busy@dest.test');
+    env.clock.advance(10 * 60_000);
+    await settle(env);
+    expect(email(id).status).toBe('DELIVERED');
+  });
+
+  it('retries after the peer hangs up in the middle of DATA', async () => {
+    mx.behaviour.set('drop@dest.test', { disconnectInData: true });
+    const id = await send(['drop@dest.test']);
+    await settle(env);
+    expect(recipients(id)[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'connection-error' });
+    mx.behaviour.delete('drop@dest.test');
+    env.clock.advance(60_000);
+    await settle(env);
+    expect(email(id).status).toBe('DELIVERED');
+  });
+
+  it.each([
+    ['nowhere.test', 'hard', 'dns-mx-failure'],
+    ['nullmx.test', 'hard', 'dns-mx-failure'],
+  ])('bounces a recipient at %s (%s, %s)', async (domain, type, category) => {
+    const id = await send([`x@${domain}`]);
+    await settle(env);
+    expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: type, bounce_category: category });
+  });
+
+  it('retries when DNS fails temporarily (SERVFAIL)', async () => {
+    const id = await send(['x@servfail.test']);
+    await settle(env);
+    expect(recipients(id)[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'dns-mx-failure' });
+    expect(recipients(id)[0]!.last_error).toMatch(/MX lookup for servfail.test failed/);
+  });
+});

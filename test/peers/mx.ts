@@ -1,0 +1,78 @@
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  from: string;
+  to: string[];
+  raw: Buffer;
+  secure: boolean;
+}
+
+/** What the peer does with a recipient (chosen by the test, per address). */
+export type Behaviour =
+  | { rcpt: [number, string] }
+  | { data: [number, string] }
+  | { greylist: true }
+  | { disconnectInData: true };
+
+export interface MxPeer {
+  port: number;
+  received: Received[];
+  /** Per recipient address (lower-case); others are accepted. */
+  behaviour: Map<string, Behaviour>;
+  close(): Promise<void>;
+}
+
+function fail(code: number, text: string): Error {
+  return Object.assign(new Error(text), { responseCode: code });
+}
+
+/**
+ * A real SMTP server on loopback that plays a recipient's mail server:
+ * accepts, refuses at RCPT or after DATA with chosen replies, greylists once,
+ * or hangs up in the middle of DATA. With `tls` it offers STARTTLS.
+ */
+export async function startMxPeer(opts: { tls?: { key: string; cert: string } } = {}): Promise<MxPeer> {
+  const received: Received[] = [];
+  const behaviour = new Map<string, Behaviour>();
+  const greylisted = new Set<string>();
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: opts.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    ...(opts.tls ? { key: opts.tls.key, cert: opts.tls.cert } : {}),
+    logger: false,
+    onRcptTo(address, _session, cb) {
+      const b = behaviour.get(address.address.toLowerCase());
+      if (b && 'rcpt' in b) return cb(fail(b.rcpt[0], b.rcpt[1]));
+      if (b && 'greylist' in b && !greylisted.has(address.address.toLowerCase())) {
+        greylisted.add(address.address.toLowerCase());
+        return cb(fail(451, '4.7.1 Greylisted, please try again later'));
+      }
+      cb();
+    },
+    onData(stream, session: SMTPServerSession, cb) {
+      const to = session.envelope.rcptTo.map((r) => r.address.toLowerCase());
+      const chunks: Buffer[] = [];
+      const b = to.map((a) => behaviour.get(a)).find((x) => x && ('data' in x || 'disconnectInData' in x));
+      if (b && 'disconnectInData' in b) {
+        // Hang up in the middle of DATA: the sender cannot know whether the message arrived.
+        const conns = (server as unknown as { connections: Set<{ id: string; _socket: { destroy(): void } }> }).connections;
+        stream.once('data', () => [...conns].find((c) => c.id === session.id)?._socket.destroy());
+      }
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        if (b && 'data' in b) return cb(fail(b.data[0], b.data[1]));
+        const mailFrom = session.envelope.mailFrom;
+        received.push({ from: mailFrom ? mailFrom.address : '', to, raw: Buffer.concat(chunks), secure: session.secure });
+        cb();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.server.address() as AddressInfo).port,
+    received,
+    behaviour,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
