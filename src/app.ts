@@ -66,14 +66,15 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     idempotency,
   });
   const rateLimiter = createRateLimiter(clock);
+  const deliveryRepo = createDeliveryRepo(db, tx, {
+    suppress: (projectId, email, _emailId, at) => suppressionsRepo.addSync(projectId, email, 'HARD_BOUNCE', at),
+  });
   let engine: DeliveryEngine | undefined;
   // The delivery engine is made on first use: `svc serve` starts it; admin commands never do.
   const delivery = () =>
     (engine ??= createDeliveryEngine(
       {
-        repo: createDeliveryRepo(db, tx, {
-          suppress: (projectId, email, _emailId, at) => suppressionsRepo.addSync(projectId, email, 'HARD_BOUNCE', at),
-        }),
+        repo: deliveryRepo,
         clock,
         logger,
         keys: domains,
@@ -98,6 +99,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     emails,
     rateLimiter,
     delivery,
+    /** Why an email's recipients are still waiting (read-only; safe from any process). */
+    explainQueue: (emailId: string) => deliveryRepo.explain(emailId),
     /** True when the database answers a write: used by /readyz. */
     async ready(): Promise<boolean> {
       try {

@@ -2,7 +2,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import type { DnsPeer } from './peers/dns.ts';
-import { count, type TestEnv } from './harness.ts';
+import { count, createTestEnv, type TestEnv } from './harness.ts';
+import type { ConfigInput } from '../src/config/schema.ts';
 import { sleep } from '../src/lib/sleep.ts';
 
 export const SELECTOR = 'svc202603';
@@ -20,12 +21,17 @@ export function addSigningDomain(env: TestEnv, dns: DnsPeer, domain: string): vo
        VALUES (?, ?, ?, 'VERIFIED', ?, ?, ?, ?, ?)`,
     )
     .run(id, env.init.organization_id, domain, SELECTOR, pem, p, now, now);
-  env.app.db.prepare('INSERT INTO project_domains (project_id, domain_id, created_at) VALUES (?, ?, ?)').run(env.init.project_id, id, now);
+  env.app.db
+    .prepare('INSERT INTO project_domains (project_id, domain_id, created_at) VALUES (?, ?, ?)')
+    .run(env.init.project_id, id, now);
   dns.set(`${SELECTOR}._domainkey.${domain}`, { TXT: [`v=DKIM1; k=rsa; p=${p}`] });
 }
 
 /** Verifies the DKIM signature of a delivered message with an independent verifier (mailauth) against `dns`. */
-export async function verifyDkim(raw: Buffer, dns: DnsPeer): Promise<{ status: string; domain: string; selector: string }> {
+export async function verifyDkim(
+  raw: Buffer,
+  dns: DnsPeer,
+): Promise<{ status: string; domain: string; selector: string }> {
   const r = new Resolver();
   r.setServers([dns.server]);
   const result = await dkimVerify(raw, { resolver: (name: string, rr: string) => r.resolve(name, rr as 'TXT') });
@@ -48,4 +54,63 @@ export async function settle(env: TestEnv): Promise<void> {
     await sleep(25);
   }
   throw new Error('delivery did not settle within 10 s');
+}
+
+export interface DeliveryEnv {
+  env: TestEnv;
+  key: string;
+  send(to: string[], extra?: Record<string, unknown>): Promise<string>;
+  email(id: string): Record<string, any>;
+  recipients(id: string): Record<string, any>[];
+  events(id: string): Record<string, any>[];
+}
+
+/** A test env with a verified signing domain `sender.test`, a LIVE key and a started delivery engine. */
+export async function startDeliveryEnv(dns: DnsPeer, settings: Partial<ConfigInput>): Promise<DeliveryEnv> {
+  const env = await createTestEnv({
+    dnsServers: dns.server,
+    hostname: 'mta.svc.test',
+    deliveryRetrySchedule: '1m,5m',
+    deliveryMaxAge: '1h',
+    workers: '1',
+    ...settings,
+  });
+  addSigningDomain(env, dns, 'sender.test');
+  const key = await env.key({ env: 'LIVE' });
+  await env.app.delivery().start();
+  const db = env.app.db;
+  return {
+    env,
+    key,
+    async send(to, extra = {}) {
+      const res = await env.server.inject({
+        method: 'POST',
+        url: '/v1/emails',
+        headers: { authorization: `Bearer ${key}` },
+        payload: {
+          from: 'news@sender.test',
+          to,
+          subject: 'Hello',
+          text: 'Hi there',
+          html: '<p>Hi there</p>',
+          ...extra,
+        },
+      });
+      if (res.statusCode !== 202) throw new Error(`send failed: ${res.statusCode} ${res.body}`);
+      return res.json().data.id as string;
+    },
+    email: (id) => db.prepare('SELECT * FROM emails WHERE id = ?').get(id) as Record<string, any>,
+    recipients: (id) =>
+      db
+        .prepare('SELECT r.* FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE e.id = ? ORDER BY r.id')
+        .all(id) as Record<string, any>[],
+    events: (id) =>
+      (
+        db
+          .prepare(
+            'SELECT type, data FROM email_events ev JOIN emails e ON e.seq = ev.email_seq WHERE e.id = ? ORDER BY ev.seq',
+          )
+          .all(id) as { type: string; data: string }[]
+      ).map((e) => ({ type: e.type, ...JSON.parse(e.data) })),
+  };
 }

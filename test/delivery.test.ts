@@ -48,20 +48,37 @@ async function send(to: string[], extra: Record<string, unknown> = {}): Promise<
 
 const email = (id: string) => env.app.db.prepare('SELECT * FROM emails WHERE id = ?').get(id) as Record<string, any>;
 const recipients = (id: string) =>
-  env.app.db.prepare('SELECT r.* FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE e.id = ? ORDER BY r.id').all(id) as Record<string, any>[];
+  env.app.db
+    .prepare('SELECT r.* FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE e.id = ? ORDER BY r.id')
+    .all(id) as Record<string, any>[];
 const events = (id: string) =>
-  (env.app.db.prepare('SELECT type, data FROM email_events ev JOIN emails e ON e.seq = ev.email_seq WHERE e.id = ? ORDER BY ev.seq').all(id) as { type: string; data: string }[]).map(
-    (e) => ({ type: e.type, ...JSON.parse(e.data) }),
-  );
+  (
+    env.app.db
+      .prepare(
+        'SELECT type, data FROM email_events ev JOIN emails e ON e.seq = ev.email_seq WHERE e.id = ? ORDER BY ev.seq',
+      )
+      .all(id) as { type: string; data: string }[]
+  ).map((e) => ({ type: e.type, ...JSON.parse(e.data) }));
 
 describe('delivery to recipients’ mail servers', () => {
   it('delivers, DKIM-signed for the From domain, with the lifecycle events', async () => {
     const id = await send(['ada@dest.test']);
     await settle(env);
-    expect(email(id)).toMatchObject({ status: 'DELIVERED', final_smtp_code: 250, dkim_d: 'sender.test', dkim_selector: SELECTOR, dkim_signing_status: 'expected' });
+    expect(email(id)).toMatchObject({
+      status: 'DELIVERED',
+      final_smtp_code: 250,
+      dkim_d: 'sender.test',
+      dkim_selector: SELECTOR,
+      dkim_signing_status: 'expected',
+    });
     expect(email(id).delivered_at).toBeTruthy();
     expect(events(id).map((e) => e.type)).toEqual(['queued', 'sending', 'smtp_connected', 'sent', 'delivered']);
-    expect(events(id)[2]).toMatchObject({ recipient: 'ada@dest.test', mx_host: 'mx.dest.test', ip: '127.0.0.1', tls: false });
+    expect(events(id)[2]).toMatchObject({
+      recipient: 'ada@dest.test',
+      mx_host: 'mx.dest.test',
+      ip: '127.0.0.1',
+      tls: false,
+    });
     const msg = mx.received.find((m) => m.to.includes('ada@dest.test'))!;
     expect(msg.from).toBe(`bounces+${id}@bounces.sender.test`);
     expect(await verifyDkim(msg.raw, dns)).toEqual({ status: 'pass', domain: 'sender.test', selector: SELECTOR });
@@ -80,19 +97,38 @@ describe('delivery to recipients’ mail servers', () => {
   });
 
   it('bounces a dead address hard and suppresses it', async () => {
-    mx.behaviour.set('gone@dest.test', { rcpt: [550, '5.1.1 <gone@dest.test>: Recipient address rejected: User unknown'] });
+    mx.behaviour.set('gone@dest.test', {
+      rcpt: [550, '5.1.1 <gone@dest.test>: Recipient address rejected: User unknown'],
+    });
     const id = await send(['gone@dest.test']);
     await settle(env);
-    expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard', bounce_category: 'invalid-recipient', final_smtp_code: 550, final_smtp_enhanced: '5.1.1' });
-    expect(events(id).at(-1)).toMatchObject({ type: 'bounced', recipient: 'gone@dest.test', bounce_type: 'hard', smtp_code: 550 });
+    expect(email(id)).toMatchObject({
+      status: 'BOUNCED',
+      bounce_type: 'hard',
+      bounce_category: 'invalid-recipient',
+      final_smtp_code: 550,
+      final_smtp_enhanced: '5.1.1',
+    });
+    expect(events(id).at(-1)).toMatchObject({
+      type: 'bounced',
+      recipient: 'gone@dest.test',
+      bounce_type: 'hard',
+      smtp_code: 550,
+    });
     expect(count(env, 'suppressions', "email = 'gone@dest.test' AND reason = 'HARD_BOUNCE'")).toBe(1);
   });
 
   it('does not suppress for a block of our sending IP', async () => {
-    mx.behaviour.set('blocked@dest.test', { rcpt: [554, '5.7.1 Service unavailable; Client host [127.0.0.1] blocked using zen.spamhaus.org'] });
+    mx.behaviour.set('blocked@dest.test', {
+      rcpt: [554, '5.7.1 Service unavailable; Client host [127.0.0.1] blocked using zen.spamhaus.org'],
+    });
     const id = await send(['blocked@dest.test']);
     await settle(env);
-    expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'soft', bounce_category: 'reputation-blocklist' });
+    expect(email(id)).toMatchObject({
+      status: 'BOUNCED',
+      bounce_type: 'soft',
+      bounce_category: 'reputation-blocklist',
+    });
     expect(count(env, 'suppressions', "email = 'blocked@dest.test'")).toBe(0);
   });
 

@@ -1,5 +1,6 @@
 import { withApp, type GlobalOptions } from './context.ts';
 import { print, record, table } from './io.ts';
+import type { QueueRecipient } from '../delivery/index.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -18,9 +19,40 @@ export async function list(_args: string[], opts: Opts): Promise<void> {
   print(opts, rows, () => table(rows, ['id', 'status', 'from_email', 'to_emails', 'subject', 'created_at']));
 }
 
+/** One line per recipient: where it stands and why it waits. */
+function queueLine(q: QueueRecipient): string {
+  const parts = [`${q.address}: ${q.status}`, `attempts ${q.attempts}`];
+  if (q.next_attempt_at && (q.status === 'QUEUED' || q.status === 'SENDING'))
+    parts.push(`next attempt ${q.next_attempt_at}`);
+  if (q.last_error) parts.push(`last: ${q.last_error}`);
+  if (q.throttle_concurrency !== null) {
+    const until = q.throttle_paused_until ? `, paused until ${q.throttle_paused_until}` : '';
+    parts.push(`${q.domain} throttled (concurrency ${q.throttle_concurrency}${until}: ${q.throttle_reason ?? ''})`);
+  }
+  return '  ' + parts.join('; ');
+}
+
 export async function show([id]: string[], opts: Opts): Promise<void> {
-  const email = await withApp(opts, (app) => app.emails.getAny(id!));
-  print(opts, email, () => record(email));
+  const { email, queue } = await withApp(opts, async (app) => ({
+    email: await app.emails.getAny(id!),
+    queue: await app.explainQueue(id!),
+  }));
+  const delivery = queue.map((q) => ({
+    recipient: q.address,
+    status: q.status,
+    attempts: q.attempts,
+    next_attempt_at: q.status === 'QUEUED' || q.status === 'SENDING' ? q.next_attempt_at : null,
+    last_attempt_at: q.last_attempt_at,
+    last_error: q.last_error,
+    destination: {
+      domain: q.domain,
+      throttled: q.throttle_concurrency !== null,
+      concurrency: q.throttle_concurrency,
+      paused_until: q.throttle_paused_until,
+      reason: q.throttle_reason,
+    },
+  }));
+  print(opts, { ...email, delivery }, () => `${record(email)}\ndelivery:\n${queue.map(queueLine).join('\n')}`);
 }
 
 export async function events([id]: string[], opts: Opts): Promise<void> {

@@ -6,6 +6,7 @@ import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { createLogger, type Logger } from '../lib/logger.ts';
 import { initialize } from '../accounts/index.ts';
+import { startDomainChecks } from '../domains/index.ts';
 import { emailAddress } from '../accounts/schema.ts';
 import { createHttpServer } from '../http/server.ts';
 import type { GlobalOptions } from './context.ts';
@@ -36,7 +37,16 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     logger.info({ url, data_dir: config.dataDir }, 'svc is serving');
     if (config.smtpPort !== 0)
       logger.info('the SMTP relay is not part of this version yet; --smtp-port is accepted and unused');
+    await app.delivery().start();
+    const checks = startDomainChecks({
+      service: app.domains,
+      clock: app.clock,
+      logger,
+      intervalMs: config.domainCheckInterval,
+    });
     await untilSignal(logger);
+    checks.stop();
+    // Stop accepting first; app.close() then lets deliveries in flight finish or return to the queue.
     await server.close();
   } finally {
     await app.close();

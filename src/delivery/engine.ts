@@ -62,6 +62,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   const throttle = createThrottle(opts.throttle);
   const capacity = opts.threads * opts.perThread;
   const inflight = new Map<number, number[]>();
+  const throttled = new Set<string>();
   let pool: Piscina | undefined;
   let timer: Timer | undefined;
   let ticking = false;
@@ -88,11 +89,29 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     if (free <= 0 || stopping) return;
     const now = clock.now();
     const rows = await repo.findDue(now, free * 8);
-    const groups = groupRows(rows).filter((g) => throttle.canStart(g.domain, now)).slice(0, free);
+    const groups = groupRows(rows)
+      .filter((g) => throttle.canStart(g.domain, now))
+      .slice(0, free);
     if (!groups.length) return;
-    const jobs = await Promise.all(groups.map((g) => buildJob(repo.findEmail(g.seq), g, deps.keys, opts.worker.hostname)));
-    const stamp = new Map(jobs.map((j) => [j.seq, { message_id: j.job.message_id, dkim: j.job.dkim && { d: j.job.dkim.domain, s: j.job.dkim.selector } }]));
-    const claimed = new Set((await repo.claim(groups.flatMap((g) => g.rows), now, opts.leaseMs, stamp)).map((r) => r.id));
+    const jobs = await Promise.all(
+      groups.map((g) => buildJob(repo.findEmail(g.seq), g, deps.keys, opts.worker.hostname)),
+    );
+    const stamp = new Map(
+      jobs.map((j) => [
+        j.seq,
+        { message_id: j.job.message_id, dkim: j.job.dkim && { d: j.job.dkim.domain, s: j.job.dkim.selector } },
+      ]),
+    );
+    const claimed = new Set(
+      (
+        await repo.claim(
+          groups.flatMap((g) => g.rows),
+          now,
+          opts.leaseMs,
+          stamp,
+        )
+      ).map((r) => r.id),
+    );
     for (const j of jobs) {
       const rows = j.group.rows.filter((r) => claimed.has(r.id));
       if (rows.length) dispatch(j, rows);
@@ -103,10 +122,20 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   function dispatch(j: Awaited<ReturnType<typeof buildJob>>, rows: DueRow[]): void {
     const job: DeliveryJob = { ...j.job, recipients: rows.map((r) => r.address) };
     const key = rows[0]!.id;
-    inflight.set(key, rows.map((r) => r.id));
+    inflight.set(
+      key,
+      rows.map((r) => r.id),
+    );
     throttle.started(j.group.domain);
     const run: Promise<JobResult> = j.failure
-      ? Promise.resolve({ email_id: job.email_id, destination: job.destination, connection: null, dkim_signed: false, results: [], internal_error: j.failure })
+      ? Promise.resolve({
+          email_id: job.email_id,
+          destination: job.destination,
+          connection: null,
+          dkim_signed: false,
+          results: [],
+          internal_error: j.failure,
+        })
       : (pool ??= startPool()).run(job);
     run
       .then((result) => record(j.seq, j.projectId, j.createdAt, rows, result))
@@ -118,29 +147,72 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       });
   }
 
-  async function record(seq: number, projectId: string, createdAt: number, rows: DueRow[], result: JobResult): Promise<void> {
+  async function record(
+    seq: number,
+    projectId: string,
+    createdAt: number,
+    rows: DueRow[],
+    result: JobResult,
+  ): Promise<void> {
     const now = clock.now();
     const outcomes: RecipientOutcome[] = rows.map((row) => {
       const attempts = row.attempts + 1;
       if (result.internal_error) {
-        return { recipient_id: row.id, address: row.address, attempts, decision: { kind: 'failed', reason: result.internal_error, reply: null }, detail: result.internal_error };
+        return {
+          recipient_id: row.id,
+          address: row.address,
+          attempts,
+          decision: { kind: 'failed', reason: result.internal_error, reply: null },
+          detail: result.internal_error,
+        };
       }
-      const r = result.results.find((x) => x.recipient === row.address) ?? { recipient: row.address, stage: 'connect' as const, reply: null, failure: { kind: 'protocol' as const, message: 'no result for this recipient' } };
-      return { recipient_id: row.id, address: row.address, attempts, decision: decide(r, attempts, createdAt, now, opts.policy), detail: describeAttempt(r, result.connection) };
+      const r = result.results.find((x) => x.recipient === row.address) ?? {
+        recipient: row.address,
+        stage: 'connect' as const,
+        reply: null,
+        failure: { kind: 'protocol' as const, message: 'no result for this recipient' },
+      };
+      return {
+        recipient_id: row.id,
+        address: row.address,
+        attempts,
+        decision: decide(r, attempts, createdAt, now, opts.policy),
+        detail: describeAttempt(r, result.connection),
+      };
     });
     adapt(rows[0]!.domain, result, now);
     await repo.record(seq, projectId, result.email_id, result.connection, outcomes, now);
   }
 
-  /** 421 or 4.7.x "slow down" cuts the destination's rate; deliveries win it back. */
+  /** 421 or 4.7.x "slow down" cuts the destination's rate; deliveries win it back. Changes are persisted. */
   function adapt(domain: string, result: JobResult, now: number): void {
-    const slow = result.results.some((r) => r.reply && (r.reply.code === 421 || classify(r).category === 'rate-limited'));
-    if (slow) throttle.slowDown(domain, now);
-    else if (result.results.some((r) => r.reply && r.reply.code < 300)) throttle.succeeded(domain);
+    const slow = result.results.find(
+      (r) => r.reply && (r.reply.code === 421 || classify(r).category === 'rate-limited'),
+    );
+    if (slow?.reply) {
+      throttle.slowDown(domain, now);
+      const d = throttle.describe(domain, now);
+      throttled.add(domain);
+      const reason = `${slow.reply.code} ${slow.reply.enhanced ?? ''} ${slow.reply.text}`.replace(/\s+/g, ' ').trim();
+      void repo.saveThrottle(domain, { concurrency: d.concurrency, paused_until: d.paused_until, reason }, now);
+    } else if (result.results.some((r) => r.reply && r.reply.code < 300)) {
+      throttle.succeeded(domain);
+      if (throttled.has(domain) && !throttle.describe(domain, now).throttled) {
+        throttled.delete(domain);
+        void repo.saveThrottle(domain, null, now);
+      }
+    }
   }
 
   function startPool(): Piscina {
-    return new Piscina({ filename: workerFile(), workerData: opts.worker, maxThreads: opts.threads, minThreads: 1, concurrentTasksPerWorker: opts.perThread, idleTimeout: 60_000 });
+    return new Piscina({
+      filename: workerFile(),
+      workerData: opts.worker,
+      maxThreads: opts.threads,
+      minThreads: 1,
+      concurrentTasksPerWorker: opts.perThread,
+      idleTimeout: 60_000,
+    });
   }
 
   return {
@@ -148,7 +220,8 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     /** Voids leases of a dead process and starts claiming. */
     async start(): Promise<void> {
       const released = await repo.releaseStaleLeases();
-      if (released) logger.warn({ recipients: released }, 'returned deliveries leased by a stopped process to the queue');
+      if (released)
+        logger.warn({ recipients: released }, 'returned deliveries leased by a stopped process to the queue');
       timer = clock.setInterval(() => void tick(), opts.tickMs);
       void tick();
     },

@@ -12,6 +12,20 @@ export interface DueRow {
   address: string;
   domain: string;
   attempts: number;
+  last_error: string | null;
+}
+
+export interface QueueRecipient {
+  address: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_attempt_at: string | null;
+  last_error: string | null;
+  domain: string;
+  throttle_concurrency: number | null;
+  throttle_paused_until: string | null;
+  throttle_reason: string | null;
 }
 
 export interface ClaimedEmail {
@@ -29,9 +43,13 @@ export interface RecipientOutcome {
 }
 
 /** SQL of the delivery queue: claim due recipients with a lease, record results, explain. */
-export function createDeliveryRepo(db: Db, tx: Committer, deps: { suppress: (projectId: string, address: string, emailId: string, at: string) => void }) {
+export function createDeliveryRepo(
+  db: Db,
+  tx: Committer,
+  deps: { suppress: (projectId: string, address: string, emailId: string, at: string) => void },
+) {
   const due = db.prepare<{ now: string; limit: number }, DueRow>(
-    `SELECT id, email_seq, address, domain, attempts FROM recipients
+    `SELECT id, email_seq, address, domain, attempts, last_error FROM recipients
      WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
      ORDER BY next_attempt_at, email_seq LIMIT @limit`,
   );
@@ -66,8 +84,21 @@ export function createDeliveryRepo(db: Db, tx: Committer, deps: { suppress: (pro
   const release = db.prepare(
     `UPDATE recipients SET lease_until = NULL, status = 'QUEUED', attempts = max(attempts - 1, 0) WHERE id = ? AND status = 'SENDING'`,
   );
+  const explainRows = db.prepare<[string], QueueRecipient>(
+    `SELECT r.address, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error, r.domain,
+            t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until, t.reason AS throttle_reason
+     FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
+     WHERE e.id = ? ORDER BY r.id`,
+  );
+  const saveThrottle = db.prepare(
+    `INSERT INTO destination_throttles (domain, concurrency, paused_until, reason, updated_at) VALUES (@domain, @concurrency, @paused_until, @reason, @at)
+     ON CONFLICT (domain) DO UPDATE SET concurrency = excluded.concurrency, paused_until = excluded.paused_until,
+       reason = excluded.reason, updated_at = excluded.updated_at`,
+  );
+  const clearThrottle = db.prepare('DELETE FROM destination_throttles WHERE domain = ?');
   const releaseAll = db.prepare(`UPDATE recipients SET lease_until = NULL WHERE lease_until IS NOT NULL`);
-  const addEvent = (seq: number, type: string, data: object, at: string) => event.run(newId(Date.parse(at)), seq, type, JSON.stringify(data), at);
+  const addEvent = (seq: number, type: string, data: object, at: string) =>
+    event.run(newId(Date.parse(at)), seq, type, JSON.stringify(data), at);
 
   function refreshEmail(seq: number, now: string): void {
     const s = summarize(recipientsOf.all(seq), now);
@@ -80,19 +111,45 @@ export function createDeliveryRepo(db: Db, tx: Committer, deps: { suppress: (pro
     findEmail: (seq: number): ClaimedEmail => ({ seq, row: email.get(seq)!, attachments: attachments.all(seq) }),
 
     /** Leases rows for one attempt and writes their `sending` events; returns the rows it got. */
-    claim: (rows: DueRow[], now: number, leaseMs: number, stamp: Map<number, { message_id: string; dkim: { d: string; s: string } | null }>) =>
+    claim: (
+      rows: DueRow[],
+      now: number,
+      leaseMs: number,
+      stamp: Map<number, { message_id: string; dkim: { d: string; s: string } | null }>,
+    ) =>
       tx.write(() => {
         const at = iso(now);
         const got = rows.filter((r) => lease.run({ id: r.id, now: at, lease: iso(now + leaseMs) }).changes > 0);
-        for (const r of got) addEvent(r.email_seq, 'sending', { recipient: r.address, attempt: r.attempts + 1 }, at);
+        // A retry says why the previous attempt did not finish, so the events explain the wait.
+        for (const r of got) {
+          const data = {
+            recipient: r.address,
+            attempt: r.attempts + 1,
+            ...(r.last_error ? { previous_attempt: r.last_error } : {}),
+          };
+          addEvent(r.email_seq, 'sending', data, at);
+        }
         for (const [seq, st] of stamp) {
-          toSending.run({ seq, message_id: st.message_id, dkim_d: st.dkim?.d ?? null, dkim_selector: st.dkim?.s ?? null, dkim_status: st.dkim ? 'expected' : 'not_signed' });
+          toSending.run({
+            seq,
+            message_id: st.message_id,
+            dkim_d: st.dkim?.d ?? null,
+            dkim_selector: st.dkim?.s ?? null,
+            dkim_status: st.dkim ? 'expected' : 'not_signed',
+          });
         }
         return got;
       }),
 
     /** Records the outcomes of one transaction: rows, events, suppressions and the email's status, atomically. */
-    record: (seq: number, projectId: string, emailId: string, conn: ConnectionInfo | null, outcomes: RecipientOutcome[], now: number) =>
+    record: (
+      seq: number,
+      projectId: string,
+      emailId: string,
+      conn: ConnectionInfo | null,
+      outcomes: RecipientOutcome[],
+      now: number,
+    ) =>
       tx.write(() => {
         const at = iso(now);
         for (const o of outcomes) applyOutcome(seq, projectId, emailId, conn, o, at);
@@ -101,29 +158,100 @@ export function createDeliveryRepo(db: Db, tx: Committer, deps: { suppress: (pro
 
     /** Puts leased rows back in the queue untouched (shutdown). */
     release: (ids: number[]) => tx.write(() => ids.forEach((id) => release.run(id))),
+    /** Per recipient: where it stands in the queue and why (for `svc emails show`). */
+    explain: (emailId: string) => Promise.resolve(explainRows.all(emailId)),
+    /** Persists a destination's slow-down (null = recovered) so other processes can show it. */
+    saveThrottle: (
+      domain: string,
+      state: { concurrency: number; paused_until: string | null; reason: string } | null,
+      now: number,
+    ) => tx.write(() => (state ? saveThrottle.run({ domain, ...state, at: iso(now) }) : clearThrottle.run(domain))),
     /** Single node: leases left by a process that died are void at start. */
     releaseStaleLeases: () => tx.write(() => releaseAll.run().changes),
   };
 
-  function applyOutcome(seq: number, projectId: string, emailId: string, conn: ConnectionInfo | null, o: RecipientOutcome, at: string): void {
+  function applyOutcome(
+    seq: number,
+    projectId: string,
+    emailId: string,
+    conn: ConnectionInfo | null,
+    o: RecipientOutcome,
+    at: string,
+  ): void {
     const d = o.decision;
     const reply = d.reply;
     const smtp = { code: reply?.code ?? null, enhanced: reply?.enhanced ?? null, text: reply?.text ?? null };
     const base = { id: o.recipient_id, now: at, detail: o.detail, mx_host: conn?.mx_host ?? null, ...smtp };
     if (conn) addEvent(seq, 'smtp_connected', { recipient: o.address, ...conn }, at);
     if (d.kind === 'delivered') {
-      setRecipient.run({ ...base, status: 'DELIVERED', next: null, bounce_type: null, category: null, sent_at: at, delivered_at: at });
+      setRecipient.run({
+        ...base,
+        status: 'DELIVERED',
+        next: null,
+        bounce_type: null,
+        category: null,
+        sent_at: at,
+        delivered_at: at,
+      });
       addEvent(seq, 'sent', { recipient: o.address, mx_host: conn?.mx_host ?? null }, at);
-      addEvent(seq, 'delivered', { recipient: o.address, smtp_code: smtp.code, smtp_enhanced: smtp.enhanced, smtp_text: smtp.text, mx_host: conn?.mx_host ?? null }, at);
+      addEvent(
+        seq,
+        'delivered',
+        {
+          recipient: o.address,
+          smtp_code: smtp.code,
+          smtp_enhanced: smtp.enhanced,
+          smtp_text: smtp.text,
+          mx_host: conn?.mx_host ?? null,
+        },
+        at,
+      );
     } else if (d.kind === 'bounced') {
-      setRecipient.run({ ...base, status: 'BOUNCED', next: null, bounce_type: d.bounce_type, category: d.category, sent_at: null, delivered_at: null });
-      addEvent(seq, 'bounced', { recipient: o.address, bounce_type: d.bounce_type, bounce_category: d.category, smtp_code: smtp.code, smtp_enhanced: smtp.enhanced, smtp_text: smtp.text, reason: d.reason }, at);
+      setRecipient.run({
+        ...base,
+        status: 'BOUNCED',
+        next: null,
+        bounce_type: d.bounce_type,
+        category: d.category,
+        sent_at: null,
+        delivered_at: null,
+      });
+      addEvent(
+        seq,
+        'bounced',
+        {
+          recipient: o.address,
+          bounce_type: d.bounce_type,
+          bounce_category: d.category,
+          smtp_code: smtp.code,
+          smtp_enhanced: smtp.enhanced,
+          smtp_text: smtp.text,
+          reason: d.reason,
+        },
+        at,
+      );
       if (d.suppress) deps.suppress(projectId, o.address.toLowerCase(), emailId, at);
     } else if (d.kind === 'failed') {
-      setRecipient.run({ ...base, status: 'FAILED', next: null, bounce_type: null, category: null, sent_at: null, delivered_at: null });
+      setRecipient.run({
+        ...base,
+        status: 'FAILED',
+        next: null,
+        bounce_type: null,
+        category: null,
+        sent_at: null,
+        delivered_at: null,
+      });
       addEvent(seq, 'failed', { recipient: o.address, reason: d.reason }, at);
     } else {
-      setRecipient.run({ ...base, status: 'QUEUED', next: iso(d.at), bounce_type: null, category: d.category, sent_at: null, delivered_at: null });
+      setRecipient.run({
+        ...base,
+        status: 'QUEUED',
+        next: iso(d.at),
+        bounce_type: null,
+        category: d.category,
+        sent_at: null,
+        delivered_at: null,
+      });
     }
   }
 }

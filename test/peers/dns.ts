@@ -27,7 +27,8 @@ function answers(name: string, type: number, e: ZoneEntry): any[] {
   const base = { name, class: Packet.CLASS.IN, ttl: 60 };
   if (type === Packet.TYPE.A) return (e.A ?? []).map((address) => ({ ...base, type, address }));
   if (type === Packet.TYPE.AAAA) return (e.AAAA ?? []).map((address) => ({ ...base, type, address }));
-  if (type === Packet.TYPE.MX) return (e.MX ?? []).map((m) => ({ ...base, type, exchange: m.exchange, priority: m.priority }));
+  if (type === Packet.TYPE.MX)
+    return (e.MX ?? []).map((m) => ({ ...base, type, exchange: m.exchange, priority: m.priority }));
   if (type === Packet.TYPE.TXT) return (e.TXT ?? []).map((t) => ({ ...base, type, data: chunks(t) }));
   return [];
 }

@@ -10,10 +10,7 @@ export interface Received {
 
 /** What the peer does with a recipient (chosen by the test, per address). */
 export type Behaviour =
-  | { rcpt: [number, string] }
-  | { data: [number, string] }
-  | { greylist: true }
-  | { disconnectInData: true };
+  { rcpt: [number, string] } | { data: [number, string] } | { greylist: true } | { disconnectInData: true };
 
 export interface MxPeer {
   port: number;
@@ -32,13 +29,27 @@ function fail(code: number, text: string): Error {
  * accepts, refuses at RCPT or after DATA with chosen replies, greylists once,
  * or hangs up in the middle of DATA. With `tls` it offers STARTTLS.
  */
-export async function startMxPeer(opts: { tls?: { key: string; cert: string } } = {}): Promise<MxPeer> {
+export interface MxPeerOptions {
+  tls?: { key: string; cert: string };
+  /** Require AUTH with these credentials (a smarthost). */
+  auth?: { user: string; pass: string };
+  /** Wait this long before answering the end of DATA (keeps a transaction in flight). */
+  dataDelayMs?: number;
+}
+
+export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
   const received: Received[] = [];
   const behaviour = new Map<string, Behaviour>();
   const greylisted = new Set<string>();
   const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: opts.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    authOptional: !opts.auth,
+    allowInsecureAuth: true,
+    disabledCommands: [...(opts.auth ? [] : ['AUTH']), ...(opts.tls ? [] : ['STARTTLS'])],
+    onAuth(auth, _session, cb) {
+      if (opts.auth && auth.username === opts.auth.user && auth.password === opts.auth.pass)
+        return cb(null, { user: auth.username });
+      cb(Object.assign(new Error('5.7.8 Authentication credentials invalid'), { responseCode: 535 }));
+    },
     ...(opts.tls ? { key: opts.tls.key, cert: opts.tls.cert } : {}),
     logger: false,
     onRcptTo(address, _session, cb) {
@@ -56,16 +67,24 @@ export async function startMxPeer(opts: { tls?: { key: string; cert: string } } 
       const b = to.map((a) => behaviour.get(a)).find((x) => x && ('data' in x || 'disconnectInData' in x));
       if (b && 'disconnectInData' in b) {
         // Hang up in the middle of DATA: the sender cannot know whether the message arrived.
-        const conns = (server as unknown as { connections: Set<{ id: string; _socket: { destroy(): void } }> }).connections;
+        const conns = (server as unknown as { connections: Set<{ id: string; _socket: { destroy(): void } }> })
+          .connections;
         stream.once('data', () => [...conns].find((c) => c.id === session.id)?._socket.destroy());
       }
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
+      stream.on('end', () => void finish());
+      const finish = async () => {
+        if (opts.dataDelayMs) await new Promise((r) => setTimeout(r, opts.dataDelayMs));
         if (b && 'data' in b) return cb(fail(b.data[0], b.data[1]));
         const mailFrom = session.envelope.mailFrom;
-        received.push({ from: mailFrom ? mailFrom.address : '', to, raw: Buffer.concat(chunks), secure: session.secure });
+        received.push({
+          from: mailFrom ? mailFrom.address : '',
+          to,
+          raw: Buffer.concat(chunks),
+          secure: session.secure,
+        });
         cb();
-      });
+      };
     },
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

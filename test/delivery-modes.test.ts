@@ -1,0 +1,123 @@
+import selfsigned from 'selfsigned';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsPeer, type DnsPeer } from './peers/dns.ts';
+import { startMxPeer, type MxPeer } from './peers/mx.ts';
+import { settle, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
+import { sleep } from '../src/lib/sleep.ts';
+
+let dns: DnsPeer;
+const closers: (() => Promise<void>)[] = [];
+
+beforeAll(async () => {
+  dns = await startDnsPeer();
+  dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
+  dns.set('mx.dest.test', { A: ['127.0.0.1'] });
+});
+afterAll(async () => {
+  for (const c of closers.reverse()) await c();
+  await dns.close();
+});
+
+async function peer(opts: Parameters<typeof startMxPeer>[0] = {}): Promise<MxPeer> {
+  const p = await startMxPeer(opts);
+  closers.push(() => p.close());
+  return p;
+}
+
+async function env(settings: Parameters<typeof startDeliveryEnv>[1]): Promise<DeliveryEnv> {
+  const e = await startDeliveryEnv(dns, settings);
+  closers.push(() => e.env.close());
+  return e;
+}
+
+describe('STARTTLS with a self-signed certificate', () => {
+  let tlsPeer: MxPeer;
+  beforeAll(async () => {
+    const pems = await selfsigned.generate([{ name: 'commonName', value: 'mx.dest.test' }], { keySize: 2048 });
+    tlsPeer = await peer({ tls: { key: pems.private, cert: pems.cert } });
+  });
+
+  it('is used and accepted with --smtp-tls-insecure', async () => {
+    const d = await env({ mxPort: String(tlsPeer.port), smtpTlsInsecure: true });
+    const id = await d.send(['tls@dest.test']);
+    await settle(d.env);
+    expect(d.email(id).status).toBe('DELIVERED');
+    expect(d.events(id).find((e) => e.type === 'smtp_connected')).toMatchObject({
+      tls: true,
+      tls_version: expect.stringMatching(/^TLSv1\.[23]$/),
+    });
+    expect(tlsPeer.received.at(-1)!.secure).toBe(true);
+  });
+
+  it('is refused by default and retried with the reason', async () => {
+    const d = await env({ mxPort: String(tlsPeer.port) });
+    const id = await d.send(['tls2@dest.test']);
+    await settle(d.env);
+    expect(d.recipients(id)[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'connection-error' });
+    expect(d.recipients(id)[0]!.last_error).toMatch(/certificate/i);
+  });
+});
+
+describe('smarthost mode', () => {
+  it('sends all LIVE mail through the relay, authenticated, with no MX lookup', async () => {
+    const relay = await peer({ auth: { user: 'relay-user', pass: 's3cret' } });
+    const d = await env({ relay: `smtp://relay-user:s3cret@127.0.0.1:${relay.port}` });
+    const id = await d.send(['someone@nowhere-in-dns.test', 'other@dest.test']);
+    await settle(d.env);
+    expect(d.email(id).status).toBe('DELIVERED');
+    expect(relay.received.flatMap((m) => m.to).sort()).toEqual(['other@dest.test', 'someone@nowhere-in-dns.test']);
+  });
+
+  it('retries, and suppresses nobody, when the relay refuses our credentials', async () => {
+    const relay = await peer({ auth: { user: 'relay-user', pass: 's3cret' } });
+    const d = await env({ relay: `smtp://relay-user:wrong@127.0.0.1:${relay.port}` });
+    const id = await d.send(['someone@dest.test']);
+    await settle(d.env);
+    expect(d.recipients(id)[0]).toMatchObject({ status: 'QUEUED' });
+    expect(d.recipients(id)[0]!.last_error).toMatch(/535|auth/i);
+    expect(relay.received).toHaveLength(0);
+  });
+});
+
+describe('shutdown and the queue', () => {
+  it('returns work in flight to the queue when stopped before it finishes', async () => {
+    const slow = await peer({ dataDelayMs: 1500 });
+    const d = await env({ mxPort: String(slow.port) });
+    const id = await d.send(['slow@dest.test']);
+    const engine = d.env.app.delivery();
+    await engine.poke();
+    for (let i = 0; i < 100 && engine.inflightCount() === 0; i++) await sleep(10);
+    expect(engine.inflightCount()).toBe(1);
+    await engine.stop(50);
+    expect(d.recipients(id)[0]).toMatchObject({ status: 'QUEUED', lease_until: null, attempts: 0 });
+  });
+
+  it('explains why an email waits: attempts, next attempt, last reply, throttled destination', async () => {
+    const mx = await peer();
+    const d = await env({ mxPort: String(mx.port) });
+    mx.behaviour.set('busy@dest.test', { rcpt: [421, '4.7.0 Too many connections, slow down'] });
+    const id = await d.send(['busy@dest.test']);
+    await settle(d.env);
+    const [q] = await d.env.app.explainQueue(id);
+    expect(q).toMatchObject({
+      address: 'busy@dest.test',
+      status: 'QUEUED',
+      attempts: 1,
+      domain: 'dest.test',
+      throttle_concurrency: 4,
+    });
+    expect(q!.next_attempt_at).toBe(new Date(d.env.clock.now() + 60_000).toISOString());
+    expect(q!.last_error).toMatch(/^421 4\.7\.0 Too many connections/);
+    expect(q!.throttle_reason).toMatch(/Too many connections/);
+    mx.behaviour.delete('busy@dest.test');
+    d.env.clock.advance(60 * 60_000);
+    await settle(d.env);
+    expect(d.email(id).status).toBe('DELIVERED');
+    expect(
+      d
+        .events(id)
+        .filter((e) => e.type === 'sending')
+        .at(-1),
+    ).toMatchObject({ attempt: 2, previous_attempt: expect.stringMatching(/^421/) });
+  });
+});
