@@ -1,0 +1,147 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config/load.ts';
+import { initialize } from '../../src/accounts/index.ts';
+import { sleep } from '../../src/lib/sleep.ts';
+import { startDnsPeer, type DnsPeer } from '../peers/dns.ts';
+import { startMxPeer, type MxPeer } from '../peers/mx.ts';
+
+// kill -9 while delivering, restart: every accepted email reaches a final status, none is lost.
+const ROOT = new URL('../..', import.meta.url).pathname;
+const N = 40;
+let dir: string;
+let dns: DnsPeer;
+let mx: MxPeer;
+let key = '';
+let child: ChildProcess | undefined;
+
+/** A data dir with an owner, a verified signing domain bound to the project, and a LIVE key. */
+async function prepareDataDir(): Promise<string> {
+  const app = createApp(loadConfig({ flags: { dataDir: join(dir, 'data') } }));
+  const init = await initialize(app.accounts, app.keys, {
+    email: 'o@example.com',
+    password: 'pw-123456789',
+    org: 'A',
+    project: 'P',
+    plan: 'UNLIMITED',
+    acceptDpa: true,
+  });
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  app.db
+    .prepare(
+      `INSERT INTO domains (id, organization_id, name, status, dkim_selector, dkim_private_key, dkim_public_key, verified_at, created_at) VALUES (?, ?, 'sender.test', 'VERIFIED', 'svc1', ?, ?, ?, ?)`,
+    )
+    .run(
+      id,
+      init.organization_id,
+      privateKey.export({ type: 'pkcs8', format: 'pem' }),
+      publicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
+      now,
+      now,
+    );
+  app.db
+    .prepare('INSERT INTO project_domains (project_id, domain_id, created_at) VALUES (?, ?, ?)')
+    .run(init.project_id, id, now);
+  const k = await app.keys.createKey(init.project_id, { name: 'live', env: 'LIVE' });
+  await app.close();
+  return k.key!;
+}
+
+function startServer(): Promise<string> {
+  child = spawn(
+    process.execPath,
+    [
+      join(ROOT, 'src/main.ts'),
+      'serve',
+      '--data-dir',
+      join(dir, 'data'),
+      '--http-port',
+      '0',
+      '--smtp-port',
+      '0',
+      '--dns-servers',
+      dns.server,
+      '--mx-port',
+      String(mx.port),
+      '--hostname',
+      'mta.svc.test',
+      '--workers',
+      '1',
+      '--log-format',
+      'json',
+    ],
+    { cwd: dir },
+  );
+  return new Promise((resolve, reject) => {
+    let log = '';
+    child!.stderr!.on('data', (c: Buffer) => {
+      log += c.toString();
+      const m = /"url":"(http:\/\/[^"]+)".*svc is serving/.exec(log);
+      if (m) resolve(m[1]!);
+    });
+    child!.once('exit', (code, signal) => reject(new Error(`server exited ${code ?? signal}: ${log}`)));
+  });
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-crash-'));
+  dns = await startDnsPeer();
+  dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
+  dns.set('mx.dest.test', { A: ['127.0.0.1'] });
+  // Slow answers to DATA keep transactions in flight when the server is killed.
+  mx = await startMxPeer({ dataDelayMs: 40 });
+  key = await prepareDataDir();
+}, 60_000);
+
+afterAll(async () => {
+  child?.kill('SIGKILL');
+  await mx.close();
+  await dns.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a crash while delivering', () => {
+  it('loses no accepted email: after a restart all reach DELIVERED', async () => {
+    let base = await startServer();
+    const ids: string[] = [];
+    for (let i = 0; i < N; i++) {
+      const res = await fetch(`${base}/v1/emails`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ from: 'n@sender.test', to: [`r${i}@dest.test`], subject: `m${i}`, text: 'hello' }),
+      });
+      expect(res.status).toBe(202);
+      ids.push(((await res.json()) as { data: { id: string } }).data.id);
+    }
+    for (let i = 0; i < 500 && mx.received.length < 3; i++) await sleep(10);
+    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    child!.kill('SIGKILL');
+    await exited;
+    const beforeRestart = mx.received.length;
+    expect(beforeRestart).toBeLessThan(N);
+
+    base = await startServer();
+    const statuses = async () => {
+      const res = await fetch(`${base}/v1/emails?limit=100`, { headers: { authorization: `Bearer ${key}` } });
+      return ((await res.json()) as { data: { id: string; status: string }[] }).data;
+    };
+    let list = await statuses();
+    for (let i = 0; i < 400 && list.some((e) => e.status !== 'DELIVERED'); i++) {
+      await sleep(25);
+      list = await statuses();
+    }
+    expect(list.map((e) => e.id).sort()).toEqual([...ids].sort());
+    expect(list.every((e) => e.status === 'DELIVERED')).toBe(true);
+    const got = new Set(mx.received.flatMap((m) => m.to));
+    for (let i = 0; i < N; i++) expect(got.has(`r${i}@dest.test`)).toBe(true);
+    // Duplicates are possible only for messages whose DATA was in flight at the kill.
+    expect(mx.received.length - N).toBeLessThanOrEqual(16);
+  });
+});
