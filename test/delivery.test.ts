@@ -15,6 +15,11 @@ beforeAll(async () => {
   dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
   dns.set('mx.dest.test', { A: ['127.0.0.1'] });
   dns.set('nullmx.test', { MX: [{ exchange: '', priority: 0 }] });
+  // An MX host with an IPv6 address nobody listens on: delivery falls back to its IPv4 address.
+  dns.set('v6.test', { MX: [{ exchange: 'mx.v6.test', priority: 10 }] });
+  dns.set('mx.v6.test', { AAAA: ['::1'], A: ['127.0.0.1'] });
+  // No MX at all: the domain's own address is used (RFC 5321 §5.1).
+  dns.set('nomx.test', { A: ['127.0.0.1'] });
   dns.set('servfail.test', { rcode: 'SERVFAIL' });
   env = await createTestEnv({
     dnsServers: dns.server,
@@ -198,6 +203,13 @@ describe('delivery to recipients’ mail servers', () => {
     const id = await send([`x@${domain}`]);
     await settle(env);
     expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: type, bounce_category: category });
+  });
+
+  it.each(['v6.test', 'nomx.test'])('delivers to %s (IPv6 falls back to IPv4; no MX uses the A record)', async (domain) => {
+    const id = await send([`x@${domain}`]);
+    await settle(env);
+    expect(email(id).status).toBe('DELIVERED');
+    expect(events(id).find((e) => e.type === 'smtp_connected')).toMatchObject({ ip: '127.0.0.1' });
   });
 
   it('retries when DNS fails temporarily (SERVFAIL)', async () => {
