@@ -13,6 +13,7 @@ import { createEmailsRepo, createEmailsService } from './emails/index.ts';
 import { createIdempotencySql } from './idempotency/index.ts';
 import { createRateLimiter, createUsageSql, LIMITS } from './limits/index.ts';
 import { createDeliveryEngine, createDeliveryRepo, type DeliveryEngine } from './delivery/index.ts';
+import { createTrackingRepo, createTrackingService } from './tracking/index.ts';
 
 export interface AppOverrides {
   clock?: Clock;
@@ -65,6 +66,12 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     domains: domainsRepo,
     idempotency,
   });
+  const tracking = createTrackingService({
+    repo: createTrackingRepo(db, tx),
+    clock,
+    publicUrl: publicUrlOf(config),
+    settings: (projectId) => accounts.getProjectSettings(projectId),
+  });
   const rateLimiter = createRateLimiter(clock);
   const deliveryRepo = createDeliveryRepo(db, tx, {
     suppress: (projectId, email, _emailId, at) => suppressionsRepo.addSync(projectId, email, 'HARD_BOUNCE', at),
@@ -78,6 +85,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
         clock,
         logger,
         keys: domains,
+        tracking,
       },
       deliveryOptions(config),
     ));
@@ -99,6 +107,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     emails,
     rateLimiter,
     delivery,
+    tracking,
     /** Why an email's recipients are still waiting (read-only; safe from any process). */
     explainQueue: (emailId: string) => deliveryRepo.explain(emailId),
     /** True when the database answers a write: used by /readyz. */
@@ -130,6 +139,13 @@ function makeRenderer(config: Config): Renderer {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/** Base URL of links in emails (cli.md `--public-url`); by default the server's own listen address. */
+function publicUrlOf(config: Config): string {
+  if (config.publicUrl) return config.publicUrl;
+  const host = config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost;
+  return `${config.tlsCert && config.tlsKey ? 'https' : 'http'}://${host}:${config.httpPort}`;
+}
 
 function deliveryOptions(config: Config) {
   const threads = config.workers ?? Math.max(1, cpus().length);

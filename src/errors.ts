@@ -62,6 +62,7 @@ export const errorRegistry = {
     message: 'The organization has not signed the data-processing agreement',
   },
   trial_restricted: { status: 422, smtp: [550, '5.7.1'], message: 'The onboarding trial does not allow this' },
+  plan_limit_exceeded: { status: 422, smtp: [550, '5.7.1'], message: "The organization's plan does not allow more" },
   invalid_request: { status: 400, smtp: [501, '5.5.4'], message: 'The request is not valid' },
   internal_error: { status: 500, smtp: [451, '4.3.0'], message: 'Internal server error' },
   service_unavailable: { status: 503, smtp: [421, '4.3.2'], message: 'The service is shutting down or not ready' },

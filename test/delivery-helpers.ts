@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import type { DnsPeer } from './peers/dns.ts';
+import type { DnsServer } from './peers/dns.ts';
 import { count, createTestEnv, type TestEnv } from './harness.ts';
 import type { ConfigInput } from '../src/config/schema.ts';
 import { sleep } from '../src/lib/sleep.ts';
@@ -9,7 +9,7 @@ import { sleep } from '../src/lib/sleep.ts';
 export const SELECTOR = 'svc202603';
 
 /** A verified sending domain with a DKIM key, bound to the env's project, its key published in `dns`. */
-export function addSigningDomain(env: TestEnv, dns: DnsPeer, domain: string): void {
+export function addSigningDomain(env: TestEnv, dns: DnsServer, domain: string): void {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
   const p = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
@@ -30,7 +30,7 @@ export function addSigningDomain(env: TestEnv, dns: DnsPeer, domain: string): vo
 /** Verifies the DKIM signature of a delivered message with an independent verifier (mailauth) against `dns`. */
 export async function verifyDkim(
   raw: Buffer,
-  dns: DnsPeer,
+  dns: DnsServer,
 ): Promise<{ status: string; domain: string; selector: string }> {
   const r = new Resolver();
   r.setServers([dns.server]);
@@ -66,7 +66,7 @@ export interface DeliveryEnv {
 }
 
 /** A test env with a verified signing domain `sender.test`, a LIVE key and a started delivery engine. */
-export async function startDeliveryEnv(dns: DnsPeer, settings: Partial<ConfigInput>): Promise<DeliveryEnv> {
+export async function startDeliveryEnv(dns: DnsServer, settings: Partial<ConfigInput>): Promise<DeliveryEnv> {
   const env = await createTestEnv({
     dnsServers: dns.server,
     hostname: 'mta.svc.test',

@@ -1,15 +1,15 @@
 import selfsigned from 'selfsigned';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsPeer, type DnsPeer } from './peers/dns.ts';
+import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
 import { settle, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
 import { sleep } from '../src/lib/sleep.ts';
 
-let dns: DnsPeer;
+let dns: DnsServer;
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  dns = await startDnsPeer();
+  dns = await startDnsServer();
   dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
   dns.set('mx.dest.test', { A: ['127.0.0.1'] });
 });

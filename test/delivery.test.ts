@@ -1,16 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsPeer, type DnsPeer } from './peers/dns.ts';
+import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
 import { count, createTestEnv, type TestEnv } from './harness.ts';
 import { addSigningDomain, settle, verifyDkim, SELECTOR } from './delivery-helpers.ts';
 
-let dns: DnsPeer;
+let dns: DnsServer;
 let mx: MxPeer;
 let env: TestEnv;
 let key: string;
 
 beforeAll(async () => {
-  dns = await startDnsPeer();
+  dns = await startDnsServer();
   mx = await startMxPeer();
   dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
   dns.set('mx.dest.test', { A: ['127.0.0.1'] });

@@ -6,6 +6,7 @@ import { createApp, type App } from '../src/app.ts';
 import { loadConfig } from '../src/config/load.ts';
 import type { ConfigInput } from '../src/config/schema.ts';
 import { FakeClock } from '../src/lib/clock.ts';
+import type { Logger } from '../src/lib/logger.ts';
 import { initialize, type InitResult } from '../src/accounts/index.ts';
 import { createHttpServer } from '../src/http/server.ts';
 
@@ -30,11 +31,12 @@ let n = 0;
 export async function createTestEnv(
   settings: Partial<ConfigInput> = {},
   plan: 'FREE' | 'PAID' | 'PREMIUM' | 'UNLIMITED' = 'UNLIMITED',
+  overrides: { logger?: Logger } = {},
 ): Promise<TestEnv> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const clock = new FakeClock('2026-03-15T12:00:00.000Z');
   const config = loadConfig({ flags: { dataDir: dir, templateTimeout: '500ms', ...settings } });
-  const app = createApp(config, { clock });
+  const app = createApp(config, { clock, ...overrides });
   const init = await initialize(app.accounts, app.keys, {
     email: 'owner@example.com',
     password: 'owner-password-1',

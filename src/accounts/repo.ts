@@ -69,6 +69,8 @@ export function createAccountsRepo(db: Db, tx: Committer) {
     insertProject: db.prepare('INSERT INTO projects (id, organization_id, name, created_at) VALUES (?, ?, ?, ?)'),
     setPlan: db.prepare('UPDATE organizations SET plan = ? WHERE id = ?'),
     acceptDpa: db.prepare('UPDATE organizations SET dpa_accepted_at = ?, dpa_accepted_by = ? WHERE id = ?'),
+    // json_patch merges in one statement, so concurrent changes of different keys never undo each other.
+    mergeSettings: db.prepare('UPDATE projects SET settings = json_patch(settings, ?) WHERE id = ?'),
   };
   const read = <T>(v: T) => Promise.resolve(v);
   return {
@@ -96,6 +98,9 @@ export function createAccountsRepo(db: Db, tx: Committer) {
       tx.write(() => void w.insertProject.run(p.id, p.organization_id, p.name, p.created_at)),
     setPlan: (orgId: string, plan: Plan) => tx.write(() => void w.setPlan.run(plan, orgId)),
     acceptDpa: (orgId: string, userId: string, at: string) => tx.write(() => void w.acceptDpa.run(at, userId, orgId)),
+    /** Merges `patch` (a JSON object) into the project's stored settings. */
+    mergeProjectSettings: (projectId: string, patch: string) =>
+      tx.write(() => void w.mergeSettings.run(patch, projectId)),
   };
 }
 

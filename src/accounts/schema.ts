@@ -22,3 +22,13 @@ export const createProjectSchema = z.object({ name: z.string().trim().min(1).max
 export const addMemberSchema = z.object({ email: emailAddress, role: z.enum(ROLES) });
 
 export const planSchema = z.enum(PLANS);
+
+/** Known project settings and their defaults (decisions.md, "Project settings"). */
+export const PROJECT_SETTING_DEFAULTS = { click_tracking: false, open_tracking: false } as const;
+export type ProjectSettings = { -readonly [K in keyof typeof PROJECT_SETTING_DEFAULTS]: boolean };
+
+/** A settings change: known keys only, merged into what is stored (unknown keys are refused). */
+export const projectSettingsSchema = z.strictObject({
+  click_tracking: z.boolean().optional(),
+  open_tracking: z.boolean().optional(),
+});

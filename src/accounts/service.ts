@@ -6,7 +6,16 @@ import { uniqueOrConflict } from '../store/errors.ts';
 import { parseInput } from '../validation.ts';
 import type { Plan } from '../limits/plans.ts';
 import type { AccountsRepo, OrgRow, ProjectRow, MemberRow } from './repo.ts';
-import { addMemberSchema, createOrgSchema, createProjectSchema, createUserSchema, planSchema } from './schema.ts';
+import {
+  addMemberSchema,
+  createOrgSchema,
+  createProjectSchema,
+  createUserSchema,
+  planSchema,
+  projectSettingsSchema,
+  PROJECT_SETTING_DEFAULTS,
+  type ProjectSettings,
+} from './schema.ts';
 
 export interface AccountsDeps {
   repo: AccountsRepo;
@@ -42,8 +51,21 @@ export function toOrganization(o: OrgRow): Organization {
   return { id: o.id, name: o.name, plan: o.plan, dpa_accepted_at: o.dpa_accepted_at, created_at: o.created_at };
 }
 
+/** The project with its settings: what is stored over the defaults of the known keys. */
 export function toProject(p: ProjectRow): Project {
-  return { ...p, settings: JSON.parse(p.settings) as Record<string, unknown> };
+  return { ...p, settings: { ...PROJECT_SETTING_DEFAULTS, ...(JSON.parse(p.settings) as Record<string, unknown>) } };
+}
+
+/** A settings change with known keys only; unknown keys are refused by name (decisions.md). */
+function parseSettings(input: unknown): { [K in keyof ProjectSettings]?: boolean | undefined } {
+  const keys = input !== null && typeof input === 'object' && !Array.isArray(input) ? Object.keys(input) : [];
+  const unknown = keys.filter((k) => !Object.hasOwn(PROJECT_SETTING_DEFAULTS, k));
+  if (unknown.length) {
+    throw new AppError('request_validation_failed', `Unknown project settings: ${unknown.join(', ')}`, {
+      fields: unknown.map((field) => ({ field, message: 'is not a project setting', code: 'unrecognized_keys' })),
+    });
+  }
+  return parseInput(projectSettingsSchema, input);
 }
 
 const toMember = (m: MemberRow): Member => ({ ...m });
@@ -134,6 +156,21 @@ export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps
       const p = { id: newId(clock.now()), organization_id: org.id, name, created_at: now() };
       await uniqueOrConflict(repo.createProject(p), `project ${name} exists in ${org.name}`);
       return toProject((await repo.findProjectById(p.id))!);
+    },
+
+    /** Merges known settings (click_tracking, open_tracking) into a project's; keys not sent are kept. */
+    async updateProjectSettings(projectRef: string, settings: unknown, orgRef?: string): Promise<Project> {
+      const project = await getProject(projectRef, orgRef);
+      const patch = parseSettings(settings);
+      if (Object.keys(patch).length) await repo.mergeProjectSettings(project.id, JSON.stringify(patch));
+      return toProject((await repo.findProjectById(project.id))!);
+    },
+
+    /** The effective settings of a project (defaults for keys never set): what delivery reads. */
+    async getProjectSettings(projectId: string): Promise<ProjectSettings> {
+      const row = await repo.findProjectById(projectId);
+      const stored = row ? (JSON.parse(row.settings) as Partial<ProjectSettings>) : {};
+      return { ...PROJECT_SETTING_DEFAULTS, ...stored };
     },
 
     async listProjects(orgRef: string): Promise<Project[]> {

@@ -73,6 +73,18 @@ export async function listProjects(_args: string[], opts: Opts): Promise<void> {
   print(opts, ps, () => table(ps as never, ['id', 'name', 'organization_id', 'created_at']));
 }
 
+/** svc projects settings: merges the given flags into the project's settings and prints the project. */
+export async function projectSettings([project]: string[], opts: Opts): Promise<void> {
+  const onOff = (v: unknown) => (v === undefined ? undefined : v === 'on');
+  const settings = Object.fromEntries(
+    Object.entries({ click_tracking: onOff(opts.clickTracking), open_tracking: onOff(opts.openTracking) }).filter(
+      ([, v]) => v !== undefined,
+    ),
+  );
+  const p = await withApp(opts, (app) => app.accounts.updateProjectSettings(project!, settings, str(opts.org)));
+  print(opts, p, () => record({ ...p }));
+}
+
 export async function addMember(_args: string[], opts: Opts): Promise<void> {
   const m = await withApp(opts, (app) =>
     app.accounts.addMember(str(opts.org)!, { email: str(opts.email)!, role: str(opts.role)! }),

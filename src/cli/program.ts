@@ -76,6 +76,15 @@ function registerAccounts(program: Command): void {
     .requiredOption('--name <name>')
     .action(admin('createProject'));
   projects.command('list').requiredOption('--org <org>').action(admin('listProjects'));
+  projects
+    .command('settings')
+    .description("show or change a project's settings (click and open tracking)")
+    .argument('<project>', 'project id or unique name')
+    .addOption(new Option('--click-tracking <on|off>', 'rewrite links of LIVE emails').choices(['on', 'off']))
+    .addOption(new Option('--open-tracking <on|off>', 'add an open pixel to LIVE emails').choices(['on', 'off']))
+    .option('--org <org>', 'organization of the project, when its name is not unique')
+    .addHelpText('after', '\nExample:\n  svc projects settings Web --org Acme --click-tracking on --open-tracking off')
+    .action(admin('projectSettings'));
   const members = group(program, 'members', 'organization members');
   members
     .command('add')
@@ -181,6 +190,40 @@ function registerEmails(program: Command): void {
   e.command('events').argument('<id>').action(em('events'));
 }
 
+function registerDomains(program: Command): void {
+  const d = group(program, 'domains', 'sending domains: DKIM key, DNS records, verification, project binding');
+  const dom = (name: string) => run(async () => (await import('./domains.ts'))[name as 'add']);
+  // The records name the server's host and verify asks its resolver: give the server's settings.
+  const sub = (name: string, description: string) =>
+    d
+      .command(name)
+      .description(description)
+      .argument('<domain>', 'domain name or id')
+      .option('--dns-servers <list>', 'host:port,... resolver for checks (SVC_DNS_SERVERS)')
+      .option('--hostname <name>', 'the server host name SPF and return-path name (SVC_HOSTNAME)');
+  sub('add', 'add a domain, make its DKIM key and print the records to publish')
+    .requiredOption('--org <org>')
+    .option('--project <project>', 'bind the domain to this project right away')
+    .addHelpText('after', '\nExample:\n  svc domains add example.com --org Acme --project Web')
+    .action(dom('add'));
+  sub('show', 'a domain with its records, latest checks and warning')
+    .addHelpText('after', '\nExample:\n  svc domains show example.com --json')
+    .action(dom('show'));
+  sub('verify', 'look the records up now and update the status')
+    .addHelpText('after', '\nExample:\n  svc domains verify example.com --dns-servers 127.0.0.1:53')
+    .action(dom('verify'));
+  sub('bind', 'let a project send from the domain once verified')
+    .requiredOption('--project <project>')
+    .action(dom('bind'));
+  sub('unbind', 'stop a project sending from the domain').requiredOption('--project <project>').action(dom('unbind'));
+  sub('delete', 'delete the domain and its DKIM key').action(dom('remove'));
+  d.command('list')
+    .description("an organization's domains")
+    .requiredOption('--org <org>')
+    .option('--hostname <name>', 'the server host name (SVC_HOSTNAME)')
+    .action(dom('list'));
+}
+
 function registerServeAndSend(program: Command): void {
   const serve = program.command('serve').description('run the HTTP API, SMTP relay, delivery and schedulers');
   for (const [flag, desc] of SERVE_FLAGS) serve.option(flag, desc);
@@ -242,6 +285,8 @@ const SERVE_FLAGS: [string, string][] = [
   ['--rate-limit-per-second <n>', 'per-key request rate for every key (SVC_RATE_LIMIT_PER_SECOND)'],
   ['--sandbox-domain <domain>', 'onboarding trial domain (SVC_SANDBOX_DOMAIN)'],
   ['--template-timeout <duration>', 'template render time limit (SVC_TEMPLATE_TIMEOUT)'],
+  ['--domain-grace-period <duration>', 'failing records unverify a domain after, e.g. 72h (SVC_DOMAIN_GRACE_PERIOD)'],
+  ['--domain-check-interval <duration>', 'time between domain checks, e.g. 1h (SVC_DOMAIN_CHECK_INTERVAL)'],
 ];
 
 /** Builds the `svc` program. Subcommand modules are imported inside their actions. */
@@ -260,6 +305,7 @@ export function buildProgram(): Command {
   registerTemplates(program);
   registerSuppressions(program);
   registerEmails(program);
+  registerDomains(program);
   registerServeAndSend(program);
   for (const c of program.commands) {
     c.exitOverride();

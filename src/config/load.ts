@@ -31,6 +31,8 @@ const ENV: Record<string, string> = {
   rateLimitPerSecond: 'SVC_RATE_LIMIT_PER_SECOND',
   sandboxDomain: 'SVC_SANDBOX_DOMAIN',
   templateTimeout: 'SVC_TEMPLATE_TIMEOUT',
+  domainGracePeriod: 'SVC_DOMAIN_GRACE_PERIOD',
+  domainCheckInterval: 'SVC_DOMAIN_CHECK_INTERVAL',
 };
 
 export function settingName(key: string): string {

@@ -52,6 +52,10 @@ export const configSchema = z.strictObject({
   sandboxDomain: z.string().min(1).optional(),
   /** Template render time limit. */
   templateTimeout: duration.default(parseDuration('1s')),
+  /** How long a verified domain's DKIM or SPF record may fail before it becomes unverified. */
+  domainGracePeriod: duration.default(parseDuration('72h')),
+  /** Time between the server's checks of every domain's records. */
+  domainCheckInterval: duration.pipe(z.number().min(1000, 'at least 1s')).default(parseDuration('1h')),
 });
 
 export type ConfigInput = z.input<typeof configSchema>;

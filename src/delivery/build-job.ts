@@ -4,6 +4,11 @@ import type { SigningKeys } from './engine.ts';
 
 const parse = <T>(v: unknown): T => (v == null ? (null as T) : (JSON.parse(v as string) as T));
 
+/** Rewrites a LIVE email's HTML as it goes out (click and open tracking); the stored body stays as sent by the customer. */
+export interface HtmlTracking {
+  prepareHtml(emailId: string, projectId: string, html: string): Promise<string>;
+}
+
 export interface BuiltJob {
   seq: number;
   projectId: string;
@@ -15,8 +20,9 @@ export interface BuiltJob {
 }
 
 /** Turns a claimed email and one destination's rows into a worker job (plain data). */
-export async function buildJob(email: ClaimedEmail, group: BuiltJob['group'], keys: SigningKeys, hostname: string): Promise<BuiltJob> {
+export async function buildJob(email: ClaimedEmail, group: BuiltJob['group'], keys: SigningKeys, hostname: string, tracking?: HtmlTracking): Promise<BuiltJob> {
   const e = email.row;
+  const html = e.html_body as string | null;
   const fromDomain = e.from_email.slice(e.from_email.lastIndexOf('@') + 1).toLowerCase();
   const dkim = (await keys.getSigningKey(fromDomain)) ?? null;
   const job: DeliveryJob = {
@@ -33,7 +39,7 @@ export async function buildJob(email: ClaimedEmail, group: BuiltJob['group'], ke
     cc: parse<string[] | null>(e.cc_emails),
     reply_to: parse<string[] | null>(e.reply_to),
     subject: e.subject as string,
-    html: e.html_body as string | null,
+    html: html !== null && tracking ? await tracking.prepareHtml(e.id, e.project_id as string, html) : html,
     text: e.text_body as string | null,
     headers: parse<Record<string, string>>(e.headers) ?? {},
     attachments: email.attachments.map((a) => ({ filename: a.filename, content_type: a.content_type, content: new Uint8Array(a.content) })),

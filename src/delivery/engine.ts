@@ -7,7 +7,7 @@ import { classify, decide, describeAttempt, type RetryPolicy } from './outcome.t
 import type { DeliveryJob, DkimKey, JobResult, WorkerSettings } from './job.ts';
 import type { DeliveryRepo, DueRow, RecipientOutcome } from './repo.ts';
 import { createThrottle, type ThrottleOptions } from './throttle.ts';
-import { buildJob } from './build-job.ts';
+import { buildJob, type HtmlTracking } from './build-job.ts';
 
 export interface SigningKeys {
   getSigningKey(domain: string): Promise<DkimKey | undefined>;
@@ -29,6 +29,8 @@ export interface EngineDeps {
   clock: Clock;
   logger: Logger;
   keys: SigningKeys;
+  /** Click and open tracking of outgoing HTML; none sends bodies as stored. */
+  tracking?: HtmlTracking;
 }
 
 interface Group {
@@ -94,7 +96,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       .slice(0, free);
     if (!groups.length) return;
     const jobs = await Promise.all(
-      groups.map((g) => buildJob(repo.findEmail(g.seq), g, deps.keys, opts.worker.hostname)),
+      groups.map((g) => buildJob(repo.findEmail(g.seq), g, deps.keys, opts.worker.hostname, deps.tracking)),
     );
     const stamp = new Map(
       jobs.map((j) => [

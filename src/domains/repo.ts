@@ -1,18 +1,99 @@
 import type { Db } from '../store/db.ts';
+import type { Committer } from '../store/committer.ts';
+import type { DomainState, DomainStatus } from './status.ts';
 
-/**
- * SQL of sending domains. The delivery issue adds DKIM keys, records and
- * verification; sending only needs to know whether a domain is verified and bound.
- */
-export function createDomainsRepo(db: Db) {
-  const bound = db.prepare<[string, string], { status: string }>(
-    `SELECT d.status FROM domains d JOIN project_domains pd ON pd.domain_id = d.id
-     WHERE pd.project_id = ? AND d.name = ?`,
-  );
+export interface DomainRow extends DomainState {
+  id: string;
+  organization_id: string;
+  name: string;
+  status: DomainStatus;
+  /** Null only for rows made without a key (tests that insert domains directly). */
+  dkim_selector: string | null;
+  /** PKCS#8 PEM. */
+  dkim_private_key: string | null;
+  /** Base64 SPKI DER: the p= tag of the DKIM record. */
+  dkim_public_key: string | null;
+  created_at: string;
+  /** JSON array of RecordCheck; null before the first check. */
+  checks: string | null;
+  last_checked_at: string | null;
+}
+
+export type NewDomainRow = Pick<
+  DomainRow,
+  'id' | 'organization_id' | 'name' | 'dkim_selector' | 'dkim_private_key' | 'dkim_public_key' | 'created_at'
+>;
+
+/** SQL of sending domains and their project bindings: reads run at once, writes inside a group transaction. */
+export function createDomainsRepo(db: Db, tx: Committer) {
+  const q = {
+    bound: db.prepare<[string, string], { status: string }>(
+      `SELECT d.status FROM domains d JOIN project_domains pd ON pd.domain_id = d.id
+       WHERE pd.project_id = ? AND d.name = ?`,
+    ),
+    byId: db.prepare<[string], DomainRow>('SELECT * FROM domains WHERE id = ?'),
+    byName: db.prepare<[string], DomainRow>('SELECT * FROM domains WHERE name = ?'),
+    ofOrg: db.prepare<[string], DomainRow>('SELECT * FROM domains WHERE organization_id = ? ORDER BY created_at, id'),
+    allIds: db.prepare<[], { id: string }>('SELECT id FROM domains ORDER BY created_at, id'),
+    countOrg: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM domains WHERE organization_id = ?'),
+    projects: db.prepare<[string], { project_id: string }>(
+      'SELECT project_id FROM project_domains WHERE domain_id = ? ORDER BY created_at, project_id',
+    ),
+  };
+  const w = {
+    insert: db.prepare(
+      `INSERT INTO domains (id, organization_id, name, dkim_selector, dkim_private_key, dkim_public_key, created_at)
+       VALUES (@id, @organization_id, @name, @dkim_selector, @dkim_private_key, @dkim_public_key, @created_at)`,
+    ),
+    bind: db.prepare('INSERT OR IGNORE INTO project_domains (project_id, domain_id, created_at) VALUES (?, ?, ?)'),
+    unbind: db.prepare('DELETE FROM project_domains WHERE project_id = ? AND domain_id = ?'),
+    remove: db.prepare('DELETE FROM domains WHERE id = ?'),
+    check: db.prepare(
+      `UPDATE domains SET status = @status, verified_at = @verified_at, failing_since = @failing_since,
+         failing_checks = @failing_checks, warning = @warning, checks = @checks, last_checked_at = @at
+       WHERE id = @id`,
+    ),
+  };
+  const read = <T>(v: T) => Promise.resolve(v);
   return {
     /** True when `domain` is VERIFIED and bound to the project. */
     isVerifiedForProject: (projectId: string, domain: string) =>
-      Promise.resolve(bound.get(projectId, domain.toLowerCase())?.status === 'VERIFIED'),
+      read(q.bound.get(projectId, domain.toLowerCase())?.status === 'VERIFIED'),
+    findDomainById: (id: string) => read(q.byId.get(id)),
+    findDomainByName: (name: string) => read(q.byName.get(name)),
+    listDomains: (orgId: string) => read(q.ofOrg.all(orgId)),
+    listDomainIds: () => read(q.allIds.all().map((r) => r.id)),
+    listProjectIds: (domainId: string) => read(q.projects.all(domainId).map((r) => r.project_id)),
+    /**
+     * Inserts the domain (and binds it to `projectId` when given) unless the
+     * organization already has `max` domains; false at the ceiling. Counting
+     * inside the write makes the ceiling hold under concurrent adds.
+     */
+    createDomain: (row: NewDomainRow, max: number | null, projectId?: string) =>
+      tx.write(() => {
+        if (max !== null && q.countOrg.get(row.organization_id)!.n >= max) return false;
+        w.insert.run(row);
+        if (projectId) w.bind.run(projectId, row.id, row.created_at);
+        return true;
+      }),
+    bindProject: (domainId: string, projectId: string, at: string) =>
+      tx.write(() => void w.bind.run(projectId, domainId, at)),
+    unbindProject: (domainId: string, projectId: string) =>
+      tx.write(() => w.unbind.run(projectId, domainId).changes > 0),
+    deleteDomain: (id: string) => tx.write(() => w.remove.run(id).changes > 0),
+    /**
+     * Stores a check and the state `next` computes from the row as it is inside
+     * the transaction, so a CLI verify and the server's periodic check cannot
+     * overwrite each other's count. Undefined when the domain is gone.
+     */
+    recordCheck: (id: string, at: string, checks: string, next: (row: DomainRow) => DomainState) =>
+      tx.write(() => {
+        const row = q.byId.get(id);
+        if (!row) return undefined;
+        const after = next(row);
+        w.check.run({ ...after, checks, at, id });
+        return { before: row, after: { ...row, ...after, checks, last_checked_at: at } };
+      }),
   };
 }
 

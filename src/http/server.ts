@@ -7,6 +7,7 @@ import { sendError } from './envelope.ts';
 import { createHttpMetrics } from './metrics.ts';
 import { registerEmailRoutes } from './routes-emails.ts';
 import { registerOpsRoutes } from './routes-ops.ts';
+import { registerTrackingRoutes } from './routes-tracking.ts';
 
 /** A client-sent X-Request-ID is kept when it is at most 128 visible ASCII characters (decisions.md). */
 const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -18,6 +19,7 @@ const ROUTES: [RegExp, string[]][] = [
   [/^\/v1\/emails\/[^/]+\/?$/, ['GET']],
   [/^\/v1\/emails\/[^/]+\/events\/?$/, ['GET']],
   [/^\/(healthz|readyz|metrics|v1\/openapi\.json)$/, ['GET']],
+  [/^\/t\/[co]\/.+$/, ['GET']],
 ];
 
 export interface HttpServerOptions {
@@ -70,6 +72,7 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
 
   registerOpsRoutes(server, app, metrics);
   registerEmailRoutes(server, app);
+  registerTrackingRoutes(server, app);
   return server;
 }
 

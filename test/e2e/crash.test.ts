@@ -8,14 +8,14 @@ import { createApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { initialize } from '../../src/accounts/index.ts';
 import { sleep } from '../../src/lib/sleep.ts';
-import { startDnsPeer, type DnsPeer } from '../peers/dns.ts';
+import { startDnsServer, type DnsServer } from '../peers/dns.ts';
 import { startMxPeer, type MxPeer } from '../peers/mx.ts';
 
 // kill -9 while delivering, restart: every accepted email reaches a final status, none is lost.
 const ROOT = new URL('../..', import.meta.url).pathname;
 const N = 40;
 let dir: string;
-let dns: DnsPeer;
+let dns: DnsServer;
 let mx: MxPeer;
 let key = '';
 let child: ChildProcess | undefined;
@@ -92,7 +92,7 @@ function startServer(): Promise<string> {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-crash-'));
-  dns = await startDnsPeer();
+  dns = await startDnsServer();
   dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
   dns.set('mx.dest.test', { A: ['127.0.0.1'] });
   // Slow answers to DATA keep transactions in flight when the server is killed.

@@ -1,61 +1,107 @@
 import dns2 from 'dns2';
-import type { AddressInfo } from 'node:net';
+import type { Socket } from 'node:net';
 
 const { Packet } = dns2;
+type Packet = InstanceType<typeof Packet>;
+type Resource = Packet['answers'][number];
 
+/** What a name answers; a name not in the zone is NXDOMAIN, a type it lacks is NODATA. */
 export interface ZoneEntry {
   A?: string[];
   AAAA?: string[];
   MX?: { exchange: string; priority: number }[];
   TXT?: string[];
-  /** Answer every question about this name with this error. */
-  rcode?: 'NXDOMAIN' | 'SERVFAIL';
+  /** Answer every question about the name with this rcode. */
+  rcode?: 'NXDOMAIN' | 'SERVFAIL' | 'REFUSED';
+  /** Never answer (the resolver times out). */
+  silent?: boolean;
 }
 
-export interface DnsPeer {
-  /** host:port for --dns-servers. */
+export interface DnsServer {
+  /** host:port for dnsServers. */
   server: string;
-  zone: Map<string, ZoneEntry>;
   set(name: string, entry: ZoneEntry): void;
+  /** Adds to what the name answers. */
+  merge(name: string, entry: ZoneEntry): void;
+  remove(name: string): void;
+  /** Names asked, in order ("TXT example.com"). */
+  queries: string[];
   close(): Promise<void>;
 }
 
 /** Splits a TXT value into 255-octet character-strings, as DNS requires. */
 const chunks = (s: string) => s.match(/.{1,255}/g) ?? [''];
 
-function answers(name: string, type: number, e: ZoneEntry): any[] {
-  const base = { name, class: Packet.CLASS.IN, ttl: 60 };
-  if (type === Packet.TYPE.A) return (e.A ?? []).map((address) => ({ ...base, type, address }));
-  if (type === Packet.TYPE.AAAA) return (e.AAAA ?? []).map((address) => ({ ...base, type, address }));
-  if (type === Packet.TYPE.MX)
-    return (e.MX ?? []).map((m) => ({ ...base, type, exchange: m.exchange, priority: m.priority }));
-  if (type === Packet.TYPE.TXT) return (e.TXT ?? []).map((t) => ({ ...base, type, data: chunks(t) }));
-  return [];
+function answers(q: { name: string; type: number }, e: ZoneEntry): Resource[] {
+  const base = { name: q.name, type: q.type, class: Packet.CLASS.IN, ttl: 60 };
+  const { TYPE } = Packet;
+  const rows: Partial<Resource>[] =
+    q.type === TYPE.A
+      ? (e.A ?? []).map((address) => ({ address }))
+      : q.type === TYPE.AAAA
+        ? (e.AAAA ?? []).map((address) => ({ address }))
+        : q.type === TYPE.MX
+          ? (e.MX ?? []).map((m) => ({ ...m }))
+          : q.type === TYPE.TXT
+            ? (e.TXT ?? []).map((t) => ({ data: chunks(t) }))
+            : [];
+  return rows.map((r) => ({ ...base, ...r }) as Resource);
 }
 
-/** A real DNS server on loopback UDP answering from a zone the test controls. */
-export async function startDnsPeer(): Promise<DnsPeer> {
+/**
+ * A real DNS server on loopback, UDP and TCP on one port: a 2048-bit DKIM
+ * record does not fit a 512-octet UDP answer, so the resolver retries over TCP.
+ */
+export async function startDnsServer(): Promise<DnsServer> {
   const zone = new Map<string, ZoneEntry>();
-  const server = dns2.createServer({
-    udp: true,
-    handle: (request: any, send: (r: any) => void) => {
-      const response = Packet.createResponseFromRequest(request);
-      const [q] = request.questions;
-      const entry = zone.get(String(q.name).toLowerCase());
-      if (!entry) response.header.rcode = Packet.RCODE.NXDOMAIN;
-      else if (entry.rcode) response.header.rcode = Packet.RCODE[entry.rcode];
-      else response.answers.push(...answers(q.name, q.type, entry));
-      send(response);
-    },
-  });
-  const listening = new Promise<void>((resolve) => server.on('listening', () => resolve()));
-  server.listen({ udp: { port: 0, address: '127.0.0.1' } });
-  await listening;
-  const port = (server.addresses().udp as AddressInfo).port;
+  const queries: string[] = [];
+  const handle = (request: Packet, send: (r: Packet) => Promise<Buffer>) => {
+    const q = request.questions[0]!;
+    queries.push(`${Packet.TYPE_NAME[q.type] ?? q.type} ${q.name}`);
+    const entry = zone.get(q.name.toLowerCase());
+    if (entry?.silent) return;
+    const response = Packet.createResponseFromRequest(request);
+    if (!entry) response.header.rcode = Packet.RCODE.NXDOMAIN;
+    else if (entry.rcode) response.header.rcode = Packet.RCODE[entry.rcode];
+    else response.answers.push(...answers(q, entry));
+    void send(response);
+  };
+  const { udp, tcp, port } = await listenBoth(handle);
+  const sockets = new Set<Socket>();
+  tcp.on('connection', (s: Socket) => sockets.add(s.on('close', () => sockets.delete(s))));
+  const key = (name: string) => name.toLowerCase();
   return {
     server: `127.0.0.1:${port}`,
-    zone,
-    set: (name, entry) => void zone.set(name.toLowerCase(), entry),
-    close: () => server.close(),
+    queries,
+    set: (name, entry) => void zone.set(key(name), entry),
+    merge: (name, entry) => void zone.set(key(name), { ...zone.get(key(name)), ...entry }),
+    remove: (name) => void zone.delete(key(name)),
+    close: async () => {
+      await new Promise<void>((resolve) => udp.close(() => resolve()));
+      // The resolver keeps its TCP connection open; end it so close() returns.
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => tcp.close(() => resolve()));
+    },
   };
+}
+
+type Handler = dns2.DnsHandler;
+
+/** UDP on a free port, then TCP on the same number; tries again if that TCP port is taken. */
+async function listenBoth(handle: Handler, attempts = 5) {
+  const udp = dns2.createUDPServer(handle);
+  await udp.listen(0, '127.0.0.1');
+  const port = udp.address().port;
+  const tcp = dns2.createTCPServer(handle);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      tcp.once('error', reject);
+      tcp.listen(port, '127.0.0.1', resolve);
+    });
+  } catch (e) {
+    udp.close();
+    if (attempts <= 1) throw e;
+    return listenBoth(handle, attempts - 1);
+  }
+  return { udp, tcp, port };
 }

@@ -1,0 +1,81 @@
+import { createApp } from '../app.ts';
+import { loadConfig } from '../config/load.ts';
+import type { Domain, DomainsService } from '../domains/index.ts';
+import type { GlobalOptions } from './context.ts';
+import { print, table } from './io.ts';
+
+type Opts = Record<string, unknown> & GlobalOptions;
+const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+
+/**
+ * Opens the data dir like withApp, also honouring --dns-servers and --hostname
+ * (or SVC_DNS_SERVERS, SVC_HOSTNAME, the config file): the records shown and
+ * checked name the server's host, and `verify` asks the resolver the server uses.
+ */
+async function withDomains<T>(opts: Opts, fn: (domains: DomainsService) => Promise<T>): Promise<T> {
+  const flags = { dataDir: opts.dataDir, dnsServers: str(opts.dnsServers), hostname: str(opts.hostname) };
+  const app = createApp(loadConfig({ env: process.env, file: opts.config, flags }));
+  try {
+    return await fn(app.domains);
+  } finally {
+    await app.close();
+  }
+}
+
+function checkLines(d: Domain): string[] {
+  if (d.checks.length === 0) return [`Not checked yet: publish the records, then run: svc domains verify ${d.name}`];
+  const lines = d.checks.map(
+    (c) => `${c.ok ? '✓' : '✗'} ${c.type} ${c.name} (${c.purpose})${c.reason ? `: ${c.reason}` : ''}`,
+  );
+  return [`Checks at ${d.last_checked_at ?? '-'} (DKIM and SPF are required):`, ...lines];
+}
+
+/** A domain as a person reads it: status, warning, the records to publish and the latest checks. */
+export function describeDomain(d: Domain): string {
+  return [
+    `${d.name}  ${d.status}  (id ${d.id}, DKIM selector ${d.dkim_selector ?? '-'})`,
+    ...(d.warning ? [`warning: ${d.warning}`] : []),
+    `projects: ${d.project_ids.length > 0 ? d.project_ids.join(', ') : '(not bound)'}`,
+    '',
+    'Records to publish:',
+    // VALUE last: a DKIM key is ~400 characters and would push PURPOSE off every line.
+    table(d.records as never, ['type', 'name', 'purpose', 'value']),
+    '',
+    ...checkLines(d),
+  ].join('\n');
+}
+
+const show1 = (opts: Opts, d: Domain) => print(opts, d, () => describeDomain(d));
+
+export async function add([name]: string[], opts: Opts): Promise<void> {
+  const input = { name: name!, organization: str(opts.org)!, project: str(opts.project) };
+  show1(opts, await withDomains(opts, (s) => s.addDomain(input)));
+}
+
+export async function show([name]: string[], opts: Opts): Promise<void> {
+  show1(opts, await withDomains(opts, (s) => s.getDomain(name!)));
+}
+
+export async function list(_args: string[], opts: Opts): Promise<void> {
+  const ds = await withDomains(opts, (s) => s.listDomains(str(opts.org)!));
+  const rows = ds.map((d) => ({ ...d, warning: d.warning ? 'yes' : null }));
+  print(opts, ds, () => table(rows, ['id', 'name', 'status', 'last_checked_at', 'warning', 'project_ids']));
+}
+
+export async function verify([name]: string[], opts: Opts): Promise<void> {
+  // The check itself succeeding exits 0 whatever it found: the status and reasons are the output.
+  show1(opts, await withDomains(opts, (s) => s.verifyDomain(name!)));
+}
+
+export async function bind([name]: string[], opts: Opts): Promise<void> {
+  show1(opts, await withDomains(opts, (s) => s.bindDomain(name!, str(opts.project)!)));
+}
+
+export async function unbind([name]: string[], opts: Opts): Promise<void> {
+  show1(opts, await withDomains(opts, (s) => s.unbindDomain(name!, str(opts.project)!)));
+}
+
+export async function remove([name]: string[], opts: Opts): Promise<void> {
+  const d = await withDomains(opts, (s) => s.deleteDomain(name!));
+  print(opts, d, () => `deleted domain ${d.name} (${d.id}) and its DKIM key`);
+}

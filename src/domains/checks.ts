@@ -1,0 +1,102 @@
+import type { DnsLookups, Lookup } from './dns.ts';
+import { REQUIRED, type DnsRecord, type RecordCheck } from './records.ts';
+import { spfAuthorises } from './spf.ts';
+
+/** pass: DKIM and SPF match; fail: one is missing or wrong; inconclusive: a lookup failed for now. */
+export type Outcome = 'pass' | 'fail' | 'inconclusive';
+
+export interface CheckRun {
+  checks: RecordCheck[];
+  outcome: Outcome;
+  /** The failing required checks' reasons, for the warning. */
+  summary: string;
+}
+
+interface Checked {
+  check: RecordCheck;
+  /** The failure came from a lookup that failed for now, not from the records. */
+  temporary: boolean;
+}
+
+const ok = (r: DnsRecord, found: string[]): Checked => ({
+  check: { ...base(r), ok: true, reason: null, found },
+  temporary: false,
+});
+const bad = (r: DnsRecord, reason: string, found: string[], temporary = false): Checked => ({
+  check: { ...base(r), ok: false, reason, found },
+  temporary,
+});
+const base = (r: DnsRecord) => ({ type: r.type, name: r.name, purpose: r.purpose });
+const failed = (r: DnsRecord, l: Extract<Lookup, { ok: false }>) => bad(r, l.reason, [], l.temporary);
+
+/** Looks every record up through `dns` and decides whether the domain's records match. */
+export async function runChecks(dns: DnsLookups, records: DnsRecord[], hostname: string): Promise<CheckRun> {
+  const results = (await Promise.all(records.map((r) => checkRecord(dns, r, hostname)))).map(noteOptional);
+  const required = results.filter((r) => REQUIRED.includes(r.check.purpose));
+  const failing = required.filter((r) => !r.check.ok);
+  const outcome: Outcome = failing.length === 0 ? 'pass' : failing.some((r) => !r.temporary) ? 'fail' : 'inconclusive';
+  const summary = failing.map((r) => `${r.check.purpose.toUpperCase()}: ${r.check.reason}`).join('; ');
+  return { checks: results.map((r) => r.check), outcome, summary };
+}
+
+/** A failing return-path or DMARC check says that it does not stop verification. */
+function noteOptional(r: Checked): Checked {
+  if (r.check.ok || REQUIRED.includes(r.check.purpose)) return r;
+  return { ...r, check: { ...r.check, reason: `${r.check.reason} (recommended, not required)` } };
+}
+
+function checkRecord(dns: DnsLookups, record: DnsRecord, hostname: string): Promise<Checked> {
+  switch (record.purpose) {
+    case 'dkim':
+      return checkDkim(dns, record);
+    case 'spf':
+      return checkSpf(dns, record, hostname);
+    case 'return-path':
+      return checkReturnPath(dns, record, hostname);
+    case 'dmarc':
+      return checkDmarc(dns, record);
+  }
+}
+
+/** The p= tag of a DKIM key record, whitespace removed; undefined when absent. */
+export function dkimKeyOf(txt: string): string | undefined {
+  const tag = txt.split(';').find((t) => /^\s*p\s*=/i.test(t));
+  return tag?.slice(tag.indexOf('=') + 1).replace(/\s+/g, '');
+}
+
+async function checkDkim(dns: DnsLookups, record: DnsRecord): Promise<Checked> {
+  const l = await dns.txt(record.name);
+  if (!l.ok) return failed(record, l);
+  const keys = l.values.map(dkimKeyOf).filter((k) => k !== undefined);
+  if (keys.length === 0) return bad(record, `no DKIM key record (v=DKIM1; p=...) at ${record.name}`, l.values);
+  if (keys.includes(dkimKeyOf(record.value)!)) return ok(record, l.values);
+  if (keys.every((k) => k === '')) return bad(record, `the DKIM key at ${record.name} is empty (revoked)`, l.values);
+  return bad(record, `the DKIM key at ${record.name} differs from this domain's key`, l.values);
+}
+
+async function checkSpf(dns: DnsLookups, record: DnsRecord, hostname: string): Promise<Checked> {
+  const l = await dns.txt(record.name);
+  if (!l.ok) return failed(record, l);
+  const spf = l.values.filter((v) => /^v=spf1(\s|$)/i.test(v.trim()));
+  if (spf.length === 0) return bad(record, `no SPF record (v=spf1) at ${record.name}`, l.values);
+  // RFC 7208 §4.5: more than one SPF record is a permanent error for receivers.
+  if (spf.length > 1) return bad(record, `${spf.length} SPF records at ${record.name}; there must be one`, spf);
+  const verdict = await spfAuthorises(spf[0]!, record.name, hostname, dns);
+  return verdict.ok ? ok(record, spf) : bad(record, verdict.reason, spf, verdict.temporary);
+}
+
+async function checkReturnPath(dns: DnsLookups, record: DnsRecord, hostname: string): Promise<Checked> {
+  const l = await dns.mx(record.name);
+  if (!l.ok) return failed(record, l);
+  if (l.values.includes(hostname)) return ok(record, l.values);
+  if (l.values.length === 0) return bad(record, `no MX record at ${record.name}`, []);
+  return bad(record, `the MX of ${record.name} does not point to ${hostname}`, l.values);
+}
+
+async function checkDmarc(dns: DnsLookups, record: DnsRecord): Promise<Checked> {
+  const l = await dns.txt(record.name);
+  if (!l.ok) return failed(record, l);
+  const dmarc = l.values.filter((v) => /^v=DMARC1(\s*;|\s*$)/i.test(v.trim()));
+  if (dmarc.length === 1) return ok(record, dmarc);
+  return bad(record, `no DMARC record (v=DMARC1) at ${record.name}`, l.values);
+}

@@ -1,0 +1,147 @@
+import type { AccountsService } from '../accounts/index.ts';
+import { AppError } from '../errors.ts';
+import { iso, type Clock } from '../lib/clock.ts';
+import { isUuid, newId } from '../lib/ids.ts';
+import type { Logger } from '../lib/logger.ts';
+import { PLAN_LIMITS } from '../limits/plans.ts';
+import { uniqueOrConflict } from '../store/errors.ts';
+import { parseInput } from '../validation.ts';
+import type { DnsLookups } from './dns.ts';
+import { toDomain, type Domain } from './present.ts';
+import { generateDkimKey, selectorFor } from './records.ts';
+import type { DomainRow, DomainsRepo } from './repo.ts';
+import { addDomainSchema, domainNameSchema, type AddDomainInput } from './schema.ts';
+import { verifyRow, verifyRows } from './verify.ts';
+
+export interface DomainsDeps {
+  repo: DomainsRepo;
+  accounts: Pick<AccountsService, 'getOrg' | 'getProject'>;
+  clock: Clock;
+  logger: Logger;
+  /** The resolver domain checks use (--dns-servers). */
+  dns: DnsLookups;
+  /** The server's host name: SPF and the return-path MX name it. */
+  hostname: string;
+  gracePeriodMs: number;
+}
+
+/** What the delivery engine needs to DKIM-sign mail from a verified domain. */
+export interface SigningKey {
+  domain: string;
+  selector: string;
+  privateKeyPem: string;
+}
+
+/** Sending domains: adding with a DKIM key, DNS verification with a grace period, project binding. */
+export function createDomainsService(deps: DomainsDeps) {
+  const { repo, accounts, clock } = deps;
+  const hostname = deps.hostname.toLowerCase().replace(/\.$/, '');
+  const verifyDeps = { ...deps, hostname };
+  const present = async (row: DomainRow) => toDomain(row, await repo.listProjectIds(row.id), hostname);
+
+  /** A domain by id or name; 404 when absent. */
+  async function getRow(ref: string): Promise<DomainRow> {
+    const name = domainNameSchema.safeParse(ref);
+    const row = isUuid(ref) ? await repo.findDomainById(ref) : await repo.findDomainByName(name.data ?? ref);
+    if (!row) throw new AppError('not_found', `no domain ${ref}`);
+    return row;
+  }
+
+  /** A project of the domain's organization; 404 for one of another organization. */
+  async function projectOf(row: Pick<DomainRow, 'organization_id'>, projectRef: string) {
+    const project = await accounts.getProject(projectRef, row.organization_id);
+    if (project.organization_id !== row.organization_id) {
+      throw new AppError('not_found', `no project ${projectRef} in the domain's organization`);
+    }
+    return project;
+  }
+
+  return {
+    /** Adds a domain to an organization within its plan's ceiling, with a fresh DKIM key; bound to `project` when given. */
+    async addDomain(input: AddDomainInput): Promise<Domain> {
+      const data = parseInput(addDomainSchema, input);
+      const org = await accounts.getOrg(data.organization);
+      const project = data.project ? await projectOf({ organization_id: org.id }, data.project) : undefined;
+      const key = await generateDkimKey();
+      const now = clock.now();
+      const row = {
+        id: newId(now),
+        organization_id: org.id,
+        name: data.name,
+        dkim_selector: selectorFor(now),
+        dkim_private_key: key.privateKeyPem,
+        dkim_public_key: key.publicKeyB64,
+        created_at: iso(now),
+      };
+      const max = PLAN_LIMITS[org.plan].domains;
+      const created = await uniqueOrConflict(repo.createDomain(row, max, project?.id), `domain ${data.name} exists`);
+      if (!created) throw planLimit(org.plan, max!);
+      return present((await repo.findDomainById(row.id))!);
+    },
+
+    /** A domain with its records and latest checks. */
+    async getDomain(ref: string): Promise<Domain> {
+      return present(await getRow(ref));
+    },
+
+    async listDomains(orgRef: string): Promise<Domain[]> {
+      const org = await accounts.getOrg(orgRef);
+      return Promise.all((await repo.listDomains(org.id)).map(present));
+    },
+
+    /** Looks the domain's records up now and applies the result (verified, warning, unverified). */
+    async verifyDomain(ref: string): Promise<Domain> {
+      const row = await verifyRow(verifyDeps, await getRow(ref));
+      if (!row) throw new AppError('not_found', `no domain ${ref}`);
+      return present(row);
+    },
+
+    /** Checks every domain; the server runs this periodically. */
+    async verifyAll(): Promise<{ checked: number; errors: number }> {
+      return verifyRows(verifyDeps, await repo.listDomainIds());
+    },
+
+    /** Binds a domain to a project of its organization: once verified, the project's LIVE keys may send from it. */
+    async bindDomain(ref: string, projectRef: string): Promise<Domain> {
+      const row = await getRow(ref);
+      const project = await projectOf(row, projectRef);
+      await repo.bindProject(row.id, project.id, iso(clock.now()));
+      return present(row);
+    },
+
+    async unbindDomain(ref: string, projectRef: string): Promise<Domain> {
+      const row = await getRow(ref);
+      const project = await projectOf(row, projectRef);
+      if (!(await repo.unbindProject(row.id, project.id))) {
+        throw new AppError('not_found', `domain ${row.name} is not bound to project ${projectRef}`);
+      }
+      return present(row);
+    },
+
+    /** Deletes a domain, its key and its bindings; LIVE sends from it are refused from then on. */
+    async deleteDomain(ref: string): Promise<Domain> {
+      const row = await getRow(ref);
+      const domain = await present(row);
+      await repo.deleteDomain(row.id);
+      return domain;
+    },
+
+    /** The DKIM key of a VERIFIED domain, for signing; undefined for any other domain. */
+    async getSigningKey(domainName: string): Promise<SigningKey | undefined> {
+      const row = await repo.findDomainByName(domainName.toLowerCase());
+      if (row?.status !== 'VERIFIED' || !row.dkim_selector || !row.dkim_private_key) return undefined;
+      return { domain: row.name, selector: row.dkim_selector, privateKeyPem: row.dkim_private_key };
+    },
+  };
+}
+
+function planLimit(plan: string, max: number): AppError {
+  return new AppError('plan_limit_exceeded', `plan ${plan} allows ${max} domain${max === 1 ? '' : 's'}`, {
+    code: 'plan_limit_exceeded',
+    resource: 'domains',
+    plan,
+    limit: max,
+  });
+}
+
+export type DomainsService = ReturnType<typeof createDomainsService>;

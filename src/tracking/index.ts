@@ -1,0 +1,4 @@
+export { createTrackingRepo, type TrackingRepo } from './repo.ts';
+export { createTrackingService, type TrackingService } from './service.ts';
+export { rewriteHtml, NO_TRACK_ATTRIBUTE } from './rewrite.ts';
+export type { TrackingSettings, Visitor } from './schema.ts';

@@ -1,0 +1,88 @@
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../errors.ts';
+import { iso, type Clock } from '../lib/clock.ts';
+import { newId } from '../lib/ids.ts';
+import { parseInput } from '../validation.ts';
+import type { TrackingRepo } from './repo.ts';
+import { rewriteHtml } from './rewrite.ts';
+import { visitorSchema, type TrackingSettings, type Visitor } from './schema.ts';
+import { signToken, verifyToken, type TrackingTarget } from './token.ts';
+
+export interface TrackingDeps {
+  repo: TrackingRepo;
+  clock: Clock;
+  /** Base of tracked links and the pixel: --public-url, else the server's own address. */
+  publicUrl: string;
+  /** The project's tracking settings, read at send time. */
+  settings: (projectId: string) => Promise<TrackingSettings>;
+}
+
+const SECRET_NAME = 'tracking';
+const SECRET_BYTES = 32;
+
+/** Click and open tracking: rewrites outgoing HTML, and turns signed tokens back into events. */
+export function createTrackingService({ repo, clock, publicUrl, settings }: TrackingDeps) {
+  const base = publicUrl.replace(/\/+$/, '');
+  let secret: Promise<Buffer> | undefined;
+
+  // Made on first use and kept; a failed read is retried next time rather than cached.
+  function key(): Promise<Buffer> {
+    secret ??= repo.getOrCreateSecret(SECRET_NAME, randomBytes(SECRET_BYTES), iso(clock.now())).catch((e: unknown) => {
+      secret = undefined;
+      throw e;
+    });
+    return secret;
+  }
+
+  async function resolve<K extends TrackingTarget['kind']>(token: string, kind: K) {
+    const target = verifyToken(await key(), token);
+    // A forged, edited or foreign token is simply not found: it never becomes a redirect.
+    if (target?.kind !== kind) throw new AppError('not_found', 'No such tracking link');
+    return target as Extract<TrackingTarget, { kind: K }>;
+  }
+
+  async function record(emailId: string, type: 'clicked' | 'opened', visitor: Visitor, extra: Record<string, unknown>) {
+    const v = parseInput(visitorSchema, visitor);
+    const now = clock.now();
+    // clicked carries ip and user_agent in `data` too: webhooks send `data` as data.event (interface.md).
+    const data = type === 'clicked' ? { ...extra, ip: v.ip, user_agent: v.user_agent } : extra;
+    const added = await repo.addEvent({ id: newId(now), emailId, type, data, ip: v.ip, userAgent: v.user_agent, at: iso(now) });
+    if (!added) throw new AppError('not_found', 'No such tracking link');
+  }
+
+  return {
+    /**
+     * The HTML a LIVE email is sent with: links rewritten and the pixel added
+     * per the project's settings. The stored body stays the customer's.
+     */
+    async prepareHtml(emailId: string, projectId: string, html: string): Promise<string> {
+      const s = await settings(projectId);
+      if (!s.click_tracking && !s.open_tracking) return html;
+      const secretKey = await key();
+      const link = (url: string) => `${base}/t/c/${signToken(secretKey, { kind: 'click', emailId, url })}`;
+      return rewriteHtml(html, {
+        trackLink: s.click_tracking ? link : undefined,
+        pixelUrl: s.open_tracking ? `${base}/t/o/${signToken(secretKey, { kind: 'open', emailId })}` : undefined,
+      });
+    },
+
+    /**
+     * Resolves a click token to the link's URL (normalised, ready for a Location
+     * header) and records a `clicked` event unless `record` is false (HEAD).
+     * Throws not_found for any token this server did not sign, or a deleted email.
+     */
+    async click(token: string, visitor: Visitor, opts: { record: boolean } = { record: true }): Promise<string> {
+      const target = await resolve(token, 'click');
+      if (opts.record) await record(target.emailId, 'clicked', visitor, { url: target.url });
+      return new URL(target.url).href;
+    },
+
+    /** Records an `opened` event for a pixel token; not_found as for clicks. */
+    async open(token: string, visitor: Visitor, opts: { record: boolean } = { record: true }): Promise<void> {
+      const target = await resolve(token, 'open');
+      if (opts.record) await record(target.emailId, 'opened', visitor, {});
+    },
+  };
+}
+
+export type TrackingService = ReturnType<typeof createTrackingService>;

@@ -1,0 +1,120 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type DnsServer } from './peers/dns.ts';
+import { HOST, HOST_IPV4, publish } from './domains-helpers.ts';
+
+// `svc domains ...` as a user runs it (cli.md), checking against a loopback DNS server.
+
+const ROOT = new URL('..', import.meta.url).pathname;
+let dir: string;
+let dns: DnsServer;
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  json: () => any;
+}
+
+/** Runs the CLI from source in a child process with the server's host name set. */
+function svc(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [join(ROOT, 'src/main.ts'), ...args],
+      { cwd: dir, env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), SVC_HOSTNAME: HOST, ...env } },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) });
+      },
+    );
+  });
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-cli-domains-'));
+  dns = await startDnsServer();
+  dns.set(HOST, { A: [HOST_IPV4] });
+  const init = ['init', '--email', 'o@example.com', '--password', 'pw-123456789', '--org', 'Acme'];
+  expect((await svc([...init, '--project', 'Web', '--plan', 'FREE'])).code).toBe(0);
+});
+afterAll(async () => {
+  await dns.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('svc domains', () => {
+  it('add prints {id, name, status, records} with --json, and binds with --project', async () => {
+    const r = await svc(['domains', 'add', 'Example.com', '--org', 'Acme', '--project', 'Web', '--json']);
+    expect(r.code).toBe(0);
+    const d = r.json();
+    expect(d).toMatchObject({ id: expect.any(String), name: 'example.com', status: 'PENDING', checks: [] });
+    expect(d.records.map((x: any) => x.purpose)).toEqual(['dkim', 'spf', 'return-path', 'dmarc']);
+    expect(Object.keys(d.records[0]).sort()).toEqual(['name', 'purpose', 'type', 'value']);
+    expect(d.records[1].value).toBe(`v=spf1 a:${HOST} ~all`);
+    expect(d.project_ids).toHaveLength(1);
+  });
+
+  it('show prints the records as a table and says the domain is not checked yet', async () => {
+    const r = await svc(['domains', 'show', 'example.com']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^example\.com {2}PENDING/);
+    expect(r.stdout).toMatch(/TYPE +NAME +PURPOSE +VALUE/);
+    expect(r.stdout).toContain(`MX    bounces.example.com`);
+    expect(r.stdout).toContain('Not checked yet');
+  });
+
+  it('refuses a second domain on FREE (exit 1, plan_limit_exceeded), a bad name, and a missing --org', async () => {
+    const r = await svc(['domains', 'add', 'second.example', '--org', 'Acme']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error: plan_limit_exceeded: plan FREE allows 1 domain/);
+    const j = await svc(['domains', 'add', 'second.example', '--org', 'Acme', '--json']);
+    expect(j.json().error.code).toBe('plan_limit_exceeded');
+    const bad = await svc(['domains', 'add', 'not_a.domain', '--org', 'Acme']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('request_validation_failed');
+    expect((await svc(['domains', 'add', 'x.example'])).code).toBe(2);
+  });
+
+  it('verify asks the resolver of --dns-servers and prints each check with its reason', async () => {
+    const r = await svc(['domains', 'verify', 'example.com', '--dns-servers', dns.server]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^example\.com {2}PENDING/);
+    expect(r.stdout).toContain('✗ TXT example.com (spf): TXT example.com does not exist (NXDOMAIN)');
+    expect(r.stdout).toContain('(recommended, not required)');
+  });
+
+  it('verify reads SVC_DNS_SERVERS too, and verifies once the records are published', async () => {
+    const shown = (await svc(['domains', 'show', 'example.com', '--json'])).json();
+    publish(dns, shown);
+    const r = await svc(['domains', 'verify', 'example.com', '--json'], { SVC_DNS_SERVERS: dns.server });
+    expect(r.code).toBe(0);
+    const d = r.json();
+    expect(d.status).toBe('VERIFIED');
+    expect(d.checks.map((c: any) => c.ok)).toEqual([true, true, true, true]);
+    expect(Object.keys(d.checks[0]).sort()).toEqual(['found', 'name', 'ok', 'purpose', 'reason', 'type']);
+    const human = await svc(['domains', 'show', 'example.com']);
+    expect(human.stdout).toContain('✓ TXT svc');
+    expect(human.stdout).not.toContain('warning:');
+  });
+
+  it('bind, list, unbind and delete', async () => {
+    const p = await svc(['projects', 'create', '--org', 'Acme', '--name', 'Api', '--json']);
+    const bound = await svc(['domains', 'bind', 'example.com', '--project', 'Api', '--json']);
+    expect(bound.code).toBe(0);
+    expect(bound.json().project_ids).toContain(p.json().id);
+    const list = await svc(['domains', 'list', '--org', 'Acme', '--json']);
+    expect(list.json().map((d: any) => [d.name, d.status])).toEqual([['example.com', 'VERIFIED']]);
+    expect((await svc(['domains', 'list', '--org', 'Acme'])).stdout).toMatch(/example\.com +VERIFIED/);
+    const unbound = await svc(['domains', 'unbind', 'example.com', '--project', 'Api', '--json']);
+    expect(unbound.json().project_ids).not.toContain(p.json().id);
+    const del = await svc(['domains', 'delete', 'example.com']);
+    expect(del.stdout).toMatch(/^deleted domain example\.com/);
+    const gone = await svc(['domains', 'show', 'example.com']);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('not_found');
+  });
+});

@@ -1,0 +1,172 @@
+import { createPrivateKey, createPublicKey, sign, verify } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkOf, createDomainsEnv, HOST, HOST_IPV4, publish, type DomainsEnv } from './domains-helpers.ts';
+
+// Adding domains, their records and DKIM key, the plan ceiling, and verification
+// against a real DNS server on loopback (issue 3; decisions.md "Domains").
+
+let t: DomainsEnv;
+afterEach(() => t.close());
+
+const ORG = 'Acme';
+const add = (name: string, project?: string) =>
+  t.env.app.domains.addDomain({ name, organization: ORG, ...(project ? { project } : {}) });
+const refusal = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: { code: string; status: number; details: unknown }) => ({ code: e.code, status: e.status, details: e.details }),
+  );
+
+describe('svc domains add', () => {
+  it('returns a PENDING domain with the DKIM, SPF, return-path and DMARC records to publish', async () => {
+    t = await createDomainsEnv();
+    const d = await add('Example.com');
+    expect(d).toMatchObject({ name: 'example.com', status: 'PENDING', dkim_selector: 'svc202603', checks: [] });
+    expect(d.records.map(({ type, name, purpose }) => [type, name, purpose])).toEqual([
+      ['TXT', 'svc202603._domainkey.example.com', 'dkim'],
+      ['TXT', 'example.com', 'spf'],
+      ['MX', 'bounces.example.com', 'return-path'],
+      ['TXT', '_dmarc.example.com', 'dmarc'],
+    ]);
+    expect(d.records[0]!.value).toMatch(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/]+=*$/);
+    expect(d.records.slice(1).map((r) => r.value)).toEqual([
+      `v=spf1 a:${HOST} ~all`,
+      `10 ${HOST}`,
+      'v=DMARC1; p=none; rua=mailto:dmarc@example.com',
+    ]);
+  });
+
+  it('publishes the public half of the stored RSA-2048 private key (PKCS#8 PEM)', async () => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    const { dkim_private_key: pem } = t.env.app.db
+      .prepare('SELECT dkim_private_key FROM domains WHERE id = ?')
+      .get(d.id) as { dkim_private_key: string };
+    expect(pem).toMatch(/^-----BEGIN PRIVATE KEY-----/);
+    const key = createPrivateKey(pem);
+    expect(key.asymmetricKeyDetails?.modulusLength).toBe(2048);
+    const published = d.records[0]!.value.split('p=')[1]!;
+    const der = createPublicKey(key).export({ type: 'spki', format: 'der' });
+    expect(der.toString('base64')).toBe(published);
+    const spki = createPublicKey({ key: Buffer.from(published, 'base64'), format: 'der', type: 'spki' });
+    expect(verify('sha256', Buffer.from('m'), spki, sign('sha256', Buffer.from('m'), key))).toBe(true);
+  });
+
+  it('holds the plan ceiling: FREE 1 domain, PAID 5 (422 plan_limit_exceeded)', async () => {
+    t = await createDomainsEnv('FREE');
+    await add('one.example');
+    expect(await refusal(add('two.example'))).toEqual({
+      code: 'plan_limit_exceeded',
+      status: 422,
+      details: { code: 'plan_limit_exceeded', resource: 'domains', plan: 'FREE', limit: 1 },
+    });
+    await t.env.app.accounts.setPlan(ORG, 'PAID');
+    await Promise.all(['two', 'three', 'four', 'five'].map((n) => add(`${n}.example`)));
+    expect(await refusal(add('six.example'))).toMatchObject({ code: 'plan_limit_exceeded', status: 422 });
+    expect((await t.env.app.domains.listDomains(ORG)).map((d) => d.name)).toHaveLength(5);
+  });
+
+  it('refuses a domain that exists (in any case) with 409 conflict', async () => {
+    t = await createDomainsEnv('UNLIMITED');
+    await add('example.com');
+    expect(await refusal(add('EXAMPLE.com'))).toMatchObject({ code: 'conflict', status: 409 });
+  });
+
+  it.each(['localhost', 'exa_mple.com', '-x.example', 'a..example', '10.0.0.1', 'example.com.', ''])(
+    'refuses the name %j with 422 request_validation_failed',
+    async (name) => {
+      t = await createDomainsEnv();
+      expect(await refusal(add(name))).toMatchObject({ code: 'request_validation_failed', status: 422 });
+    },
+  );
+
+  it('binds right away with a project, and refuses a project of another organization with 404', async () => {
+    t = await createDomainsEnv('UNLIMITED');
+    expect((await add('example.com', 'Web')).project_ids).toEqual([t.env.init.project_id]);
+    const other = await t.env.app.accounts.createOrg({ name: 'Other', owner_email: 'owner@example.com' });
+    const foreign = await t.env.app.accounts.createProject(other.id, { name: 'Foreign' });
+    expect(await refusal(add('b.example', foreign.id))).toMatchObject({ code: 'not_found', status: 404 });
+    expect(await refusal(t.env.app.domains.getDomain('b.example'))).toMatchObject({ code: 'not_found' });
+  });
+});
+
+describe('svc domains verify', () => {
+  it('verifies a domain whose DKIM and SPF records are published, every check passing', async () => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    publish(t.dns, d);
+    const v = await t.env.app.domains.verifyDomain('example.com');
+    expect(v).toMatchObject({ status: 'VERIFIED', verified_at: '2026-03-15T12:00:00.000Z', warning: null });
+    expect(v.last_checked_at).toBe('2026-03-15T12:00:00.000Z');
+    expect(v.checks.map((c) => [c.purpose, c.ok, c.reason])).toEqual([
+      ['dkim', true, null],
+      ['spf', true, null],
+      ['return-path', true, null],
+      ['dmarc', true, null],
+    ]);
+    expect(checkOf(v, 'dkim').found).toEqual([d.records[0]!.value]);
+    expect(await t.env.app.domains.getSigningKey('EXAMPLE.com')).toMatchObject({
+      domain: 'example.com',
+      selector: 'svc202603',
+      privateKeyPem: expect.stringMatching(/^-----BEGIN PRIVATE KEY-----/),
+    });
+  });
+
+  it('verifies with DKIM and SPF only: return-path and DMARC are recommendations', async () => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    t.dns.set('example.com', { TXT: ['google-site-verification=x', `v=spf1 ip4:${HOST_IPV4} -all`] });
+    t.dns.set(d.records[0]!.name, { TXT: [d.records[0]!.value.replace(/; /g, ';')] });
+    const v = await t.env.app.domains.verifyDomain(d.id);
+    expect(v.status).toBe('VERIFIED');
+    expect(checkOf(v, 'return-path')).toMatchObject({
+      ok: false,
+      reason: 'MX bounces.example.com does not exist (NXDOMAIN) (recommended, not required)',
+    });
+    expect(checkOf(v, 'dmarc').reason).toContain('recommended, not required');
+  });
+
+  it('fails with a reason per record when nothing is published (NXDOMAIN)', async () => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    const v = await t.env.app.domains.verifyDomain('example.com');
+    expect(v).toMatchObject({ status: 'PENDING', warning: null });
+    expect(v.checks.map((c) => [c.ok, c.reason, c.found])).toEqual([
+      [false, `TXT ${d.records[0]!.name} does not exist (NXDOMAIN)`, []],
+      [false, 'TXT example.com does not exist (NXDOMAIN)', []],
+      [false, 'MX bounces.example.com does not exist (NXDOMAIN) (recommended, not required)', []],
+      [false, 'TXT _dmarc.example.com does not exist (NXDOMAIN) (recommended, not required)', []],
+    ]);
+    expect(await t.env.app.domains.getSigningKey('example.com')).toBeUndefined();
+  });
+
+  it.each([
+    ['another DKIM key', { dkim: 'v=DKIM1; k=rsa; p=MIIBIjANBgkq' }, 'dkim', 'differs from this domain'],
+    ['a revoked DKIM key', { dkim: 'v=DKIM1; p=' }, 'dkim', 'is empty (revoked)'],
+    ['a TXT that is not DKIM', { dkim: 'hello' }, 'dkim', 'no DKIM key record'],
+    ['SPF without our host', { spf: ['v=spf1 include:_spf.google.com ~all'] }, 'spf', `does not authorise ${HOST}`],
+    ['no SPF record', { spf: ['some-verification=1'] }, 'spf', 'no SPF record (v=spf1) at example.com'],
+    ['two SPF records', { spf: [`v=spf1 a:${HOST} -all`, 'v=spf1 -all'] }, 'spf', '2 SPF records'],
+  ])('fails on %s with the reason', async (_name, over, purpose, reason) => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    publish(t.dns, d);
+    if ('dkim' in over) t.dns.set(d.records[0]!.name, { TXT: [over.dkim] });
+    if ('spf' in over) t.dns.merge('example.com', { TXT: over.spf });
+    const v = await t.env.app.domains.verifyDomain('example.com');
+    expect(v.status).toBe('PENDING');
+    expect(checkOf(v, purpose)).toMatchObject({ ok: false, reason: expect.stringContaining(reason) });
+    expect(checkOf(v, purpose).found.length).toBeGreaterThan(0);
+  });
+
+  it('reports NODATA as a missing record and SERVFAIL as a temporary failure', async () => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    publish(t.dns, d);
+    t.dns.set('example.com', { A: ['192.0.2.1'] });
+    t.dns.set(d.records[0]!.name, { rcode: 'SERVFAIL' });
+    const v = await t.env.app.domains.verifyDomain('example.com');
+    expect(checkOf(v, 'spf').reason).toBe('no SPF record (v=spf1) at example.com');
+    expect(checkOf(v, 'dkim').reason).toBe(`the DNS server failed (SERVFAIL) looking up TXT ${d.records[0]!.name}`);
+  });
+});
