@@ -4,6 +4,7 @@ import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
 import { settle, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
 import { sleep } from '../src/lib/sleep.ts';
+import { startBadMx } from './peers/bad-mx.ts';
 
 let dns: DnsServer;
 const closers: (() => Promise<void>)[] = [];
@@ -119,5 +120,25 @@ describe('shutdown and the queue', () => {
         .filter((e) => e.type === 'sending')
         .at(-1),
     ).toMatchObject({ attempt: 2, previous_attempt: expect.stringMatching(/^421/) });
+  });
+});
+
+describe('faults of the peer', () => {
+  it.each([
+    ['hang', /timeout|timed out/i],
+    // nodemailer waits for a reply line it can read, so garbage ends in the session timeout.
+    ['garbage', /timeout/i],
+    ['truncated', /closed|ended|unexpected/i],
+  ] as const)('a peer that does %s gets a retry with the reason, never a crash', async (mode, reason) => {
+    const bad = await startBadMx(mode);
+    closers.push(() => bad.close());
+    const d = await env({ mxPort: String(bad.port), deliveryConnectTimeout: '300ms', deliveryTimeout: '300ms' });
+    const id = await d.send([`${mode}@dest.test`]);
+    await settle(d.env);
+    const r = d.recipients(id)[0]!;
+    expect(r).toMatchObject({ status: 'QUEUED', attempts: 1, bounce_category: 'connection-error' });
+    expect(r.last_error).toMatch(reason);
+    expect(r.last_error).toContain(`mx.dest.test [127.0.0.1]:${bad.port}`);
+    expect(Date.parse(r.next_attempt_at)).toBe(d.env.clock.now() + 60_000);
   });
 });

@@ -56,6 +56,10 @@ export const configSchema = z.strictObject({
   domainGracePeriod: duration.default(parseDuration('72h')),
   /** Time between the server's checks of every domain's records. */
   domainCheckInterval: duration.pipe(z.number().min(1000, 'at least 1s')).default(parseDuration('1h')),
+  /** Time to connect to a recipient's MX host (or the relay) and get its greeting. */
+  deliveryConnectTimeout: duration.default(parseDuration('30s')),
+  /** Inactivity limit of an SMTP session once connected. */
+  deliveryTimeout: duration.default(parseDuration('2m')),
 });
 
 export type ConfigInput = z.input<typeof configSchema>;

@@ -21,24 +21,36 @@ export interface TransmitDeps {
 }
 
 /** Connection-level failures move on to the next address or MX host; any reply to a command does not. */
-const isConnectionLevel = (e: SendError) => !e.command || e.command === 'CONN' || e.command === 'EHLO' || e.command === 'HELO';
+const isConnectionLevel = (e: SendError) =>
+  !e.command || e.command === 'CONN' || e.command === 'EHLO' || e.command === 'HELO';
 
 function connectTargets(job: DeliveryJob, targets: Target[], s: WorkerSettings): ConnectTarget[] {
-  return targets.flatMap((t) => t.addresses.map((ip) => ({ host: t.host, ip, port: s.mxPort, secure: false, auth: null })));
+  return targets.flatMap((t) =>
+    t.addresses.map((ip) => ({ host: t.host, ip, port: s.mxPort, secure: false, auth: null })),
+  );
 }
 
 function relayTarget(relay: string): ConnectTarget {
   const u = new URL(relay);
   const secure = u.protocol === 'smtps:';
   const auth = u.username ? { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) } : null;
-  return { host: u.hostname, ip: u.hostname.replace(/^\[|\]$/g, ''), port: Number(u.port || (secure ? 465 : 587)), secure, auth };
+  return {
+    host: u.hostname,
+    ip: u.hostname.replace(/^\[|\]$/g, ''),
+    port: Number(u.port || (secure ? 465 : 587)),
+    secure,
+    auth,
+  };
 }
 
 const failAll = (job: DeliveryJob, kind: RecipientResult['failure']): RecipientResult[] =>
   job.recipients.map((recipient) => ({ recipient, stage: 'connect', reply: null, failure: kind }));
 
 /** Maps a completed transaction (some recipients may have been refused at RCPT) to per-recipient results. */
-function resultsOfSend(job: DeliveryJob, info: { accepted: string[]; rejectedErrors?: SendError[]; response: string }): RecipientResult[] {
+function resultsOfSend(
+  job: DeliveryJob,
+  info: { accepted: string[]; rejectedErrors?: SendError[]; response: string },
+): RecipientResult[] {
   const refused = new Map((info.rejectedErrors ?? []).map((e) => [String(e.recipient).toLowerCase(), e]));
   return job.recipients.map((recipient) => {
     const e = refused.get(recipient.toLowerCase());
@@ -49,7 +61,8 @@ function resultsOfSend(job: DeliveryJob, info: { accepted: string[]; rejectedErr
 
 /** Maps a failed transaction to per-recipient results. */
 function resultsOfError(job: DeliveryJob, e: SendError): RecipientResult[] {
-  if (e.rejectedErrors?.length && e.command === 'RCPT TO') return resultsOfSend(job, { accepted: [], rejectedErrors: e.rejectedErrors, response: '' });
+  if (e.rejectedErrors?.length && e.command === 'RCPT TO')
+    return resultsOfSend(job, { accepted: [], rejectedErrors: e.rejectedErrors, response: '' });
   const reply = parseReply(e.response, e.responseCode);
   if (!reply) return failAll(job, failureOf(e));
   const stage = e.command === 'DATA' || e.command === 'end of DATA' ? 'data' : 'rcpt';
@@ -78,13 +91,24 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
   try {
     raw = await buildMessage(job);
   } catch (e) {
-    return { ...base, connection: null, results: [], internal_error: `message could not be built: ${(e as Error).message}` };
+    return {
+      ...base,
+      connection: null,
+      results: [],
+      internal_error: `message could not be built: ${(e as Error).message}`,
+    };
   }
   let targets: ConnectTarget[];
   if (deps.settings.relay) targets = [relayTarget(deps.settings.relay)];
   else {
     const res = await resolveDestination(deps.resolver, job.destination);
-    if (!res.ok) return { ...base, connection: null, results: failAll(job, { kind: res.kind, message: res.message }), internal_error: null };
+    if (!res.ok)
+      return {
+        ...base,
+        connection: null,
+        results: failAll(job, { kind: res.kind, message: res.message }),
+        internal_error: null,
+      };
     targets = connectTargets(job, res.targets, deps.settings);
   }
   let last: RecipientResult[] = [];
@@ -93,7 +117,8 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
     try {
       session = await deps.pool.acquire(t);
     } catch (e) {
-      last = failAll(job, failureOf(e as SendError));
+      const f = failureOf(e as SendError);
+      last = failAll(job, { ...f, message: `${t.host} [${t.ip}]:${t.port}: ${f.message}` });
       continue;
     }
     const connection = { mx_host: t.host, ip: t.ip, tls: session.tls, tls_version: session.tlsVersion };
