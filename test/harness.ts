@@ -70,7 +70,7 @@ export async function createTestEnv(
   };
 }
 
-/** Marks `domain` verified and bound to the init project (domains arrive with the delivery issue). */
+/** Marks `domain` verified and bound to the init project, without DNS (tests of the send rules). */
 export function verifyDomain(env: TestEnv, domain: string): void {
   const now = new Date(env.clock.now()).toISOString();
   const id = `00000000-0000-7000-8000-${String(++n).padStart(12, '0')}`;
