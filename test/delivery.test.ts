@@ -205,12 +205,15 @@ describe('delivery to recipients’ mail servers', () => {
     expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: type, bounce_category: category });
   });
 
-  it.each(['v6.test', 'nomx.test'])('delivers to %s (IPv6 falls back to IPv4; no MX uses the A record)', async (domain) => {
-    const id = await send([`x@${domain}`]);
-    await settle(env);
-    expect(email(id).status).toBe('DELIVERED');
-    expect(events(id).find((e) => e.type === 'smtp_connected')).toMatchObject({ ip: '127.0.0.1' });
-  });
+  it.each(['v6.test', 'nomx.test'])(
+    'delivers to %s (IPv6 falls back to IPv4; no MX uses the A record)',
+    async (domain) => {
+      const id = await send([`x@${domain}`]);
+      await settle(env);
+      expect(email(id).status).toBe('DELIVERED');
+      expect(events(id).find((e) => e.type === 'smtp_connected')).toMatchObject({ ip: '127.0.0.1' });
+    },
+  );
 
   it('retries when DNS fails temporarily (SERVFAIL)', async () => {
     const id = await send(['x@servfail.test']);

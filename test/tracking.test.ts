@@ -95,7 +95,9 @@ describe('with click and open tracking on', () => {
     expect(sent.html).toContain('href="mailto:help@sender.test"');
     expect(sent.html).toContain('href="#top"');
     expect(sent.html).toContain('href="https://sender.test/unsubscribe"');
-    expect(sent.html).toMatch(new RegExp(`<img src="${PUBLIC}/t/o/${pixel}" width="1" height="1" alt=""[^>]*/>\\s*</body>`));
+    expect(sent.html).toMatch(
+      new RegExp(`<img src="${PUBLIC}/t/o/${pixel}" width="1" height="1" alt=""[^>]*/>\\s*</body>`),
+    );
     expect(d.email(sent.id).html_body).toBe(HTML);
     expect((await verifyDkim(sent.raw, dns)).status).toBe('pass');
   });
@@ -200,7 +202,9 @@ describe('project settings', () => {
     await expect(update({ click_tracking: true, bogus: 1, clickTracking: true })).rejects.toMatchObject({
       code: 'request_validation_failed',
       status: 422,
-      details: { fields: [expect.objectContaining({ field: 'bogus' }), expect.objectContaining({ field: 'clickTracking' })] },
+      details: {
+        fields: [expect.objectContaining({ field: 'bogus' }), expect.objectContaining({ field: 'clickTracking' })],
+      },
     });
     await expect(update({ open_tracking: 'yes' })).rejects.toMatchObject({
       code: 'request_validation_failed',

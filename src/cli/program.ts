@@ -279,7 +279,10 @@ const SERVE_FLAGS: [string, string][] = [
   ['--webhook-retry-schedule <list>', 'e.g. 1m,5m,30m,2h'],
   ['--delivery-retry-schedule <list>', 'e.g. 1m,5m,15m,30m,1h,2h,4h'],
   ['--delivery-max-age <duration>', 'e.g. 72h'],
-  ['--delivery-connect-timeout <duration>', 'connect + greeting limit per MX host, e.g. 30s (SVC_DELIVERY_CONNECT_TIMEOUT)'],
+  [
+    '--delivery-connect-timeout <duration>',
+    'connect + greeting limit per MX host, e.g. 30s (SVC_DELIVERY_CONNECT_TIMEOUT)',
+  ],
   ['--delivery-timeout <duration>', 'SMTP session inactivity limit, e.g. 2m (SVC_DELIVERY_TIMEOUT)'],
   ['--log-level <level>', 'trace|debug|info|warn|error (SVC_LOG_LEVEL)'],
   ['--log-format <format>', 'json|pretty (SVC_LOG_FORMAT)'],

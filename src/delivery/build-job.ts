@@ -20,7 +20,13 @@ export interface BuiltJob {
 }
 
 /** Turns a claimed email and one destination's rows into a worker job (plain data). */
-export async function buildJob(email: ClaimedEmail, group: BuiltJob['group'], keys: SigningKeys, hostname: string, tracking?: HtmlTracking): Promise<BuiltJob> {
+export async function buildJob(
+  email: ClaimedEmail,
+  group: BuiltJob['group'],
+  keys: SigningKeys,
+  hostname: string,
+  tracking?: HtmlTracking,
+): Promise<BuiltJob> {
   const e = email.row;
   const html = e.html_body as string | null;
   const fromDomain = e.from_email.slice(e.from_email.lastIndexOf('@') + 1).toLowerCase();
@@ -42,9 +48,20 @@ export async function buildJob(email: ClaimedEmail, group: BuiltJob['group'], ke
     html: html !== null && tracking ? await tracking.prepareHtml(e.id, e.project_id as string, html) : html,
     text: e.text_body as string | null,
     headers: parse<Record<string, string>>(e.headers) ?? {},
-    attachments: email.attachments.map((a) => ({ filename: a.filename, content_type: a.content_type, content: new Uint8Array(a.content) })),
+    attachments: email.attachments.map((a) => ({
+      filename: a.filename,
+      content_type: a.content_type,
+      content: new Uint8Array(a.content),
+    })),
     dkim,
   };
   const failure = dkim ? null : `no DKIM key for ${fromDomain}: the domain is not verified`;
-  return { seq: email.seq, projectId: e.project_id as string, createdAt: Date.parse(e.created_at), group, job, failure };
+  return {
+    seq: email.seq,
+    projectId: e.project_id as string,
+    createdAt: Date.parse(e.created_at),
+    group,
+    job,
+    failure,
+  };
 }

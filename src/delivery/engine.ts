@@ -138,7 +138,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
           results: [],
           internal_error: j.failure,
         })
-      : (pool ??= startPool()).run(job);
+      : ((pool ??= startPool()).run(job) as Promise<JobResult>);
     run
       .then((result) => record(j.seq, j.projectId, j.createdAt, rows, result))
       .catch((e: unknown) => logger.error({ err: e, email_id: job.email_id }, 'delivery attempt failed'))

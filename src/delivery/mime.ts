@@ -44,7 +44,7 @@ export async function buildMessage(job: DeliveryJob): Promise<Buffer> {
   const signer = new DKIM({
     domainName: job.dkim.domain,
     keySelector: job.dkim.selector,
-    privateKey: keyObject(job.dkim.privateKeyPem) as unknown as string,
+    privateKey: keyObject(job.dkim.privateKeyPem),
   });
   return streamToBuffer(signer.sign(raw));
 }

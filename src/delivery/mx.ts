@@ -21,7 +21,8 @@ export function createResolver(servers: string[] | null): Resolver {
 }
 
 function codeOf(e: unknown): string {
-  return String((e as { code?: unknown }).code ?? 'EUNKNOWN');
+  const code = (e as { code?: unknown }).code;
+  return typeof code === 'string' ? code : 'EUNKNOWN';
 }
 
 async function addressesOf(resolver: Resolver, host: string): Promise<string[]> {
@@ -43,7 +44,8 @@ export async function resolveDestination(resolver: Resolver, domain: string): Pr
   } catch (e) {
     const code = codeOf(e);
     if (NOT_FOUND.has(code)) return { ok: false, kind: 'dns-nxdomain', message: `${domain} does not exist (${code})` };
-    if (!NO_DATA.has(code)) return { ok: false, kind: 'dns-temporary', message: `MX lookup for ${domain} failed (${code})` };
+    if (!NO_DATA.has(code))
+      return { ok: false, kind: 'dns-temporary', message: `MX lookup for ${domain} failed (${code})` };
     mx = [];
   }
   if (mx.length === 1 && (mx[0]!.exchange === '' || mx[0]!.exchange === '.')) {
@@ -55,6 +57,7 @@ export async function resolveDestination(resolver: Resolver, domain: string): Pr
     const addresses = await addressesOf(resolver, host);
     if (addresses.length) targets.push({ host, addresses });
   }
-  if (!targets.length) return { ok: false, kind: 'dns-no-address', message: `no address for the mail hosts of ${domain}` };
+  if (!targets.length)
+    return { ok: false, kind: 'dns-no-address', message: `no address for the mail hosts of ${domain}` };
   return { ok: true, targets };
 }

@@ -10,7 +10,14 @@ export interface RetryPolicy {
 /** What happens to one recipient row after an attempt. */
 export type Decision =
   | { kind: 'delivered'; reply: RecipientResult['reply'] }
-  | { kind: 'bounced'; bounce_type: 'hard' | 'soft'; category: string; suppress: boolean; reply: RecipientResult['reply']; reason: string }
+  | {
+      kind: 'bounced';
+      bounce_type: 'hard' | 'soft';
+      category: string;
+      suppress: boolean;
+      reply: RecipientResult['reply'];
+      reason: string;
+    }
   | { kind: 'retry'; at: number; category: string; reason: string; reply: RecipientResult['reply'] }
   | { kind: 'failed'; reason: string; reply: null };
 
@@ -24,16 +31,36 @@ export function classify(r: RecipientResult): Classification {
  * final bounce (hard and suppressed, or soft); or a retry per the schedule,
  * which turns into a soft bounce once the message is too old.
  */
-export function decide(r: RecipientResult, attempts: number, createdAt: number, now: number, policy: RetryPolicy): Decision {
+export function decide(
+  r: RecipientResult,
+  attempts: number,
+  createdAt: number,
+  now: number,
+  policy: RetryPolicy,
+): Decision {
   const c = classify(r);
   if (c.outcome === 'delivered') return { kind: 'delivered', reply: r.reply };
   const category = c.category ?? 'unknown';
   if (c.outcome === 'hard' || c.outcome === 'soft') {
-    return { kind: 'bounced', bounce_type: c.outcome, category, suppress: c.suppress, reply: r.reply, reason: c.reason };
+    return {
+      kind: 'bounced',
+      bounce_type: c.outcome,
+      category,
+      suppress: c.suppress,
+      reply: r.reply,
+      reason: c.reason,
+    };
   }
   const at = nextAttemptAt(attempts, createdAt, now, policy.schedule, policy.maxAgeMs);
   if (at === null) {
-    return { kind: 'bounced', bounce_type: 'soft', category, suppress: false, reply: r.reply, reason: `gave up after ${attempts} attempts: ${c.reason}` };
+    return {
+      kind: 'bounced',
+      bounce_type: 'soft',
+      category,
+      suppress: false,
+      reply: r.reply,
+      reason: `gave up after ${attempts} attempts: ${c.reason}`,
+    };
   }
   return { kind: 'retry', at, category, reason: c.reason, reply: r.reply };
 }

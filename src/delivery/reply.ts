@@ -17,7 +17,7 @@ export function parseReply(response: string | undefined, fallbackCode?: number):
 /** What a nodemailer connection error means for delivery (no usable reply came). */
 export function failureOf(err: { code?: string; message?: string }): { kind: FailureKind; message: string } {
   const message = err.message ?? 'connection failed';
-  switch (err.code) {
+  switch (err.code ?? '') {
     case 'ETIMEDOUT':
       return { kind: 'timeout', message };
     case 'ETLS':

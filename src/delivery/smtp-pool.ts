@@ -84,14 +84,22 @@ export function createSmtpPool(settings: PoolSettings) {
         if (err) return session.conn.close();
         const key = keyOf(t);
         const timer = ioTimeout(() => {
-          idle.set(key, (idle.get(key) ?? []).filter((e) => e.session !== session));
+          idle.set(
+            key,
+            (idle.get(key) ?? []).filter((e) => e.session !== session),
+          );
           session.conn.quit();
         }, settings.idleMs);
         idle.set(key, [...(idle.get(key) ?? []), { session, timer }]);
       });
     },
     closeAll(): void {
-      for (const list of idle.values()) for (const { session, timer } of list) (timer.cancel(), session.conn.quit());
+      for (const list of idle.values()) {
+        for (const { session, timer } of list) {
+          timer.cancel();
+          session.conn.quit();
+        }
+      }
       idle.clear();
     },
   };

@@ -33,7 +33,11 @@ const PENDING = new Set(['QUEUED', 'SENDING']);
  */
 export function summarize(rows: RecipientState[], now: string): EmailSummary | null {
   if (rows.length === 0) return null;
-  const sent = rows.map((r) => r.sent_at).filter((x): x is string => x !== null).sort()[0] ?? null;
+  const sent =
+    rows
+      .map((r) => r.sent_at)
+      .filter((x): x is string => x !== null)
+      .sort()[0] ?? null;
   const bounce = rows.find((r) => r.status === 'BOUNCED');
   const lastDelivered = rows.filter((r) => r.status === 'DELIVERED').at(-1);
   const describe = bounce ?? lastDelivered;
@@ -50,7 +54,10 @@ export function summarize(rows: RecipientState[], now: string): EmailSummary | n
   };
   if (rows.some((r) => PENDING.has(r.status))) return base;
   if (rows.every((r) => r.status === 'DELIVERED')) {
-    const last = rows.map((r) => r.delivered_at ?? now).sort().at(-1)!;
+    const last = rows
+      .map((r) => r.delivered_at ?? now)
+      .sort()
+      .at(-1)!;
     return { ...base, status: 'DELIVERED', delivered_at: last };
   }
   return { ...base, status: bounce ? 'BOUNCED' : 'FAILED', failed_at: now };

@@ -22,7 +22,10 @@ describe('per-destination throttle', () => {
     expect(t.describe('a.example', 1000)).toMatchObject({ throttled: true, concurrency: 4 });
     expect(t.describe('b.example', 1000)).toMatchObject({ throttled: false, concurrency: 8 });
     t.slowDown('a.example', 40_000);
-    expect(t.describe('a.example', 40_000)).toMatchObject({ concurrency: 2, paused_until: new Date(100_000).toISOString() });
+    expect(t.describe('a.example', 40_000)).toMatchObject({
+      concurrency: 2,
+      paused_until: new Date(100_000).toISOString(),
+    });
   });
 
   it('recovers one slot per run of successes, up to the maximum', () => {

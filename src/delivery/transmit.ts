@@ -2,7 +2,7 @@ import type { Resolver } from 'node:dns/promises';
 import { buildMessage } from './mime.ts';
 import { resolveDestination, type Target } from './mx.ts';
 import { failureOf, parseReply } from './reply.ts';
-import type { ConnectTarget, SmtpPool } from './smtp-pool.ts';
+import type { ConnectTarget, Session, SmtpPool } from './smtp-pool.ts';
 import type { DeliveryJob, JobResult, RecipientResult, WorkerSettings } from './job.ts';
 
 interface SendError extends Error {
@@ -69,9 +69,12 @@ function resultsOfError(job: DeliveryJob, e: SendError): RecipientResult[] {
   return job.recipients.map((recipient) => ({ recipient, stage, reply, failure: null }));
 }
 
-function send(session: { conn: { send: Function } }, job: DeliveryJob, raw: Buffer) {
-  return new Promise<{ accepted: string[]; rejectedErrors?: SendError[]; response: string }>((resolve, reject) =>
-    (session.conn.send as (e: object, m: Buffer, cb: (err: SendError | null, info: never) => void) => void)(
+type SendInfo = { accepted: string[]; rejectedErrors?: SendError[]; response: string };
+type RawSend = (envelope: object, message: Buffer, cb: (err: SendError | null, info: SendInfo) => void) => void;
+
+function send(session: Session, job: DeliveryJob, raw: Buffer) {
+  return new Promise<SendInfo>((resolve, reject) =>
+    (session.conn.send.bind(session.conn) as unknown as RawSend)(
       { from: job.envelope_from, to: job.recipients },
       raw,
       (err, info) => (err ? reject(err) : resolve(info)),

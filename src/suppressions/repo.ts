@@ -23,7 +23,8 @@ export function createSuppressionsRepo(db: Db, tx: Committer) {
     /** Keyset page ordered by address; `after` is the last address of the previous page. */
     listPage: (projectId: string, after: string, limit: number) => Promise.resolve(page.all(projectId, after, limit)),
     /** Sync upsert for use inside another transaction (a hard bounce recorded with its delivery result). */
-    addSync: (projectId: string, email: string, reason: SuppressionReason, at: string) => void upsert.run(projectId, email, reason, at),
+    addSync: (projectId: string, email: string, reason: SuppressionReason, at: string) =>
+      void upsert.run(projectId, email, reason, at),
     addMany: (projectId: string, rows: { email: string; reason: SuppressionReason }[], at: string) =>
       tx.write(() => rows.forEach((r) => upsert.run(projectId, r.email, r.reason, at))),
     remove: (projectId: string, email: string) => tx.write(() => del.run(projectId, email).changes > 0),

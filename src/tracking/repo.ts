@@ -33,8 +33,7 @@ export function createTrackingRepo(db: Db, tx: Committer) {
     /** Records the event; false when the email does not exist (any more). */
     addEvent: (e: TrackingEvent) =>
       tx.write(
-        () =>
-          addEvent.run(e.id, e.type, JSON.stringify(e.data), e.ip, e.userAgent, e.at, e.emailId).changes > 0,
+        () => addEvent.run(e.id, e.type, JSON.stringify(e.data), e.ip, e.userAgent, e.at, e.emailId).changes > 0,
       ),
   };
 }

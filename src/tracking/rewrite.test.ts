@@ -21,8 +21,16 @@ describe('link rewriting', () => {
     ['single quotes', "<a href='https://a.test/x'>x</a>", '<a href="https://t.test/c/1">x</a>'],
     ['no quotes', '<a href=https://a.test/x>x</a>', '<a href="https://t.test/c/1">x</a>'],
     ['upper case', '<A HREF="http://a.test/x">x</A>', '<A href="https://t.test/c/1">x</A>'],
-    ['spaces around =', '<a class="b" href = "https://a.test/x" id=c>x</a>', '<a class="b" href="https://t.test/c/1" id=c>x</a>'],
-    ['attribute on a new line', '<a\n  title="t"\n  href="https://a.test/x"\n>x</a>', '<a\n  title="t"\n  href="https://t.test/c/1"\n>x</a>'],
+    [
+      'spaces around =',
+      '<a class="b" href = "https://a.test/x" id=c>x</a>',
+      '<a class="b" href="https://t.test/c/1" id=c>x</a>',
+    ],
+    [
+      'attribute on a new line',
+      '<a\n  title="t"\n  href="https://a.test/x"\n>x</a>',
+      '<a\n  title="t"\n  href="https://t.test/c/1"\n>x</a>',
+    ],
   ])('rewrites an href in %s and keeps the rest of the tag', (_name, html, out) => {
     expect(clicks(html)).toBe(out);
     expect(seen).toHaveLength(1);
@@ -45,7 +53,10 @@ describe('link rewriting', () => {
     ['the opt-out attribute after href', '<a href="https://a.test/u" data-svc-no-track="true">u</a>'],
     ['links that are not <a>', '<link href="https://a.test/s.css" rel="stylesheet"><base href="https://a.test/">'],
     ['a link in a comment', '<!-- <a href="https://a.test/x">x</a> -->'],
-    ['a link in a script or style', '<script>var s = \'<a href="https://a.test/x">\';</script><style>a[href="https://a.test"]{}</style>'],
+    [
+      'a link in a script or style',
+      '<script>var s = \'<a href="https://a.test/x">\';</script><style>a[href="https://a.test"]{}</style>',
+    ],
   ])('leaves %s alone', (_name, html) => {
     expect(clicks(html)).toBe(html);
     expect(seen).toEqual([]);

@@ -46,7 +46,8 @@ export function rewriteHtml(html: string, opts: RewriteOptions): string {
         if (name !== 'a' || !href || optOut || !trackLink) return;
         const url = trackableUrl(href.value);
         const tracked = url === undefined ? undefined : trackLink(url);
-        if (tracked !== undefined) edits.push({ start: href.start, end: href.end, text: `href="${escapeAttr(tracked)}"` });
+        if (tracked === undefined) return;
+        edits.push({ start: href.start, end: href.end, text: `href="${escapeAttr(tracked)}"` });
       },
       onclosetag(name, isImplied) {
         // startIndex is where the `</body>` (or `</html>`) tag itself starts.

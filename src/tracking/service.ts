@@ -46,7 +46,15 @@ export function createTrackingService({ repo, clock, publicUrl, settings }: Trac
     const now = clock.now();
     // clicked carries ip and user_agent in `data` too: webhooks send `data` as data.event (interface.md).
     const data = type === 'clicked' ? { ...extra, ip: v.ip, user_agent: v.user_agent } : extra;
-    const added = await repo.addEvent({ id: newId(now), emailId, type, data, ip: v.ip, userAgent: v.user_agent, at: iso(now) });
+    const added = await repo.addEvent({
+      id: newId(now),
+      emailId,
+      type,
+      data,
+      ip: v.ip,
+      userAgent: v.user_agent,
+      at: iso(now),
+    });
     if (!added) throw new AppError('not_found', 'No such tracking link');
   }
 

@@ -15,7 +15,11 @@ function flip(token: string, i: number): string {
 
 describe('tracking tokens', () => {
   it('round-trips a click and an open', () => {
-    expect(verifyToken(secret, signToken(secret, { kind: 'click', emailId, url }))).toEqual({ kind: 'click', emailId, url });
+    expect(verifyToken(secret, signToken(secret, { kind: 'click', emailId, url }))).toEqual({
+      kind: 'click',
+      emailId,
+      url,
+    });
     expect(verifyToken(secret, signToken(secret, { kind: 'open', emailId }))).toEqual({ kind: 'open', emailId });
   });
 
