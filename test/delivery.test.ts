@@ -76,6 +76,22 @@ describe('delivery to recipients’ mail servers', () => {
       dkim_selector: SELECTOR,
       dkim_signing_status: 'expected',
     });
+    expect(email(id)).toMatchObject({
+      dkim_aligned: 1,
+      spf_domain: 'bounces.sender.test',
+      spf_aligned: 1,
+      dmarc_aligned: 1,
+    });
+    const detail = (
+      await env.server.inject({ url: `/v1/emails/${id}`, headers: { authorization: `Bearer ${key}` } })
+    ).json().data;
+    expect(detail).toMatchObject({
+      status: 'DELIVERED',
+      dkim_aligned: true,
+      spf_aligned: true,
+      dmarc_aligned: true,
+      message_id: `${id}@mta.svc.test`,
+    });
     expect(email(id).delivered_at).toBeTruthy();
     expect(events(id).map((e) => e.type)).toEqual(['queued', 'sending', 'smtp_connected', 'sent', 'delivered']);
     expect(events(id)[2]).toMatchObject({

@@ -5,7 +5,7 @@ import type { Logger } from '../lib/logger.ts';
 import { sleep } from '../lib/sleep.ts';
 import { classify, decide, describeAttempt, type RetryPolicy } from './outcome.ts';
 import type { DeliveryJob, DkimKey, JobResult, WorkerSettings } from './job.ts';
-import type { DeliveryRepo, DueRow, RecipientOutcome } from './repo.ts';
+import type { DeliveryRepo, DueRow, RecipientOutcome, Stamp } from './repo.ts';
 import { createThrottle, type ThrottleOptions } from './throttle.ts';
 import { buildJob, type HtmlTracking } from './build-job.ts';
 
@@ -98,10 +98,15 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     const jobs = await Promise.all(
       groups.map((g) => buildJob(repo.findEmail(g.seq), g, deps.keys, opts.worker.hostname, deps.tracking)),
     );
-    const stamp = new Map(
+    const stamp = new Map<number, Stamp>(
       jobs.map((j) => [
         j.seq,
-        { message_id: j.job.message_id, dkim: j.job.dkim && { d: j.job.dkim.domain, s: j.job.dkim.selector } },
+        {
+          message_id: j.job.message_id,
+          dkim: j.job.dkim && { d: j.job.dkim.domain, s: j.job.dkim.selector },
+          spf_domain: j.job.envelope_from.slice(j.job.envelope_from.lastIndexOf('@') + 1),
+          from_domain: j.job.from_email.slice(j.job.from_email.lastIndexOf('@') + 1).toLowerCase(),
+        },
       ]),
     );
     const claimed = new Set(

@@ -15,6 +15,19 @@ export interface DueRow {
   last_error: string | null;
 }
 
+/** What a claim writes on the email: its Message-ID and how it will be authenticated. */
+export interface Stamp {
+  message_id: string;
+  dkim: { d: string; s: string } | null;
+  spf_domain: string;
+  from_domain: string;
+}
+
+/** DMARC relaxed alignment, approximated without a public-suffix list: one domain ends with the other. */
+function alignedRelaxed(a: string, b: string): boolean {
+  return a === b || a.endsWith(`.${b}`) || b.endsWith(`.${a}`);
+}
+
 export interface QueueRecipient {
   address: string;
   status: string;
@@ -64,7 +77,8 @@ export function createDeliveryRepo(
   const event = db.prepare('INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES (?, ?, ?, ?, ?)');
   const toSending = db.prepare(
     `UPDATE emails SET status = 'SENDING', message_id = coalesce(message_id, @message_id), dkim_d = @dkim_d,
-       dkim_selector = @dkim_selector, dkim_signing_status = @dkim_status
+       dkim_selector = @dkim_selector, dkim_signing_status = @dkim_status, dkim_aligned = @signed,
+       spf_domain = @spf_domain, spf_aligned = @spf_aligned, dmarc_aligned = @signed
      WHERE seq = @seq AND status IN ('QUEUED', 'SENDING')`,
   );
   const recipientsOf = db.prepare<[number], RecipientState>(
@@ -111,12 +125,7 @@ export function createDeliveryRepo(
     findEmail: (seq: number): ClaimedEmail => ({ seq, row: email.get(seq)!, attachments: attachments.all(seq) }),
 
     /** Leases rows for one attempt and writes their `sending` events; returns the rows it got. */
-    claim: (
-      rows: DueRow[],
-      now: number,
-      leaseMs: number,
-      stamp: Map<number, { message_id: string; dkim: { d: string; s: string } | null }>,
-    ) =>
+    claim: (rows: DueRow[], now: number, leaseMs: number, stamp: Map<number, Stamp>) =>
       tx.write(() => {
         const at = iso(now);
         const got = rows.filter((r) => lease.run({ id: r.id, now: at, lease: iso(now + leaseMs) }).changes > 0);
@@ -136,6 +145,10 @@ export function createDeliveryRepo(
             dkim_d: st.dkim?.d ?? null,
             dkim_selector: st.dkim?.s ?? null,
             dkim_status: st.dkim ? 'expected' : 'not_signed',
+            // d= is the From domain, so DKIM aligns (and DMARC passes on it) whenever we sign.
+            signed: st.dkim ? 1 : 0,
+            spf_domain: st.spf_domain,
+            spf_aligned: alignedRelaxed(st.spf_domain, st.from_domain) ? 1 : 0,
           });
         }
         return got;
