@@ -29,7 +29,7 @@ export function createDomainsRepo(db: Db, tx: Committer) {
   const q = {
     bound: db.prepare<[string, string], { status: string }>(
       `SELECT d.status FROM domains d JOIN project_domains pd ON pd.domain_id = d.id
-       WHERE pd.project_id = ? AND d.name = ?`,
+       WHERE pd.project_id = +? AND d.name = +?`,
     ),
     byId: db.prepare<[string], DomainRow>('SELECT * FROM domains WHERE id = ?'),
     byName: db.prepare<[string], DomainRow>('SELECT * FROM domains WHERE name = ?'),
