@@ -1,38 +1,19 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSvc, type Run } from './cli-runner.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { HOST, HOST_IPV4, publish } from './domains-helpers.ts';
 
 // `svc domains ...` as a user runs it (cli.md), checking against a loopback DNS server.
 
-const ROOT = new URL('..', import.meta.url).pathname;
 let dir: string;
 let dns: DnsServer;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  json: () => any;
-}
-
-/** Runs the CLI from source in a child process with the server's host name set. */
-function svc(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'src/main.ts'), ...args],
-      { cwd: dir, env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), SVC_HOSTNAME: HOST, ...env } },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) });
-      },
-    );
-  });
-}
+/** Runs the CLI with the server's host name set. */
+const svc = (args: string[], env: Record<string, string> = {}): Promise<Run> =>
+  runSvc(dir, args, { SVC_HOSTNAME: HOST, ...env });
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-cli-domains-'));

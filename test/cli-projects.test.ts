@@ -1,33 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSvc, type Run } from './cli-runner.ts';
 
-const ROOT = new URL('..', import.meta.url).pathname;
 let dir: string;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  json: () => any;
-}
-
-/** Runs the CLI from source in a child process, like a user's shell would. */
-function svc(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [join(ROOT, 'src/main.ts'), ...args],
-      { cwd: dir, env: { ...process.env, SVC_DATA_DIR: join(dir, 'data') } },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-        resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) });
-      },
-    );
-  });
-}
+/** Runs the CLI in the test's temp dir. */
+const svc = (...args: string[]): Promise<Run> => runSvc(dir, args);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'svc-cli-projects-'));

@@ -1,3 +1,7 @@
+import type { FailureKind } from './classify.ts';
+
+export type { FailureKind };
+
 /**
  * What the scheduler hands a delivery worker and what it gets back: plain,
  * structured-cloneable data (workers never open the database).
@@ -48,17 +52,6 @@ export interface ConnectionInfo {
   tls: boolean;
   tls_version: string | null;
 }
-
-export type FailureKind =
-  | 'dns-nxdomain'
-  | 'dns-null-mx'
-  | 'dns-no-address'
-  | 'dns-temporary'
-  | 'connect'
-  | 'timeout'
-  | 'tls'
-  | 'protocol'
-  | 'disconnected';
 
 /** The result of one recipient: a reply from its server, or a failure before any reply. */
 export interface RecipientResult {
