@@ -36,6 +36,11 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
   let queue: Pending[] = [];
   let timer: Timer | undefined;
   let closed = false;
+  // Each write runs in its own savepoint, and SQLite copies every page a savepoint
+  // touches into a statement journal. By default that journal spills to a temp
+  // file past 64 KiB (one or two emails), so each page became a pwrite(); in
+  // memory it is a memcpy, freed when the savepoint is released (docs/performance.md).
+  db.pragma('temp_store = MEMORY');
   const begin = db.prepare('BEGIN IMMEDIATE');
   const commit = db.prepare('COMMIT');
   const rollback = db.prepare('ROLLBACK');

@@ -1,0 +1,182 @@
+// npm run bench:accept — POST /v1/emails throughput and latency against its floor.
+//
+// svc and the floor (bench/floor-server.ts) each run in their own child process,
+// alternating svc, floor, svc, floor … on fresh temp data dirs; wrk drives each
+// with the same ~1 KB body at 50 keep-alive connections. Prints req/s, p50, p99,
+// CPU per request, the svc/floor ratio of the medians, svc's peak RSS, and checks
+// that every 2xx'd request is a row in the database.
+//
+// Settings (env): BENCH_ROUNDS (2), BENCH_SECONDS (15), BENCH_WARMUP (3, seconds
+// of wrk before each measured run, also checked), BENCH_CONNECTIONS (50),
+// BENCH_THREADS (wrk threads, 1), BENCH_KEEP=1 keeps the temp dirs,
+// BENCH_ONLY=svc|floor runs one side, BENCH_NODE_ARGS extra node flags for the
+// servers (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+import { spawnSync } from 'node:child_process';
+import {
+  cpuMs,
+  emailBody,
+  env,
+  fmt,
+  fromDist,
+  machine,
+  mb,
+  median,
+  runWrk,
+  startServer,
+  countRows,
+  tempDir,
+  verdict,
+  wrkScript,
+  type ServerKind,
+  type WrkResult,
+} from './lib.ts';
+
+const ROUNDS = env.num('BENCH_ROUNDS', 2);
+const SECONDS = env.num('BENCH_SECONDS', 15);
+const WARMUP = env.num('BENCH_WARMUP', 3);
+const CONNECTIONS = env.num('BENCH_CONNECTIONS', 50);
+const THREADS = env.num('BENCH_THREADS', 1);
+const ONLY = process.env.BENCH_ONLY as ServerKind | undefined;
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+
+const TARGET = { ratio: 0.6, p99Ms: 20, rssMb: 250 };
+
+if (spawnSync('wrk', ['--version']).error) {
+  console.error('wrk is not installed (Debian: apt-get install -y wrk)');
+  process.exit(1);
+}
+
+interface Run {
+  kind: ServerKind;
+  round: number;
+  wrk: WrkResult;
+  warm: WrkResult;
+  cpuMsPerReq: number;
+  rows: number;
+  hwmMb: number;
+  sampledMaxMb: number;
+  ok: boolean;
+  problems: string[];
+}
+
+const body = JSON.stringify(emailBody());
+const scriptDir = tempDir('wrk');
+console.log(
+  `bench:accept — ${machine()}, ${new Date().toISOString()}, servers run from ${fromDist ? 'a bundle (BENCH_DIST=1)' : 'source via tsx'}`,
+);
+console.log(
+  `POST /v1/emails, ${Buffer.byteLength(body)} B body, 3 recipients; wrk -t${THREADS} -c${CONNECTIONS}, ` +
+    `${WARMUP}s warmup + ${SECONDS}s measured, ${ROUNDS} rounds alternating svc/floor`,
+);
+
+const runs: Run[] = [];
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const kind of ['svc', 'floor'] as const) {
+    if (ONLY && ONLY !== kind) continue;
+    runs.push(await runOne(kind, round));
+  }
+}
+
+async function runOne(kind: ServerKind, round: number): Promise<Run> {
+  const server = await startServer(kind, NODE_ARGS);
+  const script = wrkScript(scriptDir, body, server.key);
+  const url = `${server.url}/v1/emails`;
+  const warm =
+    WARMUP > 0 ? await runWrk({ url, script, seconds: WARMUP, connections: CONNECTIONS, threads: THREADS }) : null;
+  server.rss.reset();
+  const cpu0 = cpuMs(server.pid);
+  const wrk = await runWrk({ url, script, seconds: SECONDS, connections: CONNECTIONS, threads: THREADS });
+  const cpu1 = cpuMs(server.pid);
+  const { hwmKb, sampledMaxKb } = await server.stop();
+  const table = kind === 'svc' ? 'emails' : 'floor_emails';
+  const tables = kind === 'svc' ? [table, 'recipients', 'email_events'] : [table];
+  const counts = countRows(server.dataDir, tables);
+  const rows = counts[table]!;
+
+  // Every 2xx must be a row; wrk stops with up to CONNECTIONS requests in flight, which may also have committed.
+  const problems: string[] = [];
+  const completed = wrk.requests + (warm?.requests ?? 0);
+  const non2xx = wrk.non2xx + (warm?.non2xx ?? 0);
+  const socketErrors = [wrk, warm].reduce(
+    (n, r) => n + (r ? r.errors.connect + r.errors.read + r.errors.write + r.errors.timeout : 0),
+    0,
+  );
+  if (non2xx > 0) problems.push(`${non2xx} non-2xx responses`);
+  if (socketErrors > 0) problems.push(`${socketErrors} socket errors`);
+  if (rows < completed - non2xx) problems.push(`only ${rows} rows for ${completed - non2xx} 2xx responses`);
+  if (rows > completed + 2 * CONNECTIONS) problems.push(`${rows} rows, more than ${completed} requests + in-flight`);
+  if (kind === 'svc' && counts.recipients !== rows * 3)
+    problems.push(`${counts.recipients} recipient rows, not 3 × ${rows}`);
+  if (kind === 'svc' && counts.email_events !== rows) problems.push(`${counts.email_events} events, not ${rows}`);
+
+  const run: Run = {
+    kind,
+    round,
+    wrk,
+    warm: warm ?? wrk,
+    cpuMsPerReq: (cpu1 - cpu0) / wrk.requests,
+    rows,
+    hwmMb: mb(hwmKb),
+    sampledMaxMb: mb(sampledMaxKb),
+    ok: problems.length === 0,
+    problems,
+  };
+  console.log(
+    `  round ${round} ${kind.padEnd(5)} ${fmt(wrk.rps).padStart(7)} req/s  p50 ${fmt(wrk.p50Ms, 2).padStart(6)} ms  ` +
+      `p99 ${fmt(wrk.p99Ms, 2).padStart(6)} ms  max ${fmt(wrk.maxMs, 1).padStart(6)} ms  ` +
+      `cpu ${fmt(run.cpuMsPerReq * 1000).padStart(4)} µs/req  peak RSS ${fmt(run.hwmMb)} MB (sampled ${fmt(run.sampledMaxMb)})  ` +
+      `rows ${fmt(rows)} / 2xx ${fmt(completed - non2xx)}  ${run.ok ? 'ok' : 'PROBLEM: ' + problems.join('; ')}`,
+  );
+  return run;
+}
+
+function summary(kind: ServerKind) {
+  const rs = runs.filter((r) => r.kind === kind);
+  if (rs.length === 0) return null;
+  return {
+    rps: median(rs.map((r) => r.wrk.rps)),
+    p50: median(rs.map((r) => r.wrk.p50Ms)),
+    p99: median(rs.map((r) => r.wrk.p99Ms)),
+    worstP99: Math.max(...rs.map((r) => r.wrk.p99Ms)),
+    cpu: median(rs.map((r) => r.cpuMsPerReq)),
+    hwm: Math.max(...rs.map((r) => r.hwmMb)),
+    ok: rs.every((r) => r.ok),
+  };
+}
+
+const svc = summary('svc');
+const floor = summary('floor');
+console.log('\nmedians over rounds:');
+for (const [name, s] of [
+  ['svc', svc],
+  ['floor', floor],
+] as const) {
+  if (!s) continue;
+  console.log(
+    `  ${name.padEnd(5)} ${fmt(s.rps).padStart(7)} req/s  p50 ${fmt(s.p50, 2)} ms  p99 ${fmt(s.p99, 2)} ms ` +
+      `(worst ${fmt(s.worstP99, 2)})  cpu ${fmt(s.cpu * 1000)} µs/req  peak RSS ${fmt(s.hwm)} MB  ` +
+      `rows ${s.ok ? 'all accounted for' : 'PROBLEM (see above)'}`,
+  );
+}
+if (svc && floor) {
+  const ratio = svc.rps / floor.rps;
+  const perRound = runs
+    .filter((r) => r.kind === 'svc')
+    .map((s) => {
+      const f = runs.find((r) => r.kind === 'floor' && r.round === s.round);
+      return f ? fmt(s.wrk.rps / f.wrk.rps, 2) : '?';
+    });
+  console.log(
+    `  ratio svc/floor ${fmt(ratio, 2)} (per round ${perRound.join(', ')}); ` +
+      `CPU per request svc/floor ${fmt(svc.cpu / floor.cpu, 2)}×`,
+  );
+  console.log('\ntargets:');
+  console.log(`  svc ≥ ${TARGET.ratio}× floor     ${fmt(ratio, 2)}×  ${verdict(ratio >= TARGET.ratio)}`);
+}
+if (svc) {
+  if (!floor) console.log('\ntargets:');
+  console.log(`  svc p99 ≤ ${TARGET.p99Ms} ms       ${fmt(svc.p99, 2)} ms  ${verdict(svc.p99 <= TARGET.p99Ms)}`);
+  console.log(`  svc RSS ≤ ${TARGET.rssMb} MB      ${fmt(svc.hwm)} MB  ${verdict(svc.hwm <= TARGET.rssMb)}`);
+  console.log(`  every 2xx is a row  ${verdict(svc.ok)}`);
+}
+process.exitCode = runs.every((r) => r.ok) ? 0 : 1;

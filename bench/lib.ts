@@ -1,0 +1,427 @@
+// Shared pieces of the benchmarks: server child processes, RSS and CPU sampling,
+// the request body, wrk, statistics. Not a test; nothing here asserts.
+import Database from 'better-sqlite3';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+
+export const env = {
+  num(name: string, fallback: number): number {
+    const v = process.env[name];
+    if (v === undefined || v === '') return fallback;
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a number, got ${v}`);
+    return n;
+  },
+  flag: (name: string) => process.env[name] === '1',
+};
+
+// ---------------------------------------------------------------------------
+// Temp dirs and child processes, all cleaned up on exit (also on ^C).
+
+const children = new Set<ChildProcess>();
+const dirs = new Set<string>();
+
+export function tempDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `svc-bench-${prefix}-`));
+  dirs.add(dir);
+  return dir;
+}
+
+function cleanup(): void {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  children.clear();
+  if (!env.flag('BENCH_KEEP')) for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  dirs.clear();
+}
+process.on('exit', cleanup);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    cleanup();
+    process.exit(130);
+  });
+}
+
+// ---------------------------------------------------------------------------
+// /proc sampling (Linux).
+
+function procStatus(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of readFileSync(`/proc/${pid}/status`, 'utf8').split('\n')) {
+    const m = /^(Vm\w+|Threads):\s+(\d+)/.exec(line);
+    if (m) out[m[1]!] = Number(m[2]);
+  }
+  return out;
+}
+
+const CLK_TCK = 100; // sysconf(_SC_CLK_TCK) on Linux x86-64
+
+/** utime+stime of the whole process (all threads), in ms. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+/** Samples VmRSS every `everyMs` while running; VmHWM is the kernel's own peak. */
+export class RssSampler {
+  maxKb = 0;
+  private timer: NodeJS.Timeout;
+  private pid: number;
+  constructor(pid: number, everyMs = 100) {
+    this.pid = pid;
+    this.timer = setInterval(() => this.sample(), everyMs);
+    this.sample();
+  }
+  sample(): void {
+    try {
+      this.maxKb = Math.max(this.maxKb, procStatus(this.pid).VmRSS ?? 0);
+    } catch {
+      // the process is gone
+    }
+  }
+  /** Restarts the sampled peak (e.g. after warmup). */
+  reset(): void {
+    this.maxKb = 0;
+    this.sample();
+  }
+  hwmKb(): number {
+    try {
+      return procStatus(this.pid).VmHWM ?? 0;
+    } catch {
+      return 0;
+    }
+  }
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Servers.
+
+export type ServerKind = 'svc' | 'floor';
+
+export interface Server {
+  kind: ServerKind;
+  pid: number;
+  url: string;
+  key: string;
+  dataDir: string;
+  rss: RssSampler;
+  /** SIGTERM, waits for a clean close; returns the kernel's peak RSS (kB) read just before. */
+  stop(): Promise<{ hwmKb: number; sampledMaxKb: number }>;
+}
+
+const DIST = join(ROOT, '.bench-tmp', 'dist');
+
+/**
+ * By default both servers run from source through tsx, like `npm start`. With
+ * BENCH_DIST=1 they run under plain node from an esbuild bundle built here into
+ * .bench-tmp/dist/ with the options of scripts/build.mjs (its worker entries
+ * included): svc as `main.js serve`, i.e. the JavaScript that `npm run build`
+ * puts in dist/ and in the executable, minus the pkg step. dist/ itself is not
+ * used, so a stale or missing build cannot be measured by mistake.
+ */
+export const fromDist = env.flag('BENCH_DIST');
+let built: Promise<void> | undefined;
+
+/** The worker entries scripts/build.mjs bundles beside main.js. */
+function buildWorkerEntries(): string[] {
+  const text = readFileSync(join(ROOT, 'scripts/build.mjs'), 'utf8');
+  const list = /const WORKER_ENTRIES = \[([^\]]*)\]/.exec(text)?.[1];
+  if (!list) throw new Error('cannot find WORKER_ENTRIES in scripts/build.mjs');
+  return [...list.matchAll(/'([^']+)'/g)].map((m) => m[1]!).filter((f) => existsSync(join(ROOT, f)));
+}
+
+async function buildDist(): Promise<void> {
+  const { build } = await import('esbuild');
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    version: string;
+    dependencies: Record<string, string>;
+  };
+  rmSync(DIST, { recursive: true, force: true });
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: ['src/main.ts', 'bench/floor-server.ts', ...buildWorkerEntries()],
+    outdir: DIST,
+    entryNames: '[name]',
+    chunkNames: '[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node24',
+    external: Object.keys(pkg.dependencies),
+    define: { __SVC_VERSION__: JSON.stringify(pkg.version) },
+    banner: {
+      js: "import { createRequire as __svcCreateRequire } from 'node:module';\nconst require = __svcCreateRequire(import.meta.url);",
+    },
+    plugins: [
+      {
+        // As in scripts/build.mjs: ink imports react-devtools-core only when DEV=true, and it is not installed.
+        name: 'empty-react-devtools-core',
+        setup(b) {
+          b.onResolve({ filter: /^react-devtools-core$/ }, () => ({ path: 'react-devtools-core', namespace: 'empty' }));
+          b.onLoad({ filter: /.*/, namespace: 'empty' }, () => ({ contents: 'export default {}', loader: 'js' }));
+        },
+      },
+    ],
+    logLevel: 'warning',
+  });
+  cpSync(join(ROOT, 'src/store/migrations'), join(DIST, 'migrations'), { recursive: true });
+}
+
+/** A port free right now (the OS picks it; `svc serve` prints its URL only at log level info). */
+async function freePort(): Promise<number> {
+  const probe = createNetServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
+async function untilHealthy(url: string, exited: Promise<unknown>): Promise<void> {
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const deadline = Date.now() + 60_000;
+  while (!gone && Date.now() < deadline) {
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(gone ? 'svc exited before it was healthy' : `svc was not healthy at ${url} within 60 s`);
+}
+
+/**
+ * Starts a server in its own child process on a fresh temp data dir.
+ *
+ * svc is the real entry point, `svc serve --data-dir <tmp> --http-port <free>
+ * --smtp-port 0 --log-level warn`; its first start prints the generated
+ * credentials, and the TEST API key is read from them. The floor
+ * (bench/floor-server.ts) listens on port 0 and prints {"port","key"}.
+ */
+export async function startServer(kind: ServerKind, extraNodeArgs: string[] = []): Promise<Server> {
+  const dataDir = tempDir(kind);
+  if (fromDist) await (built ??= buildDist());
+  let args: string[];
+  let port = 0;
+  if (kind === 'svc') {
+    port = await freePort();
+    const entry = fromDist ? [join(DIST, 'main.js')] : ['--import', 'tsx', 'src/main.ts'];
+    args = [...entry, 'serve', '--data-dir', dataDir, '--http-port', String(port), '--smtp-port', '0'];
+    args.push('--log-level', 'warn', '--log-format', 'json');
+  } else {
+    args = [...(fromDist ? [join(DIST, 'floor-server.js')] : ['--import', 'tsx', 'bench/floor-server.ts']), dataDir];
+  }
+  const child = spawn(process.execPath, [...extraNodeArgs, ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  children.add(child);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const lines = createInterface({ input: child.stdout });
+  const key = await new Promise<string>((resolve, reject) => {
+    lines.on('line', (line) => {
+      if (kind === 'floor') {
+        const info = JSON.parse(line) as { port: number; key: string };
+        port = info.port;
+        resolve(info.key);
+      }
+      const m = /TEST API key:\s+(svc_test_\S+)/.exec(line);
+      if (m) resolve(m[1]!);
+    });
+    void exited.then((code) => reject(new Error(`${kind} server exited with ${code} before it was ready`)));
+  });
+  const url = `http://127.0.0.1:${port}`;
+  if (kind === 'svc') await untilHealthy(url, exited);
+  const pid = child.pid!;
+  const rss = new RssSampler(pid);
+  return {
+    kind,
+    pid,
+    url,
+    key,
+    dataDir,
+    rss,
+    async stop() {
+      rss.sample();
+      const hwmKb = rss.hwmKb();
+      rss.stop();
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      const code = await exited;
+      clearTimeout(timer);
+      children.delete(child);
+      if (code !== 0) console.warn(`  (${kind} server exited with ${code ?? 'a signal'})`);
+      return { hwmKb, sampledMaxKb: rss.maxKb };
+    },
+  };
+}
+
+/** Row counts of a stopped server's database. */
+export function countRows(dataDir: string, tables: string[]): Record<string, number> {
+  const db = new Database(join(dataDir, 'svc.sqlite'));
+  try {
+    return Object.fromEntries(
+      tables.map((t) => [t, (db.prepare(`SELECT count(*) AS n FROM ${t}`).get() as { n: number }).n]),
+    );
+  } finally {
+    db.close();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The request body: ~1 KB of JSON, 3 recipients, like a transactional email.
+
+export function emailBody(n = 0): Record<string, unknown> {
+  const order = 100_000 + n;
+  return {
+    from: 'notifications@example.com',
+    from_name: 'Acme Shop',
+    to: ['alice@example.com', 'bob@example.org', 'carol.smith@example.net'],
+    subject: `Your order #${order} has shipped`,
+    html:
+      `<!doctype html><html><body><p>Hi Alice,</p><p>Good news: your order <b>#${order}</b> is on its way. ` +
+      'It left our warehouse this morning and should arrive within 2-3 business days.</p>' +
+      '<p>Items: 1 × Trail running shoes (size 42), 2 × Merino socks.</p>' +
+      '<p>Track it any time: <a href="https://shop.example.com/orders/track?o=' +
+      order +
+      '">shop.example.com/orders</a></p><p>Thanks for shopping with us,<br>The Acme team</p></body></html>',
+    text:
+      `Hi Alice,\n\nGood news: your order #${order} is on its way. It left our warehouse this morning ` +
+      'and should arrive within 2-3 business days.\n\nItems: 1 x Trail running shoes (size 42), 2 x Merino socks.' +
+      '\n\nTrack it any time: https://shop.example.com/orders/track?o=' +
+      `${order}\n\nThanks for shopping with us,\nThe Acme team\n`,
+    tags: ['order-shipped'],
+  };
+}
+
+// ---------------------------------------------------------------------------
+// wrk.
+
+export interface WrkResult {
+  requests: number;
+  durationUs: number;
+  rps: number;
+  non2xx: number;
+  errors: { connect: number; read: number; write: number; timeout: number };
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+/**
+ * A wrk Lua script: the body and headers are set once, so wrk sends the same
+ * bytes on every request; done() prints a JSON summary. No response() callback
+ * (it would make wrk parse every response in Lua).
+ */
+export function wrkScript(dir: string, body: string, key: string): string {
+  if (body.includes(']==]')) throw new Error('body would end the Lua long string');
+  const file = join(dir, 'post.lua');
+  writeFileSync(
+    file,
+    `wrk.method = "POST"
+wrk.body = [==[${body}]==]
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer ${key}"
+
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'WRKJSON {"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,' ..
+    '"p50":%d,"p90":%d,"p99":%d,"max":%d}\\n',
+    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max))
+end
+`,
+  );
+  return file;
+}
+
+export async function runWrk(opts: {
+  url: string;
+  script: string;
+  seconds: number;
+  connections: number;
+  threads: number;
+}): Promise<WrkResult> {
+  const args = [
+    '-t',
+    String(opts.threads),
+    '-c',
+    String(opts.connections),
+    '-d',
+    `${opts.seconds}s`,
+    '--timeout',
+    '10s',
+    '-s',
+    opts.script,
+    opts.url,
+  ];
+  const child = spawn('wrk', args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.add(child);
+  let out = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (d: string) => (out += d));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  children.delete(child);
+  const line = out.split('\n').find((l) => l.startsWith('WRKJSON '));
+  if (code !== 0 || !line) throw new Error(`wrk failed (exit ${code}):\n${out}`);
+  const j = JSON.parse(line.slice('WRKJSON '.length)) as Record<string, number>;
+  return {
+    requests: j.requests!,
+    durationUs: j.duration_us!,
+    rps: j.requests! / (j.duration_us! / 1e6),
+    non2xx: j.status!,
+    errors: { connect: j.connect!, read: j.read!, write: j.write!, timeout: j.timeout! },
+    p50Ms: j.p50! / 1000,
+    p90Ms: j.p90! / 1000,
+    p99Ms: j.p99! / 1000,
+    maxMs: j.max! / 1000,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Statistics and formatting.
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** Nearest-rank percentile of unsorted samples. */
+export function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = Float64Array.from(xs).sort();
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+
+export const mb = (kb: number) => kb / 1024;
+export const fmt = (n: number, digits = 0) =>
+  n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+export function verdict(ok: boolean): string {
+  return ok ? 'PASS' : 'MISS';
+}
+
+export function machine(): string {
+  const cpus = Number(readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? 0);
+  const memKb = Number(/MemTotal:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0);
+  return `${cpus} vCPU, ${Math.round(memKb / 1024 / 1024)} GB, Node ${process.versions.node}`;
+}
