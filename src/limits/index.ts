@@ -1,4 +1,4 @@
 export { LIMITS } from './constants.ts';
 export { PLANS, PLAN_LIMITS, type Plan, type PlanLimits } from './plans.ts';
-export { createRateLimiter, type RateLimiter, type RateResult } from './rate.ts';
+export { createRateLimiter, requestRateOf, type RateLimiter, type RateResult } from './rate.ts';
 export { createUsageSql, secondsToNextMonth, secondsToNextDay, type UsageSql, type VolumeLimits } from './usage.ts';

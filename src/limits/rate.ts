@@ -1,4 +1,5 @@
 import type { Clock } from '../lib/clock.ts';
+import { PLAN_LIMITS, type Plan } from './plans.ts';
 
 export interface RateResult {
   allowed: boolean;
@@ -38,3 +39,12 @@ export function createRateLimiter(clock: Clock) {
 }
 
 export type RateLimiter = ReturnType<typeof createRateLimiter>;
+
+/** The per-key request rate (decisions.md): the server setting, else the organization's override, else the plan's; null = none. */
+export function requestRateOf(
+  plan: Plan,
+  orgOverride: number | null,
+  serverOverride: number | undefined,
+): number | null {
+  return serverOverride ?? orgOverride ?? PLAN_LIMITS[plan].requestsPerSecond;
+}
