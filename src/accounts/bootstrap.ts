@@ -1,6 +1,8 @@
 import type { KeysService } from '../keys/index.ts';
 import type { Plan } from '../limits/index.ts';
 import type { AccountsService } from './service.ts';
+import { emailAddress } from './schema.ts';
+import { randomToken } from '../lib/ids.ts';
 
 export interface InitInput {
   email: string;
@@ -31,4 +33,18 @@ export async function initialize(accounts: AccountsService, keys: KeysService, i
     project_id: project.id,
     api_key: { id: key.id, key: key.key!, prefix: key.prefix, env: key.env, permissions: key.permissions },
   };
+}
+
+/**
+ * A first `svc serve` on an empty data dir: the owner admin@<hostname> (or
+ * admin@svc.local when that is no valid address) with a random password, on
+ * plan UNLIMITED. Returns undefined when the data dir already has an organization.
+ */
+export async function initializeFirstStart(accounts: AccountsService, keys: KeysService, hostname: string) {
+  if ((await accounts.countOrgs()) > 0) return undefined;
+  const candidate = `admin@${hostname}`.toLowerCase();
+  const email = emailAddress.safeParse(candidate).success ? candidate : 'admin@svc.local';
+  const password = randomToken(18);
+  const input = { email, password, org: 'Default', project: 'Default', plan: 'UNLIMITED' as const, acceptDpa: false };
+  return { email, password, result: await initialize(accounts, keys, input) };
 }

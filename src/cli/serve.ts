@@ -1,13 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { randomToken } from '../lib/ids.ts';
 import { createApp, type App } from '../app.ts';
 import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { createLogger, type Logger } from '../lib/logger.ts';
-import { initialize } from '../accounts/index.ts';
+import { initializeFirstStart } from '../accounts/index.ts';
 import { startDomainChecks } from '../domains/index.ts';
-import { emailAddress } from '../accounts/schema.ts';
 import { createHttpServer } from '../http/server.ts';
 import type { GlobalOptions } from './context.ts';
 
@@ -56,19 +54,9 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
 
 /** On a data dir with no organization, `init` with generated credentials, printed once. */
 async function firstStart(app: App, config: Config): Promise<void> {
-  if ((await app.accounts.countOrgs()) > 0) return;
-  // The owner is admin@<hostname> when that is a valid address, else admin@svc.local.
-  const candidate = `admin@${hostname()}`.toLowerCase();
-  const email = emailAddress.safeParse(candidate).success ? candidate : 'admin@svc.local';
-  const password = randomToken(18);
-  const r = await initialize(app.accounts, app.keys, {
-    email,
-    password,
-    org: 'Default',
-    project: 'Default',
-    plan: 'UNLIMITED',
-    acceptDpa: false,
-  });
+  const first = await initializeFirstStart(app.accounts, app.keys, hostname());
+  if (!first) return;
+  const { email, password, result: r } = first;
   process.stdout.write(
     [
       `First start on ${config.dataDir}: created an owner, organization "Default" and project "Default".`,
