@@ -39,6 +39,9 @@ interface Group {
   rows: DueRow[];
 }
 
+/** Young-generation size of a delivery worker's heap, MB. */
+const WORKER_YOUNG_GENERATION_MB = 16;
+
 function workerFile(): string {
   return fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url));
 }
@@ -144,12 +147,26 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
           internal_error: j.failure,
         })
       : ((pool ??= startPool()).run(job) as Promise<JobResult>);
+    // The destination's slot is given back as soon as its transaction is over, not once the
+    // outcome is committed: the slot bounds SMTP transactions, and the commit takes a few ms.
+    let slot = true;
+    const freeSlot = () => {
+      if (!slot) return;
+      slot = false;
+      throttle.finished(j.group.domain);
+    };
     run
-      .then((result) => record(j.seq, j.projectId, j.createdAt, rows, result))
+      .then((result) => {
+        // record() adapts the throttle to the reply (a 421 pauses the destination) before it awaits.
+        const recorded = record(j.seq, j.projectId, j.createdAt, rows, result);
+        freeSlot();
+        if (!stopping) void tick();
+        return recorded;
+      })
       .catch((e: unknown) => logger.error({ err: e, email_id: job.email_id }, 'delivery attempt failed'))
       .finally(() => {
         inflight.delete(key);
-        throttle.finished(j.group.domain);
+        freeSlot();
         if (!stopping) void tick();
       });
   }
@@ -219,6 +236,13 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       minThreads: 1,
       concurrentTasksPerWorker: opts.perThread,
       idleTimeout: 60_000,
+      // Piscina's default ('sync') parks an idle worker in Atomics.wait, which also stops its
+      // event loop: pooled SMTP sessions, their RSET replies and idle timers would freeze until
+      // the next task. Tasks here are I/O-bound, so workers wait on their event loop instead.
+      atomics: 'disabled',
+      // A worker's garbage is per-message buffers and streams; V8's default young generation
+      // (tens of MB per thread) only costs memory here (docs/performance.md, bench:deliver).
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
   }
 

@@ -55,9 +55,9 @@ function open(t: ConnectTarget, s: PoolSettings): Promise<Session> {
 }
 
 /**
- * Pooled SMTP sessions per (address, port, host), reused across messages with
- * RSET and closed after `idleMs` unused, so a destination is not re-dialled for
- * every message.
+ * Pooled SMTP sessions per (address, port, host), reused across messages (after
+ * RSET when a transaction was refused midway) and closed after `idleMs` unused,
+ * so a destination is not re-dialled for every message.
  */
 export function createSmtpPool(settings: PoolSettings) {
   const idle = new Map<string, { session: Session; timer: Timer }[]>();
@@ -77,11 +77,15 @@ export function createSmtpPool(settings: PoolSettings) {
     async acquire(t: ConnectTarget): Promise<Session> {
       return take(keyOf(t)) ?? open(t, settings);
     },
-    /** Returns a healthy session for reuse after RSET; a broken one is closed. */
-    release(t: ConnectTarget, session: Session, healthy: boolean): void {
+    /**
+     * Returns a healthy session for reuse; a broken one is closed. `clean`: the
+     * transaction ended with the reply to the end of DATA, so the session is
+     * already back at its initial state and is reused as is (as nodemailer's own
+     * pool does); otherwise (a transaction refused midway) it is reset with RSET first.
+     */
+    release(t: ConnectTarget, session: Session, healthy: boolean, clean = false): void {
       if (!healthy) return session.conn.close();
-      session.conn.reset((err) => {
-        if (err) return session.conn.close();
+      const park = () => {
         const key = keyOf(t);
         const timer = ioTimeout(() => {
           idle.set(
@@ -91,7 +95,9 @@ export function createSmtpPool(settings: PoolSettings) {
           session.conn.quit();
         }, settings.idleMs);
         idle.set(key, [...(idle.get(key) ?? []), { session, timer }]);
-      });
+      };
+      if (clean) return park();
+      session.conn.reset((err) => (err ? session.conn.close() : park()));
     },
     closeAll(): void {
       for (const list of idle.values()) {

@@ -1,6 +1,6 @@
 import type { Resolver } from 'node:dns/promises';
 import { buildMessage } from './mime.ts';
-import { resolveDestination, type Target } from './mx.ts';
+import { resolveDestination, type Resolution, type Target } from './mx.ts';
 import { failureOf, parseReply } from './reply.ts';
 import type { ConnectTarget, Session, SmtpPool } from './smtp-pool.ts';
 import type { DeliveryJob, JobResult, RecipientResult, WorkerSettings } from './job.ts';
@@ -18,6 +18,34 @@ export interface TransmitDeps {
   settings: WorkerSettings;
   resolver: Resolver;
   pool: SmtpPool;
+}
+
+/**
+ * A destination's mail hosts are looked up once per `MX_CACHE_MS` per worker
+ * rather than for every message (3 queries: MX, then AAAA and A of the host).
+ * Only successful answers are kept, so a failing domain is asked again on its
+ * next attempt, and the cache is per resolver (a worker has one).
+ */
+const MX_CACHE_MS = 30_000;
+const MX_CACHE_MAX = 10_000;
+const mxCache = new WeakMap<Resolver, Map<string, { until: number; res: Resolution }>>();
+
+async function resolveCached(resolver: Resolver, domain: string): Promise<Resolution> {
+  let cache = mxCache.get(resolver);
+  if (!cache) {
+    cache = new Map<string, { until: number; res: Resolution }>();
+    mxCache.set(resolver, cache);
+  }
+  const now = performance.now();
+  const hit = cache.get(domain);
+  if (hit && hit.until > now) return hit.res;
+  const res = await resolveDestination(resolver, domain);
+  if (res.ok) {
+    if (cache.size >= MX_CACHE_MAX) cache.delete(cache.keys().next().value!);
+    cache.delete(domain);
+    cache.set(domain, { until: now + MX_CACHE_MS, res });
+  }
+  return res;
 }
 
 /** Connection-level failures move on to the next address or MX host; any reply to a command does not. */
@@ -104,7 +132,7 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
   let targets: ConnectTarget[];
   if (deps.settings.relay) targets = [relayTarget(deps.settings.relay)];
   else {
-    const res = await resolveDestination(deps.resolver, job.destination);
+    const res = await resolveCached(deps.resolver, job.destination);
     if (!res.ok)
       return {
         ...base,
@@ -127,7 +155,8 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
     const connection = { mx_host: t.host, ip: t.ip, tls: session.tls, tls_version: session.tlsVersion };
     try {
       const info = await send(session, job, raw);
-      deps.pool.release(t, session, true);
+      // The end of DATA was answered: the transaction is over and the session clean (no RSET needed).
+      deps.pool.release(t, session, true, true);
       return { ...base, connection, results: resultsOfSend(job, info), internal_error: null };
     } catch (e) {
       const err = e as SendError;
