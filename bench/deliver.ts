@@ -1,0 +1,368 @@
+// npm run bench:deliver — end-to-end delivery throughput: svc against Postfix.
+//
+// svc: 10,000 LIVE emails (~5 KB, 3 recipients at one domain, DKIM RSA-2048)
+// posted to the Public API by 20 concurrent keep-alive clients (undici Pool, one
+// request in flight per connection); svc (`node src/main.ts serve`, its own child
+// process) resolves the domain's MX through a loopback DNS server
+// (test/peers/dns.ts in this process) and delivers to Postfix's smtp-sink.
+// Postfix: a throwaway instance under a temp dir relays the same number of
+// messages (the same ~5 KB message as svc composes and signs, 3 recipients at one
+// domain) sent by `smtp-source -s 20 -d -r 3` to the same sink (relayhost, no DNS).
+// Both: messages per second from the first request to the sink's count of the
+// last message (one message = one SMTP transaction with 3 RCPT, counted once).
+// Rounds alternate svc, Postfix, svc, Postfix … on fresh instances and one sink.
+//
+// Settings (env): BENCH_MESSAGES (10000), BENCH_CLIENTS (20: HTTP clients for svc,
+// smtp-source sessions for Postfix), BENCH_ROUNDS (1), BENCH_ONLY=svc|postfix,
+// BENCH_NODE_ARGS (extra node flags for svc, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
+// BENCH_SVC_ARGS (extra `svc serve` flags, e.g. "--workers 2"), BENCH_DIST=1 runs svc from an
+// esbuild bundle like `npm run build` makes (judge RSS on that), BENCH_KEEP=1 keeps temp dirs.
+import { generateKeyPairSync } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { cpuMs, env, fmt, machine, mb, median, RssSampler, verdict } from './lib.ts';
+import { startDnsServer } from '../test/peers/dns.ts';
+import {
+  machineTicks,
+  missingTools,
+  ownTempDir,
+  procCpuMs,
+  threadCpuMs,
+  removeDir,
+  runSmtpSource,
+  startPostfix,
+  startSink,
+  treeCpuMs,
+  type Sink,
+} from './deliver-peers.ts';
+import {
+  DEST_DOMAIN,
+  SELECTOR,
+  buildDist,
+  SENDER_DOMAIN,
+  emailBody5k,
+  prepareDataDir,
+  startSvc,
+  statusCounts,
+  wireMessage,
+} from './deliver-svc.ts';
+
+const MESSAGES = env.num('BENCH_MESSAGES', 10_000);
+const CLIENTS = env.num('BENCH_CLIENTS', 20);
+const ROUNDS = env.num('BENCH_ROUNDS', 1);
+const ONLY = process.env.BENCH_ONLY as 'svc' | 'postfix' | undefined;
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const SVC_ARGS = (process.env.BENCH_SVC_ARGS ?? '').split(' ').filter(Boolean);
+/** A run fails when the sink's count does not move for this long. */
+const STALL_MS = 60_000;
+const DIST = process.env.BENCH_DIST === '1';
+const TARGET = { ratio: 2.0, rssMb: 300 };
+
+const missing = missingTools();
+if (missing) {
+  console.error(missing);
+  process.exit(1);
+}
+
+interface Run {
+  kind: 'svc' | 'postfix';
+  round: number;
+  rate: number;
+  seconds: number;
+  acceptSeconds: number;
+  cpuMsPerMsg: number;
+  hwmMb: number;
+  sampledMaxMb: number;
+  delivered: number;
+  extra: number;
+  /** Whole machine busy (all CPUs, %) during the run, and CPU ms per message of the harness (this process + sink). */
+  machineBusy: number;
+  harnessMsPerMsg: number;
+  /** SMTP sessions that ended at the sink during the run (svc reuses its sessions). */
+  sessions: number;
+  /** svc: CPU ms per message per thread kind. */
+  threads: Record<string, number>;
+  ok: boolean;
+  problems: string[];
+}
+
+/** Machine-wide and harness CPU from `start()` to `stop()`. */
+function meter(sink: Sink) {
+  const m0 = machineTicks();
+  const p0 = process.cpuUsage();
+  const s0 = procCpuMs(sink.pid);
+  const sess0 = sink.sessions();
+  return (messages: number) => {
+    const m1 = machineTicks();
+    const p = process.cpuUsage(p0);
+    return {
+      machineBusy: (100 * (m1.busy - m0.busy)) / (m1.total - m0.total),
+      harnessMsPerMsg: ((p.user + p.system) / 1000 + procCpuMs(sink.pid) - s0) / messages,
+      sessions: sink.sessions() - sess0,
+    };
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until the sink has counted `want` messages past `base`; returns the time it did (performance.now()). */
+async function untilCounted(sink: Sink, base: number, want: number, label: string): Promise<number> {
+  let last = -1;
+  let lastMove = performance.now();
+  let report = performance.now() + 10_000;
+  for (;;) {
+    const got = sink.count() - base;
+    const now = performance.now();
+    if (got >= want) return now;
+    if (got !== last) {
+      last = got;
+      lastMove = now;
+    }
+    if (now - lastMove > STALL_MS) throw new Error(`${label}: the sink stalled at ${got}/${want} messages`);
+    if (now > report) {
+      console.log(`    … ${label}: ${fmt(got)}/${fmt(want)} at the sink`);
+      report = now + 10_000;
+    }
+    await sleep(5);
+  }
+}
+
+async function runSvc(
+  round: number,
+  sink: Sink,
+  dnsServer: string,
+  dkim: ReturnType<typeof generateKeyPairSync>,
+): Promise<Run> {
+  const dir = ownTempDir('svc');
+  const dataDir = join(dir, 'data');
+  const key = await prepareDataDir(dataDir, dkim);
+  const svc = await startSvc({
+    entry: dist?.main,
+    dataDir,
+    dnsServer,
+    mxPort: sink.port,
+    nodeArgs: NODE_ARGS,
+    extraArgs: SVC_ARGS,
+  });
+  const problems: string[] = [];
+  try {
+    const rss = new RssSampler(svc.pid, 100);
+    const pool = new Pool(svc.url, { connections: CLIENTS, pipelining: 1, keepAliveTimeout: 60_000 });
+    const bodies = Array.from({ length: MESSAGES }, (_, i) => JSON.stringify(emailBody5k(i)));
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+    const base = sink.count();
+    const cpu0 = cpuMs(svc.pid);
+    const threads0 = threadCpuMs(svc.pid);
+    const metered = meter(sink);
+    let next = 0;
+    let accepted = 0;
+    const t0 = performance.now();
+    const client = async () => {
+      while (next < MESSAGES) {
+        const body = bodies[next++]!;
+        const res = await pool.request({ method: 'POST', path: '/v1/emails', headers, body });
+        const text = await res.body.text();
+        if (res.statusCode === 202) accepted++;
+        else if (problems.length < 5) problems.push(`${res.statusCode} ${text.slice(0, 200)}`);
+      }
+    };
+    await Promise.all(Array.from({ length: CLIENTS }, client));
+    const tAccepted = performance.now();
+    await pool.close();
+    const t1 = await untilCounted(sink, base, accepted, 'svc');
+    const harness = metered(accepted);
+    const threads1 = threadCpuMs(svc.pid);
+    // The sink counts a message at its "."; svc records DELIVERED once the 250 is back.
+    let counts = statusCounts(dataDir);
+    for (let i = 0; i < 600 && (counts.emails.DELIVERED ?? 0) < accepted; i++) {
+      await sleep(100);
+      counts = statusCounts(dataDir);
+    }
+    const cpu1 = cpuMs(svc.pid);
+    rss.sample();
+    const hwmKb = rss.hwmKb();
+    rss.stop();
+    await sleep(500); // anything sent twice would reach the sink by now
+    const extra = sink.count() - base - accepted;
+    const code = await svc.stop();
+    if (code !== 0) problems.push(`svc exited with ${code}`);
+    counts = statusCounts(dataDir);
+    const delivered = counts.emails.DELIVERED ?? 0;
+    if (accepted !== MESSAGES) problems.push(`${MESSAGES - accepted} requests not accepted`);
+    if (delivered !== MESSAGES) problems.push(`emails by status ${JSON.stringify(counts.emails)}`);
+    if ((counts.recipients.DELIVERED ?? 0) !== 3 * MESSAGES)
+      problems.push(`recipients by status ${JSON.stringify(counts.recipients)}`);
+    if (extra !== 0) problems.push(`the sink got ${extra} messages more than accepted`);
+    const seconds = (t1 - t0) / 1000;
+    return {
+      kind: 'svc',
+      round,
+      rate: accepted / seconds,
+      seconds,
+      acceptSeconds: (tAccepted - t0) / 1000,
+      cpuMsPerMsg: (cpu1 - cpu0) / accepted,
+      hwmMb: mb(hwmKb),
+      sampledMaxMb: mb(rss.maxKb),
+      delivered,
+      extra,
+      ...harness,
+      threads: Object.fromEntries(
+        Object.entries(threads1)
+          .map(([k, v]) => [k, (v - (threads0[k] ?? 0)) / accepted] as const)
+          .filter(([, v]) => v >= 0.005),
+      ),
+      ok: problems.length === 0,
+      problems,
+    };
+  } finally {
+    await svc.stop();
+    removeDir(dir);
+  }
+}
+
+async function runPostfix(round: number, sink: Sink, messageFile: string): Promise<Run> {
+  const pf = await startPostfix(sink.port);
+  const problems: string[] = [];
+  try {
+    const master = pf.masterPid();
+    const base = sink.count();
+    const cpu0 = treeCpuMs(master);
+    const metered = meter(sink);
+    const t0 = performance.now();
+    let tAccepted = 0;
+    const source = runSmtpSource({
+      port: pf.port,
+      sessions: CLIENTS,
+      messages: MESSAGES,
+      rcpts: 3,
+      file: messageFile,
+      from: `bounces@bounces.${SENDER_DOMAIN}`,
+      to: `rcpt@${DEST_DOMAIN}`,
+    }).then((r) => ((tAccepted = performance.now()), r));
+    const t1 = await untilCounted(sink, base, MESSAGES, 'postfix');
+    const harness = metered(MESSAGES);
+    const src = await source;
+    if (src.code !== 0) problems.push(`smtp-source exited with ${src.code}: ${src.stderr.slice(0, 300)}`);
+    let tally = pf.tally();
+    for (let i = 0; i < 300 && (tally.sent < 3 * MESSAGES || tally.queued !== 0); i++) {
+      await sleep(100);
+      tally = pf.tally();
+    }
+    const cpu1 = treeCpuMs(master);
+    await sleep(500);
+    const extra = sink.count() - base - MESSAGES;
+    if (tally.sent !== 3 * MESSAGES) problems.push(`${tally.sent} recipients sent, not ${3 * MESSAGES}`);
+    if (tally.queued !== 0) problems.push(`${tally.queued} messages left in the queue`);
+    if (extra !== 0) problems.push(`the sink got ${extra} messages more than sent`);
+    const seconds = (t1 - t0) / 1000;
+    return {
+      kind: 'postfix',
+      round,
+      rate: MESSAGES / seconds,
+      seconds,
+      acceptSeconds: (tAccepted - t0) / 1000,
+      cpuMsPerMsg: (cpu1 - cpu0) / MESSAGES,
+      hwmMb: NaN,
+      sampledMaxMb: NaN,
+      delivered: tally.sent / 3,
+      extra,
+      ...harness,
+      threads: {},
+      ok: problems.length === 0,
+      problems,
+    };
+  } finally {
+    await pf.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+const dist = DIST && ONLY !== 'postfix' ? await buildDist() : undefined;
+if (dist) process.on('exit', () => dist.remove());
+const work = ownTempDir('deliver');
+const dkim = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const message = await wireMessage(0, dkim.privateKey);
+// smtp-source -F appends CRLF to each line itself (and dot-stuffs): the file has bare LF.
+const messageFile = join(work, 'message.eml');
+writeFileSync(messageFile, message.toString('latin1').replace(/\r\n/g, '\n'), 'latin1');
+const requestBytes = Buffer.byteLength(JSON.stringify(emailBody5k(0)));
+
+const dns = await startDnsServer();
+dns.set(DEST_DOMAIN, { MX: [{ exchange: `mx.${DEST_DOMAIN}`, priority: 10 }] });
+dns.set(`mx.${DEST_DOMAIN}`, { A: ['127.0.0.1'] });
+// The sending domain's records, so svc's periodic domain check finds them (bench.svc.test is --hostname).
+dns.set(`${SELECTOR}._domainkey.${SENDER_DOMAIN}`, {
+  TXT: [`v=DKIM1; k=rsa; p=${dkim.publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`],
+});
+dns.set(SENDER_DOMAIN, { TXT: ['v=spf1 a:bench.svc.test ~all'] });
+dns.set('bench.svc.test', { A: ['127.0.0.1'] });
+const sink = await startSink(work);
+
+console.log(
+  `bench:deliver — ${machine()}, ${new Date().toISOString()}, svc runs from ${dist ? 'a bundle (BENCH_DIST=1)' : 'source (node src/main.ts)'}`,
+);
+if (dist?.note) console.log(dist.note);
+console.log(
+  `${fmt(MESSAGES)} messages per run, ${fmt(message.length)} B on the wire (DKIM RSA-2048 signed; request ${fmt(requestBytes)} B JSON), ` +
+    `3 recipients at one domain = 1 transaction with 3 RCPT per message; ${CLIENTS} clients; ${ROUNDS} round(s) alternating svc/Postfix`,
+);
+console.log(
+  `svc: node ${dist ? '.bench-tmp/deliver-dist/main.js' : 'src/main.ts'} serve … --dns-servers ${dns.server} --mx-port ${sink.port}${SVC_ARGS.length ? ' ' + SVC_ARGS.join(' ') : ''}` +
+    `${NODE_ARGS.length ? ` (node ${NODE_ARGS.join(' ')})` : ''}; Postfix: smtp-source -d -s ${CLIENTS} -m ${MESSAGES} -r 3 -F <message> → ` +
+    `throwaway Postfix → relayhost [127.0.0.1]:${sink.port} (smtp-sink -c)`,
+);
+
+const runs: Run[] = [];
+try {
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const kind of ['svc', 'postfix'] as const) {
+      if (ONLY && ONLY !== kind) continue;
+      const run =
+        kind === 'svc' ? await runSvc(round, sink, dns.server, dkim) : await runPostfix(round, sink, messageFile);
+      runs.push(run);
+      console.log(
+        `  round ${round} ${kind.padEnd(7)} ${fmt(run.rate).padStart(5)} msgs/s  (${fmt(run.seconds, 1)} s; ` +
+          `${kind === 'svc' ? 'API accepted all' : 'smtp-source done'} in ${fmt(run.acceptSeconds, 1)} s)  ` +
+          `cpu ${fmt(run.cpuMsPerMsg, 2)} ms/msg` +
+          (kind === 'svc' ? `  peak RSS ${fmt(run.hwmMb)} MB (sampled ${fmt(run.sampledMaxMb)} MB)` : '') +
+          `  delivered ${fmt(run.delivered)}/${fmt(MESSAGES)}  ${run.ok ? 'ok' : 'PROBLEM: ' + run.problems.join('; ')}`,
+      );
+      console.log(
+        `      machine busy ${fmt(run.machineBusy)}%, harness (this process${kind === 'postfix' ? '' : ' + DNS'} + sink) ` +
+          `${fmt(run.harnessMsPerMsg, 2)} ms/msg, ${fmt(run.sessions)} SMTP sessions ended at the sink` +
+          (kind === 'svc'
+            ? `; svc threads ms/msg: ${Object.entries(run.threads)
+                .map(([k, v]) => `${k} ${fmt(v, 2)}`)
+                .join(', ')}`
+            : ''),
+      );
+    }
+  }
+} finally {
+  await sink.stop();
+  await dns.close();
+}
+
+const svcRuns = runs.filter((r) => r.kind === 'svc');
+const pfRuns = runs.filter((r) => r.kind === 'postfix');
+const svcRate = svcRuns.length ? median(svcRuns.map((r) => r.rate)) : NaN;
+const pfRate = pfRuns.length ? median(pfRuns.map((r) => r.rate)) : NaN;
+const ratio = svcRate / pfRate;
+const hwm = svcRuns.length ? Math.max(...svcRuns.map((r) => r.hwmMb)) : NaN;
+console.log(
+  `\nmedian: svc ${fmt(svcRate)} msgs/s (cpu ${fmt(median(svcRuns.map((r) => r.cpuMsPerMsg)), 2)} ms/msg), ` +
+    `Postfix ${fmt(pfRate)} msgs/s (cpu ${fmt(median(pfRuns.map((r) => r.cpuMsPerMsg)), 2)} ms/msg), ` +
+    `ratio svc/Postfix ${fmt(ratio, 2)}, svc peak RSS ${fmt(hwm)} MB`,
+);
+if (svcRuns.length > 1 && pfRuns.length === svcRuns.length)
+  console.log(`ratio per round: ${svcRuns.map((r, i) => fmt(r.rate / pfRuns[i]!.rate, 2)).join(', ')}`);
+console.log('\ntargets:');
+if (svcRuns.length && pfRuns.length)
+  console.log(`  svc ≥ ${TARGET.ratio} × Postfix     ${fmt(ratio, 2)}×  ${verdict(ratio >= TARGET.ratio)}`);
+if (svcRuns.length)
+  console.log(`  svc RSS ≤ ${TARGET.rssMb} MB        ${fmt(hwm)} MB  ${verdict(hwm <= TARGET.rssMb)}`);
+console.log(`  every email DELIVERED     ${verdict(runs.every((r) => r.ok))}`);
+removeDir(work);
+process.exitCode = runs.length && runs.every((r) => r.ok) ? 0 : 1;
