@@ -164,6 +164,11 @@ function deliveryOptions(config: Config) {
     leaseMs: 10 * 60_000,
     tickMs: 250,
     policy: { schedule: config.deliveryRetrySchedule, maxAgeMs: config.deliveryMaxAge },
-    throttle: { maxConcurrency: 8, basePauseMs: 30_000, maxPauseMs: 15 * 60_000, recoverAfter: 20 },
+    throttle: {
+      maxConcurrency: config.deliveryConcurrency,
+      basePauseMs: 30_000,
+      maxPauseMs: 15 * 60_000,
+      recoverAfter: 20,
+    },
   };
 }

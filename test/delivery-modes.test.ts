@@ -80,6 +80,20 @@ describe('smarthost mode', () => {
   });
 });
 
+describe('per-destination concurrency', () => {
+  it('never has more transactions in flight to one destination than --delivery-concurrency, even in one pick', async () => {
+    // All twelve are due before the first pick, and one thread takes 16 transactions at once.
+    const slow = await peer({ dataDelayMs: 150 });
+    const d = await env({ mxPort: String(slow.port), deliveryConcurrency: '3' });
+    const ids = [];
+    for (let i = 0; i < 12; i++) ids.push(await d.send([`user${i}@dest.test`]));
+    await settle(d.env);
+    expect(ids.map((id) => d.email(id).status)).toEqual(ids.map(() => 'DELIVERED'));
+    expect(slow.received).toHaveLength(12);
+    expect(slow.peakInData()).toBe(3);
+  });
+});
+
 describe('shutdown and the queue', () => {
   it('returns work in flight to the queue when stopped before it finishes', async () => {
     const slow = await peer({ dataDelayMs: 1500 });
@@ -105,7 +119,7 @@ describe('shutdown and the queue', () => {
       status: 'QUEUED',
       attempts: 1,
       domain: 'dest.test',
-      throttle_concurrency: 4,
+      throttle_concurrency: 10,
     });
     expect(q!.next_attempt_at).toBe(new Date(d.env.clock.now() + 60_000).toISOString());
     expect(q!.last_error).toMatch(/^421 4\.7\.0 Too many connections/);

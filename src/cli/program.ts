@@ -279,6 +279,7 @@ const SERVE_FLAGS: [string, string][] = [
   ['--webhook-retry-schedule <list>', 'e.g. 1m,5m,30m,2h'],
   ['--delivery-retry-schedule <list>', 'e.g. 1m,5m,15m,30m,1h,2h,4h'],
   ['--delivery-max-age <duration>', 'e.g. 72h'],
+  ['--delivery-concurrency <n>', 'SMTP transactions at once per destination domain (SVC_DELIVERY_CONCURRENCY)'],
   [
     '--delivery-connect-timeout <duration>',
     'connect + greeting limit per MX host, e.g. 30s (SVC_DELIVERY_CONNECT_TIMEOUT)',

@@ -33,6 +33,7 @@ const ENV: Record<string, string> = {
   templateTimeout: 'SVC_TEMPLATE_TIMEOUT',
   domainGracePeriod: 'SVC_DOMAIN_GRACE_PERIOD',
   domainCheckInterval: 'SVC_DOMAIN_CHECK_INTERVAL',
+  deliveryConcurrency: 'SVC_DELIVERY_CONCURRENCY',
   deliveryConnectTimeout: 'SVC_DELIVERY_CONNECT_TIMEOUT',
   deliveryTimeout: 'SVC_DELIVERY_TIMEOUT',
 };

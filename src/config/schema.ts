@@ -56,6 +56,8 @@ export const configSchema = z.strictObject({
   domainGracePeriod: duration.default(parseDuration('72h')),
   /** Time between the server's checks of every domain's records. */
   domainCheckInterval: duration.pipe(z.number().min(1000, 'at least 1s')).default(parseDuration('1h')),
+  /** SMTP transactions in flight at once per destination domain (Postfix's default_destination_concurrency_limit is 20). */
+  deliveryConcurrency: z.coerce.number().int().min(1).max(1000).default(20),
   /** Time to connect to a recipient's MX host (or the relay) and get its greeting. */
   deliveryConnectTimeout: duration.default(parseDuration('30s')),
   /** Inactivity limit of an SMTP session once connected. */

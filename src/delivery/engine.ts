@@ -94,10 +94,25 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     if (free <= 0 || stopping) return;
     const now = clock.now();
     const rows = await repo.findDue(now, free * 8);
-    const groups = groupRows(rows)
-      .filter((g) => throttle.canStart(g.domain, now))
-      .slice(0, free);
+    // Each picked group holds one of its destination's slots from here on, so the
+    // per-destination limit holds across the whole pick, not only group by group.
+    const groups: Group[] = [];
+    for (const g of groupRows(rows)) {
+      if (groups.length === free) break;
+      if (throttle.tryStart(g.domain, now)) groups.push(g);
+    }
     if (!groups.length) return;
+    const started = new Set(groups);
+    try {
+      await claimAndRun(groups, started, now);
+    } finally {
+      // Slots of groups that did not become a transaction (claimed elsewhere, or a failure here).
+      for (const g of started) throttle.finished(g.domain);
+    }
+    if (rows.length >= free * 8 || groups.length === free) again = true;
+  }
+
+  async function claimAndRun(groups: Group[], started: Set<Group>, now: number): Promise<void> {
     const jobs = await Promise.all(
       groups.map((g) => buildJob(repo.findEmail(g.seq), g, deps.keys, opts.worker.hostname, deps.tracking)),
     );
@@ -124,11 +139,13 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     );
     for (const j of jobs) {
       const rows = j.group.rows.filter((r) => claimed.has(r.id));
-      if (rows.length) dispatch(j, rows);
+      if (!rows.length) continue;
+      started.delete(j.group);
+      dispatch(j, rows);
     }
-    if (rows.length >= free * 8 || groups.length === free) again = true;
   }
 
+  /** Runs one claimed transaction; its destination slot was taken when its group was picked. */
   function dispatch(j: Awaited<ReturnType<typeof buildJob>>, rows: DueRow[]): void {
     const job: DeliveryJob = { ...j.job, recipients: rows.map((r) => r.address) };
     const key = rows[0]!.id;
@@ -136,7 +153,6 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       key,
       rows.map((r) => r.id),
     );
-    throttle.started(j.group.domain);
     const run: Promise<JobResult> = j.failure
       ? Promise.resolve({
           email_id: job.email_id,

@@ -6,19 +6,21 @@ const opts = { maxConcurrency: 8, basePauseMs: 30_000, maxPauseMs: 600_000, reco
 describe('per-destination throttle', () => {
   it('limits concurrency per destination', () => {
     const t = createThrottle({ ...opts, maxConcurrency: 2 });
-    t.started('a.example');
-    t.started('a.example');
-    expect(t.canStart('a.example', 0)).toBe(false);
-    expect(t.canStart('b.example', 0)).toBe(true);
+    expect(t.tryStart('a.example', 0)).toBe(true);
+    expect(t.tryStart('a.example', 0)).toBe(true);
+    expect(t.tryStart('a.example', 0)).toBe(false);
+    expect(t.tryStart('b.example', 0)).toBe(true);
     t.finished('a.example');
-    expect(t.canStart('a.example', 0)).toBe(true);
+    expect(t.tryStart('a.example', 0)).toBe(true);
+    expect(t.tryStart('a.example', 0)).toBe(false);
   });
 
   it('halves and pauses a destination that says slow down, leaving others alone', () => {
     const t = createThrottle(opts);
     t.slowDown('a.example', 1000);
-    expect(t.canStart('a.example', 1000 + 29_999)).toBe(false);
-    expect(t.canStart('a.example', 1000 + 30_000)).toBe(true);
+    expect(t.tryStart('a.example', 1000 + 29_999)).toBe(false);
+    expect(t.tryStart('a.example', 1000 + 30_000)).toBe(true);
+    t.finished('a.example');
     expect(t.describe('a.example', 1000)).toMatchObject({ throttled: true, concurrency: 4 });
     expect(t.describe('b.example', 1000)).toMatchObject({ throttled: false, concurrency: 8 });
     t.slowDown('a.example', 40_000);

@@ -28,11 +28,17 @@ export function createThrottle(opts: ThrottleOptions) {
     return s;
   };
   return {
-    canStart: (d: string, now: number) => {
+    /**
+     * Takes one of the destination's slots if it has a free one and is not
+     * paused; the caller gives it back with `finished`. Checking and taking in
+     * one step is what holds the limit when one pick starts many transactions.
+     */
+    tryStart(d: string, now: number): boolean {
       const s = get(d);
-      return s.inflight < s.limit && now >= s.pausedUntil;
+      if (s.inflight >= s.limit || now < s.pausedUntil) return false;
+      s.inflight++;
+      return true;
     },
-    started: (d: string) => void get(d).inflight++,
     finished: (d: string) => void (get(d).inflight = Math.max(0, get(d).inflight - 1)),
     /** The destination asked us to slow down. */
     slowDown(d: string, now: number): void {

@@ -17,6 +17,8 @@ export interface MxPeer {
   received: Received[];
   /** Per recipient address (lower-case); others are accepted. */
   behaviour: Map<string, Behaviour>;
+  /** The most messages that were being received at once (DATA begun, not yet answered). */
+  peakInData(): number;
   close(): Promise<void>;
 }
 
@@ -41,6 +43,8 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
   const received: Received[] = [];
   const behaviour = new Map<string, Behaviour>();
   const greylisted = new Set<string>();
+  let inData = 0;
+  let peak = 0;
   const server = new SMTPServer({
     authOptional: !opts.auth,
     allowInsecureAuth: true,
@@ -63,6 +67,11 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
     },
     onData(stream, session: SMTPServerSession, cb) {
       const to = session.envelope.rcptTo.map((r) => r.address.toLowerCase());
+      peak = Math.max(peak, ++inData);
+      const answer = (err?: Error) => {
+        inData--;
+        cb(err ?? null);
+      };
       const chunks: Buffer[] = [];
       const b = to.map((a) => behaviour.get(a)).find((x) => x && ('data' in x || 'disconnectInData' in x));
       if (b && 'disconnectInData' in b) {
@@ -75,7 +84,7 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
       stream.on('end', () => void finish());
       const finish = async () => {
         if (opts.dataDelayMs) await new Promise((r) => setTimeout(r, opts.dataDelayMs));
-        if (b && 'data' in b) return cb(fail(b.data[0], b.data[1]));
+        if (b && 'data' in b) return answer(fail(b.data[0], b.data[1]));
         const mailFrom = session.envelope.mailFrom;
         received.push({
           from: mailFrom ? mailFrom.address : '',
@@ -83,7 +92,7 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
           raw: Buffer.concat(chunks),
           secure: session.secure,
         });
-        cb();
+        answer();
       };
     },
   });
@@ -94,6 +103,7 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
     port: (server.server.address() as AddressInfo).port,
     received,
     behaviour,
+    peakInData: () => peak,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
