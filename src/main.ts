@@ -2,5 +2,7 @@
 // Entry: builds the commander program and runs it, nothing else. Each
 // subcommand loads its modules lazily, so `svc --version` stays fast.
 import { runCli } from './cli/program.ts';
+import { reexecServerWithFlags } from './lib/server-flags.ts';
 
+if (process.argv[2] === 'serve') reexecServerWithFlags(process.argv);
 process.exitCode = await runCli(process.argv);

@@ -77,12 +77,12 @@ export interface EmailsRepoDeps {
 /** SQL of emails, their recipient rows, attachments and events. */
 export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
   const w = {
+    // Positional parameters: binding a fresh object by name costs more per email than the insert of a tag.
     email: db.prepare(
       `INSERT INTO emails (id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails, cc_emails,
          bcc_emails, reply_to, subject, tags, headers, html_body, text_body, template_id, template_version, created_at,
          dkim_signing_status)
-       VALUES (@id, @project_id, @api_key_id, @env, @source, @status, @from_email, @from_name, @to, @cc, @bcc,
-         @reply_to, @subject, @tags, @headers, @html, @text, @template_id, @template_version, @created_at, @dkim)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     tag: db.prepare('INSERT OR IGNORE INTO email_tags (email_seq, project_id, tag) VALUES (?, ?, ?)'),
     recipient: db.prepare(
@@ -106,16 +106,29 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
   function insertEmail(e: NewEmail, recipients: Recipient[]): void {
     const live = e.env === 'LIVE';
     const seq = Number(
-      w.email.run({
-        ...e,
-        to: JSON.stringify(e.to),
-        cc: json(e.cc),
-        bcc: json(e.bcc),
-        reply_to: json(e.reply_to),
-        tags: JSON.stringify(e.tags),
-        headers: JSON.stringify(e.headers),
-        dkim: live ? 'not_signed' : null,
-      }).lastInsertRowid,
+      w.email.run(
+        e.id,
+        e.project_id,
+        e.api_key_id,
+        e.env,
+        e.source,
+        e.status,
+        e.from_email,
+        e.from_name,
+        JSON.stringify(e.to),
+        json(e.cc),
+        json(e.bcc),
+        json(e.reply_to),
+        e.subject,
+        JSON.stringify(e.tags),
+        JSON.stringify(e.headers),
+        e.html,
+        e.text,
+        e.template_id,
+        e.template_version,
+        e.created_at,
+        live ? 'not_signed' : null,
+      ).lastInsertRowid,
     );
     for (const t of new Set(e.tags)) w.tag.run(seq, e.project_id, t);
     for (const r of recipients) {

@@ -83,6 +83,59 @@ describe('group commit', () => {
     await s.close();
   });
 
+  it('answers an item that fails before writing without running the group again', async () => {
+    const dir = tempDir();
+    const s = openDatabase(dir);
+    s.db.exec('CREATE TABLE t (v INTEGER UNIQUE)');
+    const tx = createCommitter(s.db, { windowMs: 5, maxBatch: 100 });
+    let runs = 0;
+    const insert = (v: number) => (db: typeof s.db) => {
+      runs++;
+      return db.prepare('INSERT INTO t VALUES (?)').run(v).changes;
+    };
+    const results = await Promise.allSettled([
+      tx.write(insert(1)),
+      tx.write(() => {
+        runs++;
+        throw new Error('refused before any write');
+      }),
+      tx.write(insert(2)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(runs).toBe(3);
+    expect(s.db.prepare('SELECT v FROM t ORDER BY v').pluck().all()).toEqual([1, 2]);
+    tx.close();
+    await s.close();
+  });
+
+  it('runs the group again, isolated, when an item fails after writing; the others commit once', async () => {
+    const dir = tempDir();
+    const s = openDatabase(dir);
+    s.db.exec('CREATE TABLE t (v INTEGER UNIQUE)');
+    const tx = createCommitter(s.db, { windowMs: 5, maxBatch: 100 });
+    const runs: string[] = [];
+    const results = await Promise.allSettled([
+      tx.write((db) => {
+        runs.push('a');
+        return db.prepare('INSERT INTO t VALUES (10)').run().changes;
+      }),
+      tx.write((db) => {
+        runs.push('b');
+        db.prepare('INSERT INTO t VALUES (20)').run();
+        throw new Error('fails after writing');
+      }),
+      tx.write((db) => {
+        runs.push('c');
+        return db.prepare('INSERT INTO t VALUES (30)').run().changes;
+      }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(runs).toEqual(['a', 'b', 'a', 'b', 'c']);
+    expect(s.db.prepare('SELECT v FROM t ORDER BY v').pluck().all()).toEqual([10, 30]);
+    tx.close();
+    await s.close();
+  });
+
   it('flushes at maxBatch without waiting for the window', async () => {
     const dir = tempDir();
     const s = openDatabase(dir);

@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +76,9 @@ describe('the packaged executable', () => {
     expect(res.status).toBe(202);
     expect(res.headers.get('x-request-id')).toBeTruthy();
     expect(((await res.json()) as { data: { status: string } }).data.status).toBe('SIMULATED');
+    // The server replaced itself (same pid) to run with its heap flags (src/lib/server-flags.ts).
+    const environ = readFileSync(`/proc/${server!.pid}/environ`, 'utf8').split('\0');
+    expect(environ).toContain('NODE_OPTIONS=--max-semi-space-size=16');
     const sent = await svc(
       'send',
       '--server',

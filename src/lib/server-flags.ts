@@ -1,0 +1,27 @@
+import { isSea } from 'node:sea';
+
+/**
+ * Node flags `svc serve` runs with. V8 gives each isolate a young generation of
+ * up to 3 × 32–64 MB by default; for a server whose garbage is per-request
+ * buffers that is only resident memory (docs/performance.md, "RSS").
+ */
+export const SERVER_NODE_FLAGS = ['--max-semi-space-size=16'];
+
+/**
+ * V8 sizes its heap when the process starts (`v8.setFlagsFromString` is too
+ * late), and the single executable cannot carry Node flags (pkg's SEA mode does
+ * not forward sea-config `execArgv`). So `svc serve` started without them
+ * replaces itself once, same pid and file descriptors, with the flags in
+ * NODE_OPTIONS. A flag already given (NODE_OPTIONS or the command line) is left
+ * as the user set it, which also ends the loop after the re-exec.
+ */
+export function reexecServerWithFlags(argv: string[]): void {
+  if (typeof process.execve !== 'function') return;
+  const given = `${process.env.NODE_OPTIONS ?? ''} ${process.execArgv.join(' ')}`;
+  const missing = SERVER_NODE_FLAGS.filter((f) => !given.includes(f.slice(0, f.indexOf('='))));
+  if (!missing.length) return;
+  // In a single executable argv[1] repeats the executable; its own arguments follow.
+  const args = isSea() ? argv.slice(2) : [...process.execArgv, ...argv.slice(1)];
+  const nodeOptions = [process.env.NODE_OPTIONS, ...missing].filter(Boolean).join(' ');
+  process.execve(process.execPath, [process.execPath, ...args], { ...process.env, NODE_OPTIONS: nodeOptions });
+}
