@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 const doors = ['**/http/**', '**/smtp/**', '**/cli/**', '**/tui/**'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'eslint.config.js'] },
+  { ignores: ['dist/**', '.bench-tmp/**', 'svc-data/**', 'node_modules/**', 'coverage/**', 'eslint.config.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
