@@ -4,14 +4,14 @@
 import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID, type KeyObject } from 'node:crypto';
-import { cpSync, readFileSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { initialize } from '../src/accounts/index.ts';
 import { buildMessage } from '../src/delivery/mime.ts';
 import type { DeliveryJob } from '../src/delivery/job.ts';
-import { ROOT } from './lib.ts';
+import { bundleSvc, ROOT } from './lib.ts';
 import { freePort, track } from './deliver-peers.ts';
 
 export const SENDER_DOMAIN = 'sender.test';
@@ -149,55 +149,13 @@ export async function prepareDataDir(
 /**
  * BENCH_DIST=1: svc runs under plain node from an esbuild bundle made here with
  * the options of scripts/build.mjs (what `npm run build` puts in dist/, minus the
- * pkg step), into .bench-tmp/deliver-dist/. The delivery worker is bundled as an
- * entry of its own even while scripts/build.mjs does not list it (noted on stdout).
- * Returns the path of main.js and a function that removes the bundle.
+ * pkg step), into .bench-tmp/deliver-dist/. Returns the path of main.js and a
+ * function that removes the bundle.
  */
-export async function buildDist(): Promise<{ main: string; note: string | null; remove: () => void }> {
-  const { build } = await import('esbuild');
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-    version: string;
-    dependencies: Record<string, string>;
-  };
-  const script = readFileSync(join(ROOT, 'scripts/build.mjs'), 'utf8');
-  const listed = [...(/const WORKER_ENTRIES = \[([^\]]*)\]/.exec(script)?.[1] ?? '').matchAll(/'([^']+)'/g)].map(
-    (m) => m[1]!,
-  );
-  const worker = 'src/delivery/worker.ts';
-  const note = listed.includes(worker)
-    ? null
-    : `note: scripts/build.mjs does not list ${worker} in WORKER_ENTRIES; the bench bundles it anyway`;
+export async function buildDist(): Promise<{ main: string; remove: () => void }> {
   const dir = join(ROOT, '.bench-tmp', 'deliver-dist');
-  rmSync(dir, { recursive: true, force: true });
-  await build({
-    absWorkingDir: ROOT,
-    entryPoints: ['src/main.ts', ...new Set([...listed, worker])],
-    outdir: dir,
-    entryNames: '[name]',
-    chunkNames: '[name]-[hash]',
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node24',
-    external: Object.keys(pkg.dependencies),
-    define: { __SVC_VERSION__: JSON.stringify(pkg.version) },
-    banner: {
-      js: "import { createRequire as __svcCreateRequire } from 'node:module';\nconst require = __svcCreateRequire(import.meta.url);",
-    },
-    plugins: [
-      {
-        name: 'empty-react-devtools-core',
-        setup(b) {
-          b.onResolve({ filter: /^react-devtools-core$/ }, () => ({ path: 'react-devtools-core', namespace: 'empty' }));
-          b.onLoad({ filter: /.*/, namespace: 'empty' }, () => ({ contents: 'export default {}', loader: 'js' }));
-        },
-      },
-    ],
-    logLevel: 'warning',
-  });
-  cpSync(join(ROOT, 'src/store/migrations'), join(dir, 'migrations'), { recursive: true });
-  return { main: join(dir, 'main.js'), note, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  const main = await bundleSvc(dir);
+  return { main, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 export interface SvcProcess {

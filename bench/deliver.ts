@@ -303,7 +303,6 @@ const sink = await startSink(work);
 console.log(
   `bench:deliver — ${machine()}, ${new Date().toISOString()}, svc runs from ${dist ? 'a bundle (BENCH_DIST=1)' : 'source (node src/main.ts)'}`,
 );
-if (dist?.note) console.log(dist.note);
 console.log(
   `${fmt(MESSAGES)} messages per run, ${fmt(message.length)} B on the wire (DKIM RSA-2048 signed; request ${fmt(requestBytes)} B JSON), ` +
     `3 recipients at one domain = 1 transaction with 3 RCPT per message; ${CLIENTS} clients; ${ROUNDS} round(s) alternating svc/Postfix`,

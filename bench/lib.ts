@@ -141,17 +141,21 @@ function buildWorkerEntries(): string[] {
   return [...list.matchAll(/'([^']+)'/g)].map((m) => m[1]!).filter((f) => existsSync(join(ROOT, f)));
 }
 
-async function buildDist(): Promise<void> {
+/**
+ * Bundles `src/main.ts`, the worker entries of scripts/build.mjs and `extra`
+ * into `outDir` with that script's esbuild options, migrations beside them.
+ */
+export async function bundleSvc(outDir: string, extra: string[] = []): Promise<string> {
   const { build } = await import('esbuild');
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
     version: string;
     dependencies: Record<string, string>;
   };
-  rmSync(DIST, { recursive: true, force: true });
+  rmSync(outDir, { recursive: true, force: true });
   await build({
     absWorkingDir: ROOT,
-    entryPoints: ['src/main.ts', 'bench/floor-server.ts', ...buildWorkerEntries()],
-    outdir: DIST,
+    entryPoints: ['src/main.ts', ...extra, ...buildWorkerEntries()],
+    outdir: outDir,
     entryNames: '[name]',
     chunkNames: '[name]-[hash]',
     bundle: true,
@@ -176,7 +180,12 @@ async function buildDist(): Promise<void> {
     ],
     logLevel: 'warning',
   });
-  cpSync(join(ROOT, 'src/store/migrations'), join(DIST, 'migrations'), { recursive: true });
+  cpSync(join(ROOT, 'src/store/migrations'), join(outDir, 'migrations'), { recursive: true });
+  return join(outDir, 'main.js');
+}
+
+async function buildDist(): Promise<void> {
+  await bundleSvc(DIST, ['bench/floor-server.ts']);
 }
 
 /** A port free right now (the OS picks it; `svc serve` prints its URL only at log level info). */
