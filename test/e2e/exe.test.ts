@@ -3,6 +3,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../../src/lib/sleep.ts';
+import { verifyDkim } from '../delivery-helpers.ts';
+import { publish } from '../domains-helpers.ts';
+import { startDnsServer, type DnsServer } from '../peers/dns.ts';
+import { startMxPeer, type MxPeer } from '../peers/mx.ts';
 
 // Drives the packaged executable (dist/svc) over real sockets, as a user would.
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -11,11 +16,11 @@ let dir: string;
 let server: ChildProcess | undefined;
 let base = '';
 
-function svc(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function svcAt(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       EXE,
-      ['--data-dir', join(dir, 'data'), ...args],
+      ['--data-dir', dataDir, ...args],
       { env: { HOME: dir, PATH: '/usr/bin:/bin' } },
       (err, stdout, stderr) =>
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
@@ -23,11 +28,13 @@ function svc(...args: string[]): Promise<{ code: number; stdout: string; stderr:
   });
 }
 
+const svc = (...args: string[]) => svcAt(join(dir, 'data'), ...args);
+
 /** Starts `svc serve` on a free port and resolves with its base URL, read from its JSON log. */
-function startServer(): Promise<string> {
+function startServer(dataDir = join(dir, 'data'), extra: string[] = []): Promise<string> {
   server = spawn(
     EXE,
-    ['serve', '--data-dir', join(dir, 'data'), '--http-port', '0', '--smtp-port', '0', '--log-format', 'json'],
+    ['serve', '--data-dir', dataDir, '--http-port', '0', '--smtp-port', '0', '--log-format', 'json', ...extra],
     {
       env: { HOME: dir, PATH: '/usr/bin:/bin' },
     },
@@ -174,6 +181,80 @@ describe('the packaged executable', () => {
   });
 
   it('stops cleanly on SIGTERM', async () => {
+    const exited = new Promise<number | null>((resolve) => server!.once('exit', (code) => resolve(code)));
+    server!.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    server = undefined;
+  });
+});
+
+describe('the packaged executable delivering LIVE mail', () => {
+  let dns: DnsServer;
+  let mx: MxPeer;
+  const live = () => join(dir, 'live');
+
+  beforeAll(async () => {
+    dns = await startDnsServer();
+    dns.set('mta.svc.test', { A: ['127.0.0.1'] });
+    dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
+    dns.set('mx.dest.test', { A: ['127.0.0.1'] });
+    mx = await startMxPeer();
+  });
+
+  afterAll(async () => {
+    server?.kill('SIGKILL');
+    await mx.close();
+    await dns.close();
+  });
+
+  it('verifies a domain set up with the CLI and delivers to the MX, DKIM-signed', async () => {
+    const init = JSON.parse(
+      (await svcAt(live(), 'init', '--email', 'o@example.com', '--password', 'pw-123456789', '--accept-dpa', '--json'))
+        .stdout,
+    );
+    const added = await svcAt(
+      live(),
+      ...['domains', 'add', 'sender.test', '--org', init.organization_id, '--project', init.project_id],
+      ...['--hostname', 'mta.svc.test', '--json'],
+    );
+    expect(added.code).toBe(0);
+    publish(dns, JSON.parse(added.stdout));
+    const verified = await svcAt(
+      live(),
+      ...['domains', 'verify', 'sender.test', '--dns-servers', dns.server, '--hostname', 'mta.svc.test', '--json'],
+    );
+    expect(JSON.parse(verified.stdout)).toMatchObject({ status: 'VERIFIED' });
+    const liveKey = JSON.parse(
+      (await svcAt(live(), 'keys', 'create', '--project', init.project_id, '--name', 'live', '--env', 'LIVE', '--json'))
+        .stdout,
+    ).key as string;
+
+    const url = await startServer(live(), [
+      ...['--dns-servers', dns.server, '--mx-port', String(mx.port), '--hostname', 'mta.svc.test', '--workers', '1'],
+    ]);
+    const res = await fetch(`${url}/v1/emails`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        from: 'news@sender.test',
+        to: ['ada@dest.test', 'grace@dest.test'],
+        subject: 'Shipped',
+        html: '<p>Your order shipped</p>',
+      }),
+    });
+    expect(res.status).toBe(202);
+    const { id } = ((await res.json()) as { data: { id: string } }).data;
+    let status = '';
+    for (let i = 0; i < 200 && status !== 'DELIVERED'; i++) {
+      await sleep(50);
+      const got = await fetch(`${url}/v1/emails/${id}`, { headers: { authorization: `Bearer ${liveKey}` } });
+      status = ((await got.json()) as { data: { status: string } }).data.status;
+    }
+    expect(status).toBe('DELIVERED');
+    expect(mx.received).toHaveLength(1);
+    expect(mx.received[0]!.to.sort()).toEqual(['ada@dest.test', 'grace@dest.test']);
+    expect(await verifyDkim(mx.received[0]!.raw, dns)).toMatchObject({ status: 'pass', domain: 'sender.test' });
+
     const exited = new Promise<number | null>((resolve) => server!.once('exit', (code) => resolve(code)));
     server!.kill('SIGTERM');
     expect(await exited).toBe(0);
