@@ -107,6 +107,40 @@ describe('protocol errors', () => {
       code: 'invalid_json',
     },
     {
+      name: 'a header named __proto__ (it would vanish in parsing: refused, not dropped)',
+      body: JSON.stringify(email()).replace('{', '{"headers":{"__proto__":"x"},'),
+      headers: json,
+      status: 400,
+      code: 'invalid_json',
+      check: (res) => expect(res.json().error.message).toMatch(/"__proto__" key/),
+    },
+    {
+      name: 'a __proto__ key at the top level',
+      body: JSON.stringify(email()).replace('{', '{"__proto__":{"subject":"x"},'),
+      headers: json,
+      status: 400,
+      code: 'invalid_json',
+    },
+    {
+      name: 'a __proto__ key inside a batch item',
+      url: '/v1/emails/batch',
+      body: JSON.stringify({ emails: [email()] }).replace('"from"', '"__proto__":{},"from"'),
+      headers: json,
+      status: 400,
+      code: 'invalid_json',
+    },
+    {
+      name: 'a header named constructor is an ordinary header',
+      body: JSON.stringify(email({ headers: { constructor: 'x' } })),
+      headers: json,
+      status: 202,
+      rows: { emails: 1 },
+      check: (_res, env) =>
+        expect(env.app.db.prepare('SELECT headers FROM emails ORDER BY seq DESC LIMIT 1').pluck().get()).toBe(
+          '{"constructor":"x"}',
+        ),
+    },
+    {
       name: 'JSON sent as text/plain is parsed as JSON',
       body: JSON.stringify(email()),
       headers: { 'content-type': 'text/plain' },

@@ -1,3 +1,4 @@
+import { parse as parseJson } from 'secure-json-parse';
 import Fastify, { LogController, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { App } from '../app.ts';
@@ -49,9 +50,14 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
   server.removeAllContentTypeParsers();
   server.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
     try {
-      done(null, JSON.parse(body as string));
+      // A `__proto__` key would vanish between JSON.parse and the schemas (a header
+      // named so was silently dropped), so it is refused with the reason instead.
+      done(null, parseJson(body, null, { protoAction: 'error', constructorAction: 'ignore' }));
     } catch (e) {
-      done(new AppError('invalid_json', `The body is not valid JSON: ${(e as Error).message}`), undefined);
+      const message = /prototype property/.test((e as Error).message)
+        ? 'The body has a "__proto__" key, which is not accepted anywhere in a request'
+        : `The body is not valid JSON: ${(e as Error).message}`;
+      done(new AppError('invalid_json', message), undefined);
     }
   });
   server.addHook('onRequest', async (req, reply) => {
