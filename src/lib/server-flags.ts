@@ -23,5 +23,9 @@ export function reexecServerWithFlags(argv: string[]): void {
   // In a single executable argv[1] repeats the executable; its own arguments follow.
   const args = isSea() ? argv.slice(2) : [...process.execArgv, ...argv.slice(1)];
   const nodeOptions = [process.env.NODE_OPTIONS, ...missing].filter(Boolean).join(' ');
-  process.execve(process.execPath, [process.execPath, ...args], { ...process.env, NODE_OPTIONS: nodeOptions });
+  try {
+    process.execve(process.execPath, [process.execPath, ...args], { ...process.env, NODE_OPTIONS: nodeOptions });
+  } catch {
+    // The process could not be replaced (a sandbox forbidding execve): serve as is, with V8's defaults.
+  }
 }
