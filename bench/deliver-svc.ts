@@ -13,6 +13,7 @@ import { buildMessage } from '../src/delivery/mime.ts';
 import type { DeliveryJob } from '../src/delivery/job.ts';
 import { bundleInto } from '../scripts/bundle.ts';
 import { ROOT } from './lib.ts';
+import { insertSigningDomain } from '../test/signing-domain.ts';
 import { freePort, track } from './deliver-peers.ts';
 
 export const SENDER_DOMAIN = 'sender.test';
@@ -105,7 +106,7 @@ export async function wireMessage(n: number, key: KeyObject): Promise<Buffer> {
   return buildMessage(job);
 }
 
-/** A data dir with an owner, a verified signing domain bound to the project, and a LIVE key (as test/e2e/crash.test.ts). */
+/** A data dir with an owner, a verified signing domain bound to the project, and a LIVE key. */
 export async function prepareDataDir(
   dataDir: string,
   key: { privateKey: KeyObject; publicKey: KeyObject },
@@ -120,26 +121,13 @@ export async function prepareDataDir(
       plan: 'UNLIMITED',
       acceptDpa: true,
     });
-    const id = randomUUID();
-    const now = new Date().toISOString();
-    app.db
-      .prepare(
-        `INSERT INTO domains (id, organization_id, name, status, dkim_selector, dkim_private_key, dkim_public_key, verified_at, created_at)
-         VALUES (?, ?, ?, 'VERIFIED', ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        id,
-        init.organization_id,
-        SENDER_DOMAIN,
-        SELECTOR,
-        key.privateKey.export({ type: 'pkcs8', format: 'pem' }),
-        key.publicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
-        now,
-        now,
-      );
-    app.db
-      .prepare('INSERT INTO project_domains (project_id, domain_id, created_at) VALUES (?, ?, ?)')
-      .run(init.project_id, id, now);
+    insertSigningDomain(app.db, {
+      organizationId: init.organization_id,
+      projectId: init.project_id,
+      name: SENDER_DOMAIN,
+      selector: SELECTOR,
+      key,
+    });
     const k = await app.keys.createKey(init.project_id, { name: 'bench', env: 'LIVE' });
     return k.key!;
   } finally {

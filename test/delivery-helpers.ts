@@ -1,8 +1,8 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { Resolver } from 'node:dns/promises';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import type { DnsServer } from './peers/dns.ts';
 import { count, createTestEnv, type TestEnv } from './harness.ts';
+import { insertSigningDomain } from './signing-domain.ts';
 import type { ConfigInput } from '../src/config/schema.ts';
 import { sleep } from '../src/lib/sleep.ts';
 
@@ -10,20 +10,13 @@ export const SELECTOR = 'svc202603';
 
 /** A verified sending domain with a DKIM key, bound to the env's project, its key published in `dns`. */
 export function addSigningDomain(env: TestEnv, dns: DnsServer, domain: string): void {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  const p = publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
-  const now = new Date(env.clock.now()).toISOString();
-  const id = crypto.randomUUID();
-  env.app.db
-    .prepare(
-      `INSERT INTO domains (id, organization_id, name, status, dkim_selector, dkim_private_key, dkim_public_key, verified_at, created_at)
-       VALUES (?, ?, ?, 'VERIFIED', ?, ?, ?, ?, ?)`,
-    )
-    .run(id, env.init.organization_id, domain, SELECTOR, pem, p, now, now);
-  env.app.db
-    .prepare('INSERT INTO project_domains (project_id, domain_id, created_at) VALUES (?, ?, ?)')
-    .run(env.init.project_id, id, now);
+  const p = insertSigningDomain(env.app.db, {
+    organizationId: env.init.organization_id,
+    projectId: env.init.project_id,
+    name: domain,
+    selector: SELECTOR,
+    at: new Date(env.clock.now()).toISOString(),
+  });
   dns.set(`${SELECTOR}._domainkey.${domain}`, { TXT: [`v=DKIM1; k=rsa; p=${p}`] });
 }
 

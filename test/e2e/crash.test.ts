@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { initialize } from '../../src/accounts/index.ts';
 import { sleep } from '../../src/lib/sleep.ts';
 import { startDnsServer, type DnsServer } from '../peers/dns.ts';
 import { startMxPeer, type MxPeer } from '../peers/mx.ts';
+import { insertSigningDomain } from '../signing-domain.ts';
 
 // kill -9 while delivering, restart: every accepted email reaches a final status, none is lost.
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -31,24 +31,12 @@ async function prepareDataDir(): Promise<string> {
     plan: 'UNLIMITED',
     acceptDpa: true,
   });
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const id = randomUUID();
-  const now = new Date().toISOString();
-  app.db
-    .prepare(
-      `INSERT INTO domains (id, organization_id, name, status, dkim_selector, dkim_private_key, dkim_public_key, verified_at, created_at) VALUES (?, ?, 'sender.test', 'VERIFIED', 'svc1', ?, ?, ?, ?)`,
-    )
-    .run(
-      id,
-      init.organization_id,
-      privateKey.export({ type: 'pkcs8', format: 'pem' }),
-      publicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
-      now,
-      now,
-    );
-  app.db
-    .prepare('INSERT INTO project_domains (project_id, domain_id, created_at) VALUES (?, ?, ?)')
-    .run(init.project_id, id, now);
+  insertSigningDomain(app.db, {
+    organizationId: init.organization_id,
+    projectId: init.project_id,
+    name: 'sender.test',
+    selector: 'svc1',
+  });
   const k = await app.keys.createKey(init.project_id, { name: 'live', env: 'LIVE' });
   await app.close();
   return k.key!;
