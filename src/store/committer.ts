@@ -28,7 +28,12 @@ export interface CommitterOptions {
   windowMs: number;
   /** A group this large commits at once. */
   maxBatch: number;
+  /** How long a group waits for another connection's write lock before its writes fail (default 5 s). */
+  busyTimeoutMs?: number;
 }
+
+/** Pause between two tries for a write lock held by another connection. */
+const BUSY_RETRY_MS = 1;
 
 /**
  * Group commit: concurrent writes share one transaction (one fsync), each
@@ -47,6 +52,11 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
   const release = db.prepare('RELEASE item');
   const rollbackItem = db.prepare('ROLLBACK TO item');
   const totalChanges = db.prepare('SELECT total_changes()').pluck();
+  const busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
+  // Not prepared statements: SQLite applies `PRAGMA busy_timeout = N` when it compiles it.
+  const waitMs = Number(db.pragma('busy_timeout', { simple: true }));
+  /** Since when the queued group has been waiting for another connection's write lock. */
+  let busySince: number | undefined;
   // A savepoint makes SQLite copy every page it touches into a statement journal
   // (in memory, not a temp file past 64 KiB).
   db.pragma('temp_store = MEMORY');
@@ -91,15 +101,53 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
     return results;
   }
 
-  function flush(): void {
-    timer?.cancel();
-    timer = undefined;
-    const batch = queue;
-    queue = [];
-    if (batch.length === 0) return;
-    let results: Result[] | null;
+  /**
+   * BEGIN IMMEDIATE without blocking the event loop: while another connection
+   * holds the write lock (the checkpoint worker restarting the WAL, an admin
+   * CLI run), SQLite's busy handler would sleep on this thread. Instead the
+   * group stays queued and is tried again in a moment, up to busyTimeoutMs.
+   */
+  function tryBegin(): boolean {
+    db.pragma('busy_timeout = 0');
     try {
       begin.run();
+      busySince = undefined;
+      return true;
+    } catch (e) {
+      const busy = String((e as { code?: unknown }).code).startsWith('SQLITE_BUSY');
+      const now = performance.now();
+      busySince ??= now;
+      if (!busy || now - busySince >= busyTimeoutMs) {
+        busySince = undefined;
+        throw e;
+      }
+      return false;
+    } finally {
+      db.pragma(`busy_timeout = ${waitMs}`);
+    }
+  }
+
+  /** `wait`: block on a busy lock (closing), instead of trying again later. */
+  function flush(wait = false): void {
+    timer?.cancel();
+    timer = undefined;
+    if (queue.length === 0) return;
+    try {
+      if (wait) begin.run();
+      else if (!tryBegin()) {
+        timer = ioTimeout(flush, BUSY_RETRY_MS);
+        return;
+      }
+    } catch (e) {
+      const failed = queue;
+      queue = [];
+      for (const p of failed) p.reject(e);
+      return;
+    }
+    const batch = queue;
+    queue = [];
+    let results: Result[] | null;
+    try {
       results = runOptimistic(batch);
       if (!results) {
         if (db.inTransaction) rollback.run();
@@ -124,13 +172,14 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
       if (closed) return Promise.reject(new Error('store is closed'));
       return new Promise<T>((resolve, reject) => {
         queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
-        if (queue.length >= opts.maxBatch) flush();
+        // While waiting for another connection's lock, the retry timer flushes.
+        if (queue.length >= opts.maxBatch && busySince === undefined) flush();
         else timer ??= ioTimeout(flush, opts.windowMs);
       });
     },
-    flush,
+    flush: () => flush(),
     close() {
-      flush();
+      flush(true);
       closed = true;
     },
   };

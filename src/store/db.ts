@@ -24,8 +24,22 @@ export function loadMigrations(): { version: number; name: string; sql: string }
 
 export interface OpenOptions {
   /** Run periodic WAL checkpoints from a worker thread (the server does; short CLI runs need not). */
-  checkpointWorker?: boolean;
+  checkpointWorker?: boolean | Partial<CheckpointerSettings>;
 }
+
+export interface CheckpointerSettings {
+  /** Pause between passes while nothing is being written. */
+  idleMs: number;
+  /** Pause between passes while commits keep coming. */
+  busyMs: number;
+  /** WAL length (frames, one per page) at which the WAL is restarted from its beginning. */
+  restartFrames: number;
+}
+
+// 16,384 frames of 4 KiB: the WAL is rewritten from the top once it reaches ~64 MiB.
+const CHECKPOINTER: CheckpointerSettings = { idleMs: 1000, busyMs: 100, restartFrames: 16_384 };
+// A WAL left longer than this (a long reader held off a restart) is cut back at its next reset.
+const JOURNAL_SIZE_LIMIT = 128 * 1024 * 1024;
 
 /**
  * Opens (creating if needed) the SQLite file in the data dir, applies pending
@@ -51,6 +65,7 @@ export function openDatabase(dataDir: string, opts: OpenOptions = {}): { db: Db;
   // The automatic checkpoint would run inside a commit on the event loop and
   // cause the tail latency; a worker thread checkpoints instead (benchmarks.md).
   if (opts.checkpointWorker) db.pragma('wal_autocheckpoint = 0');
+  db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
   try {
     const check = db.pragma('quick_check', { simple: true });
     if (check !== 'ok') throw new Error(String(check));
@@ -60,7 +75,9 @@ export function openDatabase(dataDir: string, opts: OpenOptions = {}): { db: Db;
     if (e instanceof StoreOpenError) throw e;
     throw new StoreOpenError(`database ${file} is corrupt or unreadable: ${(e as Error).message}`);
   }
-  const checkpointer = opts.checkpointWorker ? startCheckpointer(file) : undefined;
+  const checkpointer = opts.checkpointWorker
+    ? startCheckpointer(file, { ...CHECKPOINTER, ...(opts.checkpointWorker === true ? {} : opts.checkpointWorker) })
+    : undefined;
   return {
     db,
     async close() {
@@ -96,8 +113,8 @@ function checkpointWorkerUrl(): URL {
   return new URL(`./checkpoint-worker.${ext}`, import.meta.url);
 }
 
-function startCheckpointer(file: string): { stop: () => Promise<void> } {
-  const worker = new Worker(fileURLToPath(checkpointWorkerUrl()), { workerData: { file, intervalMs: 1000 } });
+function startCheckpointer(file: string, settings: CheckpointerSettings): { stop: () => Promise<void> } {
+  const worker = new Worker(fileURLToPath(checkpointWorkerUrl()), { workerData: { file, ...settings } });
   worker.unref();
   return {
     stop: async () => {
