@@ -25,6 +25,14 @@ interface CheckpointRow {
   checkpointed: number;
 }
 
+/** How soon a RESTART that found the database busy is tried again. */
+const RETRY_MS = 5;
+// While it waits for the write lock or for readers, SQLite's busy handler sleeps
+// in steps of up to 100 ms, and during a RESTART it sleeps holding the write
+// lock: every commit would wait that long. A few milliseconds at most, then
+// give up and try again on the next pass.
+const RESTART_WAIT_MS = 3;
+
 let timer: NodeJS.Timeout | undefined;
 let lastLog = -1;
 
@@ -34,13 +42,31 @@ function pass(): number {
     const [passive] = db.pragma('wal_checkpoint(PASSIVE)') as CheckpointRow[];
     if (!passive || passive.log <= 0 || passive.log === lastLog) return idleMs;
     lastLog = passive.log;
-    // RESTART right after a PASSIVE pass: only the frames committed meanwhile are
-    // copied while writers wait.
-    if (passive.log >= restartFrames) db.pragma('wal_checkpoint(RESTART)');
+    if (passive.log >= restartFrames && !restart()) return RETRY_MS;
     return busyMs;
   } catch {
     // A busy or locked database is fine: the next pass tries again.
     return idleMs;
+  }
+}
+
+/**
+ * Restarts the WAL; false when the database was busy (the WAL was then only
+ * checkpointed as far as it could be without waiting). A short catch-up first,
+ * so the RESTART itself copies only what was committed during a short last pass.
+ */
+function restart(): boolean {
+  for (let passes = 0, took = Infinity; took > 5 && passes < 3; passes++) {
+    const t = performance.now();
+    db.pragma('wal_checkpoint(PASSIVE)');
+    took = performance.now() - t;
+  }
+  db.pragma(`busy_timeout = ${RESTART_WAIT_MS}`);
+  try {
+    const [r] = db.pragma('wal_checkpoint(RESTART)') as CheckpointRow[];
+    return r?.busy === 0;
+  } finally {
+    db.pragma('busy_timeout = 5000');
   }
 }
 
