@@ -84,13 +84,28 @@ describe('the checkpoint worker under a steady stream of commits', () => {
 });
 
 describe('group commit while another connection holds the write lock', () => {
-  it('waits without blocking the event loop, then commits once the lock is free', async () => {
+  /** A store with table t, a committer on it, and a second connection holding the write lock. */
+  function lockedStore(busyTimeoutMs = 5000) {
     const dir = tempDir();
     const s = openDatabase(dir);
     s.db.exec('CREATE TABLE t (v INTEGER)');
     const other = new Database(join(dir, 'svc.sqlite'));
     other.exec('BEGIN IMMEDIATE');
-    const tx = createCommitter(s.db, { windowMs: 1, maxBatch: 100 });
+    const tx = createCommitter(s.db, { windowMs: 1, maxBatch: 100, busyTimeoutMs });
+    return {
+      s,
+      other,
+      tx,
+      close: async () => {
+        other.close();
+        tx.close();
+        await s.close();
+      },
+    };
+  }
+
+  it('waits without blocking the event loop, then commits once the lock is free', async () => {
+    const { s, other, tx, close } = lockedStore();
     const write = tx.write((db) => db.prepare('INSERT INTO t VALUES (1)').run().changes);
     let settled = false;
     void write.finally(() => (settled = true));
@@ -111,27 +126,18 @@ describe('group commit while another connection holds the write lock', () => {
     other.exec('COMMIT');
     await expect(write).resolves.toBe(1);
     expect(s.db.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 1 });
-    other.close();
-    tx.close();
-    await s.close();
+    await close();
   });
 
   it('fails the waiting writes with SQLITE_BUSY once the lock stays taken past busyTimeoutMs', async () => {
-    const dir = tempDir();
-    const s = openDatabase(dir);
-    s.db.exec('CREATE TABLE t (v INTEGER)');
-    const other = new Database(join(dir, 'svc.sqlite'));
-    other.exec('BEGIN IMMEDIATE');
-    const tx = createCommitter(s.db, { windowMs: 1, maxBatch: 100, busyTimeoutMs: 30 });
+    const { s, other, tx, close } = lockedStore(30);
     const writes = [1, 2].map((v) => tx.write((db) => db.prepare('INSERT INTO t VALUES (?)').run(v).changes));
     for (const w of writes) await expect(w).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
     other.exec('COMMIT');
     // The committer is usable again afterwards.
     await expect(tx.write((db) => db.prepare('INSERT INTO t VALUES (3)').run().changes)).resolves.toBe(1);
     expect(s.db.prepare('SELECT v FROM t').pluck().all()).toEqual([3]);
-    other.close();
-    tx.close();
-    await s.close();
+    await close();
   });
 });
 
