@@ -1,4 +1,4 @@
-import { cpus, hostname } from 'node:os';
+import { cpus } from 'node:os';
 import type { Config } from './config/schema.ts';
 import { iso, systemClock, type Clock } from './lib/clock.ts';
 import { silentLogger, type Logger } from './lib/logger.ts';
@@ -14,6 +14,7 @@ import { createIdempotencySql } from './idempotency/index.ts';
 import { createRateLimiter, createUsageSql, LIMITS } from './limits/index.ts';
 import { createDeliveryEngine, createDeliveryRepo, type DeliveryEngine } from './delivery/index.ts';
 import { createTrackingRepo, createTrackingService } from './tracking/index.ts';
+import { createServerSettings, resolveHostname } from './config/server-settings.ts';
 
 export interface AppOverrides {
   clock?: Clock;
@@ -32,6 +33,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
   const store = openDatabase(config.dataDir, { checkpointWorker: overrides.checkpointWorker ?? false });
   const db: Db = store.db;
   const tx: Committer = createCommitter(db);
+  const serverSettings = createServerSettings(db, tx);
+  // `svc serve` passes its own (configured or OS) host name; an admin command given none
+  // uses the one the server last ran with, so both name and check the same host.
+  const hostname = resolveHostname(config.hostname, serverSettings.storedHostname());
   let renderer: Renderer | undefined;
   // The render pool starts on first use, so admin commands never spawn threads.
   const lazyRenderer = {
@@ -55,7 +60,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     clock,
     logger,
     dns: createDnsResolver(config.dnsServers),
-    hostname: config.hostname ?? hostname(),
+    hostname,
     gracePeriodMs: config.domainGracePeriod,
   });
   const emails = createEmailsService({
@@ -87,7 +92,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
         keys: domains,
         tracking,
       },
-      deliveryOptions(config),
+      deliveryOptions(config, hostname),
     ));
   // Expired idempotency records are purged once an hour.
   const purge = clock.setInterval(() => {
@@ -108,6 +113,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     rateLimiter,
     delivery,
     tracking,
+    /** The host name this app works with (EHLO, Message-ID, SPF and return-path records). */
+    hostname,
+    /** Records the server's host name for admin commands run later on this data dir. */
+    recordHostname: () => serverSettings.recordHostname(hostname, iso(clock.now())),
     /** Why an email's recipients are still waiting (read-only; safe from any process). */
     explainQueue: (emailId: string) => deliveryRepo.explain(emailId),
     /** True when the database answers a write: used by /readyz. */
@@ -147,11 +156,11 @@ function publicUrlOf(config: Config): string {
   return `${config.tlsCert && config.tlsKey ? 'https' : 'http'}://${host}:${config.httpPort}`;
 }
 
-function deliveryOptions(config: Config) {
+function deliveryOptions(config: Config, hostname: string) {
   const threads = config.workers ?? Math.max(1, cpus().length);
   return {
     worker: {
-      hostname: config.hostname ?? hostname(),
+      hostname,
       mxPort: config.mxPort,
       dnsServers: config.dnsServers ?? null,
       relay: config.relay ?? null,

@@ -1,8 +1,9 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSvc, type Run } from './cli-runner.ts';
+import { runSvc, SVC_ENTRY, type Run } from './cli-runner.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { HOST, HOST_IPV4, publish } from './domains-helpers.ts';
 
@@ -97,5 +98,57 @@ describe('svc domains', () => {
     const gone = await svc(['domains', 'show', 'example.com']);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain('not_found');
+  });
+});
+
+describe('the host name the admin commands use', () => {
+  let own: string;
+  const env = { SVC_HOSTNAME: '' };
+  beforeAll(async () => {
+    own = mkdtempSync(join(tmpdir(), 'svc-cli-hostname-'));
+    const init = ['init', '--email', 'o@example.com', '--password', 'pw-123456789', '--org', 'Acme'];
+    expect((await runSvc(own, init, env)).code).toBe(0);
+  });
+  afterAll(() => rmSync(own, { recursive: true, force: true }));
+
+  /** `svc serve` until it says it is serving, then SIGTERM. */
+  async function serveOnce(args: string[]): Promise<void> {
+    const child = spawn(process.execPath, [SVC_ENTRY, 'serve', '--http-port', '0', '--smtp-port', '0', ...args], {
+      cwd: own,
+      env: { ...process.env, SVC_DATA_DIR: join(own, 'data'), SVC_LOG_FORMAT: 'json', ...env },
+    });
+    let log = '';
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.on('data', (c: Buffer) => {
+        log += c.toString();
+        if (log.includes('svc is serving')) resolve();
+      });
+      child.on('exit', (code) => reject(new Error(`svc serve exited ${code}: ${log}`)));
+    });
+    child.removeAllListeners('exit');
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(log).toContain('"hostname":"mta.example.test"');
+  }
+
+  it('is the one `svc serve` last ran with when a command is given none, so records and checks match the server', async () => {
+    const before = await runSvc(own, ['domains', 'add', 'first.example', '--org', 'Acme', '--json'], env);
+    expect(before.json().records[1].value).not.toContain('mta.example.test');
+    await serveOnce(['--hostname', 'MTA.example.test.']);
+    const shown = await runSvc(own, ['domains', 'show', 'first.example', '--json'], env);
+    expect(shown.json().records[1].value).toBe('v=spf1 a:mta.example.test ~all');
+    expect(shown.json().records[2].value).toBe('10 mta.example.test');
+    const human = await runSvc(own, ['domains', 'show', 'first.example'], env);
+    expect(human.stdout).toContain(
+      'Records to publish (SPF and the return path name the server host mta.example.test):',
+    );
+  });
+
+  it('gives way to --hostname or SVC_HOSTNAME given to the command', async () => {
+    const flag = await runSvc(own, ['domains', 'show', 'first.example', '--hostname', 'other.test', '--json'], env);
+    expect(flag.json().records[1].value).toBe('v=spf1 a:other.test ~all');
+    const viaEnv = await runSvc(own, ['domains', 'show', 'first.example', '--json'], { SVC_HOSTNAME: 'env.test' });
+    expect(viaEnv.json().records[1].value).toBe('v=spf1 a:env.test ~all');
   });
 });

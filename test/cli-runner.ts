@@ -2,6 +2,8 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 
 const ROOT = new URL('..', import.meta.url).pathname;
+/** The CLI's entry point, run from source. */
+export const SVC_ENTRY = join(ROOT, 'src/main.ts');
 
 export interface Run {
   code: number;
@@ -18,7 +20,7 @@ export function runSvc(dir: string, args: string[], env: Record<string, string> 
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [join(ROOT, 'src/main.ts'), ...args],
+      [SVC_ENTRY, ...args],
       { cwd: dir, env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), ...env } },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;

@@ -12,11 +12,11 @@ const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
  * (or SVC_DNS_SERVERS, SVC_HOSTNAME, the config file): the records shown and
  * checked name the server's host, and `verify` asks the resolver the server uses.
  */
-async function withDomains<T>(opts: Opts, fn: (domains: DomainsService) => Promise<T>): Promise<T> {
+async function withDomains<T>(opts: Opts, fn: (domains: DomainsService, hostname: string) => Promise<T>): Promise<T> {
   const flags = { dataDir: opts.dataDir, dnsServers: str(opts.dnsServers), hostname: str(opts.hostname) };
   const app = createApp(loadConfig({ env: process.env, file: opts.config, flags }));
   try {
-    return await fn(app.domains);
+    return await fn(app.domains, app.hostname);
   } finally {
     await app.close();
   }
@@ -30,14 +30,17 @@ function checkLines(d: Domain): string[] {
   return [`Checks at ${d.last_checked_at ?? '-'} (DKIM and SPF are required):`, ...lines];
 }
 
-/** A domain as a person reads it: status, warning, the records to publish and the latest checks. */
-export function describeDomain(d: Domain): string {
+/**
+ * A domain as a person reads it: status, warning, the records to publish (SPF
+ * and the return path name `hostname`, the server's host) and the latest checks.
+ */
+export function describeDomain(d: Domain, hostname: string): string {
   return [
     `${d.name}  ${d.status}  (id ${d.id}, DKIM selector ${d.dkim_selector ?? '-'})`,
     ...(d.warning ? [`warning: ${d.warning}`] : []),
     `projects: ${d.project_ids.length > 0 ? d.project_ids.join(', ') : '(not bound)'}`,
     '',
-    'Records to publish:',
+    `Records to publish (SPF and the return path name the server host ${hostname}):`,
     // VALUE last: a DKIM key is ~400 characters and would push PURPOSE off every line.
     table(d.records as never, ['type', 'name', 'purpose', 'value']),
     '',
@@ -45,15 +48,20 @@ export function describeDomain(d: Domain): string {
   ].join('\n');
 }
 
-const show1 = (opts: Opts, d: Domain) => print(opts, d, () => describeDomain(d));
+/** Runs one domain operation and prints its result. */
+const show1 = (opts: Opts, op: (s: DomainsService) => Promise<Domain>) =>
+  withDomains(opts, async (s, hostname) => {
+    const d = await op(s);
+    print(opts, d, () => describeDomain(d, hostname));
+  });
 
 export async function add([name]: string[], opts: Opts): Promise<void> {
   const input = { name: name!, organization: str(opts.org)!, project: str(opts.project) };
-  show1(opts, await withDomains(opts, (s) => s.addDomain(input)));
+  await show1(opts, (s) => s.addDomain(input));
 }
 
 export async function show([name]: string[], opts: Opts): Promise<void> {
-  show1(opts, await withDomains(opts, (s) => s.getDomain(name!)));
+  await show1(opts, (s) => s.getDomain(name!));
 }
 
 export async function list(_args: string[], opts: Opts): Promise<void> {
@@ -64,15 +72,15 @@ export async function list(_args: string[], opts: Opts): Promise<void> {
 
 export async function verify([name]: string[], opts: Opts): Promise<void> {
   // The check itself succeeding exits 0 whatever it found: the status and reasons are the output.
-  show1(opts, await withDomains(opts, (s) => s.verifyDomain(name!)));
+  await show1(opts, (s) => s.verifyDomain(name!));
 }
 
 export async function bind([name]: string[], opts: Opts): Promise<void> {
-  show1(opts, await withDomains(opts, (s) => s.bindDomain(name!, str(opts.project)!)));
+  await show1(opts, (s) => s.bindDomain(name!, str(opts.project)!));
 }
 
 export async function unbind([name]: string[], opts: Opts): Promise<void> {
-  show1(opts, await withDomains(opts, (s) => s.unbindDomain(name!, str(opts.project)!)));
+  await show1(opts, (s) => s.unbindDomain(name!, str(opts.project)!));
 }
 
 export async function remove([name]: string[], opts: Opts): Promise<void> {

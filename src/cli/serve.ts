@@ -15,14 +15,19 @@ const CONFIG_FLAGS = new Set(['dataDir', 'config', 'json']);
 /** svc serve: one process with the HTTP API (the SMTP relay and delivery join it in later versions). */
 export async function serve(_args: string[], opts: Opts): Promise<void> {
   const flags = Object.fromEntries(Object.entries(opts).filter(([k]) => !CONFIG_FLAGS.has(k) || k === 'dataDir'));
-  const config = loadConfig({ env: process.env, file: opts.config, flags });
+  const loaded = loadConfig({ env: process.env, file: opts.config, flags });
+  // The server's host name defaults to the OS's (cli.md), never to one recorded by an earlier run.
+  const config = { ...loaded, hostname: loaded.hostname ?? hostname() };
   const logger = createLogger({
     level: config.logLevel,
     format: config.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'),
   });
+  // Listening from the start: a SIGTERM during start-up still stops cleanly once started.
+  const stopSignal = untilSignal(logger);
   const app = createApp(config, { logger, checkpointWorker: true });
   try {
     await firstStart(app, config);
+    await app.recordHostname();
     const https =
       config.tlsCert && config.tlsKey
         ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) }
@@ -32,7 +37,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     const address = server.server.address();
     const port = typeof address === 'object' && address ? address.port : config.httpPort;
     const url = `${https ? 'https' : 'http'}://${config.httpHost}:${port}`;
-    logger.info({ url, data_dir: config.dataDir }, 'svc is serving');
+    logger.info({ url, data_dir: config.dataDir, hostname: app.hostname }, 'svc is serving');
     if (config.smtpPort !== 0)
       logger.info('the SMTP relay is not part of this version yet; --smtp-port is accepted and unused');
     await app.delivery().start();
@@ -42,7 +47,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
       logger,
       intervalMs: config.domainCheckInterval,
     });
-    await untilSignal(logger);
+    await stopSignal;
     checks.stop();
     // Stop accepting first; app.close() then lets deliveries in flight finish or return to the queue.
     await server.close();
