@@ -1,10 +1,12 @@
-// The floor of bench/accept.ts, run as its own child process: the least a
-// durable accept can cost on this machine. A bare node:http server that parses
-// the JSON body, checks a few fields by hand and commits one row per request
-// through svc's own group committer (src/store/committer.ts) on a database
-// opened by svc's own openDatabase (WAL, synchronous=FULL,
-// wal_autocheckpoint=0, checkpoints from a worker thread). No fastify, no zod,
-// no auth lookup, no recipient/event rows: one 1 KB row per request.
+// The floor of bench/accept.ts and bench/batch.ts, run as its own child
+// process: the least a durable accept can cost on this machine. A bare
+// node:http server that parses the JSON body, checks a few fields by hand and
+// commits one row per email through svc's own group committer
+// (src/store/committer.ts) on a database opened by svc's own openDatabase (WAL,
+// synchronous=FULL, wal_autocheckpoint=0, checkpoints from a worker thread). No
+// fastify, no zod, no auth lookup, no recipient/event rows: one 1 KB row per
+// email (POST /v1/emails), or one row per item of POST /v1/emails/batch, all of
+// a batch in one write.
 //
 //   node --import tsx bench/floor-server.ts <data-dir>
 // prints one JSON line {"port":N,"key":"..."} once listening; SIGTERM stops it.
@@ -45,37 +47,78 @@ function reply(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-function handle(req: IncomingMessage, res: ServerResponse, raw: string): void {
-  if (req.headers.authorization !== bearer) return reply(res, 401, { error: { code: 'unauthorized' } });
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(raw) as Record<string, unknown>;
-  } catch {
-    return reply(res, 400, { error: { code: 'invalid_json' } });
-  }
+/** The hand check of one email: the few fields svc's schema would refuse first. */
+function valid(body: Record<string, unknown>): boolean {
   const { from, to, subject, html, text } = body;
-  const ok =
+  return (
     isAddress(from) &&
     Array.isArray(to) &&
     to.length >= 1 &&
     to.length <= 50 &&
     to.every(isAddress) &&
     typeof subject === 'string' &&
-    (typeof html === 'string' || typeof text === 'string');
-  if (!ok) return reply(res, 422, { error: { code: 'request_validation_failed' } });
+    (typeof html === 'string' || typeof text === 'string')
+  );
+}
+
+function parse(raw: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(raw) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+function handle(req: IncomingMessage, res: ServerResponse, raw: string): void {
+  if (req.headers.authorization !== bearer) return reply(res, 401, { error: { code: 'unauthorized' } });
+  const body = parse(raw);
+  if (!body) return reply(res, 400, { error: { code: 'invalid_json' } });
+  if (!valid(body)) return reply(res, 422, { error: { code: 'request_validation_failed' } });
   const id = randomUUID();
   const createdAt = new Date().toISOString();
-  tx.write(() => insert.run(id, from, JSON.stringify(to), subject, raw, createdAt)).then(
+  tx.write(() => insert.run(id, body.from, JSON.stringify(body.to), body.subject, raw, createdAt)).then(
     () => reply(res, 202, { data: { id, status: 'SIMULATED', skipped_recipients: [] } }),
     () => reply(res, 500, { error: { code: 'internal_error' } }),
   );
 }
 
+function handleBatch(req: IncomingMessage, res: ServerResponse, raw: string): void {
+  if (req.headers.authorization !== bearer) return reply(res, 401, { error: { code: 'unauthorized' } });
+  const emails = parse(raw)?.emails;
+  if (!Array.isArray(emails)) return reply(res, 400, { error: { code: 'invalid_json' } });
+  if (emails.length < 1 || emails.length > 100 || !emails.every((e) => e && typeof e === 'object' && valid(e)))
+    return reply(res, 422, { error: { code: 'request_validation_failed' } });
+  const createdAt = new Date().toISOString();
+  const rows = (emails as Record<string, unknown>[]).map((e) => ({ id: randomUUID(), e }));
+  tx.write(() => {
+    for (const { id, e } of rows) insert.run(id, e.from, JSON.stringify(e.to), e.subject, e.html ?? e.text, createdAt);
+  }).then(
+    () =>
+      reply(res, 202, {
+        data: {
+          results: rows.map(({ id }, index) => ({
+            index,
+            id,
+            status: 'SIMULATED',
+            skipped_recipients: [],
+            error: null,
+          })),
+          accepted_count: rows.length,
+          failed_count: 0,
+        },
+      }),
+    () => reply(res, 500, { error: { code: 'internal_error' } }),
+  );
+}
+
+const routes: Record<string, typeof handle> = { '/v1/emails': handle, '/v1/emails/batch': handleBatch };
+
 const server = createServer((req, res) => {
-  if (req.method !== 'POST' || req.url !== '/v1/emails') return reply(res, 404, { error: { code: 'not_found' } });
+  const route = req.method === 'POST' ? routes[req.url ?? ''] : undefined;
+  if (!route) return reply(res, 404, { error: { code: 'not_found' } });
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => handle(req, res, Buffer.concat(chunks).toString('utf8')));
+  req.on('end', () => route(req, res, Buffer.concat(chunks).toString('utf8')));
 });
 server.keepAliveTimeout = 30_000;
 server.listen(0, '127.0.0.1', () => {
