@@ -1,6 +1,7 @@
 import { hostname as osHostname } from 'node:os';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
+import { normalizeHostname } from '../domains/records.ts';
 
 /** Settings `svc serve` records in the database so admin commands on the same data dir agree with it. */
 export function createServerSettings(db: Db, tx: Committer) {
@@ -15,13 +16,6 @@ export function createServerSettings(db: Db, tx: Committer) {
     storedHostname: (): string | undefined => get.get('hostname')?.value,
     recordHostname: (name: string, at: string) => tx.write(() => void put.run('hostname', name, at)),
   };
-}
-
-export type ServerSettings = ReturnType<typeof createServerSettings>;
-
-/** A host name as compared and printed: lower case, no trailing dot. */
-export function normalizeHostname(name: string): string {
-  return name.toLowerCase().replace(/\.$/, '');
 }
 
 /**

@@ -1,4 +1,5 @@
 import { Resolver } from 'node:dns/promises';
+import { normalizeHostname } from './records.ts';
 
 /**
  * A lookup's answer. An empty `values` is NODATA (the name exists, the type
@@ -42,8 +43,6 @@ export function lookupError(e: unknown, what: string, timeoutMs: number): Lookup
   return { ok: false, temporary: true, reason: text };
 }
 
-const lower = (host: string) => host.toLowerCase().replace(/\.$/, '');
-
 /**
  * A resolver on `servers` (host:port, as --dns-servers gives them; the system's
  * when absent) with a short timeout and few tries, so a check never hangs.
@@ -61,7 +60,8 @@ export function createDnsResolver(servers: string[] | undefined, opts: DnsOption
   };
   return {
     txt: (name) => run(`TXT ${name}`, async () => (await resolver.resolveTxt(name)).map((r) => r.join(''))),
-    mx: (name) => run(`MX ${name}`, async () => (await resolver.resolveMx(name)).map((r) => lower(r.exchange))),
+    mx: (name) =>
+      run(`MX ${name}`, async () => (await resolver.resolveMx(name)).map((r) => normalizeHostname(r.exchange))),
     addresses: async (name) =>
       mergeAddresses(
         await Promise.all([

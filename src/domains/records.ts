@@ -47,6 +47,9 @@ export async function generateDkimKey(): Promise<{ privateKeyPem: string; public
   return { privateKeyPem: privateKey, publicKeyB64: publicKey.toString('base64') };
 }
 
+/** A host name as records name it and checks compare it: lower case, no trailing dot. */
+export const normalizeHostname = (name: string) => name.toLowerCase().replace(/\.$/, '');
+
 export const dkimName = (selector: string, domain: string) => `${selector}._domainkey.${domain}`;
 export const returnPathName = (domain: string) => `bounces.${domain}`;
 export const dmarcName = (domain: string) => `_dmarc.${domain}`;

@@ -8,7 +8,7 @@ import { uniqueOrConflict } from '../store/errors.ts';
 import { parseInput } from '../validation.ts';
 import type { DnsLookups } from './dns.ts';
 import { toDomain, type Domain } from './present.ts';
-import { generateDkimKey, selectorFor } from './records.ts';
+import { generateDkimKey, normalizeHostname, selectorFor } from './records.ts';
 import type { DomainRow, DomainsRepo } from './repo.ts';
 import { addDomainSchema, domainNameSchema, type AddDomainInput } from './schema.ts';
 import { verifyRow, verifyRows } from './verify.ts';
@@ -35,7 +35,7 @@ export interface SigningKey {
 /** Sending domains: adding with a DKIM key, DNS verification with a grace period, project binding. */
 export function createDomainsService(deps: DomainsDeps) {
   const { repo, accounts, clock } = deps;
-  const hostname = deps.hostname.toLowerCase().replace(/\.$/, '');
+  const hostname = normalizeHostname(deps.hostname);
   const verifyDeps = { ...deps, hostname };
   const present = async (row: DomainRow) => toDomain(row, await repo.listProjectIds(row.id), hostname);
 

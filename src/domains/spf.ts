@@ -1,5 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import type { DnsLookups, Lookup } from './dns.ts';
+import { normalizeHostname } from './records.ts';
 
 /** Whether an SPF record lets our server send for the domain; a failure says why. */
 export type SpfVerdict = { ok: true } | { ok: false; temporary: boolean; reason: string };
@@ -47,7 +48,7 @@ function verdictOf(term: string, result: string, hostname: string): SpfVerdict {
 }
 
 async function matches(mechanism: string, arg: string | undefined, term: string, ctx: Context): Promise<Match> {
-  const target = (arg || ctx.domain).toLowerCase().replace(/\.$/, '');
+  const target = normalizeHostname(arg || ctx.domain);
   switch (mechanism) {
     case 'include':
       return target === ctx.hostname;
