@@ -61,3 +61,32 @@ export async function resolveDestination(resolver: Resolver, domain: string): Pr
     return { ok: false, kind: 'dns-no-address', message: `no address for the mail hosts of ${domain}` };
   return { ok: true, targets };
 }
+
+/**
+ * A destination's mail hosts are looked up once per `MX_CACHE_MS` per worker
+ * rather than for every message (3 queries: MX, then AAAA and A of the host).
+ * Only successful answers are kept, so a failing domain is asked again on its
+ * next attempt, and the cache is per resolver (a worker has one). Expiry is the
+ * freshness of a network answer, not domain time: it reads the monotonic clock.
+ */
+const MX_CACHE_MS = 30_000;
+const MX_CACHE_MAX = 10_000;
+const mxCache = new WeakMap<Resolver, Map<string, { until: number; res: Resolution }>>();
+
+export async function resolveCached(resolver: Resolver, domain: string): Promise<Resolution> {
+  let cache = mxCache.get(resolver);
+  if (!cache) {
+    cache = new Map<string, { until: number; res: Resolution }>();
+    mxCache.set(resolver, cache);
+  }
+  const now = performance.now();
+  const hit = cache.get(domain);
+  if (hit && hit.until > now) return hit.res;
+  const res = await resolveDestination(resolver, domain);
+  if (res.ok) {
+    if (cache.size >= MX_CACHE_MAX) cache.delete(cache.keys().next().value!);
+    cache.delete(domain);
+    cache.set(domain, { until: now + MX_CACHE_MS, res });
+  }
+  return res;
+}

@@ -1,6 +1,6 @@
 import type { Resolver } from 'node:dns/promises';
 import { buildMessage } from './mime.ts';
-import { resolveDestination, type Resolution, type Target } from './mx.ts';
+import { resolveCached, type Target } from './mx.ts';
 import { failureOf, parseReply } from './reply.ts';
 import type { ConnectTarget, Session, SmtpPool } from './smtp-pool.ts';
 import type { DeliveryJob, JobResult, RecipientResult, WorkerSettings } from './job.ts';
@@ -18,34 +18,6 @@ export interface TransmitDeps {
   settings: WorkerSettings;
   resolver: Resolver;
   pool: SmtpPool;
-}
-
-/**
- * A destination's mail hosts are looked up once per `MX_CACHE_MS` per worker
- * rather than for every message (3 queries: MX, then AAAA and A of the host).
- * Only successful answers are kept, so a failing domain is asked again on its
- * next attempt, and the cache is per resolver (a worker has one).
- */
-const MX_CACHE_MS = 30_000;
-const MX_CACHE_MAX = 10_000;
-const mxCache = new WeakMap<Resolver, Map<string, { until: number; res: Resolution }>>();
-
-async function resolveCached(resolver: Resolver, domain: string): Promise<Resolution> {
-  let cache = mxCache.get(resolver);
-  if (!cache) {
-    cache = new Map<string, { until: number; res: Resolution }>();
-    mxCache.set(resolver, cache);
-  }
-  const now = performance.now();
-  const hit = cache.get(domain);
-  if (hit && hit.until > now) return hit.res;
-  const res = await resolveDestination(resolver, domain);
-  if (res.ok) {
-    if (cache.size >= MX_CACHE_MAX) cache.delete(cache.keys().next().value!);
-    cache.delete(domain);
-    cache.set(domain, { until: now + MX_CACHE_MS, res });
-  }
-  return res;
 }
 
 /** Connection-level failures move on to the next address or MX host; any reply to a command does not. */
