@@ -14,6 +14,7 @@
 import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { CheckpointerSettings } from './db.ts';
+import { ioTimeout, type Timer } from '../lib/clock.ts';
 
 const { file, idleMs, busyMs, restartFrames } = workerData as CheckpointerSettings & { file: string };
 const db = new Database(file, { timeout: 5000 });
@@ -33,7 +34,8 @@ const RETRY_MS = 5;
 // give up and try again on the next pass.
 const RESTART_WAIT_MS = 3;
 
-let timer: NodeJS.Timeout | undefined;
+// Its pacing is I/O, not domain time, so like the committer it runs on the real clock.
+let timer: Timer | undefined;
 let lastLog = -1;
 
 /** One pass; returns how long to wait before the next: soon while commits keep coming. */
@@ -71,13 +73,13 @@ function restart(): boolean {
 }
 
 function loop(): void {
-  timer = setTimeout(loop, pass());
+  timer = ioTimeout(loop, pass());
 }
-timer = setTimeout(loop, busyMs);
+timer = ioTimeout(loop, busyMs);
 
 parentPort?.on('message', (msg) => {
   if (msg === 'stop') {
-    clearTimeout(timer);
+    timer?.cancel();
     db.close();
     process.exit(0);
   }
