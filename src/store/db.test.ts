@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadMigrations, openDatabase, StoreOpenError } from './db.ts';
-import { createCommitter } from './committer.ts';
+import { loadMigrations, openDatabase, StoreOpenError, type OpenOptions } from './db.ts';
+import { createCommitter, type CommitterOptions } from './committer.ts';
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -13,6 +13,23 @@ function tempDir(): string {
   return d;
 }
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+/** A fresh store with one table made by `ddl`, a committer on it, and `close` for both. */
+function committerOn(ddl: string, opts: CommitterOptions, open: OpenOptions = {}) {
+  const dir = tempDir();
+  const s = openDatabase(dir, open);
+  s.db.exec(ddl);
+  const tx = createCommitter(s.db, opts);
+  return {
+    dir,
+    s,
+    tx,
+    close: async () => {
+      tx.close();
+      await s.close();
+    },
+  };
+}
 
 describe('openDatabase', () => {
   it('applies every migration once, in WAL mode with synchronous=FULL', async () => {
@@ -60,11 +77,12 @@ describe('openDatabase', () => {
 
 describe('the checkpoint worker under a steady stream of commits', () => {
   it('keeps the WAL bounded: it is rewritten from the top instead of growing without end', async () => {
-    const dir = tempDir();
     // 64 frames of 4 KiB: restart at ~256 KiB of WAL; passes every 2 ms while commits come.
-    const s = openDatabase(dir, { checkpointWorker: { busyMs: 2, idleMs: 2, restartFrames: 64 } });
-    s.db.exec('CREATE TABLE blobs (v BLOB)');
-    const tx = createCommitter(s.db, { windowMs: 1, maxBatch: 100 });
+    const { dir, s, tx, close } = committerOn(
+      'CREATE TABLE blobs (v BLOB)',
+      { windowMs: 1, maxBatch: 100 },
+      { checkpointWorker: { busyMs: 2, idleMs: 2, restartFrames: 64 } },
+    );
     const wal = join(dir, 'svc.sqlite-wal');
     let largest = 0;
     // 400 commits of ~16 pages each, back to back: ~25 MiB through the WAL.
@@ -78,28 +96,22 @@ describe('the checkpoint worker under a steady stream of commits', () => {
     expect(s.db.prepare('SELECT count(*) AS n FROM blobs').get()).toEqual({ n: 6400 });
     // PASSIVE checkpoints alone never reset a WAL that is always being written: it would reach ~25 MiB.
     expect(largest).toBeLessThan(8 * 1024 * 1024);
-    tx.close();
-    await s.close();
+    await close();
   });
 });
 
 describe('group commit while another connection holds the write lock', () => {
   /** A store with table t, a committer on it, and a second connection holding the write lock. */
   function lockedStore(busyTimeoutMs = 5000) {
-    const dir = tempDir();
-    const s = openDatabase(dir);
-    s.db.exec('CREATE TABLE t (v INTEGER)');
-    const other = new Database(join(dir, 'svc.sqlite'));
+    const store = committerOn('CREATE TABLE t (v INTEGER)', { windowMs: 1, maxBatch: 100, busyTimeoutMs });
+    const other = new Database(join(store.dir, 'svc.sqlite'));
     other.exec('BEGIN IMMEDIATE');
-    const tx = createCommitter(s.db, { windowMs: 1, maxBatch: 100, busyTimeoutMs });
     return {
-      s,
+      ...store,
       other,
-      tx,
       close: async () => {
         other.close();
-        tx.close();
-        await s.close();
+        await store.close();
       },
     };
   }
@@ -143,10 +155,7 @@ describe('group commit while another connection holds the write lock', () => {
 
 describe('group commit', () => {
   it('commits concurrent writes together and isolates a failing one', async () => {
-    const dir = tempDir();
-    const s = openDatabase(dir);
-    s.db.exec('CREATE TABLE t (v INTEGER UNIQUE)');
-    const tx = createCommitter(s.db, { windowMs: 5, maxBatch: 100 });
+    const { dir, s, tx, close } = committerOn('CREATE TABLE t (v INTEGER UNIQUE)', { windowMs: 5, maxBatch: 100 });
     const results = await Promise.allSettled([
       tx.write((db) => db.prepare('INSERT INTO t VALUES (1)').run().changes),
       tx.write((db) => {
@@ -162,15 +171,11 @@ describe('group commit', () => {
     const other = new Database(join(dir, 'svc.sqlite'), { readonly: true });
     expect(other.prepare('SELECT count(*) FROM t').pluck().get()).toBe(2);
     other.close();
-    tx.close();
-    await s.close();
+    await close();
   });
 
   it('answers an item that fails before writing without running the group again', async () => {
-    const dir = tempDir();
-    const s = openDatabase(dir);
-    s.db.exec('CREATE TABLE t (v INTEGER UNIQUE)');
-    const tx = createCommitter(s.db, { windowMs: 5, maxBatch: 100 });
+    const { s, tx, close } = committerOn('CREATE TABLE t (v INTEGER UNIQUE)', { windowMs: 5, maxBatch: 100 });
     let runs = 0;
     const insert = (v: number) => (db: typeof s.db) => {
       runs++;
@@ -187,15 +192,11 @@ describe('group commit', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(runs).toBe(3);
     expect(s.db.prepare('SELECT v FROM t ORDER BY v').pluck().all()).toEqual([1, 2]);
-    tx.close();
-    await s.close();
+    await close();
   });
 
   it('runs the group again, isolated, when an item fails after writing; the others commit once', async () => {
-    const dir = tempDir();
-    const s = openDatabase(dir);
-    s.db.exec('CREATE TABLE t (v INTEGER UNIQUE)');
-    const tx = createCommitter(s.db, { windowMs: 5, maxBatch: 100 });
+    const { s, tx, close } = committerOn('CREATE TABLE t (v INTEGER UNIQUE)', { windowMs: 5, maxBatch: 100 });
     const runs: string[] = [];
     const results = await Promise.allSettled([
       tx.write((db) => {
@@ -215,18 +216,13 @@ describe('group commit', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect(runs).toEqual(['a', 'b', 'a', 'b', 'c']);
     expect(s.db.prepare('SELECT v FROM t ORDER BY v').pluck().all()).toEqual([10, 30]);
-    tx.close();
-    await s.close();
+    await close();
   });
 
   it('flushes at maxBatch without waiting for the window', async () => {
-    const dir = tempDir();
-    const s = openDatabase(dir);
-    s.db.exec('CREATE TABLE t (v INTEGER)');
-    const tx = createCommitter(s.db, { windowMs: 60_000, maxBatch: 3 });
+    const { s, tx, close } = committerOn('CREATE TABLE t (v INTEGER)', { windowMs: 60_000, maxBatch: 3 });
     await Promise.all([1, 2, 3].map((v) => tx.write((db) => db.prepare('INSERT INTO t VALUES (?)').run(v))));
     expect(s.db.prepare('SELECT count(*) FROM t').pluck().get()).toBe(3);
-    tx.close();
-    await s.close();
+    await close();
   });
 });
