@@ -96,8 +96,10 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
   };
   const byId = db.prepare<[string], EmailRow>('SELECT * FROM emails WHERE id = ?');
   const seqOf = db.prepare<[string, string], { seq: number }>('SELECT seq FROM emails WHERE id = ? AND project_id = ?');
+  // `+?`: a bare parameter there makes SQLite re-prepare the statement at each new binding
+  // (see createDeliveryRepo).
   const events = db.prepare<[number], EventRow>(
-    'SELECT id, type, data, ip_address, user_agent, created_at FROM email_events WHERE email_seq = ? ORDER BY seq',
+    'SELECT id, type, data, ip_address, user_agent, created_at FROM email_events WHERE email_seq = +? ORDER BY seq',
   );
   const listCache = new Map<string, ReturnType<Db['prepare']>>();
   const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
