@@ -45,6 +45,44 @@ describe('openDatabase', () => {
     await again.close();
   });
 
+  it('upgrades a version 5 database: events kept in order, their ids no longer indexed', async () => {
+    const dir = tempDir();
+    const v5 = new Database(join(dir, 'svc.sqlite'));
+    v5.pragma('journal_mode = WAL');
+    v5.pragma('foreign_keys = OFF');
+    for (const m of loadMigrations().filter((m) => m.version <= 5)) v5.exec(m.sql);
+    v5.pragma('user_version = 5');
+    v5.prepare(
+      `INSERT INTO emails (seq, id, project_id, env, status, from_email, to_emails, subject, created_at)
+       VALUES (7, 'e1', 'p1', 'LIVE', 'QUEUED', 'a@x.test', '["b@y.test"]', 'hi', '2026-11-23T00:00:00.000Z')`,
+    ).run();
+    const add = v5.prepare(
+      'INSERT INTO email_events (seq, id, email_seq, type, data, created_at) VALUES (?, ?, 7, ?, ?, ?)',
+    );
+    add.run(3, 'ev-c', 'queued', '{}', '2026-11-23T00:00:00.000Z');
+    add.run(9, 'ev-a', 'sending', '{"recipient":"b@y.test","attempt":1}', '2026-11-23T00:00:01.000Z');
+    add.run(12, 'ev-b', 'delivered', '{"recipient":"b@y.test"}', '2026-11-23T00:00:02.000Z');
+    v5.close();
+
+    const s = openDatabase(dir);
+    expect(s.db.pragma('user_version', { simple: true })).toBe(6);
+    expect(s.db.prepare('SELECT seq, id, type, data FROM email_events WHERE email_seq = 7 ORDER BY seq').all()).toEqual(
+      [
+        { seq: 3, id: 'ev-c', type: 'queued', data: '{}' },
+        { seq: 9, id: 'ev-a', type: 'sending', data: '{"recipient":"b@y.test","attempt":1}' },
+        { seq: 12, id: 'ev-b', type: 'delivered', data: '{"recipient":"b@y.test"}' },
+      ],
+    );
+    const indexes = (s.db.pragma('index_list(email_events)') as { name: string }[]).map((i) => i.name);
+    expect(indexes).toEqual(['email_events_email']);
+    // New events continue the sequence, and deleting the email still takes its events with it.
+    s.db.prepare("INSERT INTO email_events (id, email_seq, type, created_at) VALUES ('ev-d', 7, 'opened', 'x')").run();
+    expect(s.db.prepare("SELECT seq FROM email_events WHERE id = 'ev-d'").pluck().get()).toBe(13);
+    s.db.prepare('DELETE FROM emails WHERE seq = 7').run();
+    expect(s.db.prepare('SELECT count(*) FROM email_events').pluck().get()).toBe(0);
+    await s.close();
+  });
+
   it('refuses a database newer than this binary with one clear line', async () => {
     const dir = tempDir();
     const s = openDatabase(dir);
