@@ -2,7 +2,10 @@
 // Entry: builds the commander program and runs it, nothing else. Each
 // subcommand loads its modules lazily, so `svc --version` stays fast.
 import { runCli } from './cli/program.ts';
-import { reexecServerWithFlags } from './lib/server-flags.ts';
+import { reexecServerWithFlags, setServerV8Flags } from './lib/server-flags.ts';
 
-if (process.argv[2] === 'serve') reexecServerWithFlags(process.argv);
+if (process.argv[2] === 'serve') {
+  reexecServerWithFlags(process.argv);
+  setServerV8Flags();
+}
 process.exitCode = await runCli(process.argv);

@@ -1,4 +1,5 @@
 import { isSea } from 'node:sea';
+import { setFlagsFromString } from 'node:v8';
 
 /**
  * Node flags `svc serve` runs with. V8 gives each isolate a young generation of
@@ -6,6 +7,23 @@ import { isSea } from 'node:sea';
  * buffers that is only resident memory (docs/performance.md, "RSS").
  */
 export const SERVER_NODE_FLAGS = ['--max-semi-space-size=16'];
+
+/**
+ * V8 flags `svc serve` sets once it runs. Left to itself, V8 lets the old
+ * generation grow to up to 4 × what survived its last full collection before
+ * collecting again, and picks the larger factors when collecting is fast, which
+ * it is here: the server's garbage is per-request and per-message objects. Each
+ * isolate (main, delivery and render workers) then carries tens of MB of dead
+ * objects: 385–403 MB of RSS in bench:deliver, 285–297 MB with a fixed factor of
+ * 1.3, at the same throughput, and bench:batch unchanged (docs/performance.md).
+ * This flag is read at every collection, so it can be set at run time (it is not
+ * allowed in NODE_OPTIONS); workers started afterwards share it.
+ */
+export const SERVER_V8_FLAGS = ['--heap-growing-percent=30'];
+
+export function setServerV8Flags(): void {
+  for (const f of SERVER_V8_FLAGS) setFlagsFromString(f);
+}
 
 /**
  * V8 sizes its heap when the process starts (`v8.setFlagsFromString` is too
