@@ -15,10 +15,12 @@ import Database from 'better-sqlite3';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { CheckpointerSettings } from './db.ts';
 import { ioTimeout, type Timer } from '../lib/clock.ts';
+import { withBusyTimeout } from './busy-timeout.ts';
 
 const { file, idleMs, busyMs, restartFrames } = workerData as CheckpointerSettings & { file: string };
-const db = new Database(file, { timeout: 5000 });
-db.pragma('busy_timeout = 5000');
+/** How long a PASSIVE pass waits for a lock (better-sqlite3's `timeout` is the busy timeout). */
+const BUSY_WAIT_MS = 5000;
+const db = new Database(file, { timeout: BUSY_WAIT_MS });
 
 interface CheckpointRow {
   busy: number;
@@ -63,13 +65,13 @@ function restart(): boolean {
     db.pragma('wal_checkpoint(PASSIVE)');
     took = performance.now() - t;
   }
-  db.pragma(`busy_timeout = ${RESTART_WAIT_MS}`);
-  try {
-    const [r] = db.pragma('wal_checkpoint(RESTART)') as CheckpointRow[];
-    return r?.busy === 0;
-  } finally {
-    db.pragma('busy_timeout = 5000');
-  }
+  const [r] = withBusyTimeout(
+    db,
+    RESTART_WAIT_MS,
+    BUSY_WAIT_MS,
+    () => db.pragma('wal_checkpoint(RESTART)') as CheckpointRow[],
+  );
+  return r?.busy === 0;
 }
 
 function loop(): void {

@@ -1,5 +1,6 @@
 import type { Db } from './db.ts';
 import { ioTimeout, type Timer } from '../lib/clock.ts';
+import { withBusyTimeout } from './busy-timeout.ts';
 
 export interface Committer {
   /**
@@ -53,7 +54,7 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
   const rollbackItem = db.prepare('ROLLBACK TO item');
   const totalChanges = db.prepare('SELECT total_changes()').pluck();
   const busyTimeoutMs = opts.busyTimeoutMs ?? 5000;
-  // Not prepared statements: SQLite applies `PRAGMA busy_timeout = N` when it compiles it.
+  /** The connection's own busy timeout, for its other statements. */
   const waitMs = Number(db.pragma('busy_timeout', { simple: true }));
   /** Since when the queued group has been waiting for another connection's write lock. */
   let busySince: number | undefined;
@@ -108,9 +109,8 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
    * group stays queued and is tried again in a moment, up to busyTimeoutMs.
    */
   function tryBegin(): boolean {
-    db.pragma('busy_timeout = 0');
     try {
-      begin.run();
+      withBusyTimeout(db, 0, waitMs, () => begin.run());
       busySince = undefined;
       return true;
     } catch (e) {
@@ -122,8 +122,6 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
         throw e;
       }
       return false;
-    } finally {
-      db.pragma(`busy_timeout = ${waitMs}`);
     }
   }
 
