@@ -94,6 +94,50 @@ describe('per-destination concurrency', () => {
   });
 });
 
+/** One batch request: its emails are committed together, so one pick sees them all. */
+async function sendBatch(d: DeliveryEnv, recipients: string[]): Promise<string[]> {
+  const res = await d.env.server.inject({
+    method: 'POST',
+    url: '/v1/emails/batch',
+    headers: { authorization: `Bearer ${d.key}` },
+    payload: { emails: recipients.map((to) => ({ from: 'news@sender.test', to: [to], subject: 'Hello', text: 'Hi' })) },
+  });
+  expect(res.statusCode).toBe(202);
+  return (res.json().data.results as { id: string }[]).map((r) => r.id);
+}
+
+async function until(what: string, check: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !check(); i++) await sleep(25);
+  if (!check()) throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('claims run ahead of the slots', () => {
+  it('gives the claimed transactions waiting for a slot back to the queue when their destination says slow down', async () => {
+    const mx = await peer();
+    mx.behaviour.set('busy@dest.test', { rcpt: [421, '4.7.0 Too many connections, slow down'] });
+    const d = await env({ mxPort: String(mx.port), deliveryConcurrency: '1' });
+    // One slot: the pick claims `busy` and, one round ahead, `waits`, which waits for the slot.
+    const [busy, waits, later] = await sendBatch(d, ['busy@dest.test', 'waits@dest.test', 'later@dest.test']);
+    const engine = d.env.app.delivery();
+    await engine.poke();
+    await until('the 421 to be recorded', () => d.recipients(busy!)[0]!.last_error !== null);
+    await until('the waiting claim to go back', () => engine.inflightCount() === 0);
+    expect(d.recipients(waits!)[0]).toMatchObject({ status: 'QUEUED', attempts: 0, lease_until: null });
+    expect(d.events(waits!).map((e) => e.type)).toEqual(['queued', 'sending']);
+    expect(d.recipients(later!)[0]).toMatchObject({ status: 'QUEUED', attempts: 0 });
+    expect(engine.throttle.describe('dest.test', d.env.clock.now()).paused_until).not.toBeNull();
+    // While the destination is paused nothing is claimed for it.
+    await engine.poke();
+    expect(engine.inflightCount()).toBe(0);
+    expect(mx.received).toHaveLength(0);
+    mx.behaviour.delete('busy@dest.test');
+    d.env.clock.advance(10 * 60_000);
+    await settle(d.env);
+    expect([busy, waits, later].map((id) => d.email(id!).status)).toEqual(['DELIVERED', 'DELIVERED', 'DELIVERED']);
+    expect(d.recipients(waits!)[0]!.attempts).toBe(1);
+  });
+});
+
 describe('shutdown and the queue', () => {
   it('returns work in flight to the queue when stopped before it finishes', async () => {
     const slow = await peer({ dataDelayMs: 1500 });
@@ -105,6 +149,33 @@ describe('shutdown and the queue', () => {
     expect(engine.inflightCount()).toBe(1);
     await engine.stop(50);
     expect(d.recipients(id)[0]).toMatchObject({ status: 'QUEUED', lease_until: null, attempts: 0 });
+  });
+
+  it('does not claim a transaction again while it runs past its lease', async () => {
+    const slow = await peer({ dataDelayMs: 700 });
+    const d = await env({ mxPort: String(slow.port) });
+    const id = await d.send(['slow@dest.test']);
+    const engine = d.env.app.delivery();
+    await engine.poke();
+    await until('the transaction to start', () => engine.inflightCount() === 1);
+    d.env.clock.advance(11 * 60_000); // past the 10-minute lease
+    await engine.poke();
+    await settle(d.env);
+    expect(d.email(id).status).toBe('DELIVERED');
+    expect(slow.received).toHaveLength(1);
+    expect(d.recipients(id)[0]!.attempts).toBe(1);
+  });
+
+  it('returns claimed transactions that were still waiting for a slot at once', async () => {
+    const slow = await peer({ dataDelayMs: 1500 });
+    const d = await env({ mxPort: String(slow.port), deliveryConcurrency: '1' });
+    const [running, waiting] = await sendBatch(d, ['first@dest.test', 'second@dest.test']);
+    const engine = d.env.app.delivery();
+    await engine.poke();
+    await until('both to be claimed', () => engine.inflightCount() === 2);
+    await engine.stop(50);
+    for (const id of [running!, waiting!])
+      expect(d.recipients(id)[0]).toMatchObject({ status: 'QUEUED', lease_until: null, attempts: 0 });
   });
 
   it('explains why an email waits: attempts, next attempt, last reply, throttled destination', async () => {

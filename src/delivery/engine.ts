@@ -7,7 +7,7 @@ import { classify, decide, describeAttempt, type RetryPolicy } from './outcome.t
 import type { DeliveryJob, DkimKey, JobResult, WorkerSettings } from './job.ts';
 import type { DeliveryRepo, DueRow, RecipientOutcome, Stamp } from './repo.ts';
 import { createThrottle, type ThrottleOptions } from './throttle.ts';
-import { buildJob, type HtmlTracking } from './build-job.ts';
+import { buildJob, type BuiltJob, type HtmlTracking } from './build-job.ts';
 
 export interface SigningKeys {
   getSigningKey(domain: string): Promise<DkimKey | undefined>;
@@ -39,6 +39,13 @@ interface Group {
   rows: DueRow[];
 }
 
+/** A claimed transaction: its rows are leased and its job is built. */
+interface Claimed {
+  j: BuiltJob;
+  rows: DueRow[];
+  key: number;
+}
+
 /** Young-generation size of a delivery worker's heap, MB. */
 const WORKER_YOUNG_GENERATION_MB = 16;
 
@@ -61,12 +68,33 @@ function groupRows(rows: DueRow[]): Group[] {
  * The delivery scheduler: claims due recipients with a lease, hands one job
  * per (email, destination) to the worker pool, and records the results; the
  * main thread stays the single writer (architecture rule 6).
+ *
+ * Like Postfix's active queue, claiming runs ahead of sending: claimed
+ * transactions wait in memory (`ready`) for a slot of their destination, so
+ * a slot that frees up starts the next transaction at once instead of after a
+ * query and a commit. A destination's slots bound its SMTP transactions only.
  */
 export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   const { repo, clock, logger } = deps;
   const throttle = createThrottle(opts.throttle);
+  /** Transactions the workers run at once. */
   const capacity = opts.threads * opts.perThread;
+  /** Claimed transactions, running or waiting: claims run up to one round of the workers ahead. */
+  const claimLimit = 2 * capacity;
+  /** Claimed and not yet recorded (waiting for a slot, or running), by the id of its first row. */
   const inflight = new Map<number, number[]>();
+  /** The row ids in `inflight`. A pick skips them even once their lease has run out: they are still ours. */
+  const held = new Set<number>();
+  const hold = (key: number, ids: number[]) => {
+    inflight.set(key, ids);
+    for (const id of ids) held.add(id);
+  };
+  const drop = (key: number) => {
+    for (const id of inflight.get(key) ?? []) held.delete(id);
+    inflight.delete(key);
+  };
+  /** Claimed transactions waiting for a slot, per destination, oldest first. */
+  const ready = new Map<string, Claimed[]>();
   const throttled = new Set<string>();
   let pool: Piscina | undefined;
   let timer: Timer | undefined;
@@ -90,29 +118,29 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   }
 
   async function claimAndDispatch(): Promise<void> {
-    const free = capacity - inflight.size;
+    const free = claimLimit - inflight.size;
     if (free <= 0 || stopping) return;
     const now = clock.now();
     const rows = await repo.findDue(now, free * 8);
-    // Each picked group holds one of its destination's slots from here on, so the
-    // per-destination limit holds across the whole pick, not only group by group.
+    // Claims run at most one round of a destination's slots ahead of its transactions,
+    // and none while it is paused.
     const groups: Group[] = [];
+    const picked = new Map<string, number>();
     for (const g of groupRows(rows)) {
       if (groups.length === free) break;
-      if (throttle.tryStart(g.domain, now)) groups.push(g);
+      if (g.rows.some((r) => held.has(r.id))) continue;
+      const waiting = (ready.get(g.domain)?.length ?? 0) + (picked.get(g.domain) ?? 0);
+      if (!throttle.mayClaim(g.domain, now, waiting)) continue;
+      picked.set(g.domain, (picked.get(g.domain) ?? 0) + 1);
+      groups.push(g);
     }
     if (!groups.length) return;
-    const started = new Set(groups);
-    try {
-      await claimAndRun(groups, started, now);
-    } finally {
-      // Slots of groups that did not become a transaction (claimed elsewhere, or a failure here).
-      for (const g of started) throttle.finished(g.domain);
-    }
+    await claim(groups, now);
+    for (const domain of picked.keys()) pump(domain);
     if (rows.length >= free * 8 || groups.length === free) again = true;
   }
 
-  async function claimAndRun(groups: Group[], started: Set<Group>, now: number): Promise<void> {
+  async function claim(groups: Group[], now: number): Promise<void> {
     const jobs = await Promise.all(
       groups.map((g) => buildJob(repo.findEmail(g.seq), g, deps.keys, opts.worker.hostname, deps.tracking)),
     );
@@ -140,19 +168,42 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     for (const j of jobs) {
       const rows = j.group.rows.filter((r) => claimed.has(r.id));
       if (!rows.length) continue;
-      started.delete(j.group);
-      dispatch(j, rows);
+      const c: Claimed = { j, rows, key: rows[0]!.id };
+      hold(
+        c.key,
+        rows.map((r) => r.id),
+      );
+      const list = ready.get(j.group.domain);
+      if (list) list.push(c);
+      else ready.set(j.group.domain, [c]);
     }
   }
 
-  /** Runs one claimed transaction; its destination slot was taken when its group was picked. */
-  function dispatch(j: Awaited<ReturnType<typeof buildJob>>, rows: DueRow[]): void {
+  /** Starts the destination's waiting transactions while it has free slots. */
+  function pump(domain: string): void {
+    const list = ready.get(domain);
+    while (list?.length && !stopping && throttle.tryStart(domain, clock.now())) dispatch(list.shift()!);
+    if (list && !list.length) ready.delete(domain);
+  }
+
+  /**
+   * Gives the destination's waiting transactions back to the queue (it was just
+   * paused: they would outwait their lease). Their `sending` events stay, as for
+   * work returned at shutdown; the next attempt writes its own.
+   */
+  function unclaim(domain: string): Promise<void> {
+    const list = ready.get(domain);
+    if (!list) return Promise.resolve();
+    ready.delete(domain);
+    for (const c of list) drop(c.key);
+    return repo
+      .release(list.flatMap((c) => c.rows.map((r) => r.id)))
+      .catch((e: unknown) => logger.error({ err: e, domain }, 'returning claimed deliveries to the queue failed'));
+  }
+
+  /** Runs one claimed transaction in a slot of its destination (taken by `pump`). */
+  function dispatch({ j, rows, key }: Claimed): void {
     const job: DeliveryJob = { ...j.job, recipients: rows.map((r) => r.address) };
-    const key = rows[0]!.id;
-    inflight.set(
-      key,
-      rows.map((r) => r.id),
-    );
     const run: Promise<JobResult> = j.failure
       ? Promise.resolve({
           email_id: job.email_id,
@@ -170,6 +221,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       if (!slot) return;
       slot = false;
       throttle.finished(j.group.domain);
+      pump(j.group.domain);
     };
     run
       .then((result) => {
@@ -181,7 +233,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       })
       .catch((e: unknown) => logger.error({ err: e, email_id: job.email_id }, 'delivery attempt failed'))
       .finally(() => {
-        inflight.delete(key);
+        drop(key);
         freeSlot();
         if (!stopping) void tick();
       });
@@ -231,6 +283,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     );
     if (slow?.reply) {
       throttle.slowDown(domain, now);
+      void unclaim(domain);
       const d = throttle.describe(domain, now);
       throttled.add(domain);
       const reason = `${slow.reply.code} ${slow.reply.enhanced ?? ''} ${slow.reply.text}`.replace(/\s+/g, ' ').trim();
@@ -280,6 +333,8 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     async stop(deadlineMs = 10_000): Promise<void> {
       stopping = true;
       timer?.cancel();
+      // Transactions that never started go back at once; those running get until the deadline.
+      await Promise.all([...ready.keys()].map(unclaim));
       const until = performance.now() + deadlineMs;
       while (inflight.size && performance.now() < until) await sleep(20);
       const left = [...inflight.values()].flat();

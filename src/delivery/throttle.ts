@@ -40,6 +40,15 @@ export function createThrottle(opts: ThrottleOptions) {
       return true;
     },
     finished: (d: string) => void (get(d).inflight = Math.max(0, get(d).inflight - 1)),
+    /**
+     * Whether one more transaction may be claimed for the destination while
+     * `waiting` claimed ones already wait for a slot: not while it is paused,
+     * and no more than one more round of its slots ahead of them.
+     */
+    mayClaim(d: string, now: number, waiting: number): boolean {
+      const s = get(d);
+      return now >= s.pausedUntil && s.inflight + waiting < 2 * s.limit;
+    },
     /** The destination asked us to slow down. */
     slowDown(d: string, now: number): void {
       const s = get(d);
