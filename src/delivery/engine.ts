@@ -95,6 +95,8 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   };
   /** Claimed transactions waiting for a slot, per destination, oldest first. */
   const ready = new Map<string, Claimed[]>();
+  /** Transactions handed to the workers and not yet answered (at most `capacity`). */
+  let running = 0;
   const throttled = new Set<string>();
   let pool: Piscina | undefined;
   let timer: Timer | undefined;
@@ -136,7 +138,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     }
     if (!groups.length) return;
     await claim(groups, now);
-    for (const domain of picked.keys()) pump(domain);
+    pumpAll();
     if (rows.length >= free * 8 || groups.length === free) again = true;
   }
 
@@ -179,11 +181,18 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     }
   }
 
-  /** Starts the destination's waiting transactions while it has free slots. */
-  function pump(domain: string): void {
-    const list = ready.get(domain);
-    while (list?.length && !stopping && throttle.tryStart(domain, clock.now())) dispatch(list.shift()!);
-    if (list && !list.length) ready.delete(domain);
+  /**
+   * Starts waiting transactions while the workers have room and their
+   * destinations free slots; a transaction waits here, never in the pool's
+   * queue holding a slot.
+   */
+  function pumpAll(): void {
+    const now = clock.now();
+    for (const [domain, list] of ready) {
+      while (list.length && running < capacity && !stopping && throttle.tryStart(domain, now)) dispatch(list.shift()!);
+      if (!list.length) ready.delete(domain);
+      if (running >= capacity) return;
+    }
   }
 
   /**
@@ -201,8 +210,9 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       .catch((e: unknown) => logger.error({ err: e, domain }, 'returning claimed deliveries to the queue failed'));
   }
 
-  /** Runs one claimed transaction in a slot of its destination (taken by `pump`). */
+  /** Runs one claimed transaction in a slot of its destination (taken by `pumpAll`). */
   function dispatch({ j, rows, key }: Claimed): void {
+    running++;
     const job: DeliveryJob = { ...j.job, recipients: rows.map((r) => r.address) };
     const run: Promise<JobResult> = j.failure
       ? Promise.resolve({
@@ -220,8 +230,9 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     const freeSlot = () => {
       if (!slot) return;
       slot = false;
+      running--;
       throttle.finished(j.group.domain);
-      pump(j.group.domain);
+      pumpAll();
     };
     run
       .then((result) => {
