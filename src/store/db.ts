@@ -60,8 +60,9 @@ export function openDatabase(dataDir: string, opts: OpenOptions = {}): { db: Db;
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  // 16 MiB of page cache: 64 MiB cost ~50 MB of RSS under load for no throughput (docs/performance.md).
-  db.pragma('cache_size = -16384');
+  // 8 MiB of page cache: 64 MiB cost ~50 MB of RSS under load for no throughput, and 16 MiB
+  // 10–20 MB more than 8 under bench:deliver, again for no throughput (docs/performance.md).
+  db.pragma('cache_size = -8192');
   // The automatic checkpoint would run inside a commit on the event loop and
   // cause the tail latency; a worker thread checkpoints instead (benchmarks.md).
   if (opts.checkpointWorker) db.pragma('wal_autocheckpoint = 0');
