@@ -173,9 +173,13 @@ describe('shutdown and the queue', () => {
     const engine = d.env.app.delivery();
     await engine.poke();
     await until('both to be claimed', () => engine.inflightCount() === 2);
-    await engine.stop(50);
-    for (const id of [running!, waiting!])
-      expect(d.recipients(id)[0]).toMatchObject({ status: 'QUEUED', lease_until: null, attempts: 0 });
+    // The running one gets until the deadline; the waiting one goes back before that.
+    const stopped = engine.stop(10_000);
+    await until('the waiting one to go back', () => d.recipients(waiting!)[0]!.status === 'QUEUED');
+    expect(d.recipients(waiting!)[0]).toMatchObject({ lease_until: null, attempts: 0 });
+    expect(d.recipients(running!)[0]).toMatchObject({ status: 'SENDING' });
+    await stopped;
+    expect(d.email(running!).status).toBe('DELIVERED');
   });
 
   it('explains why an email waits: attempts, next attempt, last reply, throttled destination', async () => {

@@ -100,26 +100,34 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   const throttled = new Set<string>();
   let pool: Piscina | undefined;
   let timer: Timer | undefined;
-  let ticking = false;
+  /** The tick running now (`stop` waits for it: a claim in progress must land before it gives work back). */
+  let ticking: Promise<void> | undefined;
   let again = false;
   let stopping = false;
 
-  async function tick(): Promise<void> {
-    if (ticking) return void (again = true);
-    ticking = true;
-    try {
-      do {
-        again = false;
-        await claimAndDispatch();
-      } while (again && !stopping);
-    } catch (e) {
-      logger.error({ err: e }, 'delivery tick failed');
-    } finally {
-      ticking = false;
+  function tick(): Promise<void> {
+    if (ticking) {
+      again = true;
+      return ticking;
     }
+    ticking = (async () => {
+      try {
+        do {
+          again = false;
+          await claimAndDispatch();
+        } while (again && !stopping);
+      } catch (e) {
+        logger.error({ err: e }, 'delivery tick failed');
+      } finally {
+        ticking = undefined;
+      }
+    })();
+    return ticking;
   }
 
   async function claimAndDispatch(): Promise<void> {
+    // Waiting transactions whose destination's pause has ended start here too.
+    pumpAll();
     const free = claimLimit - inflight.size;
     if (free <= 0 || stopping) return;
     const now = clock.now();
@@ -167,9 +175,17 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
         )
       ).map((r) => r.id),
     );
+    const late: number[] = [];
+    const at = clock.now();
     for (const j of jobs) {
       const rows = j.group.rows.filter((r) => claimed.has(r.id));
       if (!rows.length) continue;
+      // The destination was paused (a 421) while this claim was being committed: it goes
+      // straight back, as `unclaim` just gave back the rest of that destination's waiting work.
+      if (throttle.paused(j.group.domain, at)) {
+        late.push(...rows.map((r) => r.id));
+        continue;
+      }
       const c: Claimed = { j, rows, key: rows[0]!.id };
       hold(
         c.key,
@@ -179,19 +195,28 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       if (list) list.push(c);
       else ready.set(j.group.domain, [c]);
     }
+    if (late.length) await repo.release(late);
   }
 
   /**
    * Starts waiting transactions while the workers have room and their
    * destinations free slots; a transaction waits here, never in the pool's
-   * queue holding a slot.
+   * queue holding a slot. Destinations take turns, one transaction each per
+   * round, and one that started something moves to the back: a busy
+   * destination cannot keep the workers from another one.
    */
   function pumpAll(): void {
     const now = clock.now();
-    for (const [domain, list] of ready) {
-      while (list.length && running < capacity && !stopping && throttle.tryStart(domain, now)) dispatch(list.shift()!);
-      if (!list.length) ready.delete(domain);
-      if (running >= capacity) return;
+    for (let started = true; started && running < capacity && !stopping;) {
+      started = false;
+      for (const [domain, list] of [...ready]) {
+        if (running >= capacity) return;
+        if (!throttle.tryStart(domain, now)) continue;
+        dispatch(list.shift()!);
+        started = true;
+        ready.delete(domain);
+        if (list.length) ready.set(domain, list);
+      }
     }
   }
 
@@ -344,12 +369,15 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     async stop(deadlineMs = 10_000): Promise<void> {
       stopping = true;
       timer?.cancel();
-      // Transactions that never started go back at once; those running get until the deadline.
+      // A claim being committed lands first; then transactions that never started go back
+      // at once, and those running get until the deadline.
+      await ticking;
       await Promise.all([...ready.keys()].map(unclaim));
       const until = performance.now() + deadlineMs;
       while (inflight.size && performance.now() < until) await sleep(20);
       const left = [...inflight.values()].flat();
       if (left.length) await repo.release(left);
+      for (const key of [...inflight.keys()]) drop(key);
       await pool?.destroy();
     },
   };

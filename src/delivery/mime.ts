@@ -52,8 +52,8 @@ export async function buildMessage(job: DeliveryJob): Promise<Buffer> {
 /** What `serialize` reads of a MimeNode beyond its typings (nodemailer/lib/mime-node). */
 interface NodeInternals {
   _raw?: unknown;
-  _transforms: unknown[];
-  _processFuncs: unknown[];
+  _transforms?: unknown[];
+  _processFuncs?: unknown[];
 }
 
 const isInMemory = (c: unknown): c is string | Buffer => typeof c === 'string' || Buffer.isBuffer(c);
@@ -61,7 +61,8 @@ const isInMemory = (c: unknown): c is string | Buffer => typeof c === 'string' |
 /** Whether `serialize` can write this tree: every content in memory, no raw parts, no stream transforms. */
 function serializable(node: MimeNode): boolean {
   const n = node as unknown as NodeInternals;
-  if (n._raw || n._transforms.length || n._processFuncs.length || node.newline) return false;
+  // Private fields of nodemailer's MimeNode: if a release renames them, the stream writes the message.
+  if (n._raw || n._transforms?.length !== 0 || n._processFuncs?.length !== 0 || node.newline) return false;
   if (node.content && !isInMemory(node.content)) return false;
   return node.childNodes.every(serializable);
 }

@@ -49,6 +49,8 @@ export function createThrottle(opts: ThrottleOptions) {
       const s = get(d);
       return now >= s.pausedUntil && s.inflight + waiting < 2 * s.limit;
     },
+    /** Whether the destination is paused (it asked us to slow down). */
+    paused: (d: string, now: number) => now < (states.get(d)?.pausedUntil ?? 0),
     /** The destination asked us to slow down. */
     slowDown(d: string, now: number): void {
       const s = get(d);

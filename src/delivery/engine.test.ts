@@ -1,0 +1,264 @@
+// The scheduler's bookkeeping around claims that run ahead of the slots, with
+// the database and the worker pool replaced by in-memory stand-ins so that a
+// claim can be held mid-commit and each transaction answered at will. The same
+// behaviour end to end, with SQLite and a real SMTP peer: test/delivery-modes.test.ts.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FakeClock } from '../lib/clock.ts';
+import { silentLogger } from '../lib/logger.ts';
+import { createDeliveryEngine } from './engine.ts';
+import type { DeliveryJob, JobResult } from './job.ts';
+
+interface Running {
+  job: DeliveryJob;
+  answer: (r: JobResult) => void;
+}
+const pool = vi.hoisted(() => ({ running: [] as Running[] }));
+vi.mock('piscina', () => ({
+  Piscina: class {
+    run(job: DeliveryJob) {
+      return new Promise((answer) => pool.running.push({ job, answer }));
+    }
+    async destroy() {}
+  },
+}));
+
+/** Lets every promise and immediate settle. */
+const settle = async () => {
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+};
+
+interface Row {
+  id: number;
+  email_seq: number;
+  address: string;
+  domain: string;
+  attempts: number;
+  last_error: string | null;
+  next: number | null;
+  lease: number | null;
+  status: string;
+}
+
+/** The queue's rows in memory, with the repo operations the engine uses. A claim can be held open. */
+function memoryQueue(clock: FakeClock) {
+  const rows = new Map<number, Row>();
+  let gate: { promise: Promise<void>; open: () => void } | undefined;
+  const repo = {
+    findDue: (now: number, limit: number) =>
+      Promise.resolve(
+        [...rows.values()]
+          .filter((r) => r.next !== null && r.next <= now && (r.lease === null || r.lease <= now))
+          .sort((a, b) => a.next! - b.next! || a.email_seq - b.email_seq)
+          .slice(0, limit)
+          .map(({ id, email_seq, address, domain, attempts, last_error }) => ({
+            id,
+            email_seq,
+            address,
+            domain,
+            attempts,
+            last_error,
+          })),
+      ),
+    findEmail: (seq: number) => ({
+      seq,
+      row: {
+        id: `email-${seq}`,
+        project_id: 'project',
+        from_email: 'news@sender.test',
+        from_name: null,
+        to_emails: '[]',
+        subject: 'Hello',
+        text_body: 'Hi',
+        html_body: null,
+        headers: null,
+        created_at: new Date(clock.now()).toISOString(),
+      },
+      attachments: [],
+    }),
+    async claim(due: { id: number }[], now: number, leaseMs: number) {
+      if (gate) await gate.promise;
+      return due.filter((d) => {
+        const r = rows.get(d.id)!;
+        if (r.lease !== null && r.lease > now) return false;
+        Object.assign(r, { lease: now + leaseMs, status: 'SENDING', attempts: r.attempts + 1 });
+        return true;
+      });
+    },
+    record: (
+      _seq: number,
+      _project: string,
+      _email: string,
+      _conn: unknown,
+      outcomes: { recipient_id: number; decision: { kind: string; at?: number } }[],
+    ) => {
+      for (const o of outcomes) {
+        const r = rows.get(o.recipient_id)!;
+        const retry = o.decision.kind === 'retry';
+        Object.assign(r, {
+          lease: null,
+          status: retry ? 'QUEUED' : o.decision.kind.toUpperCase(),
+          next: retry ? (o.decision.at ?? null) : null,
+        });
+      }
+      return Promise.resolve();
+    },
+    release: (ids: number[]) => {
+      for (const id of ids) {
+        const r = rows.get(id)!;
+        if (r.status === 'SENDING') Object.assign(r, { lease: null, status: 'QUEUED', attempts: r.attempts - 1 });
+      }
+      return Promise.resolve();
+    },
+    saveThrottle: () => Promise.resolve(),
+    releaseStaleLeases: () => Promise.resolve(0),
+  };
+  return {
+    rows,
+    repo,
+    add(id: number, address: string) {
+      rows.set(id, {
+        id,
+        email_seq: id,
+        address,
+        domain: address.slice(address.indexOf('@') + 1),
+        attempts: 0,
+        last_error: null,
+        next: clock.now(),
+        lease: null,
+        status: 'QUEUED',
+      });
+    },
+    /** Holds every claim in its commit until `open()`. */
+    hold() {
+      let open = () => {};
+      const promise = new Promise<void>((r) => (open = r));
+      gate = { promise, open: () => ((gate = undefined), open()) };
+      return gate.open;
+    },
+  };
+}
+
+function engineOn(clock: FakeClock, q: ReturnType<typeof memoryQueue>, o: { perThread: number; concurrency: number }) {
+  return createDeliveryEngine(
+    {
+      repo: q.repo as never,
+      clock,
+      logger: silentLogger,
+      keys: { getSigningKey: (d) => Promise.resolve({ domain: d, selector: 's', privateKeyPem: 'unused' }) },
+    },
+    {
+      worker: {} as never,
+      threads: 1,
+      perThread: o.perThread,
+      leaseMs: 10 * 60_000,
+      tickMs: 250,
+      policy: { schedule: [60_000], maxAgeMs: 3_600_000 },
+      throttle: { maxConcurrency: o.concurrency, basePauseMs: 30_000, maxPauseMs: 900_000, recoverAfter: 20 },
+    },
+  );
+}
+
+const answered = (job: DeliveryJob, code: number, enhanced: string, text: string): JobResult => ({
+  email_id: job.email_id,
+  destination: job.destination,
+  connection: null,
+  dkim_signed: true,
+  internal_error: null,
+  results: job.recipients.map((recipient) => ({
+    recipient,
+    stage: code < 300 ? 'data' : 'rcpt',
+    reply: { code, enhanced, text },
+    failure: null,
+  })),
+});
+const accept = (r: Running) => r.answer(answered(r.job, 250, '2.0.0', 'queued'));
+const slowDown = (r: Running) => r.answer(answered(r.job, 421, '4.7.0', 'Too many connections, slow down'));
+
+afterEach(() => void (pool.running.length = 0));
+
+describe('delivery engine: claims ahead of the slots', () => {
+  it('gives back a claim that lands after its destination was paused, and starts nothing there until the pause ends', async () => {
+    const clock = new FakeClock();
+    const q = memoryQueue(clock);
+    const engine = engineOn(clock, q, { perThread: 4, concurrency: 1 });
+    q.add(1, 'one@x.test');
+    await engine.poke();
+    await settle();
+    expect(pool.running.map((r) => r.job.recipients)).toEqual([['one@x.test']]);
+    // A second transaction is being claimed when the first one is answered 421.
+    q.add(2, 'two@x.test');
+    const open = q.hold();
+    const claiming = engine.poke();
+    await settle();
+    slowDown(pool.running.shift()!);
+    await settle();
+    open();
+    await claiming;
+    await settle();
+    expect(q.rows.get(2)).toMatchObject({ status: 'QUEUED', lease: null, attempts: 0 });
+    expect(engine.inflightCount()).toBe(0);
+    await engine.poke();
+    expect(pool.running).toHaveLength(0);
+    // After the pause (30 s) the second goes out; the first at its retry, a minute after its 421.
+    clock.advance(31_000);
+    await engine.poke();
+    await settle();
+    expect(pool.running.map((r) => r.job.recipients)).toEqual([['two@x.test']]);
+    accept(pool.running.shift()!);
+    await settle();
+    clock.advance(30_000);
+    await engine.poke();
+    await settle();
+    expect(pool.running.map((r) => r.job.recipients)).toEqual([['one@x.test']]);
+  });
+
+  it('lets a claim in progress land before it stops, then gives it back at once', async () => {
+    const clock = new FakeClock();
+    const q = memoryQueue(clock);
+    const engine = engineOn(clock, q, { perThread: 4, concurrency: 5 });
+    q.add(1, 'first@y.test');
+    await engine.poke();
+    await settle();
+    expect(pool.running).toHaveLength(1);
+    q.add(2, 'second@y.test');
+    const open = q.hold();
+    void engine.poke();
+    await settle();
+    const stopped = engine.stop(60_000);
+    await settle();
+    open();
+    await settle();
+    // The claimed-but-never-started one is back in the queue while the running one finishes.
+    expect(q.rows.get(2)).toMatchObject({ status: 'QUEUED', lease: null, attempts: 0 });
+    expect(q.rows.get(1)).toMatchObject({ status: 'SENDING' });
+    accept(pool.running.shift()!);
+    await stopped;
+    expect(q.rows.get(1)).toMatchObject({ status: 'DELIVERED' });
+    expect(pool.running).toHaveLength(0);
+    expect(engine.inflightCount()).toBe(0);
+  });
+
+  it('takes destinations in turn when the workers are full, so a busy one cannot starve another', async () => {
+    const clock = new FakeClock();
+    const q = memoryQueue(clock);
+    const engine = engineOn(clock, q, { perThread: 4, concurrency: 20 });
+    // a.test's backlog is older than b.test's one email, and a.test alone could fill the workers.
+    let id = 1;
+    for (let i = 0; i < 3; i++) q.add(id++, `a${i}@a.test`);
+    q.add(id++, 'b@b.test');
+    for (let i = 3; i < 60; i++) q.add(id++, `a${i}@a.test`);
+    await engine.poke();
+    await settle();
+    expect(pool.running).toHaveLength(4);
+    const order: string[] = [];
+    for (let i = 0; i < 12 && !order.includes('b.test'); i++) {
+      const r = pool.running.shift()!;
+      accept(r);
+      await settle();
+      await engine.poke();
+      await settle();
+      order.push(...pool.running.map((x) => x.job.destination));
+    }
+    expect(order).toContain('b.test');
+  });
+});
