@@ -7,6 +7,7 @@ import { FakeClock } from '../lib/clock.ts';
 import { silentLogger } from '../lib/logger.ts';
 import { createDeliveryEngine } from './engine.ts';
 import type { DeliveryJob, JobResult } from './job.ts';
+import type { DueRow } from './repo.ts';
 
 interface Running {
   job: DeliveryJob;
@@ -27,13 +28,8 @@ const settle = async () => {
   for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
 };
 
-interface Row {
-  id: number;
-  email_seq: number;
-  address: string;
-  domain: string;
-  attempts: number;
-  last_error: string | null;
+/** A recipient row as the queue holds it: what a pick reads, and its schedule, lease and status. */
+interface Row extends DueRow {
   next: number | null;
   lease: number | null;
   status: string;
