@@ -145,7 +145,7 @@ describe('shutdown and the queue', () => {
     const id = await d.send(['slow@dest.test']);
     const engine = d.env.app.delivery();
     await engine.poke();
-    for (let i = 0; i < 100 && engine.inflightCount() === 0; i++) await sleep(10);
+    await until('the transaction to start', () => engine.inflightCount() > 0);
     expect(engine.inflightCount()).toBe(1);
     await engine.stop(50);
     expect(d.recipients(id)[0]).toMatchObject({ status: 'QUEUED', lease_until: null, attempts: 0 });

@@ -172,14 +172,20 @@ const slowDown = (r: Running) => r.answer(answered(r.job, 421, '4.7.0', 'Too man
 
 afterEach(() => void (pool.running.length = 0));
 
+/** An engine on a fresh in-memory queue, with one row queued and its transaction started. */
+async function oneRunning(address: string, concurrency: number) {
+  const clock = new FakeClock();
+  const q = memoryQueue(clock);
+  const engine = engineOn(clock, q, { perThread: 4, concurrency });
+  q.add(1, address);
+  await engine.poke();
+  await settle();
+  return { clock, q, engine };
+}
+
 describe('delivery engine: claims ahead of the slots', () => {
   it('gives back a claim that lands after its destination was paused, and starts nothing there until the pause ends', async () => {
-    const clock = new FakeClock();
-    const q = memoryQueue(clock);
-    const engine = engineOn(clock, q, { perThread: 4, concurrency: 1 });
-    q.add(1, 'one@x.test');
-    await engine.poke();
-    await settle();
+    const { clock, q, engine } = await oneRunning('one@x.test', 1);
     expect(pool.running.map((r) => r.job.recipients)).toEqual([['one@x.test']]);
     // A second transaction is being claimed when the first one is answered 421.
     q.add(2, 'two@x.test');
@@ -209,12 +215,7 @@ describe('delivery engine: claims ahead of the slots', () => {
   });
 
   it('lets a claim in progress land before it stops, then gives it back at once', async () => {
-    const clock = new FakeClock();
-    const q = memoryQueue(clock);
-    const engine = engineOn(clock, q, { perThread: 4, concurrency: 5 });
-    q.add(1, 'first@y.test');
-    await engine.poke();
-    await settle();
+    const { q, engine } = await oneRunning('first@y.test', 5);
     expect(pool.running).toHaveLength(1);
     q.add(2, 'second@y.test');
     const open = q.hold();

@@ -43,7 +43,6 @@ interface Group {
 interface Claimed {
   j: BuiltJob;
   rows: DueRow[];
-  key: number;
 }
 
 /** Young-generation size of a delivery worker's heap, MB. */
@@ -81,17 +80,17 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   const capacity = opts.threads * opts.perThread;
   /** Claimed transactions, running or waiting: claims run up to one round of the workers ahead. */
   const claimLimit = 2 * capacity;
-  /** Claimed and not yet recorded (waiting for a slot, or running), by the id of its first row. */
-  const inflight = new Map<number, number[]>();
+  /** Claimed and not yet recorded: waiting for a slot, or running. */
+  const inflight = new Set<Claimed>();
   /** The row ids in `inflight`. A pick skips them even once their lease has run out: they are still ours. */
   const held = new Set<number>();
-  const hold = (key: number, ids: number[]) => {
-    inflight.set(key, ids);
-    for (const id of ids) held.add(id);
+  const hold = (c: Claimed) => {
+    inflight.add(c);
+    for (const r of c.rows) held.add(r.id);
   };
-  const drop = (key: number) => {
-    for (const id of inflight.get(key) ?? []) held.delete(id);
-    inflight.delete(key);
+  const drop = (c: Claimed) => {
+    for (const r of c.rows) held.delete(r.id);
+    inflight.delete(c);
   };
   /** Claimed transactions waiting for a slot, per destination, oldest first. */
   const ready = new Map<string, Claimed[]>();
@@ -186,11 +185,8 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
         late.push(...rows.map((r) => r.id));
         continue;
       }
-      const c: Claimed = { j, rows, key: rows[0]!.id };
-      hold(
-        c.key,
-        rows.map((r) => r.id),
-      );
+      const c: Claimed = { j, rows };
+      hold(c);
       const list = ready.get(j.group.domain);
       if (list) list.push(c);
       else ready.set(j.group.domain, [c]);
@@ -229,14 +225,15 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     const list = ready.get(domain);
     if (!list) return Promise.resolve();
     ready.delete(domain);
-    for (const c of list) drop(c.key);
+    for (const c of list) drop(c);
     return repo
       .release(list.flatMap((c) => c.rows.map((r) => r.id)))
       .catch((e: unknown) => logger.error({ err: e, domain }, 'returning claimed deliveries to the queue failed'));
   }
 
   /** Runs one claimed transaction in a slot of its destination (taken by `pumpAll`). */
-  function dispatch({ j, rows, key }: Claimed): void {
+  function dispatch(c: Claimed): void {
+    const { j, rows } = c;
     running++;
     const job: DeliveryJob = { ...j.job, recipients: rows.map((r) => r.address) };
     const run: Promise<JobResult> = j.failure
@@ -269,7 +266,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       })
       .catch((e: unknown) => logger.error({ err: e, email_id: job.email_id }, 'delivery attempt failed'))
       .finally(() => {
-        drop(key);
+        drop(c);
         freeSlot();
         if (!stopping) void tick();
       });
@@ -375,9 +372,9 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       await Promise.all([...ready.keys()].map(unclaim));
       const until = performance.now() + deadlineMs;
       while (inflight.size && performance.now() < until) await sleep(20);
-      const left = [...inflight.values()].flat();
-      if (left.length) await repo.release(left);
-      for (const key of [...inflight.keys()]) drop(key);
+      const left = [...inflight];
+      if (left.length) await repo.release(left.flatMap((c) => c.rows.map((r) => r.id)));
+      for (const c of left) drop(c);
       await pool?.destroy();
     },
   };

@@ -20,6 +20,8 @@ interface State {
   streak: number;
 }
 
+const isPaused = (s: State | undefined, now: number) => s !== undefined && now < s.pausedUntil;
+
 export function createThrottle(opts: ThrottleOptions) {
   const states = new Map<string, State>();
   const get = (d: string) => {
@@ -35,7 +37,7 @@ export function createThrottle(opts: ThrottleOptions) {
      */
     tryStart(d: string, now: number): boolean {
       const s = get(d);
-      if (s.inflight >= s.limit || now < s.pausedUntil) return false;
+      if (s.inflight >= s.limit || isPaused(s, now)) return false;
       s.inflight++;
       return true;
     },
@@ -47,10 +49,10 @@ export function createThrottle(opts: ThrottleOptions) {
      */
     mayClaim(d: string, now: number, waiting: number): boolean {
       const s = get(d);
-      return now >= s.pausedUntil && s.inflight + waiting < 2 * s.limit;
+      return !isPaused(s, now) && s.inflight + waiting < 2 * s.limit;
     },
     /** Whether the destination is paused (it asked us to slow down). */
-    paused: (d: string, now: number) => now < (states.get(d)?.pausedUntil ?? 0),
+    paused: (d: string, now: number) => isPaused(states.get(d), now),
     /** The destination asked us to slow down. */
     slowDown(d: string, now: number): void {
       const s = get(d);
@@ -71,7 +73,7 @@ export function createThrottle(opts: ThrottleOptions) {
     describe(d: string, now: number): { throttled: boolean; concurrency: number; paused_until: string | null } {
       const s = states.get(d);
       if (!s) return { throttled: false, concurrency: opts.maxConcurrency, paused_until: null };
-      const paused = now < s.pausedUntil;
+      const paused = isPaused(s, now);
       return {
         throttled: paused || s.limit < opts.maxConcurrency,
         concurrency: s.limit,
