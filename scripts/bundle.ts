@@ -57,7 +57,6 @@ export async function bundleInto(outDir: string, extra: string[] = []): Promise<
     // Kept as real files inside the executable: a native addon, and piscina,
     // which starts its workers from its own files.
     external: Object.keys(pkg.dependencies),
-    define: { __SVC_VERSION__: JSON.stringify(pkg.version) },
     // Bundled CommonJS dependencies call require('events') etc., which ESM lacks.
     banner: {
       js: "import { createRequire as __svcCreateRequire } from 'node:module';\nconst require = __svcCreateRequire(import.meta.url);",

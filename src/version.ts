@@ -1,4 +1,4 @@
-// Replaced at build time by esbuild's `define`; read from package.json in development.
-declare const __SVC_VERSION__: string | undefined;
+// The one version, package.json's, from source and in the executable alike (esbuild inlines the JSON).
+import packageJson from '../package.json' with { type: 'json' };
 
-export const VERSION: string = typeof __SVC_VERSION__ === 'string' ? __SVC_VERSION__ : '0.0.0-dev';
+export const VERSION: string = packageJson.version;
