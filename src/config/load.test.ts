@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './load.ts';
+import { configSchema } from './schema.ts';
+import { SETTINGS } from './settings.ts';
 
 describe('loadConfig', () => {
   it('applies defaults', () => {
@@ -44,10 +46,42 @@ describe('loadConfig', () => {
     }
   });
 
-  it('names an unknown key of the config file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-cfg-'));
-    const file = join(dir, 'svc.json');
-    writeFileSync(file, JSON.stringify({ htpPort: 1 }));
-    expect(() => loadConfig({ file })).toThrow(/htp-port/);
+  it('names an unknown key of the config file as a key of that file, not as a flag', () => {
+    const file = configFile({ htpPort: 1 });
+    expect(() => loadConfig({ file })).toThrow(ConfigError);
+    expect(() => loadConfig({ file })).toThrow(`unknown key "htpPort" in config file ${file}`);
+    expect(() => loadConfig({ file })).not.toThrow(/--htp/);
+  });
+
+  it('reads every setting in its flag, snake_case and camelCase spellings', () => {
+    const c = loadConfig({
+      file: configFile({ 'http-port': 1000, smtp_port: 1001, mxPort: 1002, 'smtp-tls-insecure': true }),
+    });
+    expect([c.httpPort, c.smtpPort, c.mxPort, c.smtpTlsInsecure]).toEqual([1000, 1001, 1002, true]);
+    const all = Object.fromEntries(
+      SETTINGS.map((s) => [s.key.replace(/[A-Z]/g, (x) => '_' + x.toLowerCase()), s.example]),
+    );
+    expect(() => loadConfig({ file: configFile(all) })).not.toThrow();
+  });
+
+  it('refuses one setting given twice in the file', () => {
+    const file = configFile({ 'http-port': 1, httpPort: 2 });
+    expect(() => loadConfig({ file })).toThrow(/gives "http-port" twice, as "http-port" and "httpPort"/);
+  });
+
+  it('names a bad value from the file by its key there and the file', () => {
+    const file = configFile({ http_port: 'eighty' });
+    expect(() => loadConfig({ file })).toThrow(`invalid setting "http_port" in config file ${file}`);
+  });
+
+  it('documents every setting of the schema, and only those', () => {
+    expect(SETTINGS.map((s) => s.key).sort()).toEqual(Object.keys(configSchema.shape).sort());
+    expect(new Set(SETTINGS.map((s) => s.key)).size).toBe(SETTINGS.length);
   });
 });
+
+function configFile(object: unknown): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'svc-cfg-')), 'svc.json');
+  writeFileSync(file, JSON.stringify(object));
+  return file;
+}

@@ -1,46 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { configSchema, type Config } from './schema.ts';
-
 import { ConfigError } from './error.ts';
+import { SETTINGS, envOf, fileKeyOf, flagOf, keyOfFileKey } from './settings.ts';
 
 export { ConfigError };
-
-/** Environment variable of each setting (cli.md). */
-const ENV: Record<string, string> = {
-  dataDir: 'SVC_DATA_DIR',
-  httpHost: 'SVC_HTTP_HOST',
-  httpPort: 'SVC_HTTP_PORT',
-  smtpHost: 'SVC_SMTP_HOST',
-  smtpPort: 'SVC_SMTP_PORT',
-  tlsCert: 'SVC_TLS_CERT',
-  tlsKey: 'SVC_TLS_KEY',
-  publicUrl: 'SVC_PUBLIC_URL',
-  hostname: 'SVC_HOSTNAME',
-  dnsServers: 'SVC_DNS_SERVERS',
-  mxPort: 'SVC_MX_PORT',
-  relay: 'SVC_RELAY',
-  workers: 'SVC_WORKERS',
-  allowInsecureWebhooks: 'SVC_ALLOW_INSECURE_WEBHOOKS',
-  smtpTlsInsecure: 'SVC_SMTP_TLS_INSECURE',
-  webhookRetrySchedule: 'SVC_WEBHOOK_RETRY_SCHEDULE',
-  deliveryRetrySchedule: 'SVC_DELIVERY_RETRY_SCHEDULE',
-  deliveryMaxAge: 'SVC_DELIVERY_MAX_AGE',
-  logLevel: 'SVC_LOG_LEVEL',
-  logFormat: 'SVC_LOG_FORMAT',
-  defaultPlan: 'SVC_DEFAULT_PLAN',
-  rateLimitPerSecond: 'SVC_RATE_LIMIT_PER_SECOND',
-  sandboxDomain: 'SVC_SANDBOX_DOMAIN',
-  templateTimeout: 'SVC_TEMPLATE_TIMEOUT',
-  domainGracePeriod: 'SVC_DOMAIN_GRACE_PERIOD',
-  domainCheckInterval: 'SVC_DOMAIN_CHECK_INTERVAL',
-  deliveryConcurrency: 'SVC_DELIVERY_CONCURRENCY',
-  deliveryConnectTimeout: 'SVC_DELIVERY_CONNECT_TIMEOUT',
-  deliveryTimeout: 'SVC_DELIVERY_TIMEOUT',
-};
-
-export function settingName(key: string): string {
-  return '--' + key.replace(/[A-Z]/g, (c) => '-' + c.toLowerCase());
-}
 
 export interface ConfigSources {
   flags?: Record<string, unknown>;
@@ -48,6 +11,9 @@ export interface ConfigSources {
   /** Path of a JSON config file (`--config` or SVC_CONFIG). */
   file?: string | undefined;
 }
+
+/** Where a merged value came from, to name the setting as its author wrote it. */
+type Origin = { kind: 'flag' } | { kind: 'env' } | { kind: 'file'; path: string; as: string };
 
 /**
  * Merges the config file, the environment and the flags (in that order of
@@ -57,19 +23,31 @@ export interface ConfigSources {
 export function loadConfig(sources: ConfigSources = {}): Config {
   const env = sources.env ?? {};
   const merged: Record<string, unknown> = {};
+  const origin = new Map<string, Origin>();
   const file = sources.file ?? env.SVC_CONFIG;
-  if (file) Object.assign(merged, readConfigFile(file));
-  for (const [key, name] of Object.entries(ENV)) {
-    const v = env[name];
-    if (v !== undefined && v !== '') merged[key] = v;
+  if (file) {
+    for (const [as, { key, value }] of readConfigFile(file)) {
+      merged[key] = value;
+      origin.set(key, { kind: 'file', path: file, as });
+    }
   }
-  for (const [key, v] of Object.entries(sources.flags ?? {})) if (v !== undefined) merged[key] = v;
+  for (const { key } of SETTINGS) {
+    const v = env[envOf(key)];
+    if (v !== undefined && v !== '') {
+      merged[key] = v;
+      origin.set(key, { kind: 'env' });
+    }
+  }
+  for (const [key, v] of Object.entries(sources.flags ?? {})) {
+    if (v === undefined) continue;
+    merged[key] = v;
+    origin.set(key, { kind: 'flag' });
+  }
   const parsed = configSchema.safeParse(merged);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const key = String(issue.path[0] ?? (issue.code === 'unrecognized_keys' ? issue.keys[0] : ''));
-    const shown = key ? `${settingName(key)}${ENV[key] ? ` (${ENV[key]})` : ''}` : 'config';
-    throw new ConfigError(`invalid setting ${shown}: ${issue.message}`);
+    throw new ConfigError(`invalid setting ${describeSetting(key, origin.get(key))}: ${issue.message}`);
   }
   if (Boolean(parsed.data.tlsCert) !== Boolean(parsed.data.tlsKey)) {
     throw new ConfigError('invalid setting --tls-cert/--tls-key: give both or neither');
@@ -77,18 +55,49 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   return parsed.data;
 }
 
-function readConfigFile(path: string): Record<string, unknown> {
+/** `--http-port (SVC_HTTP_PORT)`, or `"http-port" in config file svc.json` for a value from the file. */
+function describeSetting(key: string, from: Origin | undefined): string {
+  if (!key) return 'config';
+  if (from?.kind === 'file') return `"${from.as}" in config file ${from.path}`;
+  return `${flagOf(key)} (${envOf(key)})`;
+}
+
+/**
+ * Reads a config file: a JSON object whose keys are settings in any of their
+ * spellings (`http-port`, `http_port`, `httpPort`). An unknown key, or one
+ * setting given twice, is refused naming the key and the file.
+ */
+function readConfigFile(path: string): Map<string, { key: string; value: unknown }> {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (e) {
     throw new ConfigError(`cannot read config file ${path}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
   }
+  let object: unknown;
   try {
-    const v: unknown = JSON.parse(text);
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('not an object');
-    return v as Record<string, unknown>;
+    object = JSON.parse(text);
   } catch (e) {
-    throw new ConfigError(`config file ${path} is not a JSON object: ${(e as Error).message}`);
+    throw new ConfigError(`config file ${path} is not valid JSON: ${(e as Error).message}`);
   }
+  if (typeof object !== 'object' || object === null || Array.isArray(object)) {
+    throw new ConfigError(`config file ${path} must hold one JSON object of settings`);
+  }
+  const out = new Map<string, { key: string; value: unknown }>();
+  const seen = new Map<string, string>();
+  for (const [as, value] of Object.entries(object)) {
+    const key = keyOfFileKey(as);
+    if (!key) {
+      throw new ConfigError(
+        `unknown key "${as}" in config file ${path}: the keys are svc serve's settings, such as "http-port" (README, "Configure")`,
+      );
+    }
+    const earlier = seen.get(key);
+    if (earlier !== undefined) {
+      throw new ConfigError(`config file ${path} gives "${fileKeyOf(key)}" twice, as "${earlier}" and "${as}"`);
+    }
+    seen.set(key, as);
+    out.set(as, { key, value });
+  }
+  return out;
 }

@@ -1,0 +1,195 @@
+import type { ConfigInput } from './schema.ts';
+
+/** What a person reads about one setting; the schema (schema.ts) holds its check and default. */
+export interface SettingDoc {
+  /** The key in the Config object; in a config file also `kebab-case` and `snake_case`. */
+  key: keyof ConfigInput;
+  /** Placeholder of the flag's value; absent for an on/off switch. */
+  value?: string;
+  description: string;
+  /** The default as a person writes it; absent when there is none. */
+  default?: string;
+  /** A value shown in the README's complete config file. */
+  example: string | number | boolean;
+}
+
+/**
+ * Every setting of `svc serve` (cli.md, "Server"), in the order `svc serve --help`
+ * and the README show them. Flags, environment variables and config-file keys
+ * are all derived from `key`, so a setting is named the same way everywhere.
+ */
+export const SETTINGS: readonly SettingDoc[] = [
+  { key: 'dataDir', value: 'dir', description: 'data directory', default: './svc-data', example: '/var/lib/svc' },
+  { key: 'httpHost', value: 'host', description: 'HTTP listen address', default: '127.0.0.1', example: '0.0.0.0' },
+  { key: 'httpPort', value: 'port', description: 'HTTP port', default: '8080', example: 8080 },
+  {
+    key: 'smtpHost',
+    value: 'host',
+    description: 'SMTP relay listen address',
+    default: '127.0.0.1',
+    example: '0.0.0.0',
+  },
+  { key: 'smtpPort', value: 'port', description: 'SMTP relay port, 0 = off', default: '2587', example: 2587 },
+  {
+    key: 'tlsCert',
+    value: 'file',
+    description: 'TLS certificate (PEM) for HTTPS and STARTTLS',
+    example: '/etc/svc/tls/cert.pem',
+  },
+  { key: 'tlsKey', value: 'file', description: 'TLS private key (PEM)', example: '/etc/svc/tls/key.pem' },
+  {
+    key: 'publicUrl',
+    value: 'url',
+    description: 'public base URL of tracked links and the open pixel',
+    default: 'http://host:port',
+    example: 'https://mail.example.com',
+  },
+  {
+    key: 'hostname',
+    value: 'name',
+    description: 'fully qualified host name: EHLO, Message-ID, SPF and return-path records',
+    default: 'the OS host name',
+    example: 'mta.example.com',
+  },
+  {
+    key: 'dnsServers',
+    value: 'list',
+    description: 'host:port,... resolvers for MX lookups and domain checks',
+    default: "the system's",
+    example: '127.0.0.1:53',
+  },
+  { key: 'mxPort', value: 'port', description: 'port of recipient MX hosts', default: '25', example: 25 },
+  {
+    key: 'relay',
+    value: 'url',
+    description: 'smtp[s]://user:pass@host:port smarthost for all LIVE mail',
+    default: 'none: direct to MX',
+    example: 'smtps://user:pass@smtp.example.net:465',
+  },
+  { key: 'workers', value: 'n', description: 'delivery and template worker threads', default: 'CPU count', example: 2 },
+  {
+    key: 'allowInsecureWebhooks',
+    description: 'allow http:// and private webhook targets (development only)',
+    default: 'off',
+    example: false,
+  },
+  {
+    key: 'smtpTlsInsecure',
+    description: 'accept self-signed certificates of MX hosts and relays',
+    default: 'off',
+    example: false,
+  },
+  {
+    key: 'webhookRetrySchedule',
+    value: 'list',
+    description: 'waits between webhook attempts',
+    default: '1m,5m,30m,2h',
+    example: '1m,5m,30m,2h',
+  },
+  {
+    key: 'deliveryRetrySchedule',
+    value: 'list',
+    description: 'waits between delivery attempts',
+    default: '1m,5m,15m,30m,1h,2h,4h',
+    example: '1m,5m,15m,30m,1h,2h,4h',
+  },
+  {
+    key: 'deliveryMaxAge',
+    value: 'duration',
+    description: 'a recipient still undelivered after this fails',
+    default: '72h',
+    example: '72h',
+  },
+  {
+    key: 'deliveryConcurrency',
+    value: 'n',
+    description: 'SMTP transactions at once per destination domain',
+    default: '20',
+    example: 20,
+  },
+  {
+    key: 'deliveryConnectTimeout',
+    value: 'duration',
+    description: 'connect and greeting limit per MX host',
+    default: '30s',
+    example: '30s',
+  },
+  {
+    key: 'deliveryTimeout',
+    value: 'duration',
+    description: 'SMTP session inactivity limit',
+    default: '2m',
+    example: '2m',
+  },
+  {
+    key: 'logLevel',
+    value: 'level',
+    description: 'trace|debug|info|warn|error|fatal|silent',
+    default: 'info',
+    example: 'info',
+  },
+  {
+    key: 'logFormat',
+    value: 'format',
+    description: 'json|pretty',
+    default: 'pretty on a TTY, else json',
+    example: 'json',
+  },
+  {
+    key: 'defaultPlan',
+    value: 'plan',
+    description: 'plan of new organizations: FREE|PAID|PREMIUM|UNLIMITED',
+    default: 'FREE',
+    example: 'FREE',
+  },
+  {
+    key: 'rateLimitPerSecond',
+    value: 'n',
+    description: "per-key request rate for every key, instead of the plan's",
+    default: "the plan's",
+    example: 10,
+  },
+  {
+    key: 'sandboxDomain',
+    value: 'domain',
+    description: 'onboarding trial domain',
+    default: 'none',
+    example: 'sandbox.example.com',
+  },
+  {
+    key: 'templateTimeout',
+    value: 'duration',
+    description: 'template render time limit',
+    default: '1s',
+    example: '1s',
+  },
+  {
+    key: 'domainCheckInterval',
+    value: 'duration',
+    description: "time between the server's checks of every domain",
+    default: '1h',
+    example: '1h',
+  },
+  {
+    key: 'domainGracePeriod',
+    value: 'duration',
+    description: 'failing DKIM or SPF records unverify a domain after',
+    default: '72h',
+    example: '72h',
+  },
+];
+
+const words = (key: string) => key.replace(/[A-Z]/g, (c) => ' ' + c.toLowerCase()).split(' ');
+
+/** `httpPort` -> `--http-port`. */
+export const flagOf = (key: string): string => '--' + words(key).join('-');
+/** `httpPort` -> `SVC_HTTP_PORT`. */
+export const envOf = (key: string): string => 'SVC_' + words(key).join('_').toUpperCase();
+/** `httpPort` -> `http-port`, the spelling a config file shows first. */
+export const fileKeyOf = (key: string): string => words(key).join('-');
+
+/** The Config key a config-file key names, in any of its three spellings, or undefined. */
+export function keyOfFileKey(fileKey: string): SettingDoc['key'] | undefined {
+  const camel = fileKey.replace(/[-_]([a-z])/g, (_m, c: string) => c.toUpperCase());
+  return SETTINGS.find((s) => s.key === camel)?.key;
+}
