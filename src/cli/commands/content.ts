@@ -1,0 +1,124 @@
+import { Option, type Command } from 'commander';
+import type * as Templates from '../templates.ts';
+import type * as Suppressions from '../suppressions.ts';
+import type * as Emails from '../emails.ts';
+import { command, lazy, type ActionName } from './kit.ts';
+
+const PROJECT = ['--project <project>', 'project id or unique name'] as const;
+
+/** Stored templates. */
+export function registerTemplates(program: Command): void {
+  const tpl = (name: ActionName<typeof Templates>) => lazy(async () => (await import('../templates.ts'))[name]);
+  const t = command(program, 'templates', "a project's stored templates (nunjucks), sent by slug", [
+    'svc templates list --project Default',
+  ]);
+  command(t, 'create', 'create a template', [
+    'svc templates create --project Default --name Welcome --slug welcome --subject "Hi {{ name }}" --html-file w.html',
+    'svc templates create --project Default --name Reset --slug reset --subject "Your code" --text-file reset.txt',
+  ])
+    .requiredOption(...PROJECT)
+    .requiredOption('--name <name>', 'display name')
+    .requiredOption('--slug <slug>', 'the name sends use (lowercase, digits, -)')
+    .requiredOption('--subject <template>', 'subject template')
+    .option('--html-file <file>', 'HTML body template')
+    .option('--text-file <file>', 'text body template')
+    .option('--variables-file <file>', 'JSON object of variable hints')
+    .action(tpl('create'));
+  command(t, 'list', "list a project's templates", ['svc templates list --project Default --json'])
+    .requiredOption(...PROJECT)
+    .action(tpl('list'));
+  command(t, 'show', 'a template with its bodies', ['svc templates show welcome --project Default'])
+    .argument('<template>', 'id or slug')
+    .requiredOption(...PROJECT)
+    .action(tpl('show'));
+  command(t, 'update', 'change a template; its version goes up by one', [
+    'svc templates update welcome --project Default --subject "Welcome, {{ name }}"',
+    'svc templates update welcome --project Default --html-file w2.html',
+  ])
+    .argument('<template>', 'id or slug')
+    .requiredOption(...PROJECT)
+    .option('--name <name>', 'display name')
+    .option('--subject <template>', 'subject template')
+    .option('--html-file <file>', 'HTML body template')
+    .option('--text-file <file>', 'text body template')
+    .option('--variables-file <file>', 'JSON object of variable hints')
+    .action(tpl('update'));
+  command(t, 'delete', 'delete a template', ['svc templates delete welcome --project Default'])
+    .argument('<template>', 'id or slug')
+    .requiredOption(...PROJECT)
+    .action(tpl('remove'));
+}
+
+/** The suppression list. */
+export function registerSuppressions(program: Command): void {
+  const sup = (name: ActionName<typeof Suppressions>) => lazy(async () => (await import('../suppressions.ts'))[name]);
+  const s = command(program, 'suppressions', "a project's suppression list: addresses svc never sends to", [
+    'svc suppressions list --project Default',
+  ]);
+  command(s, 'add', 'suppress an address', [
+    'svc suppressions add bounced@example.com --project Default',
+    'svc suppressions add ada@example.org --project Default --reason UNSUBSCRIBE',
+  ])
+    .argument('<email>', 'the address')
+    .requiredOption(...PROJECT)
+    .addOption(
+      new Option('--reason <reason>', 'why')
+        .choices(['HARD_BOUNCE', 'COMPLAINT', 'UNSUBSCRIBE', 'MANUAL'])
+        .default('MANUAL'),
+    )
+    .action(sup('add'));
+  command(s, 'list', 'list suppressed addresses, newest first', ['svc suppressions list --project Default --limit 20'])
+    .requiredOption(...PROJECT)
+    .option('--limit <n>', 'at most n entries', '100')
+    .action(sup('list'));
+  command(s, 'remove', 'send to an address again', ['svc suppressions remove ada@example.org --project Default'])
+    .argument('<email>', 'the address')
+    .requiredOption(...PROJECT)
+    .action(sup('remove'));
+  command(s, 'import', 'add the addresses of a CSV file; exits 1 if any line was refused', [
+    'svc suppressions import bounces.csv --project Default',
+  ])
+    .argument('<file>', 'CSV with a header row: email[,reason]')
+    .requiredOption(...PROJECT)
+    .action(sup('importCsv'));
+  command(s, 'export', 'write the list as CSV', [
+    'svc suppressions export --project Default --output suppressions.csv',
+    'svc suppressions export --project Default > suppressions.csv',
+  ])
+    .requiredOption(...PROJECT)
+    .option('--output <file>', 'write CSV here (default: standard output)')
+    .action(sup('exportCsv'));
+}
+
+/** Reading emails. */
+export function registerEmails(program: Command): void {
+  const em = (name: ActionName<typeof Emails>) => lazy(async () => (await import('../emails.ts'))[name]);
+  const e = command(program, 'emails', "read a project's emails and their events", [
+    'svc emails list --project Default --status FAILED',
+  ]);
+  command(e, 'list', 'list emails, newest first, with filters', [
+    'svc emails list --project Default --status BOUNCED --limit 20',
+    'svc emails list --project Default --to-email ada@example.org --from 2026-11-01T00:00:00Z --json',
+  ])
+    .requiredOption(...PROJECT)
+    .option('--status <status>', 'QUEUED|SENDING|SENT|DELIVERED|BOUNCED|COMPLAINED|FAILED|SIMULATED')
+    .option('--from-email <email>', 'sender address')
+    .option('--to-email <email>', 'recipient address')
+    .option('--tag <tag>', 'a tag')
+    .option('--from <iso>', 'created at or after')
+    .option('--to <iso>', 'created at or before')
+    .option('--limit <n>', 'page size')
+    .option('--before <id>', 'the page before this email id')
+    .option('--after <id>', 'the page after this email id')
+    .action(em('list'));
+  command(e, 'show', 'an email and where each recipient stands (attempts, next attempt, last reply)', [
+    'svc emails show 0192f4c1-7c2e-7b3a-9d4e-5f6a7b8c9d0e',
+  ])
+    .argument('<id>', 'email id')
+    .action(em('show'));
+  command(e, 'events', "an email's events, oldest first", [
+    'svc emails events 0192f4c1-7c2e-7b3a-9d4e-5f6a7b8c9d0e --json',
+  ])
+    .argument('<id>', 'email id')
+    .action(em('events'));
+}

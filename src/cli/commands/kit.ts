@@ -1,0 +1,46 @@
+import type { Command } from 'commander';
+import { printFailure } from '../io.ts';
+import type { GlobalOptions } from '../context.ts';
+
+export type Opts = Record<string, unknown> & GlobalOptions;
+type Action = (args: string[], opts: Opts) => Promise<void>;
+/** The names of a module's exports that are command actions. */
+export type ActionName<M> = { [K in keyof M]: M[K] extends Action ? K : never }[keyof M];
+
+/** Wraps a lazily loaded action: modules load only when their command runs, keeping --version fast. */
+export function lazy(load: () => Promise<Action>) {
+  return async function (this: Command, ...received: unknown[]) {
+    const cmd = received.at(-1) as Command;
+    const opts = cmd.optsWithGlobals<Opts>();
+    const args = received.slice(0, -2).map(String);
+    try {
+      await (
+        await load()
+      )(args, opts);
+    } catch (e) {
+      process.exitCode = printFailure(opts, e);
+    }
+  };
+}
+
+/** Collects a repeatable option's values. */
+export const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
+
+const EXAMPLES = new WeakMap<Command, string[]>();
+
+/**
+ * Gives a command its one-line description and the examples its `--help`
+ * ends with (cli.md: every command has `--help` with an example).
+ */
+export function document(cmd: Command, description: string, examples: string[]): Command {
+  EXAMPLES.set(cmd, examples);
+  const title = examples.length > 1 ? 'Examples' : 'Example';
+  return cmd.description(description).addHelpText('after', `\n${title}:\n${examples.map((e) => `  ${e}`).join('\n')}`);
+}
+
+/** Adds a documented subcommand. */
+export const command = (parent: Command, name: string, description: string, examples: string[]): Command =>
+  document(parent.command(name), description, examples);
+
+/** The examples given to `command`, for the generated CLI reference. */
+export const examplesOf = (cmd: Command): readonly string[] => EXAMPLES.get(cmd) ?? [];

@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+import { SETTINGS, envOf, flagOf } from '../../config/settings.ts';
+import { collect, command, lazy } from './kit.ts';
+
+/** svc serve, with a flag for every setting but the global --data-dir. */
+export function registerServe(program: Command): void {
+  const serve = command(program, 'serve', 'run the HTTP API, delivery and schedulers in one process', [
+    'svc serve',
+    'svc serve --data-dir /var/lib/svc --http-host 0.0.0.0 --hostname mta.example.com',
+    'svc --config /etc/svc/svc.json serve',
+  ]);
+  for (const s of SETTINGS) {
+    if (s.key === 'dataDir') continue;
+    const defaults = s.default === undefined ? '' : `, default ${s.default}`;
+    serve.option(`${flagOf(s.key)}${s.value ? ` <${s.value}>` : ''}`, `${s.description} (${envOf(s.key)}${defaults})`);
+  }
+  serve.action(lazy(async () => (await import('../serve.ts')).serve));
+}
+
+/** svc send: the Public API client. */
+export function registerSend(program: Command): void {
+  command(program, 'send', 'send an email through a running server (SVC_URL, SVC_API_KEY)', [
+    'svc send --api-key $KEY --from me@example.com --to you@example.com --subject Hi --text Hello',
+    'svc send --template welcome --var name=Ada --from me@example.com --to ada@example.org --wait',
+    'echo "Hello" | svc send --from me@example.com --to you@example.com --subject Hi --text -',
+    'svc send --batch emails.jsonl --skip-invalid',
+  ])
+    .option('--server <url>', 'server URL (SVC_URL, default http://127.0.0.1:8080)')
+    .option('--api-key <key>', 'API key (SVC_API_KEY)')
+    .option('--from <email>', 'sender address, on a verified domain for LIVE keys')
+    .option('--from-name <name>', 'sender display name')
+    .option('--to <email>', 'recipient (repeatable)', collect)
+    .option('--cc <email>', 'cc (repeatable)', collect)
+    .option('--bcc <email>', 'bcc (repeatable)', collect)
+    .option('--reply-to <email>', 'reply-to (repeatable)', collect)
+    .option('--subject <subject>', 'subject')
+    .option('--text <text>', 'text body, or - for standard input')
+    .option('--html <html>', 'HTML body')
+    .option('--html-file <file>', 'HTML body from a file')
+    .option('--template <slug>', 'a stored template')
+    .option('--var <k=v>', 'template variable (repeatable)', collect)
+    .option('--vars-file <file>', 'JSON object of template variables')
+    .option('--attach <file>', 'attachment (repeatable)', collect)
+    .option('--tag <tag>', 'tag (repeatable)', collect)
+    .option('--header <header>', "custom header 'K: V' (repeatable)", collect)
+    .option('--idempotency-key <key>', 'a retry with the same key never sends twice')
+    .option('--wait', 'follow the email to a final status and print its events')
+    .option('--batch <file>', 'JSONL file of send requests, sent in batches of 100')
+    .option('--skip-invalid', 'with --batch: send the valid lines even when some are invalid')
+    .option('--retries <n>', 'retries of a request refused with 429 or 5xx', '3')
+    .action(lazy(async () => (await import('../send.ts')).send));
+}
