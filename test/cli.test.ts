@@ -117,6 +117,15 @@ describe('svc CLI', () => {
     expect(rv.json().revoked_at).not.toBeNull();
     expect((await svc('keys', 'list', '--project', 'Web', '--json')).json()).toHaveLength(1);
     expect((await svc('keys', 'list', '--project', 'Web', '--include-revoked', '--json')).json()).toHaveLength(2);
+    // The human output shows the secret once, on its own line, and no empty `key: -` above it.
+    const shown = await svc('keys', 'create', '--project', 'Web', '--name', 'shown-once', '--env', 'TEST');
+    expect(shown.code).toBe(0);
+    const keyLines = shown.stdout.split('\n').filter((l) => /\bkey\b/.test(l) && !/^(name|id|prefix)/.test(l));
+    expect(keyLines).toHaveLength(1);
+    expect(keyLines[0]).toMatch(/^key \(shown once, keep it\): svc_test_\S{43}$/);
+    expect(shown.stdout).not.toMatch(/^key: /m);
+    const own = (await svc('keys', 'list', '--project', 'Web', '--json')).json() as { id: string; name: string }[];
+    expect((await svc('keys', 'revoke', own.find((k) => k.name === 'shown-once')!.id)).code).toBe(0);
   });
 
   it('manages users, organizations, projects and members', async () => {
@@ -216,8 +225,17 @@ describe('svc CLI', () => {
     );
     writeFileSync(join(dir, 's.csv'), 'email,reason\na@example.com,HARD_BOUNCE\nnot-an-address,\nb@example.com,\n');
     const imp = await svc('suppressions', 'import', join(dir, 's.csv'), '--project', 'Web', '--json');
-    expect(imp.code).toBe(0);
+    // The good lines are imported, and the refused one makes the command fail.
+    expect(imp.code).toBe(1);
     expect(imp.json()).toMatchObject({ imported: 2, invalid: [{ line: 3, email: 'not-an-address' }] });
+    const human = await svc('suppressions', 'import', join(dir, 's.csv'), '--project', 'Web');
+    expect(human.code).toBe(1);
+    expect(human.stdout.trim()).toBe('imported 2 addresses, refused 1');
+    expect(human.stderr).toMatch(/^refused line 3: not-an-address: .+\n$/);
+    writeFileSync(join(dir, 'ok.csv'), 'email\nc@example.com\n');
+    const clean = await svc('suppressions', 'import', join(dir, 'ok.csv'), '--project', 'Web');
+    expect([clean.code, clean.stderr]).toEqual([0, '']);
+    expect((await svc('suppressions', 'remove', 'c@example.com', '--project', 'Web')).code).toBe(0);
     const exp = await svc('suppressions', 'export', '--project', 'Web', '--output', join(dir, 'out.csv'));
     expect(exp.code).toBe(0);
     const csv = readFileSync(join(dir, 'out.csv'), 'utf8').trim().split('\n');

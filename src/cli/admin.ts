@@ -107,7 +107,8 @@ export async function createKey(_args: string[], opts: Opts): Promise<void> {
       expires_at: str(opts.expiresAt) ?? null,
     });
   });
-  print(opts, key, () => `${record({ ...key, key: undefined })}\nkey (shown once, keep it): ${key.key}`);
+  const { key: secret, ...shown } = key;
+  print(opts, key, () => `${record(shown)}\nkey (shown once, keep it): ${secret}`);
 }
 
 export async function listKeys(_args: string[], opts: Opts): Promise<void> {

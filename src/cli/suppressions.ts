@@ -4,7 +4,7 @@ import { parse } from 'csv-parse';
 import { stringify } from 'csv-stringify';
 import { SingleBar, Presets } from 'cli-progress';
 import { withApp, type GlobalOptions } from './context.ts';
-import { print, record, table } from './io.ts';
+import { EXIT_FAILED, print, record, table } from './io.ts';
 import type { App } from '../app.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
@@ -52,7 +52,7 @@ async function* csvRows(file: string, onBytes: (n: number) => void) {
   }
 }
 
-/** Imports a CSV file with a progress bar (on a TTY) and a summary. */
+/** Imports a CSV file with a progress bar (on a TTY) and a summary; exits 1 when any line was refused. */
 export async function importCsv([file]: string[], opts: Opts): Promise<void> {
   const total = statSync(file!).size;
   const bar =
@@ -71,12 +71,11 @@ export async function importCsv([file]: string[], opts: Opts): Promise<void> {
     );
     bar?.update(total);
     bar?.stop();
-    print(opts, result, () =>
-      [
-        `imported ${result.imported} addresses`,
-        ...result.invalid.map((i) => `  line ${i.line}: ${i.email}: ${i.message}`),
-      ].join('\n'),
-    );
+    // Every good line is imported; a refused one still fails the command, so a script notices.
+    print(opts, result, () => `imported ${result.imported} addresses, refused ${result.invalid.length}`);
+    if (!opts.json)
+      for (const i of result.invalid) process.stderr.write(`refused line ${i.line}: ${i.email}: ${i.message}\n`);
+    if (result.invalid.length > 0) process.exitCode = EXIT_FAILED;
   } finally {
     bar?.stop();
   }
