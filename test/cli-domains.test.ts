@@ -63,7 +63,9 @@ describe('svc domains', () => {
 
   it('verify asks the resolver of --dns-servers and prints each check with its reason', async () => {
     const r = await svc(['domains', 'verify', 'example.com', '--dns-servers', dns.server]);
-    expect(r.code).toBe(0);
+    // Not verified: exit 1, so `until svc domains verify …; do sleep 60; done` waits.
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe('example.com is PENDING, not verified: see the checks above\n');
     expect(r.stdout).toMatch(/^example\.com {2}PENDING/);
     expect(r.stdout).toContain('✗ TXT example.com (spf): TXT example.com does not exist (NXDOMAIN)');
     expect(r.stdout).toContain('(recommended, not required)');
@@ -81,6 +83,26 @@ describe('svc domains', () => {
     const human = await svc(['domains', 'show', 'example.com']);
     expect(human.stdout).toContain('✓ TXT svc');
     expect(human.stdout).not.toContain('warning:');
+  });
+
+  it('warns in add, show and verify when the host name is not fully qualified, saying to set --hostname', async () => {
+    const bare = { SVC_HOSTNAME: 'vm' };
+    expect((await svc(['orgs', 'create', '--name', 'Bare', '--owner', 'o@example.com'])).code).toBe(0);
+    const add = await svc(['domains', 'add', 'bare.example', '--org', 'Bare'], bare);
+    expect(add.code).toBe(0);
+    expect(add.stdout).toContain('v=spf1 a:vm ~all');
+    expect(add.stderr).toMatch(/^warning: the host name "vm" is not a fully qualified domain name.*--hostname/);
+    expect((await svc(['domains', 'delete', 'bare.example'])).code).toBe(0);
+    const show = await svc(['domains', 'show', 'example.com'], bare);
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain('a:vm');
+    expect(show.stderr).toMatch(/^warning: the host name "vm" is not a fully qualified domain name.*--hostname/);
+    const json = await svc(['domains', 'show', 'example.com', '--json'], bare);
+    expect(json.json().name).toBe('example.com');
+    expect(json.stderr).toContain('warning: the host name "vm"');
+    const verify = await svc(['domains', 'verify', 'example.com', '--dns-servers', dns.server], bare);
+    expect(verify.stderr).toContain('warning: the host name "vm"');
+    expect((await svc(['domains', 'show', 'example.com'])).stderr).toBe('');
   });
 
   it('bind, list, unbind and delete', async () => {

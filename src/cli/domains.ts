@@ -1,8 +1,8 @@
 import { createApp } from '../app.ts';
 import { loadConfig } from '../config/load.ts';
-import type { Domain, DomainsService } from '../domains/index.ts';
+import { hostnameProblem, type Domain, type DomainsService } from '../domains/index.ts';
 import type { GlobalOptions } from './context.ts';
-import { print, table } from './io.ts';
+import { EXIT_FAILED, print, table } from './io.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -48,11 +48,14 @@ export function describeDomain(d: Domain, hostname: string): string {
   ].join('\n');
 }
 
-/** Runs one domain operation and prints its result. */
+/** Runs one domain operation and prints its result, with a warning when its records can never verify. */
 const show1 = (opts: Opts, op: (s: DomainsService) => Promise<Domain>) =>
   withDomains(opts, async (s, hostname) => {
     const d = await op(s);
     print(opts, d, () => describeDomain(d, hostname));
+    const problem = hostnameProblem(hostname);
+    if (problem) process.stderr.write(`warning: ${problem}\n`);
+    return d;
   });
 
 export async function add([name]: string[], opts: Opts): Promise<void> {
@@ -70,9 +73,12 @@ export async function list(_args: string[], opts: Opts): Promise<void> {
   print(opts, ds, () => table(rows, ['id', 'name', 'status', 'last_checked_at', 'warning', 'project_ids']));
 }
 
+/** Exits 0 only when the domain is verified, so a script can wait on it; the status and reasons are the output. */
 export async function verify([name]: string[], opts: Opts): Promise<void> {
-  // The check itself succeeding exits 0 whatever it found: the status and reasons are the output.
-  await show1(opts, (s) => s.verifyDomain(name!));
+  const d = await show1(opts, (s) => s.verifyDomain(name!));
+  if (d.status === 'VERIFIED') return;
+  if (!opts.json) process.stderr.write(`${d.name} is ${d.status}, not verified: see the checks above\n`);
+  process.exitCode = EXIT_FAILED;
 }
 
 export async function bind([name]: string[], opts: Opts): Promise<void> {

@@ -5,3 +5,4 @@ export { startDomainChecks } from './scheduler.ts';
 export type { Domain } from './present.ts';
 export type { DnsRecord, RecordCheck } from './records.ts';
 export type { DomainStatus } from './status.ts';
+export { hostnameProblem } from './hostname.ts';
