@@ -18,7 +18,7 @@ import { createCommitter } from '../src/store/committer.ts';
 const dataDir = process.argv[2];
 if (!dataDir) throw new Error('usage: floor-server.ts <data-dir>');
 
-const store = openDatabase(dataDir, { checkpointWorker: true });
+const store = openDatabase(dataDir, { checkpointWorker: true, create: true });
 const db = store.db;
 db.exec(`CREATE TABLE IF NOT EXISTS floor_emails (
   seq INTEGER PRIMARY KEY,

@@ -3,12 +3,13 @@ import type { Config } from './config/schema.ts';
 import { iso, systemClock, type Clock } from './lib/clock.ts';
 import { silentLogger, type Logger } from './lib/logger.ts';
 import { openDatabase, type Db } from './store/db.ts';
+import { findExposedPaths } from './store/data-dir.ts';
 import { createCommitter, type Committer } from './store/committer.ts';
 import { createAccountsRepo, createAccountsService } from './accounts/index.ts';
 import { createKeysRepo, createKeysService } from './keys/index.ts';
 import { createSuppressionsRepo, createSuppressionsService } from './suppressions/index.ts';
 import { createTemplatesRepo, createTemplatesService, createRenderer, type Renderer } from './templates/index.ts';
-import { createDnsResolver, createDomainsRepo, createDomainsService } from './domains/index.ts';
+import { createDnsResolver, createDomainsRepo, createDomainsService, hostnameProblem } from './domains/index.ts';
 import { createEmailsRepo, createEmailsService } from './emails/index.ts';
 import { createIdempotencySql } from './idempotency/index.ts';
 import { createRateLimiter, createUsageSql, LIMITS } from './limits/index.ts';
@@ -21,6 +22,8 @@ export interface AppOverrides {
   logger?: Logger;
   /** The server runs WAL checkpoints in a worker; short CLI runs do not need to. */
   checkpointWorker?: boolean;
+  /** Create a missing data dir and database (`svc init`, `svc serve`); other commands refuse one. */
+  createDataDir?: boolean;
 }
 
 /**
@@ -30,7 +33,10 @@ export interface AppOverrides {
 export function createApp(config: Config, overrides: AppOverrides = {}) {
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? silentLogger;
-  const store = openDatabase(config.dataDir, { checkpointWorker: overrides.checkpointWorker ?? false });
+  const store = openDatabase(config.dataDir, {
+    checkpointWorker: overrides.checkpointWorker ?? false,
+    create: overrides.createDataDir ?? false,
+  });
   const db: Db = store.db;
   const tx: Committer = createCommitter(db);
   const serverSettings = createServerSettings(db, tx);
@@ -117,6 +123,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     hostname,
     /** Records the server's host name for admin commands run later on this data dir. */
     recordHostname: () => serverSettings.recordHostname(hostname, iso(clock.now())),
+    /** What the operator should fix, for `svc serve` to say at start: files others can read, an unusable host name. */
+    startupWarnings: () => startupWarnings(config.dataDir, hostname),
     /** Why an email's recipients are still waiting (read-only; safe from any process). */
     explainQueue: (emailId: string) => deliveryRepo.explain(emailId),
     /** True when the database answers a write: used by /readyz. */
@@ -148,6 +156,21 @@ function makeRenderer(config: Config): Renderer {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/** One line for the log, with the fields a log search wants. */
+export interface StartupWarning {
+  message: string;
+  fields: Record<string, string>;
+}
+
+function startupWarnings(dataDir: string, hostname: string): StartupWarning[] {
+  const exposed = findExposedPaths(dataDir).map(({ path, mode, fix }) => ({
+    message: `${path} is readable by others (mode ${mode}), and it holds secrets: run ${fix}`,
+    fields: { path, mode, fix },
+  }));
+  const problem = hostnameProblem(hostname);
+  return problem ? [...exposed, { message: problem, fields: { hostname } }] : exposed;
+}
 
 /** Base URL of links in emails (cli.md `--public-url`); by default the server's own listen address. */
 function publicUrlOf(config: Config): string {

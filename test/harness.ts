@@ -36,7 +36,7 @@ export async function createTestEnv(
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const clock = new FakeClock('2026-03-15T12:00:00.000Z');
   const config = loadConfig({ flags: { dataDir: dir, templateTimeout: '500ms', ...settings } });
-  const app = createApp(config, { clock, ...overrides });
+  const app = createApp(config, { clock, createDataDir: true, ...overrides });
   const init = await initialize(app.accounts, app.keys, {
     email: 'owner@example.com',
     password: 'owner-password-1',

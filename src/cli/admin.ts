@@ -17,15 +17,18 @@ async function passwordOf(opts: Opts): Promise<string> {
 /** svc init: the owner, organization, project and a TEST key, printed once. */
 export async function init(_args: string[], opts: Opts): Promise<void> {
   const password = await passwordOf(opts);
-  const result = await withApp(opts, (app) =>
-    initialize(app.accounts, app.keys, {
-      email: str(opts.email)!,
-      password,
-      org: str(opts.org)!,
-      project: str(opts.project)!,
-      plan: parseInput(planSchema, opts.plan),
-      acceptDpa: Boolean(opts.acceptDpa),
-    }),
+  const result = await withApp(
+    opts,
+    (app) =>
+      initialize(app.accounts, app.keys, {
+        email: str(opts.email)!,
+        password,
+        org: str(opts.org)!,
+        project: str(opts.project)!,
+        plan: parseInput(planSchema, opts.plan),
+        acceptDpa: Boolean(opts.acceptDpa),
+      }),
+    { create: true },
   );
   print(opts, result, () =>
     [

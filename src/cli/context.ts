@@ -10,10 +10,15 @@ export interface GlobalOptions {
 /**
  * Opens the data dir for an admin command, runs `fn` and closes it again.
  * Admin commands work on the SQLite file directly; WAL lets them run beside a server.
+ * Only `svc init` creates a missing data dir (`create`); the others refuse one.
  */
-export async function withApp<T>(opts: GlobalOptions, fn: (app: App) => Promise<T>): Promise<T> {
+export async function withApp<T>(
+  opts: GlobalOptions,
+  fn: (app: App) => Promise<T>,
+  { create = false }: { create?: boolean } = {},
+): Promise<T> {
   const config = loadConfig({ env: process.env, file: opts.config, flags: { dataDir: opts.dataDir } });
-  const app = createApp(config);
+  const app = createApp(config, { createDataDir: create });
   try {
     return await fn(app);
   } finally {

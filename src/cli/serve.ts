@@ -24,10 +24,11 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
   });
   // Listening from the start: a SIGTERM during start-up still stops cleanly once started.
   const stopSignal = untilSignal(logger);
-  const app = createApp(config, { logger, checkpointWorker: true });
+  const app = createApp(config, { logger, checkpointWorker: true, createDataDir: true });
   try {
     await firstStart(app, config);
     await app.recordHostname();
+    for (const w of app.startupWarnings()) logger.warn(w.fields, w.message);
     const https =
       config.tlsCert && config.tlsKey
         ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) }

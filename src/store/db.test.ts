@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force
 /** A fresh store with one table made by `ddl`, a committer on it, and `close` for both. */
 function committerOn(ddl: string, opts: CommitterOptions, open: OpenOptions = {}) {
   const dir = tempDir();
-  const s = openDatabase(dir, open);
+  const s = openDatabase(dir, { create: true, ...open });
   s.db.exec(ddl);
   const tx = createCommitter(s.db, opts);
   return {
@@ -32,15 +32,22 @@ function committerOn(ddl: string, opts: CommitterOptions, open: OpenOptions = {}
 }
 
 describe('openDatabase', () => {
+  it('refuses a data dir with no database unless asked to create one, and then creates nothing', () => {
+    const dir = tempDir();
+    expect(() => openDatabase(join(dir, 'typo'))).toThrow(StoreOpenError);
+    expect(() => openDatabase(dir)).toThrow(`no svc data dir at ${dir} (no svc.sqlite there)`);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
   it('applies every migration once, in WAL mode with synchronous=FULL', async () => {
     const dir = tempDir();
-    const first = openDatabase(dir);
+    const first = openDatabase(dir, { create: true });
     const latest = loadMigrations().at(-1)!.version;
     expect(first.db.pragma('user_version', { simple: true })).toBe(latest);
     expect(first.db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(first.db.pragma('synchronous', { simple: true })).toBe(2);
     await first.close();
-    const again = openDatabase(dir);
+    const again = openDatabase(dir, { create: true });
     expect(again.db.pragma('user_version', { simple: true })).toBe(latest);
     await again.close();
   });
@@ -64,7 +71,7 @@ describe('openDatabase', () => {
     add.run(12, 'ev-b', 'delivered', '{"recipient":"b@y.test"}', '2026-11-23T00:00:02.000Z');
     v5.close();
 
-    const s = openDatabase(dir);
+    const s = openDatabase(dir, { create: true });
     expect(s.db.pragma('user_version', { simple: true })).toBe(loadMigrations().at(-1)!.version);
     expect(s.db.prepare('SELECT seq, id, type, data FROM email_events WHERE email_seq = 7 ORDER BY seq').all()).toEqual(
       [
@@ -85,19 +92,19 @@ describe('openDatabase', () => {
 
   it('refuses a database newer than this binary with one clear line', async () => {
     const dir = tempDir();
-    const s = openDatabase(dir);
+    const s = openDatabase(dir, { create: true });
     s.db.pragma('user_version = 999');
     await s.close();
-    expect(() => openDatabase(dir)).toThrow(StoreOpenError);
-    expect(() => openDatabase(dir)).toThrow(/schema version 999, newer than this svc/);
+    expect(() => openDatabase(dir, { create: true })).toThrow(StoreOpenError);
+    expect(() => openDatabase(dir, { create: true })).toThrow(/schema version 999, newer than this svc/);
   });
 
   it('refuses a corrupt file with one clear line', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'svc.sqlite'), Buffer.alloc(8192, 7));
-    expect(() => openDatabase(dir)).toThrow(StoreOpenError);
+    expect(() => openDatabase(dir, { create: true })).toThrow(StoreOpenError);
     try {
-      openDatabase(dir);
+      openDatabase(dir, { create: true });
     } catch (e) {
       expect((e as Error).message).not.toContain('\n');
       expect((e as Error).message).toMatch(/svc\.sqlite/);
@@ -106,7 +113,7 @@ describe('openDatabase', () => {
 
   it('runs the checkpoint worker and stops it on close', async () => {
     const dir = tempDir();
-    const s = openDatabase(dir, { checkpointWorker: true });
+    const s = openDatabase(dir, { create: true, checkpointWorker: true });
     expect(s.db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
     await s.close();
     expect(s.db.open).toBe(false);

@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -8,6 +8,7 @@ import { ioTimeout } from '../lib/clock.ts';
 export type Db = Database.Database;
 
 import { StoreOpenError } from './open-error.ts';
+import { prepareDataDir } from './data-dir.ts';
 
 export { StoreOpenError };
 
@@ -23,6 +24,8 @@ export function loadMigrations(): { version: number; name: string; sql: string }
 }
 
 export interface OpenOptions {
+  /** Create the data dir (700) and the database (600) when missing: `svc init` and `svc serve` only. */
+  create?: boolean;
   /** Run periodic WAL checkpoints from a worker thread (the server does; short CLI runs need not). */
   checkpointWorker?: boolean | Partial<CheckpointerSettings>;
 }
@@ -42,13 +45,12 @@ const CHECKPOINTER: CheckpointerSettings = { idleMs: 1000, busyMs: 100, restartF
 const JOURNAL_SIZE_LIMIT = 128 * 1024 * 1024;
 
 /**
- * Opens (creating if needed) the SQLite file in the data dir, applies pending
+ * Opens the SQLite file in the data dir (creating it only with `create`), applies pending
  * migrations, and refuses a database newer than this binary or a corrupt one
  * with one clear line (StoreOpenError).
  */
 export function openDatabase(dataDir: string, opts: OpenOptions = {}): { db: Db; close: () => Promise<void> } {
-  mkdirSync(dataDir, { recursive: true });
-  const file = join(dataDir, 'svc.sqlite');
+  const file = prepareDataDir(dataDir, opts.create ?? false);
   let db: Db;
   try {
     db = new Database(file, { timeout: 5000 });

@@ -22,7 +22,7 @@ let child: ChildProcess | undefined;
 
 /** A data dir with an owner, a verified signing domain bound to the project, and a LIVE key. */
 async function prepareDataDir(): Promise<string> {
-  const app = createApp(loadConfig({ flags: { dataDir: join(dir, 'data') } }));
+  const app = createApp(loadConfig({ flags: { dataDir: join(dir, 'data') } }), { createDataDir: true });
   const init = await initialize(app.accounts, app.keys, {
     email: 'o@example.com',
     password: 'pw-123456789',
