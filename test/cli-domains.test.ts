@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSvc, SVC_ENTRY, type Run } from './cli-runner.ts';
+import { runSvc, startServe, type Run } from './cli-runner.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { HOST, HOST_IPV4, publish } from './domains-helpers.ts';
 
@@ -135,23 +134,9 @@ describe('the host name the admin commands use', () => {
 
   /** `svc serve` until it says it is serving, then SIGTERM. */
   async function serveOnce(args: string[]): Promise<void> {
-    const child = spawn(process.execPath, [SVC_ENTRY, 'serve', '--http-port', '0', '--smtp-port', '0', ...args], {
-      cwd: own,
-      env: { ...process.env, SVC_DATA_DIR: join(own, 'data'), SVC_LOG_FORMAT: 'json', ...env },
-    });
-    let log = '';
-    await new Promise<void>((resolve, reject) => {
-      child.stderr.on('data', (c: Buffer) => {
-        log += c.toString();
-        if (log.includes('svc is serving')) resolve();
-      });
-      child.on('exit', (code) => reject(new Error(`svc serve exited ${code}: ${log}`)));
-    });
-    child.removeAllListeners('exit');
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    expect(log).toContain('"hostname":"mta.example.test"');
+    const served = await startServe(own, args, env);
+    expect(await served.stop()).toBe(0);
+    expect(served.log()).toContain('"hostname":"mta.example.test"');
   }
 
   it('is the one `svc serve` last ran with when a command is given none, so records and checks match the server', async () => {
@@ -172,5 +157,26 @@ describe('the host name the admin commands use', () => {
     expect(flag.json().records[1].value).toBe('v=spf1 a:other.test ~all');
     const viaEnv = await runSvc(own, ['domains', 'show', 'first.example', '--json'], { SVC_HOSTNAME: 'env.test' });
     expect(viaEnv.json().records[1].value).toBe('v=spf1 a:env.test ~all');
+  });
+});
+
+describe('svc serve with a host name that is not fully qualified', () => {
+  it('warns at start, saying to set --hostname', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'svc-cli-bare-host-'));
+    try {
+      const served = await startServe(own, ['--hostname', 'vm']);
+      expect(await served.stop()).toBe(0);
+      const warning = served
+        .log()
+        .split('\n')
+        .find((l) => l.includes('not a fully qualified domain name'));
+      expect(JSON.parse(warning!)).toMatchObject({
+        level: 40,
+        hostname: 'vm',
+        msg: expect.stringContaining('--hostname'),
+      });
+    } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
   });
 });

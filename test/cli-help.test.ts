@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import type { Command} from 'commander';
+import type { Command } from 'commander';
 import { CommanderError } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { buildProgram } from '../src/cli/program.ts';

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
 const ROOT = new URL('..', import.meta.url).pathname;
@@ -12,15 +12,27 @@ export interface Run {
   json: () => any;
 }
 
+export interface RunOptions {
+  /** The umask the command runs under (octal, such as '022'), set by a shell as a user's would be. */
+  umask?: string;
+}
+
+/** The program and arguments that run the CLI from source, under `umask` when given. */
+function command(args: string[], opts: RunOptions): [string, string[]] {
+  if (opts.umask === undefined) return [process.execPath, [SVC_ENTRY, ...args]];
+  return ['/bin/sh', ['-c', `umask ${opts.umask} && exec "$0" "$@"`, process.execPath, SVC_ENTRY, ...args]];
+}
+
 /**
  * Runs the CLI from source in a child process, like a user's shell would, in
  * `dir` with its data dir at `dir/data`; `env` adds variables.
  */
-export function runSvc(dir: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((resolve) => {
+export function runSvc(dir: string, args: string[], env: Record<string, string> = {}, opts: RunOptions = {}) {
+  const [file, argv] = command(args, opts);
+  return new Promise<Run>((resolve) => {
     execFile(
-      process.execPath,
-      [SVC_ENTRY, ...args],
+      file,
+      argv,
       { cwd: dir, env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), ...env } },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
@@ -28,4 +40,44 @@ export function runSvc(dir: string, args: string[], env: Record<string, string> 
       },
     );
   });
+}
+
+export interface Served {
+  child: ChildProcess;
+  /** Everything it logged so far (JSON lines). */
+  log: () => string;
+  /** SIGTERM, then its exit code. */
+  stop: () => Promise<number | null>;
+}
+
+/** `svc serve` from source on free ports, in `dir` with its data dir at `dir/data`, once it says it is serving. */
+export async function startServe(
+  dir: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+  opts: RunOptions = {},
+): Promise<Served> {
+  const [file, argv] = command(['serve', '--http-port', '0', '--smtp-port', '0', ...args], opts);
+  const child = spawn(file, argv, {
+    cwd: dir,
+    env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), SVC_LOG_FORMAT: 'json', ...env },
+  });
+  let log = '';
+  child.stdout.resume();
+  child.stderr.on('data', (c: Buffer) => (log += c.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const onData = () => log.includes('svc is serving') && resolve();
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`svc serve exited ${code}: ${log}`)));
+  });
+  child.removeAllListeners('exit');
+  return {
+    child,
+    log: () => log,
+    stop: () => {
+      const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
 }
