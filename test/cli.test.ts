@@ -231,6 +231,11 @@ describe('svc CLI', () => {
     const human = await svc('suppressions', 'import', join(dir, 's.csv'), '--project', 'Web');
     expect(human.code).toBe(1);
     expect(human.stdout.trim()).toBe('imported 2 addresses, refused 1');
+    writeFileSync(join(dir, 'one.csv'), 'email\nd@example.com\n');
+    expect((await svc('suppressions', 'import', join(dir, 'one.csv'), '--project', 'Web')).stdout).toBe(
+      'imported 1 address, refused 0\n',
+    );
+    expect((await svc('suppressions', 'remove', 'd@example.com', '--project', 'Web')).code).toBe(0);
     expect(human.stderr).toMatch(/^refused line 3: not-an-address: .+\n$/);
     writeFileSync(join(dir, 'ok.csv'), 'email\nc@example.com\n');
     const clean = await svc('suppressions', 'import', join(dir, 'ok.csv'), '--project', 'Web');

@@ -69,6 +69,9 @@ export function table(rows: Record<string, unknown>[], columns: string[]): strin
   );
 }
 
+/** `1 address`, `2 addresses`: a count with its noun. */
+export const count = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`;
+
 /** Key: value lines for one record. */
 export function record(obj: Record<string, unknown>): string {
   return Object.entries(obj)

@@ -4,7 +4,7 @@ import { parse } from 'csv-parse';
 import { stringify } from 'csv-stringify';
 import { SingleBar, Presets } from 'cli-progress';
 import { withApp, type GlobalOptions } from './context.ts';
-import { EXIT_FAILED, print, record, table } from './io.ts';
+import { count, EXIT_FAILED, print, record, table } from './io.ts';
 import type { App } from '../app.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
@@ -72,7 +72,11 @@ export async function importCsv([file]: string[], opts: Opts): Promise<void> {
     bar?.update(total);
     bar?.stop();
     // Every good line is imported; a refused one still fails the command, so a script notices.
-    print(opts, result, () => `imported ${result.imported} addresses, refused ${result.invalid.length}`);
+    print(
+      opts,
+      result,
+      () => `imported ${count(result.imported, 'address', 'addresses')}, refused ${result.invalid.length}`,
+    );
     if (!opts.json)
       for (const i of result.invalid) process.stderr.write(`refused line ${i.line}: ${i.email}: ${i.message}\n`);
     if (result.invalid.length > 0) process.exitCode = EXIT_FAILED;
