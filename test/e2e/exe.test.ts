@@ -50,6 +50,38 @@ function startServer(dataDir = join(dir, 'data'), extra: string[] = []): Promise
   });
 }
 
+/** The longest `svc serve` may take to exit once it has logged `stopped` (everything is closed by then). */
+const EXIT_AFTER_STOPPED_MS = 200;
+
+/**
+ * Sends SIGTERM to the server; resolves with its exit code, whether it logged
+ * `stopped`, and the time from reading that line on stderr to the 'exit' event.
+ */
+function stopServer(): Promise<{ code: number | null; stopped: boolean; exitAfterStoppedMs: number }> {
+  const proc = server!;
+  return new Promise((resolve) => {
+    let log = '';
+    let stoppedAt: number | undefined;
+    proc.stderr!.on('data', (c: Buffer) => {
+      log += c.toString();
+      if (stoppedAt === undefined && /"msg":"stopped"/.test(log)) stoppedAt = performance.now();
+    });
+    proc.once('exit', (code) => {
+      const exitedAt = performance.now();
+      // Output can still arrive after 'exit': a `stopped` line read only then came from a process already gone.
+      proc.once('close', () => {
+        server = undefined;
+        resolve({
+          code,
+          stopped: /"msg":"stopped"/.test(log),
+          exitAfterStoppedMs: exitedAt - (stoppedAt ?? exitedAt),
+        });
+      });
+    });
+    proc.kill('SIGTERM');
+  });
+}
+
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
   // Always rebuild so the test never drives a stale executable (warm build: a few seconds).
@@ -181,11 +213,10 @@ describe('the packaged executable', () => {
     expect(((await after.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
   });
 
-  it('stops cleanly on SIGTERM', async () => {
-    const exited = new Promise<number | null>((resolve) => server!.once('exit', (code) => resolve(code)));
-    server!.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    server = undefined;
+  it('stops cleanly on SIGTERM, exiting right after it logs `stopped`', async () => {
+    const r = await stopServer();
+    expect(r).toMatchObject({ code: 0, stopped: true });
+    expect(r.exitAfterStoppedMs, 'ms from the `stopped` line to exit').toBeLessThan(EXIT_AFTER_STOPPED_MS);
   });
 });
 
@@ -256,9 +287,8 @@ describe('the packaged executable delivering LIVE mail', () => {
     expect(mx.received[0]!.to.sort()).toEqual(['ada@dest.test', 'grace@dest.test']);
     expect(await verifyDkim(mx.received[0]!.raw, dns)).toMatchObject({ status: 'pass', domain: 'sender.test' });
 
-    const exited = new Promise<number | null>((resolve) => server!.once('exit', (code) => resolve(code)));
-    server!.kill('SIGTERM');
-    expect(await exited).toBe(0);
-    server = undefined;
+    const r = await stopServer();
+    expect(r).toMatchObject({ code: 0, stopped: true });
+    expect(r.exitAfterStoppedMs, 'ms from the `stopped` line to exit').toBeLessThan(EXIT_AFTER_STOPPED_MS);
   });
 });
