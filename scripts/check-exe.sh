@@ -19,6 +19,8 @@ set -euo pipefail
 VERSION_MIN_BUDGET_MS=200
 VERSION_FLOOR_FACTOR=3
 VERSION_RUNS=7
+# Once `svc serve` logs `stopped` it has closed everything: it must exit within this (polled every ~10 ms).
+STOP_EXIT_BUDGET_MS=200
 now_us() { local t=${EPOCHREALTIME/./}; echo $((10#$t)); }
 median_of() { printf '%s\n' "$@" | sort -n | sed -n "$(($# / 2 + 1))p"; }
 
@@ -176,13 +178,26 @@ else
     pass "svc send: status SIMULATED, id $(json_str id <<<"$out")"
   fi
 
+  # Everything is closed once it logs `stopped`: the process must be gone right after.
   kill -TERM "$server_pid"
-  for ((i = 0; i < 150; i++)); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.1; done
+  t0=$(now_us)
+  stopped_at=""
+  for ((i = 0; i < 1500; i++)); do
+    [[ -z $stopped_at ]] && grep -q '"msg":"stopped"' "$log" && stopped_at=$(now_us)
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.01
+  done
+  exited_at=$(now_us)
   kill -0 "$server_pid" 2>/dev/null && fail "svc serve still running 15 s after SIGTERM"
   wait "$server_pid" && rc=0 || rc=$?
   server_pid=""
   ((rc == 0)) || fail "svc serve exited $rc after SIGTERM (want 0)"
-  pass "svc serve stopped on SIGTERM with exit 0"
+  grep -q '"msg":"stopped"' "$log" || fail "svc serve exited without logging stopped"
+  # Seen only after the exit: both fell within one poll.
+  after_stopped=$(((exited_at - ${stopped_at:-$exited_at}) / 1000))
+  ((after_stopped < STOP_EXIT_BUDGET_MS)) ||
+    fail "svc serve exited ${after_stopped} ms after logging stopped (budget ${STOP_EXIT_BUDGET_MS} ms)"
+  pass "svc serve stopped on SIGTERM with exit 0 in $(((exited_at - t0) / 1000)) ms, ${after_stopped} ms after logging stopped"
 fi
 
 echo "check-exe: all steps passed"
