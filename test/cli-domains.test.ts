@@ -1,3 +1,4 @@
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -176,6 +177,39 @@ describe('svc serve with a host name that is not fully qualified', () => {
         msg: expect.stringContaining('--hostname'),
       });
     } finally {
+      rmSync(own, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('svc serve stopping while a domain check waits on DNS', () => {
+  it('exits right after `stopped`, with no error after it', async () => {
+    const own = mkdtempSync(join(tmpdir(), 'svc-cli-silent-dns-'));
+    // A resolver that never answers.
+    const silent = createSocket('udp4').on('message', () => {});
+    await new Promise<void>((resolve) => silent.bind(0, '127.0.0.1', resolve));
+    const dnsServers = `127.0.0.1:${silent.address().port}`;
+    try {
+      const init = ['init', '--email', 'o@example.com', '--password', 'pw-123456789', '--org', 'Acme'];
+      expect((await runSvc(own, init)).code).toBe(0);
+      expect((await runSvc(own, ['domains', 'add', 'example.com', '--org', 'Acme'])).code).toBe(0);
+      const asked = new Promise((resolve) => silent.once('message', resolve));
+      const served = await startServe(own, ['--dns-servers', dnsServers, '--hostname', HOST]);
+      await asked;
+      let stoppedAt = 0;
+      served.child.stderr!.on(
+        'data',
+        () => (stoppedAt ||= served.log().includes('"msg":"stopped"') ? performance.now() : 0),
+      );
+      expect(await served.stop()).toBe(0);
+      const exitedAt = performance.now();
+      expect(stoppedAt).toBeGreaterThan(0);
+      expect(exitedAt - stoppedAt).toBeLessThan(200);
+      const afterStopped = served.log().slice(served.log().indexOf('"msg":"stopped"'));
+      expect(afterStopped.trim().split('\n')).toHaveLength(1);
+      expect(served.log()).not.toContain('"level":50');
+    } finally {
+      silent.close();
       rmSync(own, { recursive: true, force: true });
     }
   });

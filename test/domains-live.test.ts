@@ -139,9 +139,34 @@ describe('periodic checks', () => {
       );
     }
     expect(await status()).toBe('FAILED');
-    checks.stop();
+    await checks.stop();
     publish(t.dns, d);
     t.env.clock.advance(10 * H);
     expect(await status()).toBe('FAILED');
+  });
+});
+
+describe('stopping the periodic checks', () => {
+  it('cancels a lookup in flight at once and records nothing of the check it cut short', async () => {
+    t = await createDomainsEnv('FREE');
+    const d = await t.env.app.domains.addDomain({ name: 'example.com', organization: 'Acme' });
+    publish(t.dns, d);
+    // The DKIM record's server never answers: the resolver would wait 2 × 2 s.
+    t.dns.set(d.records[0]!.name, { silent: true });
+    const { logger, lines } = captureLogger();
+    const checks = startDomainChecks({ service: t.env.app.domains, clock: t.env.clock, logger, intervalMs: H });
+    t.env.clock.advance(0);
+    await vi.waitFor(() => expect(t.dns.queries).toContain(`TXT ${d.records[0]!.name}`));
+    const stopped = await Promise.race([
+      checks.stop().then(() => 'stopped'),
+      new Promise((resolve) => setTimeout(() => resolve('still waiting on DNS'), 1000)),
+    ]);
+    expect(stopped).toBe('stopped');
+    expect((await t.env.app.domains.getDomain('example.com')).last_checked_at).toBeNull();
+    expect(lines.filter((l) => (l.level as number) >= 50)).toEqual([]);
+    // Stopped for good: the next interval starts no run.
+    const asked = t.dns.queries.length;
+    t.env.clock.advance(2 * H);
+    expect(t.dns.queries.length).toBe(asked);
   });
 });

@@ -49,7 +49,8 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
       intervalMs: config.domainCheckInterval,
     });
     await stopSignal;
-    checks.stop();
+    // Before the store closes: a domain check waiting on DNS is cancelled, not waited for.
+    await checks.stop();
     // Stop accepting first; app.close() then lets deliveries in flight finish or return to the queue.
     await server.close();
   } finally {

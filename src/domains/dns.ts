@@ -17,6 +17,8 @@ export interface DnsLookups {
   mx(name: string): Promise<Lookup>;
   /** A and AAAA addresses. */
   addresses(name: string): Promise<Lookup>;
+  /** Ends every lookup in flight at once (each answers a temporary failure): shutdown must not wait on DNS. */
+  cancel(): void;
 }
 
 export interface DnsOptions {
@@ -59,6 +61,7 @@ export function createDnsResolver(servers: string[] | undefined, opts: DnsOption
     }
   };
   return {
+    cancel: () => resolver.cancel(),
     txt: (name) => run(`TXT ${name}`, async () => (await resolver.resolveTxt(name)).map((r) => r.join(''))),
     mx: (name) =>
       run(`MX ${name}`, async () => (await resolver.resolveMx(name)).map((r) => normalizeHostname(r.exchange))),

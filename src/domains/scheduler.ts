@@ -10,28 +10,41 @@ export interface DomainChecksDeps {
   intervalMs: number;
 }
 
+export interface DomainChecks {
+  /**
+   * Stops the checks: no new run starts, a run in progress has its DNS lookups
+   * cancelled and records nothing more, and the promise settles once it has
+   * ended, so the store can be closed after it (a lookup to a slow resolver
+   * kept `svc serve` alive for seconds after `stopped`, then failed on the
+   * closed store).
+   */
+  stop(): Promise<void>;
+}
+
 /**
  * Re-verifies every domain now and then every `intervalMs`, so records that
  * disappear are noticed and a domain published after `add` becomes verified on
  * its own. A run still going when the next is due is not doubled.
  */
-export function startDomainChecks({ service, clock, logger, intervalMs }: DomainChecksDeps): { stop(): void } {
-  let running = false;
+export function startDomainChecks({ service, clock, logger, intervalMs }: DomainChecksDeps): DomainChecks {
+  const stopping = new AbortController();
+  let running: Promise<void> | undefined;
   const tick = () => {
-    if (running) return;
-    running = true;
-    void service
-      .verifyAll()
+    if (running || stopping.signal.aborted) return;
+    running = service
+      .verifyAll(stopping.signal)
       .then((r) => logger.debug(r, 'domain checks done'))
       .catch((e: unknown) => logger.error({ err: e }, 'domain checks failed'))
-      .finally(() => (running = false));
+      .finally(() => (running = undefined));
   };
   const first = clock.setTimeout(tick, 0);
   const every = clock.setInterval(tick, intervalMs);
   return {
-    stop() {
+    async stop() {
       first.cancel();
       every.cancel();
+      stopping.abort();
+      await running;
     },
   };
 }

@@ -96,9 +96,9 @@ export function createDomainsService(deps: DomainsDeps) {
       return present(row);
     },
 
-    /** Checks every domain; the server runs this periodically. */
-    async verifyAll(): Promise<{ checked: number; errors: number }> {
-      return verifyRows(verifyDeps, await repo.listDomainIds());
+    /** Checks every domain; the server runs this periodically, and `signal` stops it when the server stops. */
+    async verifyAll(signal?: AbortSignal): Promise<{ checked: number; errors: number }> {
+      return verifyRows(verifyDeps, await repo.listDomainIds(), signal);
     },
 
     /** Binds a domain to a project of its organization: once verified, the project's LIVE keys may send from it. */

@@ -17,7 +17,12 @@ function lookups(over: Partial<Record<string, Lookup>> = {}): DnsLookups {
     ...over,
   };
   const get = (k: string) => Promise.resolve(table[k] ?? found());
-  return { txt: (n) => get(`txt ${n}`), mx: (n) => get(`mx ${n}`), addresses: (n) => get(`addr ${n}`) };
+  return {
+    txt: (n) => get(`txt ${n}`),
+    mx: (n) => get(`mx ${n}`),
+    addresses: (n) => get(`addr ${n}`),
+    cancel: () => {},
+  };
 }
 
 const check = (record: string, dns = lookups()) => spfAuthorises(record, 'example.com', HOST, dns);

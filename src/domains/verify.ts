@@ -15,9 +15,18 @@ export interface VerifyDeps {
   gracePeriodMs: number;
 }
 
-/** Checks a domain's records, stores the check and the new state, and logs a change of status or warning. */
-export async function verifyRow(deps: VerifyDeps, row: DomainRow): Promise<DomainRow | undefined> {
+/**
+ * Checks a domain's records, stores the check and the new state, and logs a
+ * change of status or warning. A check cut short by `signal` (the server
+ * stopping) stores nothing: its cancelled lookups say nothing of the records.
+ */
+export async function verifyRow(
+  deps: VerifyDeps,
+  row: DomainRow,
+  signal?: AbortSignal,
+): Promise<DomainRow | undefined> {
   const run = await runChecks(deps.dns, recordsOf(row, deps.hostname), deps.hostname);
+  if (signal?.aborted) return undefined;
   const now = deps.clock.now();
   const facts = { outcome: run.outcome, summary: run.summary, now, graceMs: deps.gracePeriodMs };
   const result = await deps.repo.recordCheck(row.id, iso(now), JSON.stringify(run.checks), (current) =>
@@ -38,18 +47,33 @@ function logChange(logger: Logger, before: DomainRow, after: DomainRow): void {
   }
 }
 
-/** Verifies every domain one after another (a slow resolver never floods); a failure of one is logged. */
-export async function verifyRows(deps: VerifyDeps, ids: string[]): Promise<{ checked: number; errors: number }> {
+/**
+ * Verifies every domain one after another (a slow resolver never floods); a
+ * failure of one is logged. `signal` stops the run: the lookups in flight are
+ * cancelled and no further domain is checked.
+ */
+export async function verifyRows(
+  deps: VerifyDeps,
+  ids: string[],
+  signal?: AbortSignal,
+): Promise<{ checked: number; errors: number }> {
   let errors = 0;
-  for (const id of ids) {
-    const row = await deps.repo.findDomainById(id);
-    if (!row) continue;
-    try {
-      await verifyRow(deps, row);
-    } catch (e) {
-      errors++;
-      deps.logger.error({ domain: row.name, err: e }, 'domain check failed');
+  const cancel = () => deps.dns.cancel();
+  signal?.addEventListener('abort', cancel, { once: true });
+  try {
+    for (const id of ids) {
+      if (signal?.aborted) break;
+      const row = await deps.repo.findDomainById(id);
+      if (!row) continue;
+      try {
+        await verifyRow(deps, row, signal);
+      } catch (e) {
+        errors++;
+        deps.logger.error({ domain: row.name, err: e }, 'domain check failed');
+      }
     }
+  } finally {
+    signal?.removeEventListener('abort', cancel);
   }
   return { checked: ids.length, errors };
 }
