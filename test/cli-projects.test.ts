@@ -57,7 +57,7 @@ describe('svc projects settings', () => {
   it('has --help with an example', async () => {
     const h = await svc('projects', 'settings', '--help');
     expect(h.code).toBe(0);
-    expect(h.stdout).toMatch(/\nExamples?:\n  svc projects settings /);
+    expect(h.stdout).toMatch(/\nExamples?:\n {2}svc projects settings /);
     expect(h.stdout).toContain('--click-tracking');
   });
 });
