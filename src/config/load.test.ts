@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from './load.ts';
 import { configSchema } from './schema.ts';
 import { SETTINGS } from './settings.ts';
@@ -21,9 +21,7 @@ describe('loadConfig', () => {
   });
 
   it('lets flags beat env and env beat the file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svc-cfg-'));
-    const file = join(dir, 'svc.json');
-    writeFileSync(file, JSON.stringify({ httpPort: 1000, smtpPort: 1001, mxPort: 1002 }));
+    const file = configFile({ httpPort: 1000, smtpPort: 1001, mxPort: 1002 });
     const c = loadConfig({ file, env: { SVC_SMTP_PORT: '2001', SVC_MX_PORT: '2002' }, flags: { mxPort: '3002' } });
     expect([c.httpPort, c.smtpPort, c.mxPort]).toEqual([1000, 2001, 3002]);
   });
@@ -80,8 +78,13 @@ describe('loadConfig', () => {
   });
 });
 
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
 function configFile(object: unknown): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'svc-cfg-')), 'svc.json');
+  const dir = mkdtempSync(join(tmpdir(), 'svc-cfg-'));
+  dirs.push(dir);
+  const file = join(dir, 'svc.json');
   writeFileSync(file, JSON.stringify(object));
   return file;
 }
