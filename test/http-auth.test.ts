@@ -174,6 +174,7 @@ describe('per-key request rate', () => {
       resHeaders: { ...limited('1', '0'), 'retry-after': /^[1-9]\d*$/ },
     });
     expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(res.json().error.message).toBe('More than 1 request per second');
     // Reads count too; another key has its own budget.
     await runCase(env, k, { name: 'read', status: 429, code: 'rps_exceeded' });
     await runCase(env, await env.key({ env: 'TEST' }), { name: 'other key', body: email(), status: 202 });
@@ -203,6 +204,7 @@ describe('per-key request rate', () => {
     const k = await env.key({ env: 'TEST' });
     await runCase(env, k, { name: '1', body: email(), status: 202, resHeaders: limited('2', '1') });
     await runCase(env, k, { name: '2', status: 200, resHeaders: limited('2', '0') });
-    await runCase(env, k, { name: '3', body: email(), status: 429, code: 'rps_exceeded' });
+    const third = await runCase(env, k, { name: '3', body: email(), status: 429, code: 'rps_exceeded' });
+    expect(third.json().error.message).toBe('More than 2 requests per second');
   });
 });

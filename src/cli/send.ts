@@ -1,10 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { request } from 'undici';
 import { readStdin, type GlobalOptions } from './context.ts';
 import { print, record, table, UsageError } from './io.ts';
-import { AppError, errorRegistry, type ErrorCode } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { sleep } from '../lib/sleep.ts';
+import { createApiClient, type ApiClient } from './api-client.ts';
 import { sendBatchFile } from './send-batch.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
@@ -12,50 +13,6 @@ const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 const list = (v: unknown) => (Array.isArray(v) ? (v as string[]) : undefined);
 const FINAL = new Set(['DELIVERED', 'BOUNCED', 'COMPLAINED', 'FAILED', 'SIMULATED']);
 const WAIT_LIMIT_MS = 15 * 60_000;
-
-export interface ApiClient {
-  call(
-    method: 'GET' | 'POST',
-    path: string,
-    body?: unknown,
-    headers?: Record<string, string>,
-  ): Promise<{ status: number; data: unknown; headers: Record<string, unknown> }>;
-}
-
-/** A tiny Public API client over undici; an error envelope becomes an AppError with the server's code. */
-export function createApiClient(opts: Opts): ApiClient {
-  const server = (str(opts.server) ?? process.env.SVC_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
-  const key = str(opts.apiKey) ?? process.env.SVC_API_KEY;
-  if (!key) throw new UsageError('give --api-key or set SVC_API_KEY');
-  return {
-    async call(method, path, body, headers = {}) {
-      let res;
-      try {
-        res = await request(server + path, {
-          method,
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...headers },
-          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        });
-      } catch (e) {
-        throw new AppError('service_unavailable', `cannot reach ${server}: ${(e as Error).message}`);
-      }
-      const json = (await res.body.json().catch(() => null)) as {
-        data?: unknown;
-        error?: { code: string; message: string; details: unknown };
-      } | null;
-      if (res.statusCode >= 400) {
-        const code = (json?.error?.code ?? 'internal_error') as ErrorCode;
-        const known = code in errorRegistry ? code : 'internal_error';
-        throw new AppError(
-          known,
-          json?.error?.message ?? `HTTP ${res.statusCode}`,
-          (json?.error?.details as Record<string, unknown>) ?? null,
-        );
-      }
-      return { status: res.statusCode, data: json?.data, headers: res.headers };
-    },
-  };
-}
 
 async function bodyFromFlags(opts: Opts): Promise<Record<string, unknown>> {
   const text = str(opts.text) === '-' ? await readStdin() : str(opts.text);
@@ -99,18 +56,18 @@ async function bodyFromFlags(opts: Opts): Promise<Record<string, unknown>> {
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
 }
 
-/** svc send: one email (or --batch FILE.jsonl) through a running server's Public API. */
+/**
+ * svc send: one email (or --batch FILE.jsonl) through a running server's Public API.
+ * A single send always carries an Idempotency-Key (a new one unless given), so a
+ * retry after a lost answer can never send the email twice.
+ */
 export async function send(_args: string[], opts: Opts): Promise<void> {
-  const client = createApiClient(opts);
-  if (str(opts.batch)) return sendBatchFile(client, str(opts.batch)!, opts);
+  const client = createApiClient({ server: str(opts.server), apiKey: str(opts.apiKey), retries: opts.retries });
+  if (str(opts.batch))
+    return sendBatchFile(client, str(opts.batch)!, { ...opts, skipInvalid: Boolean(opts.skipInvalid) });
   if (!list(opts.to) && !str(opts.template)) throw new UsageError('give at least one --to');
-  const idem = str(opts.idempotencyKey);
-  const res = await client.call(
-    'POST',
-    '/v1/emails',
-    await bodyFromFlags(opts),
-    idem ? { 'idempotency-key': idem } : {},
-  );
+  const idempotencyKey = str(opts.idempotencyKey) ?? randomUUID();
+  const res = await client.call('POST', '/v1/emails', await bodyFromFlags(opts), { 'idempotency-key': idempotencyKey });
   const data = res.data as { id: string; status: string; skipped_recipients: unknown[] };
   if (!opts.wait) return print(opts, data, () => record(data));
   const { email, events } = await follow(client, data.id);
