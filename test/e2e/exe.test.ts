@@ -190,15 +190,29 @@ describe('the packaged executable', () => {
         : good(i),
     );
     writeFileSync(join(dir, 'batch.jsonl'), lines.join('\n') + '\n');
-    const r = await svc('send', '--server', base, '--api-key', key, '--batch', join(dir, 'batch.jsonl'), '--json');
+    const batch = (...extra: string[]) =>
+      svc('send', '--server', base, '--api-key', key, '--batch', join(dir, 'batch.jsonl'), '--json', ...extra);
+    // Every line is checked before any is sent: one invalid line, and nothing goes.
+    const refused = await batch();
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({
+      accepted_count: 0,
+      failed_count: 1,
+      results: [
+        {
+          line: 121,
+          id: null,
+          error: { code: 'request_validation_failed', message: expect.stringMatching(/^to\.0: /) },
+        },
+      ],
+    });
+    // --skip-invalid sends the 149 valid lines, in batches of 100 and 49.
+    const r = await batch('--skip-invalid');
     const out = JSON.parse(r.stdout);
-    // One structurally invalid item makes its whole batch of 100 fail validation (batch rule 4);
-    // the first batch is accepted and every line of the second is reported.
     expect(r.code).toBe(1);
-    expect(out).toMatchObject({ accepted_count: 100, failed_count: 50 });
-    const bad = out.results.find((x: { line: number }) => x.line === 121);
-    expect(bad.error).toMatchObject({ code: 'request_validation_failed', message: expect.stringMatching(/^to\.0: /) });
-    expect(out.results.filter((x: { error: unknown }) => x.error === null)).toHaveLength(100);
+    expect(out).toMatchObject({ accepted_count: 149, failed_count: 1 });
+    expect(out.results).toHaveLength(150);
+    expect(out.results.filter((x: { error: unknown }) => x.error === null)).toHaveLength(149);
   });
 
   it('refuses a key revoked with the CLI on the running server’s next request', async () => {
