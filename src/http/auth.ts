@@ -32,7 +32,13 @@ export function requireKey(app: App, access: Access) {
         'X-RateLimit-Remaining': String(r.remaining),
         'X-RateLimit-Reset': String(r.reset),
       });
-      if (!r.allowed) throw new AppError('rps_exceeded', `More than ${limit} ${limit === 1 ? 'request' : 'requests'} per second`, { limit }, r.reset);
+      if (!r.allowed)
+        throw new AppError(
+          'rps_exceeded',
+          `More than ${limit} ${limit === 1 ? 'request' : 'requests'} per second`,
+          { limit },
+          r.reset,
+        );
     }
     assertAllowed(principal.permissions, access);
     req.principal = principal;
