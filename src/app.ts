@@ -42,7 +42,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
   const serverSettings = createServerSettings(db, tx);
   // `svc serve` passes its own (configured or OS) host name; an admin command given none
   // uses the one the server last ran with, so both name and check the same host.
-  const hostname = resolveHostname(config.hostname, serverSettings.storedHostname());
+  const stored = serverSettings.stored();
+  const hostname = resolveHostname(config.hostname, stored.hostname);
+  // Likewise the resolver: `svc domains verify` in another shell asks the one the server asks.
+  const dnsServers = config.dnsServers ?? stored.dnsServers;
   let renderer: Renderer | undefined;
   // The render pool starts on first use, so admin commands never spawn threads.
   const lazyRenderer = {
@@ -65,7 +68,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     accounts,
     clock,
     logger,
-    dns: createDnsResolver(config.dnsServers),
+    dns: createDnsResolver(dnsServers),
     hostname,
     gracePeriodMs: config.domainGracePeriod,
   });
@@ -121,8 +124,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     tracking,
     /** The host name this app works with (EHLO, Message-ID, SPF and return-path records). */
     hostname,
-    /** Records the server's host name for admin commands run later on this data dir. */
-    recordHostname: () => serverSettings.recordHostname(hostname, iso(clock.now())),
+    /** Records the server's host name and resolver for admin commands run later on this data dir. */
+    recordServerSettings: () =>
+      serverSettings.record({ hostname, dnsServers: config.dnsServers ?? [] }, iso(clock.now())),
     /** What the operator should fix, for `svc serve` to say at start: files others can read, an unusable host name. */
     startupWarnings: () => startupWarnings(config.dataDir, hostname),
     /** Why an email's recipients are still waiting (read-only; safe from any process). */

@@ -159,6 +159,20 @@ describe('the host name the admin commands use', () => {
     const viaEnv = await runSvc(own, ['domains', 'show', 'first.example', '--json'], { SVC_HOSTNAME: 'env.test' });
     expect(viaEnv.json().records[1].value).toBe('v=spf1 a:env.test ~all');
   });
+
+  it('and so is its resolver: verify given no --dns-servers asks the one `svc serve` was given', async () => {
+    const noResolver = { ...env, SVC_DNS_SERVERS: '' };
+    await serveOnce(['--hostname', 'mta.example.test', '--dns-servers', dns.server]);
+    const asked = dns.queries.length;
+    const r = await runSvc(own, ['domains', 'verify', 'first.example', '--json'], noResolver);
+    expect(r.json().checks.length).toBeGreaterThan(0);
+    expect(dns.queries.slice(asked)).toContain('TXT first.example');
+    // A server started on the system's resolver leaves the commands on it too.
+    await serveOnce(['--hostname', 'mta.example.test']);
+    const before = dns.queries.length;
+    await runSvc(own, ['domains', 'verify', 'first.example', '--json'], noResolver);
+    expect(dns.queries.length).toBe(before);
+  });
 });
 
 describe('svc serve with a host name that is not fully qualified', () => {

@@ -16,8 +16,9 @@ const CONFIG_FLAGS = new Set(['dataDir', 'config', 'json']);
 export async function serve(_args: string[], opts: Opts): Promise<void> {
   const flags = Object.fromEntries(Object.entries(opts).filter(([k]) => !CONFIG_FLAGS.has(k) || k === 'dataDir'));
   const loaded = loadConfig({ env: process.env, file: opts.config, flags });
-  // The server's host name defaults to the OS's (cli.md), never to one recorded by an earlier run.
-  const config = { ...loaded, hostname: loaded.hostname ?? hostname() };
+  // The server's host name defaults to the OS's and its resolver to the system's (cli.md),
+  // never to ones recorded by an earlier run.
+  const config = { ...loaded, hostname: loaded.hostname ?? hostname(), dnsServers: loaded.dnsServers ?? [] };
   const logger = createLogger({
     level: config.logLevel,
     format: config.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'),
@@ -27,7 +28,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
   const app = createApp(config, { logger, checkpointWorker: true, createDataDir: true });
   try {
     await firstStart(app, config);
-    await app.recordHostname();
+    await app.recordServerSettings();
     for (const w of app.startupWarnings()) logger.warn(w.fields, w.message);
     const https =
       config.tlsCert && config.tlsKey
