@@ -7,6 +7,7 @@ import { findExposedPaths } from './store/data-dir.ts';
 import { createCommitter, type Committer } from './store/committer.ts';
 import { createAccountsRepo, createAccountsService } from './accounts/index.ts';
 import { createKeysRepo, createKeysService } from './keys/index.ts';
+import { createLoginThrottle, createSessionsRepo, createSessionsService } from './sessions/index.ts';
 import { createSuppressionsRepo, createSuppressionsService } from './suppressions/index.ts';
 import { createTemplatesRepo, createTemplatesService, createRenderer, type Renderer } from './templates/index.ts';
 import { createDnsResolver, createDomainsRepo, createDomainsService, hostnameProblem } from './domains/index.ts';
@@ -52,8 +53,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     render: (...args: Parameters<Renderer['render']>) => (renderer ??= makeRenderer(config)).render(...args),
   };
 
+  const accountsRepo = createAccountsRepo(db, tx);
   const accounts = createAccountsService({
-    repo: createAccountsRepo(db, tx),
+    repo: accountsRepo,
     clock,
     defaultPlan: config.defaultPlan,
   });
@@ -103,9 +105,16 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
       },
       deliveryOptions(config, hostname),
     ));
-  // Expired idempotency records are purged once an hour.
+  const sessions = createSessionsService({
+    repo: createSessionsRepo(db, tx),
+    clock,
+    throttle: createLoginThrottle(clock),
+    users: accountsRepo,
+  });
+  // Expired idempotency records and session tokens are purged once an hour.
   const purge = clock.setInterval(() => {
     void tx.write(() => idempotency.purgeExpired(iso(clock.now()))).catch(() => {});
+    void sessions.purgeExpired().catch(() => {});
   }, 3_600_000);
 
   return {
@@ -114,6 +123,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     logger,
     db,
     accounts,
+    sessions,
     keys,
     suppressions,
     templates,

@@ -45,6 +45,10 @@ export function createAccountsRepo(db: Db, tx: Committer) {
     orgById: db.prepare<[string], OrgRow>('SELECT * FROM organizations WHERE id = ?'),
     orgByName: db.prepare<[string], OrgRow>('SELECT * FROM organizations WHERE name = ?'),
     orgs: db.prepare<[], OrgRow>('SELECT * FROM organizations ORDER BY created_at, id'),
+    orgsOfUser: db.prepare<[string], OrgRow & { role: Role }>(
+      `SELECT o.*, m.role FROM memberships m JOIN organizations o ON o.id = m.organization_id
+       WHERE m.user_id = ? ORDER BY o.created_at, o.id`,
+    ),
     orgCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM organizations'),
     projectById: db.prepare<[string], ProjectRow>('SELECT * FROM projects WHERE id = ?'),
     projectsByName: db.prepare<[string], ProjectRow>('SELECT * FROM projects WHERE name = ?'),
@@ -79,6 +83,7 @@ export function createAccountsRepo(db: Db, tx: Committer) {
     findOrgById: (id: string) => read(q.orgById.get(id)),
     findOrgByName: (name: string) => read(q.orgByName.get(name)),
     listOrgs: () => read(q.orgs.all()),
+    listOrgsOfUser: (userId: string) => read(q.orgsOfUser.all(userId)),
     countOrgs: () => read(q.orgCount.get()!.n),
     findProjectById: (id: string) => read(q.projectById.get(id)),
     listProjectsByName: (name: string) => read(q.projectsByName.all(name)),

@@ -15,6 +15,7 @@ import {
   projectSettingsSchema,
   PROJECT_SETTING_DEFAULTS,
   type ProjectSettings,
+  type Role,
 } from './schema.ts';
 
 export interface AccountsDeps {
@@ -125,6 +126,11 @@ export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps
 
     async listOrgs(): Promise<Organization[]> {
       return (await repo.listOrgs()).map(toOrganization);
+    },
+
+    /** The organizations a user is a member of, with the user's role in each. */
+    async listOrgsOfUser(userId: string): Promise<(Organization & { role: Role })[]> {
+      return (await repo.listOrgsOfUser(userId)).map((o) => ({ ...toOrganization(o), role: o.role }));
     },
 
     async countOrgs(): Promise<number> {

@@ -3,14 +3,16 @@ import { AppError } from '../errors.ts';
 import type { App } from '../app.ts';
 import { requestRateOf } from '../limits/index.ts';
 import { assertAllowed, type Access, type KeyPrincipal } from '../keys/index.ts';
+import type { SessionPrincipal } from '../sessions/index.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: KeyPrincipal;
+    session?: SessionPrincipal;
   }
 }
 
-function bearer(req: FastifyRequest): string | undefined {
+export function bearer(req: FastifyRequest): string | undefined {
   const h = req.headers.authorization;
   const m = h ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
   return m?.[1];
@@ -48,4 +50,19 @@ export function requireKey(app: App, access: Access) {
 export function principalOf(req: FastifyRequest): KeyPrincipal {
   if (!req.principal) throw new AppError('unauthorized');
   return req.principal;
+}
+
+/**
+ * A preHandler for Management API routes: a session token from login, never an
+ * API key (contract, "Authentication" 7): anything else is 401 unauthorized.
+ */
+export function requireSession(app: App) {
+  return async (req: FastifyRequest): Promise<void> => {
+    req.session = await app.sessions.authenticate(bearer(req));
+  };
+}
+
+export function sessionOf(req: FastifyRequest): SessionPrincipal {
+  if (!req.session) throw new AppError('unauthorized');
+  return req.session;
 }

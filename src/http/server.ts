@@ -9,6 +9,9 @@ import { createHttpMetrics } from './metrics.ts';
 import { registerEmailRoutes } from './routes-emails.ts';
 import { registerOpsRoutes } from './routes-ops.ts';
 import { registerTrackingRoutes } from './routes-tracking.ts';
+import { registerAuthRoutes } from './routes-auth.ts';
+import { registerManagementRoutes } from './routes-management.ts';
+import fastifyCookie from '@fastify/cookie';
 
 /** A client-sent X-Request-ID is kept when it is at most 128 visible ASCII characters (decisions.md). */
 const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -21,6 +24,8 @@ const ROUTES: [RegExp, string[]][] = [
   [/^\/v1\/emails\/[^/]+\/events\/?$/, ['GET']],
   [/^\/(healthz|readyz|metrics|v1\/openapi\.json)$/, ['GET']],
   [/^\/t\/[co]\/.+$/, ['GET']],
+  [/^\/v1\/auth\/(login|refresh|logout)\/?$/, ['POST']],
+  [/^\/v1\/organizations\/?$/, ['GET']],
 ];
 
 export interface HttpServerOptions {
@@ -76,9 +81,12 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
     return sendError(req, reply, err);
   });
 
+  void server.register(fastifyCookie);
   registerOpsRoutes(server, app, metrics);
   registerEmailRoutes(server, app);
   registerTrackingRoutes(server, app);
+  registerAuthRoutes(server, app, { secureCookie: Boolean(opts.https) || !isLoopback(app.config.httpHost) });
+  registerManagementRoutes(server, app);
   return server;
 }
 
@@ -89,4 +97,9 @@ function notFoundOrMethod(req: FastifyRequest): AppError {
     return new AppError('method_not_allowed', `${req.method} is not allowed on ${path}`, { allow: match[1] });
   }
   return new AppError('not_found', `No route ${req.method} ${path}`);
+}
+
+/** A plain-HTTP server may leave the cookie's Secure flag off only where no one else can listen. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\./.test(host);
 }

@@ -1,0 +1,100 @@
+import type { Db } from '../store/db.ts';
+import type { Committer } from '../store/committer.ts';
+
+export type TokenKind = 'access' | 'refresh';
+
+export interface TokenRow {
+  token_hash: string;
+  family_id: string;
+  kind: TokenKind;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+/** A token with its family, as authentication reads it. */
+export interface TokenWithFamily extends TokenRow {
+  user_id: string;
+  family_revoked_at: string | null;
+}
+
+export interface NewToken {
+  token_hash: string;
+  kind: TokenKind;
+  expires_at: string;
+}
+
+/** The result of presenting a refresh token, decided and applied in one transaction. */
+export type RotateResult =
+  | { ok: true; user_id: string; family_id: string }
+  | { ok: false; reason: 'unknown' | 'expired' | 'revoked' | 'reused' };
+
+/** Session families and their tokens; each method is one atomic use-case operation. */
+export function createSessionsRepo(db: Db, tx: Committer) {
+  const q = {
+    token: db.prepare<[string], TokenWithFamily>(
+      `SELECT t.*, f.user_id, f.revoked_at AS family_revoked_at
+       FROM session_tokens t JOIN session_families f ON f.id = t.family_id WHERE t.token_hash = ?`,
+    ),
+  };
+  const w = {
+    family: db.prepare('INSERT INTO session_families (id, user_id, created_at) VALUES (?, ?, ?)'),
+    token: db.prepare(
+      `INSERT INTO session_tokens (token_hash, family_id, kind, created_at, expires_at)
+       VALUES (@token_hash, @family_id, @kind, @created_at, @expires_at)`,
+    ),
+    use: db.prepare('UPDATE session_tokens SET used_at = ? WHERE token_hash = ? AND used_at IS NULL'),
+    revoke: db.prepare(
+      'UPDATE session_families SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL',
+    ),
+    purge: db.prepare('DELETE FROM session_tokens WHERE expires_at < ?'),
+    purgeFamilies: db.prepare(
+      'DELETE FROM session_families WHERE NOT EXISTS (SELECT 1 FROM session_tokens t WHERE t.family_id = session_families.id)',
+    ),
+  };
+  const insert = (familyId: string, at: string, tokens: NewToken[]) => {
+    for (const t of tokens) w.token.run({ ...t, family_id: familyId, created_at: at });
+  };
+  return {
+    findToken: (hash: string) => Promise.resolve(q.token.get(hash)),
+
+    /** A new family for `userId` with its first tokens (login). */
+    startFamily: (familyId: string, userId: string, at: string, tokens: NewToken[]) =>
+      tx.write(() => {
+        w.family.run(familyId, userId, at);
+        insert(familyId, at, tokens);
+      }),
+
+    /**
+     * Presents a refresh token: a live one is marked used and `next` joins its
+     * family; a rotated one (reuse: a copy was stolen, or is being replayed)
+     * revokes the whole family.
+     */
+    rotate: (hash: string, at: string, next: NewToken[]) =>
+      tx.write((): RotateResult => {
+        const t = q.token.get(hash);
+        if (!t || t.kind !== 'refresh') return { ok: false, reason: 'unknown' };
+        if (t.family_revoked_at) return { ok: false, reason: 'revoked' };
+        if (t.used_at) {
+          w.revoke.run(at, 'refresh token reused', t.family_id);
+          return { ok: false, reason: 'reused' };
+        }
+        if (t.expires_at <= at) return { ok: false, reason: 'expired' };
+        w.use.run(at, hash);
+        insert(t.family_id, at, next);
+        return { ok: true, user_id: t.user_id, family_id: t.family_id };
+      }),
+
+    revokeFamily: (familyId: string, at: string, reason: string) =>
+      tx.write(() => void w.revoke.run(at, reason, familyId)),
+
+    /** Drops tokens past their expiry, and families left with none. */
+    purgeExpired: (at: string) =>
+      tx.write(() => {
+        w.purge.run(at);
+        w.purgeFamilies.run();
+      }),
+  };
+}
+
+export type SessionsRepo = ReturnType<typeof createSessionsRepo>;

@@ -1,0 +1,191 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LOGIN_LIMITS } from '../src/sessions/index.ts';
+import { createTestEnv, type TestEnv } from './harness.ts';
+
+// Management API sessions (contract, "Authentication" 7; decisions.md, "Keys, sessions, roles").
+
+let env: TestEnv;
+afterEach(() => env.close());
+
+const OWNER = { email: 'owner@example.com', password: 'owner-password-1' };
+const MINUTE = 60_000;
+
+type Res = LightMyRequestResponse;
+const login = (body: unknown, remoteAddress = '203.0.113.1') =>
+  env.server.inject({ method: 'POST', url: '/v1/auth/login', payload: body as object, remoteAddress });
+const cookieOf = (res: Res) => res.cookies.find((c) => c.name === 'svc_refresh');
+const refresh = (token: string | undefined) =>
+  env.server.inject({ method: 'POST', url: '/v1/auth/refresh', cookies: token ? { svc_refresh: token } : {} });
+const orgs = (token: string) =>
+  env.server.inject({ method: 'GET', url: '/v1/organizations', headers: { authorization: `Bearer ${token}` } });
+const accessOf = (res: Res) => res.json<{ data: { access_token: string } }>().data.access_token;
+const codeOf = (res: Res) => res.json<{ error: { code: string } }>().error.code;
+
+describe('POST /v1/auth/login', () => {
+  it('answers an access token for 15 minutes and sets the HttpOnly, SameSite=Strict refresh cookie', async () => {
+    env = await createTestEnv();
+    const res = await login(OWNER);
+    expect(res.statusCode).toBe(200);
+    const data = res.json().data;
+    expect(Object.keys(data).sort()).toEqual(['access_token', 'expires_in', 'token_type']);
+    expect(data).toMatchObject({ token_type: 'bearer', expires_in: 900 });
+    const cookie = cookieOf(res)!;
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/v1/auth', maxAge: 30 * 24 * 3600 });
+    // The test server listens on loopback over plain HTTP: the one case the cookie may lack Secure.
+    expect(cookie.secure).toBeUndefined();
+    expect(cookie.value).not.toBe(data.access_token);
+    const list = await orgs(data.access_token);
+    expect(list.statusCode).toBe(200);
+    expect(list.json().data).toEqual([
+      expect.objectContaining({ id: env.init.organization_id, name: 'Acme', role: 'OWNER' }),
+    ]);
+  });
+
+  it('marks the cookie Secure on a server others can reach', async () => {
+    env = await createTestEnv({ httpHost: '0.0.0.0' });
+    expect(cookieOf(await login(OWNER))!.secure).toBe(true);
+  });
+
+  it('gives a wrong password and an unknown address the same 401', async () => {
+    env = await createTestEnv();
+    const wrong = await login({ ...OWNER, password: 'not-the-password' });
+    const unknown = await login({ email: 'nobody@example.com', password: 'not-the-password' });
+    for (const res of [wrong, unknown]) {
+      expect(res.statusCode).toBe(401);
+      expect(res.json().error).toMatchObject({ code: 'unauthorized', message: 'Wrong email or password' });
+      expect(cookieOf(res)).toBeUndefined();
+    }
+  });
+
+  it.each([
+    [{}, 'email'],
+    [{ email: 'owner@example.com' }, 'password'],
+    [{ ...OWNER, remember: true }, ''],
+  ])('refuses a malformed body %j with 422', async (body, field) => {
+    env = await createTestEnv();
+    const res = await login(body);
+    expect(res.statusCode).toBe(422);
+    expect(res.json().error.code).toBe('request_validation_failed');
+    if (field) expect(res.json().error.details.fields[0].field).toBe(field);
+  });
+
+  it('limits failed logins per address, also for the right password, until the window ends (429 with Retry-After)', async () => {
+    env = await createTestEnv();
+    for (let i = 0; i < LOGIN_LIMITS.perAddress; i++) {
+      // Each try from its own address: only the per-address count can stop them.
+      expect((await login({ ...OWNER, password: 'guess' }, `198.51.100.${i + 1}`)).statusCode).toBe(401);
+    }
+    const blocked = await login(OWNER, '198.51.100.200');
+    expect(blocked.statusCode).toBe(429);
+    expect(codeOf(blocked)).toBe('rate_limited');
+    expect(Number(blocked.headers['retry-after'])).toBe(15 * 60);
+    env.clock.advance(15 * MINUTE);
+    expect((await login(OWNER, '198.51.100.200')).statusCode).toBe(200);
+  });
+
+  it('limits failed logins per client IP across addresses', async () => {
+    env = await createTestEnv();
+    for (let i = 0; i < LOGIN_LIMITS.perIp; i++) {
+      expect((await login({ email: `u${i}@example.com`, password: 'guess' })).statusCode).toBe(401);
+    }
+    expect((await login(OWNER)).statusCode).toBe(429);
+    expect((await login(OWNER, '203.0.113.99')).statusCode).toBe(200);
+  });
+});
+
+describe('the session lifecycle', () => {
+  it('expires the access token after 15 minutes', async () => {
+    env = await createTestEnv();
+    const token = accessOf(await login(OWNER));
+    env.clock.advance(15 * MINUTE - 1);
+    expect((await orgs(token)).statusCode).toBe(200);
+    env.clock.advance(1);
+    const expired = await orgs(token);
+    expect(expired.statusCode).toBe(401);
+    expect(codeOf(expired)).toBe('unauthorized');
+  });
+
+  it('rotates the refresh cookie on every use; reusing a rotated one revokes the whole family', async () => {
+    env = await createTestEnv();
+    const first = await login(OWNER);
+    const r1 = cookieOf(first)!.value;
+    const second = await refresh(r1);
+    expect(second.statusCode).toBe(200);
+    expect(second.json().data).toMatchObject({ token_type: 'bearer', expires_in: 900 });
+    const r2 = cookieOf(second)!.value;
+    expect(r2).not.toBe(r1);
+    const third = await refresh(r2);
+    expect(third.statusCode).toBe(200);
+    const live = accessOf(third);
+    expect((await orgs(live)).statusCode).toBe(200);
+    // r1 was rotated away: presenting it again means a copy is loose.
+    const reuse = await refresh(r1);
+    expect(reuse.statusCode).toBe(401);
+    expect(reuse.json().error.message).toMatch(/already used/);
+    expect((await orgs(live)).statusCode).toBe(401);
+    expect((await orgs(accessOf(first))).statusCode).toBe(401);
+    expect((await refresh(cookieOf(third)!.value)).statusCode).toBe(401);
+    // Another login is a new family, untouched.
+    expect((await orgs(accessOf(await login(OWNER)))).statusCode).toBe(200);
+  });
+
+  it('refuses a refresh without a cookie, with an unknown one, or one past its 30 days', async () => {
+    env = await createTestEnv();
+    expect((await refresh(undefined)).statusCode).toBe(401);
+    expect((await refresh('svc_rt_unknown')).statusCode).toBe(401);
+    const r = cookieOf(await login(OWNER))!.value;
+    env.clock.advance(30 * 24 * 60 * MINUTE);
+    expect((await refresh(r)).statusCode).toBe(401);
+  });
+
+  it('logout revokes the family, by cookie or by access token, and clears the cookie', async () => {
+    env = await createTestEnv();
+    const a = await login(OWNER);
+    const out = await env.server.inject({
+      method: 'POST',
+      url: '/v1/auth/logout',
+      cookies: { svc_refresh: cookieOf(a)!.value },
+    });
+    expect(out.statusCode).toBe(204);
+    expect(cookieOf(out)!.value).toBe('');
+    expect((await orgs(accessOf(a))).statusCode).toBe(401);
+    expect((await refresh(cookieOf(a)!.value)).statusCode).toBe(401);
+    const b = await login(OWNER);
+    const byToken = await env.server.inject({
+      method: 'POST',
+      url: '/v1/auth/logout',
+      headers: { authorization: `Bearer ${accessOf(b)}` },
+    });
+    expect(byToken.statusCode).toBe(204);
+    expect((await orgs(accessOf(b))).statusCode).toBe(401);
+  });
+});
+
+describe('tokens stay at their own door', () => {
+  it('an API key on a management path and a session token on a Public API path get 401', async () => {
+    env = await createTestEnv();
+    const key = await env.key();
+    const apiKeyOnManagement = await orgs(key);
+    expect([apiKeyOnManagement.statusCode, codeOf(apiKeyOnManagement)]).toEqual([401, 'unauthorized']);
+    const session = accessOf(await login(OWNER));
+    const sessionOnPublic = await env.server.inject({
+      method: 'GET',
+      url: '/v1/emails',
+      headers: { authorization: `Bearer ${session}` },
+    });
+    expect([sessionOnPublic.statusCode, codeOf(sessionOnPublic)]).toEqual([401, 'unauthorized']);
+    expect((await env.server.inject({ method: 'GET', url: '/v1/organizations' })).statusCode).toBe(401);
+  });
+
+  it('keeps no token in the database in the clear', async () => {
+    env = await createTestEnv();
+    const res = await login(OWNER);
+    const stored = env.app.db.prepare('SELECT token_hash FROM session_tokens').all() as { token_hash: string }[];
+    expect(stored).toHaveLength(2);
+    for (const { token_hash } of stored) {
+      expect(token_hash).toMatch(/^[0-9a-f]{64}$/);
+      expect([accessOf(res), cookieOf(res)!.value]).not.toContain(token_hash);
+    }
+  });
+});
