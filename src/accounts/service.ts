@@ -107,6 +107,11 @@ export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps
     getProject,
     getUserByEmail,
 
+    /** A project as the API shows it. */
+    async getProjectById(id: string): Promise<Project> {
+      return toProject(await getProject(id));
+    },
+
     /** Creates a user with a scrypt-hashed password. */
     async createUser(input: { email: string; password: string }) {
       const { email, password } = parseInput(createUserSchema, input);
@@ -195,6 +200,23 @@ export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps
     async listMembers(orgRef: string): Promise<Member[]> {
       const org = await getOrg(orgRef);
       return (await repo.listMembers(org.id)).map(toMember);
+    },
+
+    /**
+     * What `userId` may do in organization `orgId` (and, given, its project
+     * `projectId`): the user's role, or 404 when the user is not a member or the
+     * project is not the organization's, so another organization's resources
+     * cannot even be told to exist (no existence oracle).
+     */
+    async accessTo(userId: string, orgId: string, projectId?: string): Promise<{ role: Role; org: Organization }> {
+      const member = isUuid(orgId) ? await repo.findMember(orgId, userId) : undefined;
+      const org = member && (await repo.findOrgById(orgId));
+      if (!member || !org) throw new AppError('not_found', `no organization ${orgId}`);
+      if (projectId !== undefined) {
+        const project = isUuid(projectId) ? await repo.findProjectById(projectId) : undefined;
+        if (project?.organization_id !== orgId) throw new AppError('not_found', `no project ${projectId}`);
+      }
+      return { role: member.role, org: toOrganization(org) };
     },
   };
 }

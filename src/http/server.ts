@@ -26,6 +26,9 @@ const ROUTES: [RegExp, string[]][] = [
   [/^\/t\/[co]\/.+$/, ['GET']],
   [/^\/v1\/auth\/(login|refresh|logout)\/?$/, ['POST']],
   [/^\/v1\/organizations\/?$/, ['GET']],
+  [/^\/v1\/organizations\/[^/]+(\/(projects|members|domains)(\/[^/]+)?)?\/?$/, ['GET']],
+  [/^\/v1\/organizations\/[^/]+\/projects\/[^/]+\/(api-keys|templates|suppressions)\/?$/, ['GET']],
+  [/^\/v1\/organizations\/[^/]+\/projects\/[^/]+\/templates\/[^/]+\/?$/, ['GET']],
 ];
 
 export interface HttpServerOptions {

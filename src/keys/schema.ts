@@ -16,3 +16,11 @@ export const createKeySchema = z.object({
 });
 
 export type CreateKeyInput = z.input<typeof createKeySchema>;
+
+/** GET …/api-keys (contract: `include_revoked`, bool, default false). */
+export const listKeysQuerySchema = z.strictObject({
+  include_revoked: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+});

@@ -15,3 +15,9 @@ export interface Suppression {
   project_id: string;
   created_at: string;
 }
+
+/** GET …/suppressions: a page of the list in address order, after the address `after`. */
+export const listSuppressionsQuerySchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  after: z.string().max(320).default(''),
+});

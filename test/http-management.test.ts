@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasRole, MIN_ROLE, type Role } from '../src/accounts/index.ts';
+import { createTestEnv, type TestEnv } from './harness.ts';
+
+// The Management API's access rules (contract, "Authentication" 7-8): every organization
+// route, for each of the four roles and for a user of another organization.
+
+let env: TestEnv;
+const PASSWORD = 'member-password-1';
+const tokens = {} as Record<Role | 'OUTSIDER', string>;
+let other = { org: '', project: '' };
+let fixtures = { template: '', domain: '' };
+
+async function loginAs(email: string, password = PASSWORD): Promise<string> {
+  const res = await env.server.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password } });
+  expect(res.statusCode).toBe(200);
+  return res.json<{ data: { access_token: string } }>().data.access_token;
+}
+
+const get = (url: string, token: string) =>
+  env.server.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  const { accounts } = env.app;
+  for (const role of ['ADMIN', 'DEVELOPER', 'VIEWER'] as const) {
+    const email = `${role.toLowerCase()}@example.com`;
+    await accounts.createUser({ email, password: PASSWORD });
+    await accounts.addMember(env.init.organization_id, { email, role });
+    tokens[role] = await loginAs(email);
+  }
+  tokens.OWNER = await loginAs('owner@example.com', 'owner-password-1');
+  await accounts.createUser({ email: 'outsider@example.com', password: PASSWORD });
+  const org = await accounts.createOrg({ name: 'Other', owner_email: 'outsider@example.com' });
+  other = { org: org.id, project: (await accounts.createProject(org.id, { name: 'Theirs' })).id };
+  tokens.OUTSIDER = await loginAs('outsider@example.com');
+  const t = await env.app.templates.create(env.init.project_id, {
+    name: 'Welcome',
+    slug: 'welcome',
+    subject_template: 'Hi',
+    text_template: 'Hello',
+  });
+  const d = await env.app.domains.addDomain({ name: 'example.com', organization: 'Acme' });
+  fixtures = { template: t.id, domain: d.id };
+}, 60_000);
+afterAll(() => env.close());
+
+/** Every organization route built so far: its pattern in the role table and a URL of Acme's. */
+function routes(): [string, string][] {
+  const O = `/v1/organizations/${env.init.organization_id}`;
+  const P = `${O}/projects/${env.init.project_id}`;
+  const ORG = '/v1/organizations/:organization_id';
+  const PROJECT = `${ORG}/projects/:project_id`;
+  return [
+    [`GET ${ORG}`, O],
+    [`GET ${ORG}/projects`, `${O}/projects`],
+    [`GET ${PROJECT}`, P],
+    [`GET ${ORG}/members`, `${O}/members`],
+    [`GET ${ORG}/domains`, `${O}/domains`],
+    [`GET ${ORG}/domains/:domain_id`, `${O}/domains/${fixtures.domain}`],
+    [`GET ${PROJECT}/api-keys`, `${P}/api-keys`],
+    [`GET ${PROJECT}/templates`, `${P}/templates`],
+    [`GET ${PROJECT}/templates/:template_id`, `${P}/templates/${fixtures.template}`],
+    [`GET ${PROJECT}/suppressions`, `${P}/suppressions`],
+  ];
+}
+
+describe('the role matrix', () => {
+  it('covers every route with a role in the table', () => {
+    for (const [pattern] of routes()) expect(MIN_ROLE[pattern]).toBeDefined();
+  });
+
+  it.each(['OWNER', 'ADMIN', 'DEVELOPER', 'VIEWER'] as const)(
+    '%s gets 200 where its role suffices and 403 forbidden elsewhere',
+    async (role) => {
+      for (const [pattern, url] of routes()) {
+        const res = await get(url, tokens[role]);
+        const allowed = hasRole(role, MIN_ROLE[pattern]!);
+        expect([pattern, res.statusCode]).toEqual([pattern, allowed ? 200 : 403]);
+        if (!allowed) expect(res.json().error.code).toBe('forbidden');
+      }
+    },
+  );
+
+  it("gives a user of another organization 404 on every one of Acme's routes (no existence oracle)", async () => {
+    for (const [pattern, url] of routes()) {
+      const res = await get(url, tokens.OUTSIDER);
+      expect([pattern, res.statusCode, res.json().error.code]).toEqual([pattern, 404, 'not_found']);
+    }
+  });
+
+  it("gives 404 for a project of another organization under one's own", async () => {
+    const mine = await get(`/v1/organizations/${other.org}/projects/${env.init.project_id}/templates`, tokens.OUTSIDER);
+    expect(mine.statusCode).toBe(404);
+    const theirs = await get(`/v1/organizations/${env.init.organization_id}/projects/${other.project}`, tokens.OWNER);
+    expect(theirs.statusCode).toBe(404);
+    const domainOfAcme = await get(`/v1/organizations/${other.org}/domains/${fixtures.domain}`, tokens.OUTSIDER);
+    expect(domainOfAcme.statusCode).toBe(404);
+  });
+});
+
+describe('the organization routes answer', () => {
+  it('the organization with the caller role, its projects, members, domains, templates and keys', async () => {
+    const O = `/v1/organizations/${env.init.organization_id}`;
+    const P = `${O}/projects/${env.init.project_id}`;
+    expect((await get(O, tokens.VIEWER)).json().data).toMatchObject({ name: 'Acme', role: 'VIEWER' });
+    expect((await get(`${O}/projects`, tokens.VIEWER)).json().data.map((p: { name: string }) => p.name)).toEqual([
+      'Web',
+    ]);
+    const members = (await get(`${O}/members`, tokens.VIEWER)).json().data as { email: string; role: string }[];
+    expect(members.map((m) => [m.email, m.role]).sort()).toEqual([
+      ['admin@example.com', 'ADMIN'],
+      ['developer@example.com', 'DEVELOPER'],
+      ['owner@example.com', 'OWNER'],
+      ['viewer@example.com', 'VIEWER'],
+    ]);
+    expect((await get(`${O}/domains`, tokens.VIEWER)).json().data[0]).toMatchObject({ name: 'example.com' });
+    expect((await get(`${P}/templates/welcome`, tokens.VIEWER)).json().data).toMatchObject({ slug: 'welcome' });
+    const keys = (await get(`${P}/api-keys`, tokens.DEVELOPER)).json().data as object[];
+    expect(keys.length).toBeGreaterThan(0);
+    expect(keys.every((k) => !('key' in k) && !('key_hash' in k))).toBe(true);
+  });
+
+  it('refuses a bad query with 422 and an unknown id with 404', async () => {
+    const P = `/v1/organizations/${env.init.organization_id}/projects/${env.init.project_id}`;
+    const bad = await get(`${P}/api-keys?include_revoked=maybe`, tokens.OWNER);
+    expect([bad.statusCode, bad.json().error.code]).toEqual([422, 'request_validation_failed']);
+    const limit = await get(`${P}/suppressions?limit=0`, tokens.OWNER);
+    expect(limit.statusCode).toBe(422);
+    expect((await get(`${P}/templates/no-such-template`, tokens.OWNER)).statusCode).toBe(404);
+    expect((await get('/v1/organizations/not-a-uuid', tokens.OWNER)).statusCode).toBe(404);
+  });
+});
