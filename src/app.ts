@@ -7,6 +7,7 @@ import { findExposedPaths } from './store/data-dir.ts';
 import { createCommitter, type Committer } from './store/committer.ts';
 import { createAccountsRepo, createAccountsService } from './accounts/index.ts';
 import { createKeysRepo, createKeysService } from './keys/index.ts';
+import { createAuditRepo, createAuditWriter } from './audit/index.ts';
 import { createLoginThrottle, createSessionsRepo, createSessionsService } from './sessions/index.ts';
 import { createSuppressionsRepo, createSuppressionsService } from './suppressions/index.ts';
 import { createTemplatesRepo, createTemplatesService, createRenderer, type Renderer } from './templates/index.ts';
@@ -59,7 +60,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     clock,
     defaultPlan: config.defaultPlan,
   });
-  const keys = createKeysService({ repo: createKeysRepo(db, tx), clock });
+  // Every management write commits with its audit row (issue 11).
+  const auditWriter = createAuditWriter(db);
+  const keys = createKeysService({ repo: createKeysRepo(db, tx, auditWriter), clock });
   const suppressionsRepo = createSuppressionsRepo(db, tx);
   const suppressions = createSuppressionsService({ repo: suppressionsRepo, clock });
   const templates = createTemplatesService({ repo: createTemplatesRepo(db, tx), clock });
@@ -124,6 +127,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     db,
     accounts,
     sessions,
+    audit: createAuditRepo(db),
     keys,
     suppressions,
     templates,

@@ -62,6 +62,7 @@ function routes(): [string, string][] {
     [`GET ${PROJECT}/templates`, `${P}/templates`],
     [`GET ${PROJECT}/templates/:template_id`, `${P}/templates/${fixtures.template}`],
     [`GET ${PROJECT}/suppressions`, `${P}/suppressions`],
+    [`GET ${ORG}/audit-logs`, `${O}/audit-logs`],
   ];
 }
 
@@ -129,5 +130,87 @@ describe('the organization routes answer', () => {
     expect(limit.statusCode).toBe(422);
     expect((await get(`${P}/templates/no-such-template`, tokens.OWNER)).statusCode).toBe(404);
     expect((await get('/v1/organizations/not-a-uuid', tokens.OWNER)).statusCode).toBe(404);
+  });
+});
+
+const send = (method: 'POST' | 'DELETE', url: string, token: string, payload?: object) =>
+  env.server.inject({ method, url, headers: { authorization: `Bearer ${token}` }, ...(payload ? { payload } : {}) });
+
+describe('API keys over HTTP, with their audit rows', () => {
+  const keysUrl = () => `/v1/organizations/${env.init.organization_id}/projects/${env.init.project_id}/api-keys`;
+  const auditOf = async () =>
+    (await get(`/v1/organizations/${env.init.organization_id}/audit-logs`, tokens.ADMIN)).json().data as {
+      action: string;
+      actor: { type: string; id: string | null; name: string | null; ip: string | null };
+      target_id: string;
+      before: Record<string, unknown> | null;
+      after: Record<string, unknown> | null;
+    }[];
+
+  it('lets a DEVELOPER create a key (201, shown once) and revoke it (204); a running server refuses it next', async () => {
+    expect((await send('POST', keysUrl(), tokens.VIEWER, { name: 'ci' })).statusCode).toBe(403);
+    const created = await send('POST', keysUrl(), tokens.DEVELOPER, { name: 'ci', env: 'TEST' });
+    expect(created.statusCode).toBe(201);
+    const key = created.json().data as { id: string; key: string; name: string; env: string };
+    expect(key).toMatchObject({ name: 'ci', env: 'TEST', key: expect.stringMatching(/^svc_test_/) });
+    const publicGet = () =>
+      env.server.inject({ method: 'GET', url: '/v1/emails', headers: { authorization: `Bearer ${key.key}` } });
+    expect((await publicGet()).statusCode).toBe(200);
+    expect((await send('DELETE', `${keysUrl()}/${key.id}`, tokens.VIEWER)).statusCode).toBe(403);
+    expect((await send('DELETE', `${keysUrl()}/${key.id}`, tokens.OUTSIDER)).statusCode).toBe(404);
+    const revoked = await send('DELETE', `${keysUrl()}/${key.id}`, tokens.DEVELOPER);
+    expect([revoked.statusCode, revoked.body]).toEqual([204, '']);
+    expect((await publicGet()).statusCode).toBe(401);
+
+    const [revoke, create] = await auditOf();
+    expect(create).toMatchObject({
+      action: 'api_key.create',
+      target_id: key.id,
+      actor: { type: 'user', name: 'developer@example.com', ip: '127.0.0.1' },
+      before: null,
+      after: { name: 'ci', revoked_at: null },
+    });
+    expect(create!.after).not.toHaveProperty('key');
+    expect(create!.after).not.toHaveProperty('key_hash');
+    expect(revoke).toMatchObject({
+      action: 'api_key.revoke',
+      before: { revoked_at: null },
+      after: { revoked_at: expect.any(String) },
+    });
+  });
+
+  it('audits the CLI too, as the OS user at the server', async () => {
+    const k = await env.app.keys.createKey(env.init.project_id, { name: 'from-cli', env: 'TEST' });
+    const [row] = await auditOf();
+    expect(row).toMatchObject({
+      action: 'api_key.create',
+      target_id: k.id,
+      actor: { type: 'cli', id: null, ip: null },
+    });
+    expect(row!.actor.name).toEqual(expect.any(String));
+    const O = `/v1/organizations/${env.init.organization_id}`;
+    const all = (await get(`${O}/audit-logs`, tokens.ADMIN)).json().data as { id: string }[];
+    const first = (await get(`${O}/audit-logs?limit=1`, tokens.ADMIN)).json().data as { id: string }[];
+    const next = (await get(`${O}/audit-logs?limit=1&before=${first[0]!.id}`, tokens.ADMIN)).json().data;
+    expect([...first, ...next].map((r: { id: string }) => r.id)).toEqual(all.slice(0, 2).map((r) => r.id));
+  });
+
+  it('refuses bad input with the envelope and writes no audit row for a write that failed', async () => {
+    const before = (await auditOf()).length;
+    const bad = await send('POST', keysUrl(), tokens.DEVELOPER, { name: '', env: 'STAGING' });
+    expect([bad.statusCode, bad.json().error.code]).toEqual([422, 'request_validation_failed']);
+    expect((await send('POST', keysUrl(), tokens.DEVELOPER, { name: 'dup' })).statusCode).toBe(201);
+    const dup = await send('POST', keysUrl(), tokens.DEVELOPER, { name: 'dup' });
+    expect([dup.statusCode, dup.json().error.code]).toEqual([409, 'conflict']);
+    const unknown = await send('DELETE', `${keysUrl()}/0195f0a0-0000-7000-8000-000000000000`, tokens.DEVELOPER);
+    expect(unknown.statusCode).toBe(404);
+    expect((await auditOf()).length).toBe(before + 1);
+  });
+
+  it("does not revoke another project's key through this project's path", async () => {
+    const theirs = await env.app.keys.createKey(other.project, { name: 'theirs', env: 'TEST' });
+    const res = await send('DELETE', `${keysUrl()}/${theirs.id}`, tokens.OWNER);
+    expect(res.statusCode).toBe(404);
+    expect((await env.app.keys.listKeys(other.project)).map((k) => k.revoked_at)).toEqual([null]);
   });
 });

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { listAuditQuerySchema, type Actor } from '../audit/index.ts';
 import type { App } from '../app.ts';
 import { AppError } from '../errors.ts';
 import { hasRole, minRoleOf, type Organization, type Role } from '../accounts/index.ts';
@@ -11,13 +12,17 @@ const ORG = '/v1/organizations/:organization_id';
 const PROJECT = `${ORG}/projects/:project_id`;
 
 type Params = Record<string, string>;
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 /** What an organization route knows once access is granted. */
 interface OrgContext {
   user_id: string;
+  /** Who writes, for the audit log: the user, from the client's address. */
+  actor: Actor;
   role: Role;
   org: Organization;
   params: Params;
   query: unknown;
+  body: unknown;
 }
 
 /** The Management API (session token; contract "Authentication" 7-8). */
@@ -29,20 +34,24 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
    * role table names (403 `forbidden` below it); for anyone else, and for a
    * project of another organization, 404 as if it did not exist.
    */
-  const orgRoute = (method: 'GET', path: string, handler: (c: OrgContext) => Promise<unknown>) => {
+  const orgRoute = (method: Method, path: string, handler: (c: OrgContext) => Promise<unknown>) => {
     const min = minRoleOf(method, path);
     if (!min) throw new Error(`no role for ${method} ${path} in the role table (src/accounts/roles.ts)`);
     server.route({
       method,
       url: path,
       ...session,
-      handler: async (req: FastifyRequest) => {
+      handler: async (req: FastifyRequest, reply: FastifyReply) => {
         const params = req.params as Params;
         const { user_id } = sessionOf(req);
         const { role, org } = await app.accounts.accessTo(user_id, params.organization_id!, params.project_id);
         if (!hasRole(role, min))
           throw new AppError('forbidden', `This needs the ${min} role or higher; yours is ${role}`);
-        return { data: await handler({ user_id, role, org, params, query: req.query }) };
+        const actor: Actor = { type: 'user', user_id, ip: req.ip };
+        const data = await handler({ user_id, actor, role, org, params, query: req.query, body: req.body });
+        // decisions.md: 201 on create, 204 on delete.
+        if (method === 'DELETE') return reply.code(204).send();
+        return reply.code(method === 'POST' ? 201 : 200).send({ data });
       },
     });
   };
@@ -65,6 +74,16 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
   orgRoute('GET', `${PROJECT}/api-keys`, ({ params, query }) =>
     app.keys.listKeys(params.project_id!, parseInput(listKeysQuerySchema, query).include_revoked),
   );
+  orgRoute('POST', `${PROJECT}/api-keys`, ({ params, body, user_id, actor }) =>
+    app.keys.createKey(params.project_id!, body as never, user_id, actor),
+  );
+  orgRoute('DELETE', `${PROJECT}/api-keys/:key_id`, ({ params, actor }) =>
+    app.keys.revokeKey(params.key_id!, actor, params.project_id),
+  );
+  orgRoute('GET', `${ORG}/audit-logs`, ({ org, query }) => {
+    const q = parseInput(listAuditQuerySchema, query);
+    return app.audit.list(org.id, q.before, q.limit);
+  });
   orgRoute('GET', `${PROJECT}/templates`, ({ params }) => app.templates.list(params.project_id!));
   orgRoute('GET', `${PROJECT}/templates/:template_id`, ({ params }) =>
     app.templates.getTemplate(params.project_id!, params.template_id!),

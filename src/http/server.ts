@@ -27,7 +27,10 @@ const ROUTES: [RegExp, string[]][] = [
   [/^\/v1\/auth\/(login|refresh|logout)\/?$/, ['POST']],
   [/^\/v1\/organizations\/?$/, ['GET']],
   [/^\/v1\/organizations\/[^/]+(\/(projects|members|domains)(\/[^/]+)?)?\/?$/, ['GET']],
-  [/^\/v1\/organizations\/[^/]+\/projects\/[^/]+\/(api-keys|templates|suppressions)\/?$/, ['GET']],
+  [/^\/v1\/organizations\/[^/]+\/audit-logs\/?$/, ['GET']],
+  [/^\/v1\/organizations\/[^/]+\/projects\/[^/]+\/api-keys\/?$/, ['GET', 'POST']],
+  [/^\/v1\/organizations\/[^/]+\/projects\/[^/]+\/api-keys\/[^/]+\/?$/, ['DELETE']],
+  [/^\/v1\/organizations\/[^/]+\/projects\/[^/]+\/(templates|suppressions)\/?$/, ['GET']],
   [/^\/v1\/organizations\/[^/]+\/projects\/[^/]+\/templates\/[^/]+\/?$/, ['GET']],
 ];
 

@@ -2,6 +2,7 @@ import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { KeyEnv, Permission } from './schema.ts';
 import type { Plan } from '../limits/plans.ts';
+import type { Actor, AuditEntry, AuditWriter } from '../audit/index.ts';
 
 export interface KeyRow {
   id: string;
@@ -28,8 +29,15 @@ export interface KeyPrincipal extends KeyRow {
   dpa_accepted_at: string | null;
 }
 
-/** SQL of API keys. */
-export function createKeysRepo(db: Db, tx: Committer) {
+/** A write's audit row: who, and what it records of the change. */
+export interface Audited {
+  actor: Actor;
+  atMs: number;
+  entry: AuditEntry;
+}
+
+/** SQL of API keys; every write commits with its audit row. */
+export function createKeysRepo(db: Db, tx: Committer, audit: AuditWriter) {
   // `= +?`: with a plain `= ?` SQLite marks this join "re-prepare when rebound", so every
   // request re-prepared it (and better-sqlite3 rebuilt its row factory): 43–70 µs instead
   // of 5–9 µs, same plan (docs/performance.md).
@@ -55,8 +63,18 @@ export function createKeysRepo(db: Db, tx: Committer) {
     findKeyById: (id: string) => Promise.resolve(byId.get(id)),
     listKeys: (projectId: string, includeRevoked: boolean) =>
       Promise.resolve(ofProject.all(projectId, includeRevoked ? 1 : 0)),
-    createKey: (k: Omit<KeyRow, 'last_used_at' | 'revoked_at'>) => tx.write(() => void insert.run(k)),
-    revokeKey: (id: string, at: string) => tx.write(() => revoke.run(at, id).changes > 0),
+    createKey: (k: Omit<KeyRow, 'last_used_at' | 'revoked_at'>, a: Audited) =>
+      tx.write(() => {
+        insert.run(k);
+        audit.record(a.actor, a.entry, a.atMs);
+      }),
+    /** Revokes a key; false (and no audit row) when it was revoked already. */
+    revokeKey: (id: string, at: string, a: Audited) =>
+      tx.write(() => {
+        const changed = revoke.run(at, id).changes > 0;
+        if (changed) audit.record(a.actor, a.entry, a.atMs);
+        return changed;
+      }),
     touchKeys: (ids: string[], at: string) => tx.write(() => ids.forEach((id) => touch.run(at, id))),
   };
 }

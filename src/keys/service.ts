@@ -1,6 +1,7 @@
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
-import { newId, randomToken, sha256Hex } from '../lib/ids.ts';
+import { isUuid, newId, randomToken, sha256Hex } from '../lib/ids.ts';
+import { operator, type Actor } from '../audit/index.ts';
 import { uniqueOrConflict } from '../store/errors.ts';
 import { parseInput } from '../validation.ts';
 import type { KeyPrincipal, KeyRow, KeysRepo } from './repo.ts';
@@ -39,8 +40,17 @@ export interface KeysDeps {
 export function createKeysService({ repo, clock }: KeysDeps) {
   const touched = new Map<string, number>();
   return {
-    /** Creates a key; the plain token is in the result and nowhere else, ever. */
-    async createKey(projectId: string, input: CreateKeyInput, createdBy: string | null = null): Promise<ApiKey> {
+    /**
+     * Creates a key; the plain token is in the result and nowhere else, ever.
+     * `createdBy` is the user the key sends for (the onboarding trial's address);
+     * `actor` is who did it, for the audit log (by default the operator at the server).
+     */
+    async createKey(
+      projectId: string,
+      input: CreateKeyInput,
+      createdBy: string | null = null,
+      actor: Actor = operator(),
+    ): Promise<ApiKey> {
       const data = parseInput(createKeySchema, input);
       const secret = randomToken(32);
       const key = KEY_PREFIX[data.env] + secret;
@@ -56,19 +66,32 @@ export function createKeysService({ repo, clock }: KeysDeps) {
         expires_at: data.expires_at === null ? null : iso(Date.parse(data.expires_at)),
         created_at: iso(clock.now()),
       };
-      await uniqueOrConflict(repo.createKey(row), `an active key named ${data.name} exists in this project`);
-      return { ...toApiKey({ ...row, last_used_at: null, revoked_at: null }), key };
+      const shown = toApiKey({ ...row, last_used_at: null, revoked_at: null });
+      const entry = { action: 'api_key.create', project_id: projectId, target_type: 'api_key', target_id: row.id };
+      await uniqueOrConflict(
+        repo.createKey(row, { actor, atMs: clock.now(), entry: { ...entry, before: null, after: shown } }),
+        `an active key named ${data.name} exists in this project`,
+      );
+      return { ...shown, key };
     },
 
     async listKeys(projectId: string, includeRevoked = false): Promise<ApiKey[]> {
       return (await repo.listKeys(projectId, includeRevoked)).map(toApiKey);
     },
 
-    /** Revokes a key; a running server refuses it on its next request. */
-    async revokeKey(keyId: string): Promise<ApiKey> {
-      const key = await repo.findKeyById(keyId);
-      if (!key) throw new AppError('not_found', `no API key ${keyId}`);
-      await repo.revokeKey(keyId, iso(clock.now()));
+    /**
+     * Revokes a key (of `projectId` when given: another project's is not found);
+     * a running server refuses it on its next request. Revoking it again changes nothing.
+     */
+    async revokeKey(keyId: string, actor: Actor = operator(), projectId?: string): Promise<ApiKey> {
+      const key = isUuid(keyId) ? await repo.findKeyById(keyId) : undefined;
+      if (!key || (projectId !== undefined && key.project_id !== projectId)) {
+        throw new AppError('not_found', `no API key ${keyId}`);
+      }
+      const now = clock.now();
+      const after = toApiKey({ ...key, revoked_at: key.revoked_at ?? iso(now) });
+      const entry = { action: 'api_key.revoke', project_id: key.project_id, target_type: 'api_key', target_id: key.id };
+      await repo.revokeKey(keyId, iso(now), { actor, atMs: now, entry: { ...entry, before: toApiKey(key), after } });
       return toApiKey((await repo.findKeyById(keyId))!);
     },
 
