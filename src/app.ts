@@ -54,14 +54,14 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     render: (...args: Parameters<Renderer['render']>) => (renderer ??= makeRenderer(config)).render(...args),
   };
 
-  const accountsRepo = createAccountsRepo(db, tx);
+  // Every management write commits with its audit row (issue 11).
+  const auditWriter = createAuditWriter(db);
+  const accountsRepo = createAccountsRepo(db, tx, auditWriter);
   const accounts = createAccountsService({
     repo: accountsRepo,
     clock,
     defaultPlan: config.defaultPlan,
   });
-  // Every management write commits with its audit row (issue 11).
-  const auditWriter = createAuditWriter(db);
   const keys = createKeysService({ repo: createKeysRepo(db, tx, auditWriter), clock });
   const suppressionsRepo = createSuppressionsRepo(db, tx);
   const suppressions = createSuppressionsService({ repo: suppressionsRepo, clock });

@@ -1,6 +1,7 @@
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Role } from './schema.ts';
+import type { Audited, AuditWriter } from '../audit/index.ts';
 import type { Plan } from '../limits/plans.ts';
 
 export interface UserRow {
@@ -38,7 +39,8 @@ export interface MemberRow {
 }
 
 /** SQL of users, organizations, projects and memberships: reads run at once, writes inside a group transaction. */
-export function createAccountsRepo(db: Db, tx: Committer) {
+/** SQL of users, organizations, projects and members; every management write commits with its audit row. */
+export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter) {
   const q = {
     userByEmail: db.prepare<[string], UserRow>('SELECT * FROM users WHERE email = ?'),
     userById: db.prepare<[string], UserRow>('SELECT * FROM users WHERE id = ?'),
@@ -75,7 +77,18 @@ export function createAccountsRepo(db: Db, tx: Committer) {
     acceptDpa: db.prepare('UPDATE organizations SET dpa_accepted_at = ?, dpa_accepted_by = ? WHERE id = ?'),
     // json_patch merges in one statement, so concurrent changes of different keys never undo each other.
     mergeSettings: db.prepare('UPDATE projects SET settings = json_patch(settings, ?) WHERE id = ?'),
+    renameOrg: db.prepare('UPDATE organizations SET name = ? WHERE id = ?'),
+    deleteOrg: db.prepare('DELETE FROM organizations WHERE id = ?'),
+    renameProject: db.prepare('UPDATE projects SET name = ? WHERE id = ?'),
+    deleteProject: db.prepare('DELETE FROM projects WHERE id = ?'),
   };
+  /** Runs `work` and records its audit row in one transaction. */
+  const audited = <T>(a: Audited, work: () => T) =>
+    tx.write(() => {
+      const result = work();
+      audit.record(a.actor, a.entry, a.atMs);
+      return result;
+    });
   const read = <T>(v: T) => Promise.resolve(v);
   return {
     findUserByEmail: (email: string) => read(q.userByEmail.get(email)),
@@ -92,20 +105,32 @@ export function createAccountsRepo(db: Db, tx: Committer) {
     findMember: (orgId: string, userId: string) => read(q.member.get(orgId, userId)),
     createUser: (u: UserRow) => tx.write(() => void w.insertUser.run(u.id, u.email, u.password_hash, u.created_at)),
     /** The organization and its first OWNER, atomically. */
-    createOrgWithOwner: (o: Pick<OrgRow, 'id' | 'name' | 'plan' | 'created_at'>, ownerId: string) =>
-      tx.write(() => {
+    createOrgWithOwner: (o: Pick<OrgRow, 'id' | 'name' | 'plan' | 'created_at'>, ownerId: string, a: Audited) =>
+      audited(a, () => {
         w.insertOrg.run(o.id, o.name, o.plan, o.created_at);
         w.insertMember.run(o.id, ownerId, 'OWNER', o.created_at);
       }),
-    addMember: (orgId: string, userId: string, role: Role, at: string) =>
-      tx.write(() => void w.insertMember.run(orgId, userId, role, at)),
-    createProject: (p: Omit<ProjectRow, 'settings'>) =>
-      tx.write(() => void w.insertProject.run(p.id, p.organization_id, p.name, p.created_at)),
-    setPlan: (orgId: string, plan: Plan) => tx.write(() => void w.setPlan.run(plan, orgId)),
-    acceptDpa: (orgId: string, userId: string, at: string) => tx.write(() => void w.acceptDpa.run(at, userId, orgId)),
-    /** Merges `patch` (a JSON object) into the project's stored settings. */
-    mergeProjectSettings: (projectId: string, patch: string) =>
-      tx.write(() => void w.mergeSettings.run(patch, projectId)),
+    addMember: (orgId: string, userId: string, role: Role, at: string, a: Audited) =>
+      audited(a, () => void w.insertMember.run(orgId, userId, role, at)),
+    createProject: (p: Omit<ProjectRow, 'settings'>, a: Audited) =>
+      audited(a, () => void w.insertProject.run(p.id, p.organization_id, p.name, p.created_at)),
+    /** Renames and re-plans an organization (either may be absent). */
+    updateOrg: (orgId: string, change: { name?: string | undefined; plan?: Plan | undefined }, a: Audited) =>
+      audited(a, () => {
+        if (change.name !== undefined) w.renameOrg.run(change.name, orgId);
+        if (change.plan !== undefined) w.setPlan.run(change.plan, orgId);
+      }),
+    /** Deletes an organization with everything in it (projects, keys, emails, domains, members). */
+    deleteOrg: (orgId: string, a: Audited) => audited(a, () => void w.deleteOrg.run(orgId)),
+    acceptDpa: (orgId: string, userId: string, at: string, a: Audited) =>
+      audited(a, () => void w.acceptDpa.run(at, userId, orgId)),
+    /** Renames a project and merges `settingsPatch` (a JSON object) into its stored settings. */
+    updateProject: (projectId: string, change: { name?: string | undefined; settingsPatch?: string }, a: Audited) =>
+      audited(a, () => {
+        if (change.name !== undefined) w.renameProject.run(change.name, projectId);
+        if (change.settingsPatch !== undefined) w.mergeSettings.run(change.settingsPatch, projectId);
+      }),
+    deleteProject: (projectId: string, a: Audited) => audited(a, () => void w.deleteProject.run(projectId)),
   };
 }
 

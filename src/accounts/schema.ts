@@ -17,7 +17,20 @@ export const createOrgSchema = z.object({
   plan: z.enum(PLANS).optional(),
 });
 
-export const createProjectSchema = z.object({ name: z.string().trim().min(1).max(200) });
+export const createProjectSchema = z.strictObject({ name: z.string().trim().min(1).max(200) });
+
+/** POST /v1/organizations: the signed-in user owns it; its plan is the server's default. */
+export const newOrgSchema = z.strictObject({ name: z.string().trim().min(1).max(200) });
+
+/** PATCH /v1/organizations/{id}: a new name, a new plan, or both. */
+export const updateOrgSchema = z
+  .strictObject({ name: z.string().trim().min(1).max(200).optional(), plan: z.enum(PLANS).optional() })
+  .refine((v) => v.name !== undefined || v.plan !== undefined, 'give name or plan');
+
+/** PATCH …/projects/{id}: a new name, settings merged into the project's (contract), or both. */
+export const updateProjectSchema = z
+  .strictObject({ name: z.string().trim().min(1).max(200).optional(), settings: z.unknown().optional() })
+  .refine((v) => v.name !== undefined || v.settings !== undefined, 'give name or settings');
 
 export const addMemberSchema = z.object({ email: emailAddress, role: z.enum(ROLES) });
 

@@ -3,6 +3,7 @@ import { iso, type Clock } from '../lib/clock.ts';
 import { newId, isUuid } from '../lib/ids.ts';
 import { hashPassword } from '../lib/password.ts';
 import { uniqueOrConflict } from '../store/errors.ts';
+import { operator, type Actor, type Audited } from '../audit/index.ts';
 import { parseInput } from '../validation.ts';
 import type { Plan } from '../limits/plans.ts';
 import type { AccountsRepo, OrgRow, ProjectRow, MemberRow } from './repo.ts';
@@ -11,6 +12,9 @@ import {
   createOrgSchema,
   createProjectSchema,
   createUserSchema,
+  newOrgSchema,
+  updateOrgSchema,
+  updateProjectSchema,
   planSchema,
   projectSettingsSchema,
   PROJECT_SETTING_DEFAULTS,
@@ -74,6 +78,33 @@ const toMember = (m: MemberRow): Member => ({ ...m });
 /** Users, organizations, projects and members: the operator's use cases. */
 export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps) {
   const now = () => iso(clock.now());
+  /** The audit row of a change to `target` (an organization or a project) by `actor`. */
+  const change = (
+    actor: Actor,
+    action: string,
+    target: { organization_id: string; project_id?: string; type: string; id: string },
+    before: unknown,
+    after: unknown,
+  ): Audited => ({
+    actor,
+    atMs: clock.now(),
+    entry: {
+      action,
+      organization_id: target.organization_id,
+      ...(target.project_id ? { project_id: target.project_id } : {}),
+      target_type: target.type,
+      target_id: target.id,
+      before,
+      after,
+    },
+  });
+  const orgTarget = (o: { id: string }) => ({ organization_id: o.id, type: 'organization', id: o.id });
+  const projectTarget = (p: ProjectRow) => ({
+    organization_id: p.organization_id,
+    project_id: p.id,
+    type: 'project',
+    id: p.id,
+  });
 
   async function getUserByEmail(email: string) {
     const user = await repo.findUserByEmail(email);
@@ -121,12 +152,43 @@ export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps
     },
 
     /** Creates an organization owned by an existing user. */
-    async createOrg(input: { name: string; owner_email: string; plan?: Plan | undefined }): Promise<Organization> {
+    async createOrg(
+      input: { name: string; owner_email: string; plan?: Plan | undefined },
+      actor: Actor = operator(),
+    ): Promise<Organization> {
       const data = parseInput(createOrgSchema, input);
       const owner = await getUserByEmail(data.owner_email);
       const org = { id: newId(clock.now()), name: data.name, plan: data.plan ?? defaultPlan, created_at: now() };
-      await uniqueOrConflict(repo.createOrgWithOwner(org, owner.id), `an organization named ${data.name} exists`);
+      const shown = toOrganization({ ...org, dpa_accepted_at: null } as OrgRow);
+      await uniqueOrConflict(
+        repo.createOrgWithOwner(org, owner.id, change(actor, 'organization.create', orgTarget(org), null, shown)),
+        `an organization named ${data.name} exists`,
+      );
       return toOrganization((await repo.findOrgById(org.id))!);
+    },
+
+    /** Creates an organization on the server's default plan, owned by the signed-in user. */
+    async createOrgOwnedBy(userId: string, input: unknown, actor: Actor): Promise<Organization> {
+      const user = await repo.findUserById(userId);
+      if (!user) throw new AppError('unauthorized');
+      const { name } = parseInput(newOrgSchema, input);
+      return this.createOrg({ name, owner_email: user.email }, actor);
+    },
+
+    /** Renames an organization or changes its plan (its ceilings apply from the next request). */
+    async updateOrg(orgId: string, input: unknown, actor: Actor = operator()): Promise<Organization> {
+      const before = await getOrg(orgId);
+      const data = parseInput(updateOrgSchema, input);
+      const after = toOrganization({ ...before, name: data.name ?? before.name, plan: data.plan ?? before.plan });
+      const audit = change(actor, 'organization.update', orgTarget(before), toOrganization(before), after);
+      await uniqueOrConflict(repo.updateOrg(before.id, data, audit), `an organization named ${data.name} exists`);
+      return toOrganization((await repo.findOrgById(before.id))!);
+    },
+
+    /** Deletes an organization and everything in it. */
+    async deleteOrg(orgId: string, actor: Actor = operator()): Promise<void> {
+      const org = await getOrg(orgId);
+      await repo.deleteOrg(org.id, change(actor, 'organization.delete', orgTarget(org), toOrganization(org), null));
     },
 
     async listOrgs(): Promise<Organization[]> {
@@ -143,38 +205,69 @@ export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps
     },
 
     /** Changes an organization's plan (its ceilings apply from the next request). */
-    async setPlan(orgRef: string, plan: string): Promise<Organization> {
+    async setPlan(orgRef: string, plan: string, actor: Actor = operator()): Promise<Organization> {
       const org = await getOrg(orgRef);
-      await repo.setPlan(org.id, parseInput(planSchema, plan));
-      return toOrganization((await repo.findOrgById(org.id))!);
+      return this.updateOrg(org.id, { plan: parseInput(planSchema, plan) }, actor);
     },
 
     /** Records that a member signed the data-processing agreement, which LIVE sending requires. */
-    async acceptDpa(orgRef: string, userEmail: string): Promise<Organization> {
+    async acceptDpa(orgRef: string, userEmail: string, actor: Actor = operator()): Promise<Organization> {
       const org = await getOrg(orgRef);
       const user = await getUserByEmail(userEmail);
       const member = await repo.findMember(org.id, user.id);
       if (!member || (member.role !== 'OWNER' && member.role !== 'ADMIN')) {
         throw new AppError('forbidden', `${userEmail} must be an OWNER or ADMIN of ${org.name} to accept the DPA`);
       }
-      await repo.acceptDpa(org.id, user.id, now());
+      const at = now();
+      const after = toOrganization({ ...org, dpa_accepted_at: at });
+      const audit = change(actor, 'organization.accept_dpa', orgTarget(org), toOrganization(org), after);
+      await repo.acceptDpa(org.id, user.id, at, audit);
       return toOrganization((await repo.findOrgById(org.id))!);
     },
 
-    async createProject(orgRef: string, input: { name: string }): Promise<Project> {
+    async createProject(orgRef: string, input: unknown, actor: Actor = operator()): Promise<Project> {
       const org = await getOrg(orgRef);
       const { name } = parseInput(createProjectSchema, input);
       const p = { id: newId(clock.now()), organization_id: org.id, name, created_at: now() };
-      await uniqueOrConflict(repo.createProject(p), `project ${name} exists in ${org.name}`);
+      const audit = change(actor, 'project.create', projectTarget({ ...p, settings: '{}' }), null, { ...p });
+      await uniqueOrConflict(repo.createProject(p, audit), `project ${name} exists in ${org.name}`);
       return toProject((await repo.findProjectById(p.id))!);
     },
 
-    /** Merges known settings (click_tracking, open_tracking) into a project's; keys not sent are kept. */
-    async updateProjectSettings(projectRef: string, settings: unknown, orgRef?: string): Promise<Project> {
-      const project = await getProject(projectRef, orgRef);
-      const patch = parseSettings(settings);
-      if (Object.keys(patch).length) await repo.mergeProjectSettings(project.id, JSON.stringify(patch));
+    /**
+     * Renames a project and merges known settings into its own (contract: the
+     * `settings` object is merged into the existing ones; unknown keys are refused).
+     */
+    async updateProject(projectId: string, input: unknown, actor: Actor = operator()): Promise<Project> {
+      const project = await getProject(projectId);
+      const { name, settings } = parseInput(updateProjectSchema, input);
+      const patch = settings === undefined ? {} : parseSettings(settings);
+      const merged = { ...(JSON.parse(project.settings) as object), ...patch };
+      const after = { ...toProject(project), ...(name === undefined ? {} : { name }), settings: merged };
+      const audit = change(actor, 'project.update', projectTarget(project), toProject(project), after);
+      const settingsPatch = Object.keys(patch).length ? { settingsPatch: JSON.stringify(patch) } : {};
+      await uniqueOrConflict(
+        repo.updateProject(project.id, { name, ...settingsPatch }, audit),
+        `project ${name} exists in this organization`,
+      );
       return toProject((await repo.findProjectById(project.id))!);
+    },
+
+    /** Merges known settings (click_tracking, open_tracking) into a project's; keys not sent are kept. */
+    async updateProjectSettings(
+      projectRef: string,
+      settings: unknown,
+      orgRef?: string,
+      actor: Actor = operator(),
+    ): Promise<Project> {
+      const project = await getProject(projectRef, orgRef);
+      return this.updateProject(project.id, { settings }, actor);
+    },
+
+    /** Deletes a project with its keys, templates, suppressions and emails. */
+    async deleteProject(projectId: string, actor: Actor = operator()): Promise<void> {
+      const p = await getProject(projectId);
+      await repo.deleteProject(p.id, change(actor, 'project.delete', projectTarget(p), toProject(p), null));
     },
 
     /** The effective settings of a project (defaults for keys never set): what delivery reads. */
@@ -189,11 +282,18 @@ export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps
       return (await repo.listProjects(org.id)).map(toProject);
     },
 
-    async addMember(orgRef: string, input: { email: string; role: string }): Promise<Member> {
+    async addMember(
+      orgRef: string,
+      input: { email: string; role: string },
+      actor: Actor = operator(),
+    ): Promise<Member> {
       const org = await getOrg(orgRef);
       const { email, role } = parseInput(addMemberSchema, input);
       const user = await getUserByEmail(email);
-      await uniqueOrConflict(repo.addMember(org.id, user.id, role, now()), `${email} is already a member`);
+      const at = now();
+      const target = { organization_id: org.id, type: 'member', id: user.id };
+      const audit = change(actor, 'member.add', target, null, { user_id: user.id, email, role, created_at: at });
+      await uniqueOrConflict(repo.addMember(org.id, user.id, role, at, audit), `${email} is already a member`);
       return toMember((await repo.findMember(org.id, user.id))!);
     },
 

@@ -1,2 +1,2 @@
 export { createAuditRepo, createAuditWriter, type AuditWriter } from './repo.ts';
-export { listAuditQuerySchema, operator, type Actor, type AuditEntry, type AuditLog } from './schema.ts';
+export { listAuditQuerySchema, operator, type Actor, type Audited, type AuditEntry, type AuditLog } from './schema.ts';

@@ -15,6 +15,13 @@ export interface AuditEntry {
   after: unknown;
 }
 
+/** A write's audit row as a repo receives it: who, when, and what it records of the change. */
+export interface Audited {
+  actor: Actor;
+  atMs: number;
+  entry: AuditEntry;
+}
+
 /** An audit row as the API shows it. */
 export interface AuditLog {
   id: string;

@@ -61,7 +61,22 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
     data: await app.accounts.listOrgsOfUser(sessionOf(req).user_id),
   }));
 
+  // Any signed-in user may start an organization, and owns it.
+  server.post('/v1/organizations', session, async (req, reply) => {
+    const { user_id } = sessionOf(req);
+    const org = await app.accounts.createOrgOwnedBy(user_id, req.body, { type: 'user', user_id, ip: req.ip });
+    return reply.code(201).send({ data: { ...org, role: 'OWNER' } });
+  });
+
   orgRoute('GET', ORG, ({ org, role }) => Promise.resolve({ ...org, role }));
+  orgRoute('PATCH', ORG, async ({ org, role, body, actor }) => ({
+    ...(await app.accounts.updateOrg(org.id, body, actor)),
+    role,
+  }));
+  orgRoute('DELETE', ORG, ({ org, actor }) => app.accounts.deleteOrg(org.id, actor));
+  orgRoute('POST', `${ORG}/projects`, ({ org, body, actor }) => app.accounts.createProject(org.id, body, actor));
+  orgRoute('PATCH', PROJECT, ({ params, body, actor }) => app.accounts.updateProject(params.project_id!, body, actor));
+  orgRoute('DELETE', PROJECT, ({ params, actor }) => app.accounts.deleteProject(params.project_id!, actor));
   orgRoute('GET', `${ORG}/projects`, ({ org }) => app.accounts.listProjects(org.id));
   orgRoute('GET', PROJECT, ({ params }) => app.accounts.getProjectById(params.project_id!));
   orgRoute('GET', `${ORG}/members`, ({ org }) => app.accounts.listMembers(org.id));

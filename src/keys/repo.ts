@@ -2,7 +2,7 @@ import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { KeyEnv, Permission } from './schema.ts';
 import type { Plan } from '../limits/plans.ts';
-import type { Actor, AuditEntry, AuditWriter } from '../audit/index.ts';
+import type { Audited, AuditWriter } from '../audit/index.ts';
 
 export interface KeyRow {
   id: string;
@@ -27,13 +27,6 @@ export interface KeyPrincipal extends KeyRow {
   daily_limit: number | null;
   rate_limit_per_second: number | null;
   dpa_accepted_at: string | null;
-}
-
-/** A write's audit row: who, and what it records of the change. */
-export interface Audited {
-  actor: Actor;
-  atMs: number;
-  entry: AuditEntry;
 }
 
 /** SQL of API keys; every write commits with its audit row. */

@@ -4,7 +4,8 @@
 -- user), what (action and target), and the resource before and after, as JSON.
 CREATE TABLE audit_logs (
   id TEXT PRIMARY KEY,
-  organization_id TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+  -- No foreign key: the log outlives what it records, the organization's deletion included.
+  organization_id TEXT NOT NULL,
   project_id TEXT,
   actor_type TEXT NOT NULL CHECK (actor_type IN ('user', 'cli')),
   actor_id TEXT,

@@ -1,0 +1,135 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestEnv, type TestEnv } from './harness.ts';
+
+// Organizations and projects over the Management API, each write with its audit row.
+
+let env: TestEnv;
+afterEach(() => env.close());
+
+type Res = LightMyRequestResponse;
+const tokens: Record<string, string> = {};
+
+async function setup(): Promise<void> {
+  env = await createTestEnv();
+  const login = async (email: string, password: string) =>
+    (await env.server.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password } })).json<{
+      data: { access_token: string };
+    }>().data.access_token;
+  tokens.OWNER = await login('owner@example.com', 'owner-password-1');
+  for (const role of ['ADMIN', 'DEVELOPER'] as const) {
+    const email = `${role.toLowerCase()}@example.com`;
+    await env.app.accounts.createUser({ email, password: 'member-password-1' });
+    await env.app.accounts.addMember(env.init.organization_id, { email, role });
+    tokens[role] = await login(email, 'member-password-1');
+  }
+}
+
+const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, who: string, payload?: object): Promise<Res> =>
+  env.server.inject({
+    method,
+    url,
+    headers: { authorization: `Bearer ${tokens[who]}` },
+    ...(payload ? { payload } : {}),
+  });
+const O = () => `/v1/organizations/${env.init.organization_id}`;
+const codeOf = (r: Res) => r.json<{ error: { code: string } }>().error.code;
+const audit = () =>
+  env.app.db.prepare('SELECT action, actor_type, actor_name, before, after FROM audit_logs ORDER BY rowid').all() as {
+    action: string;
+    actor_type: string;
+    actor_name: string | null;
+    before: string | null;
+    after: string | null;
+  }[];
+
+describe('organizations', () => {
+  it('any signed-in user starts one and owns it', async () => {
+    await setup();
+    const res = await call('POST', '/v1/organizations', 'DEVELOPER', { name: 'Side project' });
+    expect(res.statusCode).toBe(201);
+    const org = res.json().data;
+    expect(org).toMatchObject({ name: 'Side project', plan: 'FREE', role: 'OWNER' });
+    const mine = (await call('GET', '/v1/organizations', 'DEVELOPER')).json().data as { name: string; role: string }[];
+    expect(mine.map((o) => [o.name, o.role])).toEqual([
+      ['Acme', 'DEVELOPER'],
+      ['Side project', 'OWNER'],
+    ]);
+    expect(audit().at(-1)).toMatchObject({ action: 'organization.create', actor_name: 'developer@example.com' });
+    const dup = await call('POST', '/v1/organizations', 'OWNER', { name: 'Side project' });
+    expect([dup.statusCode, codeOf(dup)]).toEqual([409, 'conflict']);
+    const bad = await call('POST', '/v1/organizations', 'OWNER', { name: 'X', plan: 'UNLIMITED' });
+    expect([bad.statusCode, codeOf(bad)]).toEqual([422, 'request_validation_failed']);
+  });
+
+  it('only its OWNER renames it or changes its plan; the change is audited before and after', async () => {
+    await setup();
+    expect((await call('PATCH', O(), 'ADMIN', { name: 'Acme Inc' })).statusCode).toBe(403);
+    const res = await call('PATCH', O(), 'OWNER', { name: 'Acme Inc', plan: 'PAID' });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().data).toMatchObject({ name: 'Acme Inc', plan: 'PAID', role: 'OWNER' });
+    const row = audit().at(-1)!;
+    expect(row.action).toBe('organization.update');
+    expect(JSON.parse(row.before!)).toMatchObject({ name: 'Acme', plan: 'UNLIMITED' });
+    expect(JSON.parse(row.after!)).toMatchObject({ name: 'Acme Inc', plan: 'PAID' });
+    for (const body of [{}, { color: 'red' }, { plan: 'GOLD' }]) {
+      const r = await call('PATCH', O(), 'OWNER', body);
+      expect([r.statusCode, codeOf(r)]).toEqual([422, 'request_validation_failed']);
+    }
+  });
+
+  it('only its OWNER deletes it, with everything in it; the audit row stays', async () => {
+    await setup();
+    expect((await call('DELETE', O(), 'ADMIN')).statusCode).toBe(403);
+    const res = await call('DELETE', O(), 'OWNER');
+    expect([res.statusCode, res.body]).toEqual([204, '']);
+    expect((await call('GET', O(), 'OWNER')).statusCode).toBe(404);
+    expect(env.app.db.prepare('SELECT count(*) AS n FROM projects').get()).toEqual({ n: 0 });
+    expect(audit().at(-1)).toMatchObject({ action: 'organization.delete', after: null });
+  });
+});
+
+describe('projects', () => {
+  it('an ADMIN creates, renames and deletes one; a DEVELOPER may not', async () => {
+    await setup();
+    expect((await call('POST', `${O()}/projects`, 'DEVELOPER', { name: 'Api' })).statusCode).toBe(403);
+    const created = await call('POST', `${O()}/projects`, 'ADMIN', { name: 'Api' });
+    expect(created.statusCode).toBe(201);
+    const id = created.json().data.id as string;
+    const dup = await call('POST', `${O()}/projects`, 'ADMIN', { name: 'Api' });
+    expect([dup.statusCode, codeOf(dup)]).toEqual([409, 'conflict']);
+    const renamed = await call('PATCH', `${O()}/projects/${id}`, 'ADMIN', { name: 'Backend' });
+    expect(renamed.json().data).toMatchObject({ id, name: 'Backend' });
+    expect((await call('DELETE', `${O()}/projects/${id}`, 'DEVELOPER')).statusCode).toBe(403);
+    expect((await call('DELETE', `${O()}/projects/${id}`, 'ADMIN')).statusCode).toBe(204);
+    expect((await call('GET', `${O()}/projects/${id}`, 'ADMIN')).statusCode).toBe(404);
+    expect(
+      audit()
+        .map((a) => a.action)
+        .slice(-3),
+    ).toEqual(['project.create', 'project.update', 'project.delete']);
+  });
+
+  it('merges settings into the ones stored and refuses unknown keys by name', async () => {
+    await setup();
+    const P = `${O()}/projects/${env.init.project_id}`;
+    await call('PATCH', P, 'ADMIN', { settings: { click_tracking: true } });
+    const both = await call('PATCH', P, 'ADMIN', { settings: { open_tracking: true } });
+    expect(both.json().data.settings).toEqual({ click_tracking: true, open_tracking: true });
+    const unknown = await call('PATCH', P, 'ADMIN', { settings: { pixel: true } });
+    expect([unknown.statusCode, codeOf(unknown)]).toEqual([422, 'request_validation_failed']);
+    expect(unknown.json().error.details.fields[0].field).toBe('pixel');
+    const wrongType = await call('PATCH', P, 'ADMIN', { settings: { click_tracking: 'yes' } });
+    expect(wrongType.statusCode).toBe(422);
+    expect((await call('GET', P, 'DEVELOPER')).json().data.settings).toEqual({
+      click_tracking: true,
+      open_tracking: true,
+    });
+  });
+
+  it('audits a change from the CLI as the OS user', async () => {
+    await setup();
+    await env.app.accounts.createProject(env.init.organization_id, { name: 'From CLI' });
+    expect(audit().at(-1)).toMatchObject({ action: 'project.create', actor_type: 'cli' });
+  });
+});
