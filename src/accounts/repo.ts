@@ -1,6 +1,7 @@
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Role } from './schema.ts';
+import { AppError } from '../errors.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
 import type { Plan } from '../limits/plans.ts';
 
@@ -28,6 +29,19 @@ export interface ProjectRow {
   name: string;
   settings: string;
   created_at: string;
+}
+
+export interface InvitationRow {
+  id: string;
+  organization_id: string;
+  email: string;
+  role: Role;
+  token_hash: string;
+  invited_by: string | null;
+  created_at: string;
+  expires_at: string;
+  accepted_at: string | null;
+  accepted_by: string | null;
 }
 
 export interface MemberRow {
@@ -78,6 +92,15 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter) {
     // json_patch merges in one statement, so concurrent changes of different keys never undo each other.
     mergeSettings: db.prepare('UPDATE projects SET settings = json_patch(settings, ?) WHERE id = ?'),
     renameOrg: db.prepare('UPDATE organizations SET name = ? WHERE id = ?'),
+    setRole: db.prepare('UPDATE memberships SET role = ? WHERE organization_id = ? AND user_id = ?'),
+    removeMember: db.prepare('DELETE FROM memberships WHERE organization_id = ? AND user_id = ?'),
+    insertInvitation: db.prepare(
+      `INSERT INTO invitations (id, organization_id, email, role, token_hash, invited_by, created_at, expires_at)
+       VALUES (@id, @organization_id, @email, @role, @token_hash, @invited_by, @created_at, @expires_at)`,
+    ),
+    acceptInvitation: db.prepare(
+      'UPDATE invitations SET accepted_at = ?, accepted_by = ? WHERE id = ? AND accepted_at IS NULL',
+    ),
     deleteOrg: db.prepare('DELETE FROM organizations WHERE id = ?'),
     renameProject: db.prepare('UPDATE projects SET name = ? WHERE id = ?'),
     deleteProject: db.prepare('DELETE FROM projects WHERE id = ?'),
@@ -89,6 +112,17 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter) {
       audit.record(a.actor, a.entry, a.atMs);
       return result;
     });
+  const owners = db.prepare<[string], { n: number }>(
+    "SELECT count(*) AS n FROM memberships WHERE organization_id = ? AND role = 'OWNER'",
+  );
+  const invitationByHash = db.prepare<[string], InvitationRow>('SELECT * FROM invitations WHERE token_hash = ?');
+  // Checked inside the write's own transaction, so two demotions at once cannot both pass.
+  const keepAnOwner = (orgId: string, userId: string) => {
+    const m = q.member.get(orgId, userId);
+    if (m?.role === 'OWNER' && owners.get(orgId)!.n <= 1) {
+      throw new AppError('conflict', 'An organization keeps at least one OWNER: make another member OWNER first');
+    }
+  };
   const read = <T>(v: T) => Promise.resolve(v);
   return {
     findUserByEmail: (email: string) => read(q.userByEmail.get(email)),
@@ -131,6 +165,29 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter) {
         if (change.settingsPatch !== undefined) w.mergeSettings.run(change.settingsPatch, projectId);
       }),
     deleteProject: (projectId: string, a: Audited) => audited(a, () => void w.deleteProject.run(projectId)),
+    /** Changes a member's role; the last OWNER is never demoted (409). */
+    setMemberRole: (orgId: string, userId: string, role: Role, a: Audited) =>
+      audited(a, () => {
+        if (role !== 'OWNER') keepAnOwner(orgId, userId);
+        w.setRole.run(role, orgId, userId);
+      }),
+    /** Removes a member; the last OWNER is never removed (409). */
+    removeMember: (orgId: string, userId: string, a: Audited) =>
+      audited(a, () => {
+        keepAnOwner(orgId, userId);
+        w.removeMember.run(orgId, userId);
+      }),
+    createInvitation: (i: Omit<InvitationRow, 'accepted_at' | 'accepted_by'>, a: Audited) =>
+      audited(a, () => void w.insertInvitation.run(i)),
+    findInvitationByHash: (hash: string) => read(invitationByHash.get(hash)),
+    /** Makes the user a member with the invited role and spends the invitation, once. */
+    acceptInvitation: (i: InvitationRow, userId: string, at: string, a: Audited) =>
+      audited(a, () => {
+        if (w.acceptInvitation.run(at, userId, i.id).changes === 0) {
+          throw new AppError('conflict', 'This invitation was already accepted');
+        }
+        w.insertMember.run(i.organization_id, userId, i.role, at);
+      }),
   };
 }
 

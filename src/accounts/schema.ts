@@ -45,3 +45,18 @@ export const projectSettingsSchema = z.strictObject({
   click_tracking: z.boolean().optional(),
   open_tracking: z.boolean().optional(),
 });
+
+/** PATCH …/members/{user_id}. */
+export const memberRoleSchema = z.strictObject({ role: z.enum(ROLES) });
+
+/** POST …/invitations. */
+export const inviteSchema = z.strictObject({ email: emailAddress, role: z.enum(ROLES) });
+
+/** POST /v1/invitations/{token}/accept without a session: the invitee's password for a new account. */
+export const acceptInvitationSchema = z.strictObject({
+  password: z.string().min(8, 'must be at least 8 characters').max(1024),
+});
+
+/** An invitation is valid 7 days. */
+export const INVITATION_TTL_MS = 7 * 24 * 3_600_000;
+export const INVITATION_PREFIX = 'svc_inv_';

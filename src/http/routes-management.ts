@@ -6,7 +6,7 @@ import { hasRole, minRoleOf, type Organization, type Role } from '../accounts/in
 import { listKeysQuerySchema } from '../keys/index.ts';
 import { listSuppressionsQuerySchema } from '../suppressions/index.ts';
 import { parseInput } from '../validation.ts';
-import { requireSession, sessionOf } from './auth.ts';
+import { bearer, requireSession, sessionOf } from './auth.ts';
 
 const ORG = '/v1/organizations/:organization_id';
 const PROJECT = `${ORG}/projects/:project_id`;
@@ -80,6 +80,22 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
   orgRoute('GET', `${ORG}/projects`, ({ org }) => app.accounts.listProjects(org.id));
   orgRoute('GET', PROJECT, ({ params }) => app.accounts.getProjectById(params.project_id!));
   orgRoute('GET', `${ORG}/members`, ({ org }) => app.accounts.listMembers(org.id));
+  orgRoute('PATCH', `${ORG}/members/:user_id`, ({ org, params, body, role, actor }) =>
+    app.accounts.changeMemberRole(org.id, params.user_id!, body, role, actor),
+  );
+  orgRoute('DELETE', `${ORG}/members/:user_id`, ({ org, params, role, actor }) =>
+    app.accounts.removeMember(org.id, params.user_id!, role, actor),
+  );
+  orgRoute('POST', `${ORG}/invitations`, ({ org, body, user_id, role, actor }) =>
+    app.accounts.invite(org.id, body, { user_id, role }, actor),
+  );
+  // The invitee: signed in (its address must be the invited one), or new, with a password.
+  server.post<{ Params: { token: string } }>('/v1/invitations/:token/accept', async (req, reply) => {
+    const token = bearer(req);
+    const session = token === undefined ? undefined : await app.sessions.authenticate(token);
+    const member = await app.accounts.acceptInvitation(req.params.token, session, req.body, req.ip);
+    return reply.code(201).send({ data: member });
+  });
   orgRoute('GET', `${ORG}/domains`, ({ org }) => app.domains.listDomains(org.id));
   orgRoute('GET', `${ORG}/domains/:domain_id`, async ({ org, params }) => {
     const d = await app.domains.getDomain(params.domain_id!);
