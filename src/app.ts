@@ -5,7 +5,7 @@ import { silentLogger, type Logger } from './lib/logger.ts';
 import { openDatabase, type Db } from './store/db.ts';
 import { findExposedPaths } from './store/data-dir.ts';
 import { createCommitter, type Committer } from './store/committer.ts';
-import { createAccountsRepo, createAccountsService } from './accounts/index.ts';
+import { createAccountsRepo, createAccountsService, createMembersService } from './accounts/index.ts';
 import { createKeysRepo, createKeysService } from './keys/index.ts';
 import { createAuditRepo, createAuditWriter } from './audit/index.ts';
 import { createLoginThrottle, createSessionsRepo, createSessionsService } from './sessions/index.ts';
@@ -126,6 +126,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     logger,
     db,
     accounts,
+    members: createMembersService({ repo: accountsRepo, clock, accounts }),
     sessions,
     audit: createAuditRepo(db),
     keys,

@@ -3,3 +3,4 @@ export { createAccountsService, toProject, type AccountsService, type Organizati
 export { ROLES, type Role, type ProjectSettings } from './schema.ts';
 export { hasRole, minRoleOf, MIN_ROLE } from './roles.ts';
 export { initialize, initializeFirstStart, type InitInput, type InitResult } from './bootstrap.ts';
+export { createMembersService, type MembersService } from './members.ts';

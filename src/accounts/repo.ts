@@ -63,7 +63,7 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter) {
     orgs: db.prepare<[], OrgRow>('SELECT * FROM organizations ORDER BY created_at, id'),
     orgsOfUser: db.prepare<[string], OrgRow & { role: Role }>(
       `SELECT o.*, m.role FROM memberships m JOIN organizations o ON o.id = m.organization_id
-       WHERE m.user_id = ? ORDER BY o.created_at, o.id`,
+       WHERE m.user_id = ? ORDER BY o.created_at, o.rowid`,
     ),
     orgCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM organizations'),
     projectById: db.prepare<[string], ProjectRow>('SELECT * FROM projects WHERE id = ?'),

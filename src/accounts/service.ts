@@ -1,9 +1,10 @@
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
-import { newId, isUuid, randomToken, sha256Hex } from '../lib/ids.ts';
+import { newId, isUuid } from '../lib/ids.ts';
 import { hashPassword } from '../lib/password.ts';
 import { uniqueOrConflict } from '../store/errors.ts';
-import { operator, type Actor, type Audited } from '../audit/index.ts';
+import { operator, type Actor } from '../audit/index.ts';
+import { auditChange } from './audit-change.ts';
 import { parseInput } from '../validation.ts';
 import type { Plan } from '../limits/plans.ts';
 import type { AccountsRepo, OrgRow, ProjectRow, MemberRow } from './repo.ts';
@@ -13,11 +14,6 @@ import {
   createProjectSchema,
   createUserSchema,
   newOrgSchema,
-  memberRoleSchema,
-  inviteSchema,
-  acceptInvitationSchema,
-  INVITATION_TTL_MS,
-  INVITATION_PREFIX,
   updateOrgSchema,
   updateProjectSchema,
   planSchema,
@@ -78,31 +74,12 @@ function parseSettings(input: unknown): { [K in keyof ProjectSettings]?: boolean
   return parseInput(projectSettingsSchema, input);
 }
 
-const toMember = (m: MemberRow): Member => ({ ...m });
+export const toMember = (m: MemberRow): Member => ({ ...m });
 
 /** Users, organizations, projects and members: the operator's use cases. */
 export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps) {
   const now = () => iso(clock.now());
-  /** The audit row of a change to `target` (an organization or a project) by `actor`. */
-  const change = (
-    actor: Actor,
-    action: string,
-    target: { organization_id: string; project_id?: string; type: string; id: string },
-    before: unknown,
-    after: unknown,
-  ): Audited => ({
-    actor,
-    atMs: clock.now(),
-    entry: {
-      action,
-      organization_id: target.organization_id,
-      ...(target.project_id ? { project_id: target.project_id } : {}),
-      target_type: target.type,
-      target_id: target.id,
-      before,
-      after,
-    },
-  });
+  const change = auditChange(clock);
   const orgTarget = (o: { id: string }) => ({ organization_id: o.id, type: 'organization', id: o.id });
   const projectTarget = (p: ProjectRow) => ({
     organization_id: p.organization_id,
@@ -110,12 +87,6 @@ export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps
     type: 'project',
     id: p.id,
   });
-
-  async function getMember(orgId: string, userId: string): Promise<MemberRow> {
-    const member = isUuid(userId) ? await repo.findMember(orgId, userId) : undefined;
-    if (!member) throw new AppError('not_found', `no member ${userId}`);
-    return member;
-  }
 
   async function getUserByEmail(email: string) {
     const user = await repo.findUserByEmail(email);
@@ -311,99 +282,6 @@ export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps
     async listMembers(orgRef: string): Promise<Member[]> {
       const org = await getOrg(orgRef);
       return (await repo.listMembers(org.id)).map(toMember);
-    },
-
-    /** Changes a member's role; only an OWNER grants or takes the OWNER role, and the last OWNER stays. */
-    async changeMemberRole(orgId: string, userId: string, input: unknown, by: Role, actor: Actor): Promise<Member> {
-      const { role } = parseInput(memberRoleSchema, input);
-      const member = await getMember(orgId, userId);
-      if ((role === 'OWNER' || member.role === 'OWNER') && by !== 'OWNER') {
-        throw new AppError('forbidden', 'Only an OWNER grants or takes the OWNER role');
-      }
-      const target = { organization_id: orgId, type: 'member', id: userId };
-      const audit = change(actor, 'member.update', target, toMember(member), { ...toMember(member), role });
-      await repo.setMemberRole(orgId, userId, role, audit);
-      return toMember(await getMember(orgId, userId));
-    },
-
-    /** Removes a member; only an OWNER removes an OWNER, and the last OWNER stays. */
-    async removeMember(orgId: string, userId: string, by: Role, actor: Actor): Promise<void> {
-      const member = await getMember(orgId, userId);
-      if (member.role === 'OWNER' && by !== 'OWNER') throw new AppError('forbidden', 'Only an OWNER removes an OWNER');
-      const target = { organization_id: orgId, type: 'member', id: userId };
-      await repo.removeMember(orgId, userId, change(actor, 'member.remove', target, toMember(member), null));
-    },
-
-    /**
-     * Invites an address to the organization with a role (an OWNER invitation
-     * needs an OWNER). The token is in the result only; it is valid 7 days.
-     */
-    async invite(orgId: string, input: unknown, by: { user_id: string; role: Role }, actor: Actor) {
-      const { email, role } = parseInput(inviteSchema, input);
-      if (role === 'OWNER' && by.role !== 'OWNER') throw new AppError('forbidden', 'Only an OWNER invites an OWNER');
-      const token = INVITATION_PREFIX + randomToken(32);
-      const row = {
-        id: newId(clock.now()),
-        organization_id: orgId,
-        email,
-        role,
-        token_hash: sha256Hex(token),
-        invited_by: by.user_id,
-        created_at: now(),
-        expires_at: iso(clock.now() + INVITATION_TTL_MS),
-      };
-      const { token_hash: _h, ...shown } = row;
-      const target = { organization_id: orgId, type: 'invitation', id: row.id };
-      await repo.createInvitation(row, change(actor, 'invitation.create', target, null, shown));
-      return { ...shown, token };
-    },
-
-    /**
-     * Accepts an invitation: a signed-in user whose address it names joins the
-     * organization; without a session, a `password` makes the account for that
-     * address first (the invitee's sign-up). Unknown or expired: 404.
-     */
-    async acceptInvitation(token: string, session: { user_id: string } | undefined, body: unknown, ip: string | null) {
-      const invitation = token.startsWith(INVITATION_PREFIX)
-        ? await repo.findInvitationByHash(sha256Hex(token))
-        : undefined;
-      if (!invitation || invitation.expires_at <= now())
-        throw new AppError('not_found', 'No such invitation, or it expired');
-      let user = session ? await repo.findUserById(session.user_id) : await repo.findUserByEmail(invitation.email);
-      if (session && user?.email.toLowerCase() !== invitation.email.toLowerCase()) {
-        throw new AppError('forbidden', `This invitation is for ${invitation.email}`);
-      }
-      if (!session) {
-        if (user) throw new AppError('conflict', `${invitation.email} has an account: sign in, then accept`);
-        const { password } = parseInput(acceptInvitationSchema, body ?? {});
-        await this.createUser({ email: invitation.email, password });
-        user = (await repo.findUserByEmail(invitation.email))!;
-      }
-      const actor: Actor = { type: 'user', user_id: user!.id, ip };
-      const target = { organization_id: invitation.organization_id, type: 'member', id: user!.id };
-      const after = { user_id: user!.id, email: user!.email, role: invitation.role };
-      await uniqueOrConflict(
-        repo.acceptInvitation(invitation, user!.id, now(), change(actor, 'invitation.accept', target, null, after)),
-        `${user!.email} is already a member`,
-      );
-      return toMember((await repo.findMember(invitation.organization_id, user!.id))!);
-    },
-
-    /**
-     * What `userId` may do in organization `orgId` (and, given, its project
-     * `projectId`): the user's role, or 404 when the user is not a member or the
-     * project is not the organization's, so another organization's resources
-     * cannot even be told to exist (no existence oracle).
-     */
-    async accessTo(userId: string, orgId: string, projectId?: string): Promise<{ role: Role; org: Organization }> {
-      const member = isUuid(orgId) ? await repo.findMember(orgId, userId) : undefined;
-      const org = member && (await repo.findOrgById(orgId));
-      if (!member || !org) throw new AppError('not_found', `no organization ${orgId}`);
-      if (projectId !== undefined) {
-        const project = isUuid(projectId) ? await repo.findProjectById(projectId) : undefined;
-        if (project?.organization_id !== orgId) throw new AppError('not_found', `no project ${projectId}`);
-      }
-      return { role: member.role, org: toOrganization(org) };
     },
   };
 }

@@ -44,7 +44,7 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
       handler: async (req: FastifyRequest, reply: FastifyReply) => {
         const params = req.params as Params;
         const { user_id } = sessionOf(req);
-        const { role, org } = await app.accounts.accessTo(user_id, params.organization_id!, params.project_id);
+        const { role, org } = await app.members.accessTo(user_id, params.organization_id!, params.project_id);
         if (!hasRole(role, min))
           throw new AppError('forbidden', `This needs the ${min} role or higher; yours is ${role}`);
         const actor: Actor = { type: 'user', user_id, ip: req.ip };
@@ -81,19 +81,19 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
   orgRoute('GET', PROJECT, ({ params }) => app.accounts.getProjectById(params.project_id!));
   orgRoute('GET', `${ORG}/members`, ({ org }) => app.accounts.listMembers(org.id));
   orgRoute('PATCH', `${ORG}/members/:user_id`, ({ org, params, body, role, actor }) =>
-    app.accounts.changeMemberRole(org.id, params.user_id!, body, role, actor),
+    app.members.changeMemberRole(org.id, params.user_id!, body, role, actor),
   );
   orgRoute('DELETE', `${ORG}/members/:user_id`, ({ org, params, role, actor }) =>
-    app.accounts.removeMember(org.id, params.user_id!, role, actor),
+    app.members.removeMember(org.id, params.user_id!, role, actor),
   );
   orgRoute('POST', `${ORG}/invitations`, ({ org, body, user_id, role, actor }) =>
-    app.accounts.invite(org.id, body, { user_id, role }, actor),
+    app.members.invite(org.id, body, { user_id, role }, actor),
   );
   // The invitee: signed in (its address must be the invited one), or new, with a password.
   server.post<{ Params: { token: string } }>('/v1/invitations/:token/accept', async (req, reply) => {
     const token = bearer(req);
     const session = token === undefined ? undefined : await app.sessions.authenticate(token);
-    const member = await app.accounts.acceptInvitation(req.params.token, session, req.body, req.ip);
+    const member = await app.members.acceptInvitation(req.params.token, session, req.body, req.ip);
     return reply.code(201).send({ data: member });
   });
   orgRoute('GET', `${ORG}/domains`, ({ org }) => app.domains.listDomains(org.id));
