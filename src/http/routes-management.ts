@@ -119,6 +119,15 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
   orgRoute('GET', `${PROJECT}/templates/:template_id`, ({ params }) =>
     app.templates.getTemplate(params.project_id!, params.template_id!),
   );
+  orgRoute('POST', `${PROJECT}/templates`, ({ params, body, actor }) =>
+    app.templates.create(params.project_id!, body as never, actor),
+  );
+  orgRoute('PATCH', `${PROJECT}/templates/:template_id`, ({ params, body, actor }) =>
+    app.templates.update(params.project_id!, params.template_id!, body as never, actor),
+  );
+  orgRoute('DELETE', `${PROJECT}/templates/:template_id`, ({ params, actor }) =>
+    app.templates.remove(params.project_id!, params.template_id!, actor),
+  );
   orgRoute('GET', `${PROJECT}/suppressions`, ({ params, query }) => {
     const q = parseInput(listSuppressionsQuerySchema, query);
     return app.suppressions.list(params.project_id!, q.limit, q.after);

@@ -1,5 +1,6 @@
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
+import type { Audited, AuditWriter } from '../audit/index.ts';
 import type { Template } from './schema.ts';
 
 type TemplateRow = Omit<Template, 'variables'> & { variables: string };
@@ -8,7 +9,7 @@ const toTemplate = (r: TemplateRow | undefined): Template | undefined =>
   r && { ...r, variables: JSON.parse(r.variables) as Record<string, unknown> };
 
 /** SQL of stored templates. */
-export function createTemplatesRepo(db: Db, tx: Committer) {
+export function createTemplatesRepo(db: Db, tx: Committer, audit: AuditWriter) {
   const byId = db.prepare<[string], TemplateRow>('SELECT * FROM templates WHERE id = ?');
   const bySlug = db.prepare<[string, string], TemplateRow>('SELECT * FROM templates WHERE project_id = ? AND slug = ?');
   const ofProject = db.prepare<[string], TemplateRow>('SELECT * FROM templates WHERE project_id = ? ORDER BY slug');
@@ -29,10 +30,24 @@ export function createTemplatesRepo(db: Db, tx: Committer) {
     findById: (id: string) => Promise.resolve(toTemplate(byId.get(id))),
     findBySlug: (projectId: string, slug: string) => Promise.resolve(toTemplate(bySlug.get(projectId, slug))),
     list: (projectId: string) => Promise.resolve(ofProject.all(projectId).map((r) => toTemplate(r)!)),
-    create: (t: Template) => tx.write(() => void insert.run(row(t))),
+    create: (t: Template, a: Audited) =>
+      tx.write(() => {
+        insert.run(row(t));
+        audit.record(a.actor, a.entry, a.atMs);
+      }),
     /** Writes `t` over version `t.version` (optimistic: false when someone else updated first). */
-    update: (t: Template) => tx.write(() => update.run(row(t)).changes > 0),
-    remove: (id: string) => tx.write(() => del.run(id).changes > 0),
+    update: (t: Template, a: Audited) =>
+      tx.write(() => {
+        const changed = update.run(row(t)).changes > 0;
+        if (changed) audit.record(a.actor, a.entry, a.atMs);
+        return changed;
+      }),
+    remove: (id: string, a: Audited) =>
+      tx.write(() => {
+        const changed = del.run(id).changes > 0;
+        if (changed) audit.record(a.actor, a.entry, a.atMs);
+        return changed;
+      }),
   };
 }
 

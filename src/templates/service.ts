@@ -4,6 +4,7 @@ import { newId, isUuid } from '../lib/ids.ts';
 import { uniqueOrConflict } from '../store/errors.ts';
 import { parseInput } from '../validation.ts';
 import type { TemplatesRepo } from './repo.ts';
+import { operator, type Actor, type Audited } from '../audit/index.ts';
 import { checkTemplateSyntax } from './sandbox.ts';
 import {
   createTemplateSchema,
@@ -20,6 +21,13 @@ export interface TemplatesDeps {
 
 /** Stored Jinja2-style templates: created and updated only once they compile. */
 export function createTemplatesService({ repo, clock }: TemplatesDeps) {
+  /** The audit row of a change to template `t` by `actor`. */
+  const audited = (actor: Actor, action: string, t: Template, before: unknown, after: unknown): Audited => ({
+    actor,
+    atMs: clock.now(),
+    entry: { action, project_id: t.project_id, target_type: 'template', target_id: t.id, before, after },
+  });
+
   /** Finds a template of the project by id or slug, or throws not_found. */
   async function getTemplate(projectId: string, ref: string): Promise<Template> {
     const t = (isUuid(ref) ? await repo.findById(ref) : undefined) ?? (await repo.findBySlug(projectId, ref));
@@ -40,7 +48,7 @@ export function createTemplatesService({ repo, clock }: TemplatesDeps) {
     list: (projectId: string) => repo.list(projectId),
 
     /** Creates a template after compiling it; a syntax error is 422 template_render_error. */
-    async create(projectId: string, input: CreateTemplateInput): Promise<Template> {
+    async create(projectId: string, input: CreateTemplateInput, actor: Actor = operator()): Promise<Template> {
       const d = parseInput(createTemplateSchema, input);
       const t: Template = {
         id: newId(clock.now()),
@@ -56,14 +64,20 @@ export function createTemplatesService({ repo, clock }: TemplatesDeps) {
         updated_at: iso(clock.now()),
       };
       checkTemplateSyntax(t);
-      await uniqueOrConflict(repo.create(t), `a template with slug ${d.slug} exists in this project`, {
+      const audit = audited(actor, 'template.create', t, null, t);
+      await uniqueOrConflict(repo.create(t, audit), `a template with slug ${d.slug} exists in this project`, {
         slug: d.slug,
       });
       return t;
     },
 
     /** Partial update; raises `version` by one. */
-    async update(projectId: string, ref: string, input: UpdateTemplateInput): Promise<Template> {
+    async update(
+      projectId: string,
+      ref: string,
+      input: UpdateTemplateInput,
+      actor: Actor = operator(),
+    ): Promise<Template> {
       const patch = parseInput(updateTemplateSchema, input);
       const current = await getTemplate(projectId, ref);
       const next: Template = { ...current, updated_at: iso(clock.now()) };
@@ -74,13 +88,16 @@ export function createTemplatesService({ repo, clock }: TemplatesDeps) {
         });
       }
       checkTemplateSyntax(next);
-      if (!(await repo.update(next))) throw new AppError('conflict', 'the template changed meanwhile: try again');
+      const audit = audited(actor, 'template.update', current, current, { ...next, version: current.version + 1 });
+      if (!(await repo.update(next, audit))) {
+        throw new AppError('conflict', 'the template changed meanwhile: try again');
+      }
       return (await repo.findById(current.id))!;
     },
 
-    async remove(projectId: string, ref: string): Promise<Template> {
+    async remove(projectId: string, ref: string, actor: Actor = operator()): Promise<Template> {
       const t = await getTemplate(projectId, ref);
-      await repo.remove(t.id);
+      await repo.remove(t.id, audited(actor, 'template.delete', t, t, null));
       return t;
     },
   };

@@ -1,0 +1,76 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestEnv, type TestEnv } from './harness.ts';
+
+// Templates over the Management API (contract, "Endpoints": …/templates), each write audited.
+
+let env: TestEnv;
+afterEach(() => env.close());
+const tokens: Record<string, string> = {};
+
+async function setup(): Promise<void> {
+  env = await createTestEnv();
+  const login = async (email: string, password: string) =>
+    (await env.server.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password } })).json<{
+      data: { access_token: string };
+    }>().data.access_token;
+  tokens.OWNER = await login('owner@example.com', 'owner-password-1');
+  for (const role of ['DEVELOPER', 'VIEWER'] as const) {
+    const email = `${role.toLowerCase()}@example.com`;
+    await env.app.accounts.createUser({ email, password: 'member-password-1' });
+    await env.app.accounts.addMember(env.init.organization_id, { email, role });
+    tokens[role] = await login(email, 'member-password-1');
+  }
+}
+
+type Res = LightMyRequestResponse;
+const T = () => `/v1/organizations/${env.init.organization_id}/projects/${env.init.project_id}/templates`;
+const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, who: string, payload?: object): Promise<Res> =>
+  env.server.inject({
+    method,
+    url,
+    headers: { authorization: `Bearer ${tokens[who]}` },
+    ...(payload ? { payload } : {}),
+  });
+const codeOf = (r: Res) => r.json<{ error: { code: string } }>().error.code;
+const WELCOME = { name: 'Welcome', slug: 'welcome', subject_template: 'Hi {{ name }}', html_template: '<p>Hi</p>' };
+
+describe('templates over the Management API', () => {
+  it('a DEVELOPER creates (201), updates (version + 1) and deletes (204); a VIEWER only reads', async () => {
+    await setup();
+    expect((await call('POST', T(), 'VIEWER', WELCOME)).statusCode).toBe(403);
+    const created = await call('POST', T(), 'DEVELOPER', WELCOME);
+    expect(created.statusCode).toBe(201);
+    const id = created.json().data.id as string;
+    expect(created.json().data).toMatchObject({ slug: 'welcome', version: 1 });
+    const updated = await call('PATCH', `${T()}/${id}`, 'DEVELOPER', { subject_template: 'Welcome, {{ name }}' });
+    expect(updated.json().data).toMatchObject({ subject_template: 'Welcome, {{ name }}', version: 2 });
+    expect((await call('GET', `${T()}/welcome`, 'VIEWER')).json().data.version).toBe(2);
+    expect((await call('PATCH', `${T()}/${id}`, 'VIEWER', { name: 'x' })).statusCode).toBe(403);
+    expect((await call('DELETE', `${T()}/${id}`, 'VIEWER')).statusCode).toBe(403);
+    expect((await call('DELETE', `${T()}/${id}`, 'DEVELOPER')).statusCode).toBe(204);
+    expect((await call('GET', `${T()}/${id}`, 'VIEWER')).statusCode).toBe(404);
+    const actions = env.app.db.prepare("SELECT action FROM audit_logs WHERE target_type = 'template' ORDER BY rowid");
+    expect(actions.all()).toEqual([
+      { action: 'template.create' },
+      { action: 'template.update' },
+      { action: 'template.delete' },
+    ]);
+  });
+
+  it('refuses a duplicate slug (409), a missing body (422) and a template that does not compile (422)', async () => {
+    await setup();
+    expect((await call('POST', T(), 'DEVELOPER', WELCOME)).statusCode).toBe(201);
+    const dup = await call('POST', T(), 'DEVELOPER', WELCOME);
+    expect([dup.statusCode, codeOf(dup)]).toEqual([409, 'conflict']);
+    const noBody = await call('POST', T(), 'DEVELOPER', { ...WELCOME, slug: 'other', html_template: undefined });
+    expect([noBody.statusCode, codeOf(noBody)]).toEqual([422, 'request_validation_failed']);
+    const broken = await call('POST', T(), 'DEVELOPER', { ...WELCOME, slug: 'broken', html_template: '{% if %}' });
+    expect([broken.statusCode, codeOf(broken)]).toEqual([422, 'template_render_error']);
+    const unknown = await call('PATCH', `${T()}/no-such`, 'DEVELOPER', { name: 'x' });
+    expect(unknown.statusCode).toBe(404);
+    expect(env.app.db.prepare("SELECT count(*) AS n FROM audit_logs WHERE target_type = 'template'").get()).toEqual({
+      n: 1,
+    });
+  });
+});
