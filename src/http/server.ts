@@ -16,31 +16,6 @@ import fastifyCookie from '@fastify/cookie';
 /** A client-sent X-Request-ID is kept when it is at most 128 visible ASCII characters (decisions.md). */
 const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
-/** Path patterns of every route with their methods, to tell 405 from 404. */
-const ROUTES: [RegExp, string[]][] = [
-  [/^\/v1\/emails\/?$/, ['GET', 'POST']],
-  [/^\/v1\/emails\/batch\/?$/, ['POST']],
-  [/^\/v1\/emails\/[^/]+\/?$/, ['GET']],
-  [/^\/v1\/emails\/[^/]+\/events\/?$/, ['GET']],
-  [/^\/(healthz|readyz|metrics|v1\/openapi\.json)$/, ['GET']],
-  [/^\/t\/[co]\/.+$/, ['GET']],
-  [/^\/v1\/auth\/(login|refresh|logout)\/?$/, ['POST']],
-  [/^\/v1\/organizations\/?$/, ['GET', 'POST']],
-  [/^\/v1\/organizations\/[^/]+\/?$/, ['GET', 'PATCH', 'DELETE']],
-  [/^\/v1\/organizations\/[^/]+\/projects\/?$/, ['GET', 'POST']],
-  [/^\/v1\/organizations\/[^/]+\/projects\/[^/]+\/?$/, ['GET', 'PATCH', 'DELETE']],
-  [/^\/v1\/organizations\/[^/]+\/(members|domains)\/?$/, ['GET']],
-  [/^\/v1\/organizations\/[^/]+\/domains\/[^/]+\/?$/, ['GET']],
-  [/^\/v1\/organizations\/[^/]+\/members\/[^/]+\/?$/, ['PATCH', 'DELETE']],
-  [/^\/v1\/organizations\/[^/]+\/invitations\/?$/, ['POST']],
-  [/^\/v1\/invitations\/[^/]+\/accept\/?$/, ['POST']],
-  [/^\/v1\/organizations\/[^/]+\/audit-logs\/?$/, ['GET']],
-  [/^\/v1\/organizations\/[^/]+\/projects\/[^/]+\/api-keys\/?$/, ['GET', 'POST']],
-  [/^\/v1\/organizations\/[^/]+\/projects\/[^/]+\/api-keys\/[^/]+\/?$/, ['DELETE']],
-  [/^\/v1\/organizations\/[^/]+\/projects\/[^/]+\/(templates|suppressions)\/?$/, ['GET']],
-  [/^\/v1\/organizations\/[^/]+\/projects\/[^/]+\/templates\/[^/]+\/?$/, ['GET']],
-];
-
 export interface HttpServerOptions {
   https?: { cert: Buffer; key: Buffer };
 }
@@ -87,8 +62,10 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
     req.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
   });
   server.setErrorHandler((err, req, reply) => sendError(req, reply, err));
+  const routes = createRouteTable();
+  server.addHook('onRoute', (r) => routes.add(r.url, r.method));
   server.setNotFoundHandler((req, reply) => {
-    const err = notFoundOrMethod(req);
+    const err = routes.notFoundOrMethod(req);
     const allow = err.details?.allow;
     if (Array.isArray(allow)) void reply.header('Allow', allow.join(', '));
     return sendError(req, reply, err);
@@ -103,13 +80,39 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
   return server;
 }
 
-function notFoundOrMethod(req: FastifyRequest): AppError {
-  const path = req.url.split('?')[0] ?? '';
-  const match = ROUTES.find(([re]) => re.test(path));
-  if (match && !match[1].includes(req.method)) {
-    return new AppError('method_not_allowed', `${req.method} is not allowed on ${path}`, { allow: match[1] });
-  }
-  return new AppError('not_found', `No route ${req.method} ${path}`);
+/**
+ * Every route's path pattern with its methods, filled as routes are registered,
+ * to tell 405 `method_not_allowed` (with Allow) from 404. Where several
+ * patterns match, the one with the fewest parameters speaks, as the router
+ * prefers static segments (`/v1/emails/batch` over `/v1/emails/:email_id`).
+ */
+function createRouteTable() {
+  const table = new Map<string, { re: RegExp; params: number; methods: Set<string> }>();
+  return {
+    add(url: string, method: string | string[]): void {
+      let entry = table.get(url);
+      if (!entry) {
+        const source = url
+          .split('/')
+          .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+          .join('/');
+        entry = { re: new RegExp(`^${source}/?$`), params: (url.match(/[:*]/g) ?? []).length, methods: new Set() };
+        table.set(url, entry);
+      }
+      // HEAD is answered for every GET route; Allow names what a client would call.
+      for (const m of [method].flat()) if (m !== 'HEAD') entry.methods.add(m);
+    },
+    notFoundOrMethod(req: FastifyRequest): AppError {
+      const path = req.url.split('?')[0] ?? '';
+      const matches = [...table.values()].filter((e) => e.re.test(path)).sort((a, b) => a.params - b.params);
+      const best = matches[0];
+      if (best && !best.methods.has(req.method)) {
+        const allow = [...best.methods].sort();
+        return new AppError('method_not_allowed', `${req.method} is not allowed on ${path}`, { allow });
+      }
+      return new AppError('not_found', `No route ${req.method} ${path}`);
+    },
+  };
 }
 
 /** A plain-HTTP server may leave the cookie's Secure flag off only where no one else can listen. */
