@@ -63,11 +63,11 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     defaultPlan: config.defaultPlan,
   });
   const keys = createKeysService({ repo: createKeysRepo(db, tx, auditWriter), clock });
-  const suppressionsRepo = createSuppressionsRepo(db, tx);
+  const suppressionsRepo = createSuppressionsRepo(db, tx, auditWriter);
   const suppressions = createSuppressionsService({ repo: suppressionsRepo, clock });
   const templates = createTemplatesService({ repo: createTemplatesRepo(db, tx, auditWriter), clock });
   const idempotency = createIdempotencySql(db);
-  const domainsRepo = createDomainsRepo(db, tx);
+  const domainsRepo = createDomainsRepo(db, tx, auditWriter);
   const domains = createDomainsService({
     repo: domainsRepo,
     accounts,

@@ -69,6 +69,7 @@ export const MIN_ROLE: Readonly<Record<string, Role>> = {
   [`GET ${PROJECT}/suppressions`]: 'VIEWER',
   [`POST ${PROJECT}/suppressions`]: 'DEVELOPER',
   [`DELETE ${PROJECT}/suppressions/:email`]: 'DEVELOPER',
+  [`POST ${PROJECT}/suppressions/import`]: 'DEVELOPER',
 
   [`GET ${PROJECT}/stats`]: 'VIEWER',
   [`GET ${PROJECT}/emails`]: 'VIEWER',

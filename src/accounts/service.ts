@@ -102,6 +102,22 @@ export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps
   }
 
   /** Finds a project by id, or by a name that is unique (within `orgRef` when given). */
+  /**
+   * Only an OWNER signs: the agreement binds the organization (decisions.md,
+   * the role table: OWNER alone writes the organization, its plan and its DPA).
+   */
+  async function signDpa(org: OrgRow, user: { id: string; email: string }, actor: Actor): Promise<Organization> {
+    const member = await repo.findMember(org.id, user.id);
+    if (member?.role !== 'OWNER') {
+      throw new AppError('forbidden', `${user.email} must be an OWNER of ${org.name} to accept the DPA`);
+    }
+    const at = now();
+    const after = toOrganization({ ...org, dpa_accepted_at: at });
+    const audit = change(actor, 'organization.accept_dpa', orgTarget(org), toOrganization(org), after);
+    await repo.acceptDpa(org.id, user.id, at, audit);
+    return toOrganization((await repo.findOrgById(org.id))!);
+  }
+
   async function getProject(ref: string, orgRef?: string): Promise<ProjectRow> {
     const byId = isUuid(ref) ? await repo.findProjectById(ref) : undefined;
     if (byId) return byId;
@@ -193,18 +209,16 @@ export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps
     },
 
     /** Records that a member signed the data-processing agreement, which LIVE sending requires. */
+    /** Signs the data-processing agreement for the organization in the name of `userEmail`, an OWNER of it. */
     async acceptDpa(orgRef: string, userEmail: string, actor: Actor = operator()): Promise<Organization> {
-      const org = await getOrg(orgRef);
-      const user = await getUserByEmail(userEmail);
-      const member = await repo.findMember(org.id, user.id);
-      if (!member || (member.role !== 'OWNER' && member.role !== 'ADMIN')) {
-        throw new AppError('forbidden', `${userEmail} must be an OWNER or ADMIN of ${org.name} to accept the DPA`);
-      }
-      const at = now();
-      const after = toOrganization({ ...org, dpa_accepted_at: at });
-      const audit = change(actor, 'organization.accept_dpa', orgTarget(org), toOrganization(org), after);
-      await repo.acceptDpa(org.id, user.id, at, audit);
-      return toOrganization((await repo.findOrgById(org.id))!);
+      return signDpa(await getOrg(orgRef), await getUserByEmail(userEmail), actor);
+    },
+
+    /** The same, over HTTP: the signed-in user signs. */
+    async signDpa(orgId: string, userId: string, actor: Actor): Promise<Organization> {
+      const user = await repo.findUserById(userId);
+      if (!user) throw new AppError('not_found', `no user ${userId}`);
+      return signDpa(await getOrg(orgId), user, actor);
     },
 
     async createProject(orgRef: string, input: unknown, actor: Actor = operator()): Promise<Project> {

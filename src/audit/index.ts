@@ -1,2 +1,3 @@
 export { createAuditRepo, createAuditWriter, type AuditWriter } from './repo.ts';
 export { listAuditQuerySchema, operator, type Actor, type Audited, type AuditEntry, type AuditLog } from './schema.ts';
+export { writeAuditCsv } from './csv.ts';

@@ -36,10 +36,11 @@ export interface AuditLog {
   created_at: string;
 }
 
-/** GET …/audit-logs: newest first, a page before the row `before`. */
+/** GET …/audit-logs: newest first, a page before the row `before`; `format=csv` streams every row instead. */
 export const listAuditQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).default(50),
   before: z.uuid().optional(),
+  format: z.enum(['json', 'csv']).default('json'),
 });
 
 /** The operator at the server: the admin CLI (and what the server does on its own, such as first start). */

@@ -1,7 +1,6 @@
 import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import { finished } from 'node:stream/promises';
-import { parse } from 'csv-parse';
-import { stringify } from 'csv-stringify';
+import { readSuppressionCsv, writeSuppressionCsv } from '../suppressions/index.ts';
 import { SingleBar, Presets } from 'cli-progress';
 import { withApp, type GlobalOptions } from './context.ts';
 import { count, EXIT_FAILED, print, record, table } from './io.ts';
@@ -32,26 +31,6 @@ export async function remove([email]: string[], opts: Opts): Promise<void> {
   print(opts, r, () => `removed ${r.email}`);
 }
 
-/** Streams CSV rows (header `email[,reason]`) with their line numbers. */
-async function* csvRows(file: string, onBytes: (n: number) => void) {
-  const input = createReadStream(file);
-  input.on('data', (c) => onBytes(c.length));
-  const parser = input.pipe(
-    parse({
-      columns: (h: string[]) => h.map((c) => c.trim().toLowerCase()),
-      skip_empty_lines: true,
-      trim: true,
-      info: true,
-    }),
-  );
-  for await (const { record: r, info } of parser as AsyncIterable<{
-    record: Record<string, string>;
-    info: { lines: number };
-  }>) {
-    yield { line: info.lines, email: r.email ?? '', reason: r.reason };
-  }
-}
-
 /** Imports a CSV file with a progress bar (on a TTY) and a summary; exits 1 when any line was refused. */
 export async function importCsv([file]: string[], opts: Opts): Promise<void> {
   const total = statSync(file!).size;
@@ -65,7 +44,7 @@ export async function importCsv([file]: string[], opts: Opts): Promise<void> {
     const result = await withProject(opts, (app, pid) =>
       app.suppressions.importRows(
         pid,
-        csvRows(file!, (n) => bar?.update((read += n))),
+        readSuppressionCsv(createReadStream(file!).on('data', (c) => bar?.update((read += c.length)))),
         () => {},
       ),
     );
@@ -89,12 +68,12 @@ export async function importCsv([file]: string[], opts: Opts): Promise<void> {
 export async function exportCsv(_args: string[], opts: Opts): Promise<void> {
   const out = str(opts.output) ? createWriteStream(str(opts.output)!) : process.stdout;
   await withProject(opts, async (app, pid) => {
-    const csv = stringify({ header: true, columns: ['email', 'reason', 'created_at'] });
+    const csv = writeSuppressionCsv(app.suppressions.iterate(pid));
     csv.pipe(out);
-    for await (const s of app.suppressions.iterate(pid)) {
-      if (!csv.write(s)) await new Promise((r) => csv.once('drain', r));
+    await finished(csv);
+    if (out !== process.stdout) {
+      out.end();
+      await finished(out);
     }
-    csv.end();
-    if (out !== process.stdout) await finished(out);
   });
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
+import type { Audited, AuditWriter } from '../audit/index.ts';
 import type { DomainState, DomainStatus } from './status.ts';
 
 export interface DomainRow extends DomainState {
@@ -25,7 +26,8 @@ export type NewDomainRow = Pick<
 >;
 
 /** SQL of sending domains and their project bindings: reads run at once, writes inside a group transaction. */
-export function createDomainsRepo(db: Db, tx: Committer) {
+export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
+  const log = (a: Audited | undefined) => a && audit.record(a.actor, a.entry, a.atMs);
   const q = {
     bound: db.prepare<[string, string], { status: string }>(
       `SELECT d.status FROM domains d JOIN project_domains pd ON pd.domain_id = d.id
@@ -69,30 +71,55 @@ export function createDomainsRepo(db: Db, tx: Committer) {
      * organization already has `max` domains; false at the ceiling. Counting
      * inside the write makes the ceiling hold under concurrent adds.
      */
-    createDomain: (row: NewDomainRow, max: number | null, projectId?: string) =>
+    createDomain: (row: NewDomainRow, max: number | null, projectId: string | undefined, a: Audited) =>
       tx.write(() => {
-        if (max !== null && q.countOrg.get(row.organization_id)!.n >= max) return false;
+        // A name taken is a conflict before it is a ceiling: the insert's UNIQUE error says so.
+        const taken = q.byName.get(row.name) !== undefined;
+        if (!taken && max !== null && q.countOrg.get(row.organization_id)!.n >= max) return false;
         w.insert.run(row);
         if (projectId) w.bind.run(projectId, row.id, row.created_at);
+        log(a);
         return true;
       }),
-    bindProject: (domainId: string, projectId: string, at: string) =>
-      tx.write(() => void w.bind.run(projectId, domainId, at)),
-    unbindProject: (domainId: string, projectId: string) =>
-      tx.write(() => w.unbind.run(projectId, domainId).changes > 0),
-    deleteDomain: (id: string) => tx.write(() => w.remove.run(id).changes > 0),
+    /** Binds; false when it already was (nothing written, nothing audited). */
+    bindProject: (domainId: string, projectId: string, at: string, a: Audited) =>
+      tx.write(() => {
+        const changed = w.bind.run(projectId, domainId, at).changes > 0;
+        if (changed) log(a);
+        return changed;
+      }),
+    unbindProject: (domainId: string, projectId: string, a: Audited) =>
+      tx.write(() => {
+        const changed = w.unbind.run(projectId, domainId).changes > 0;
+        if (changed) log(a);
+        return changed;
+      }),
+    deleteDomain: (id: string, a: Audited) =>
+      tx.write(() => {
+        const changed = w.remove.run(id).changes > 0;
+        if (changed) log(a);
+        return changed;
+      }),
     /**
      * Stores a check and the state `next` computes from the row as it is inside
      * the transaction, so a CLI verify and the server's periodic check cannot
      * overwrite each other's count. Undefined when the domain is gone.
      */
-    recordCheck: (id: string, at: string, checks: string, next: (row: DomainRow) => DomainState) =>
+    recordCheck: (
+      id: string,
+      at: string,
+      checks: string,
+      next: (row: DomainRow) => DomainState,
+      audited?: (before: DomainRow, after: DomainRow) => Audited,
+    ) =>
       tx.write(() => {
         const row = q.byId.get(id);
         if (!row) return undefined;
-        const after = next(row);
-        w.check.run({ ...after, checks, at, id });
-        return { before: row, after: { ...row, ...after, checks, last_checked_at: at } };
+        const state = next(row);
+        w.check.run({ ...state, checks, at, id });
+        const after = { ...row, ...state, checks, last_checked_at: at };
+        log(audited?.(row, after));
+        return { before: row, after };
       }),
   };
 }

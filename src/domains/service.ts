@@ -1,4 +1,6 @@
 import type { AccountsService } from '../accounts/index.ts';
+import { auditChange } from '../accounts/audit-change.ts';
+import { operator, type Actor } from '../audit/index.ts';
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { isUuid, newId } from '../lib/ids.ts';
@@ -38,6 +40,19 @@ export function createDomainsService(deps: DomainsDeps) {
   const hostname = normalizeHostname(deps.hostname);
   const verifyDeps = { ...deps, hostname };
   const present = async (row: DomainRow) => toDomain(row, await repo.listProjectIds(row.id), hostname);
+  const change = auditChange(clock);
+  /** What the audit log keeps of a domain: never its private key. */
+  const shown = (r: Pick<DomainRow, 'name' | 'status' | 'dkim_selector'>) => ({
+    name: r.name,
+    status: r.status,
+    dkim_selector: r.dkim_selector,
+  });
+  const target = (r: Pick<DomainRow, 'id' | 'organization_id'>, projectId?: string) => ({
+    organization_id: r.organization_id,
+    ...(projectId ? { project_id: projectId } : {}),
+    type: 'domain',
+    id: r.id,
+  });
 
   /** A domain by id or name; 404 when absent. */
   async function getRow(ref: string): Promise<DomainRow> {
@@ -58,7 +73,7 @@ export function createDomainsService(deps: DomainsDeps) {
 
   return {
     /** Adds a domain to an organization within its plan's ceiling, with a fresh DKIM key; bound to `project` when given. */
-    async addDomain(input: AddDomainInput): Promise<Domain> {
+    async addDomain(input: AddDomainInput, actor: Actor = operator()): Promise<Domain> {
       const data = parseInput(addDomainSchema, input);
       const org = await accounts.getOrg(data.organization);
       const project = data.project ? await projectOf({ organization_id: org.id }, data.project) : undefined;
@@ -74,7 +89,12 @@ export function createDomainsService(deps: DomainsDeps) {
         created_at: iso(now),
       };
       const max = PLAN_LIMITS[org.plan].domains;
-      const created = await uniqueOrConflict(repo.createDomain(row, max, project?.id), `domain ${data.name} exists`);
+      const after = { ...shown({ ...row, status: 'PENDING' }), project_id: project?.id ?? null };
+      const audited = change(actor, 'domain.create', target(row), null, after);
+      const created = await uniqueOrConflict(
+        repo.createDomain(row, max, project?.id, audited),
+        `domain ${data.name} exists`,
+      );
       if (!created) throw planLimit(org.plan, max!);
       return present((await repo.findDomainById(row.id))!);
     },
@@ -90,8 +110,10 @@ export function createDomainsService(deps: DomainsDeps) {
     },
 
     /** Looks the domain's records up now and applies the result (verified, warning, unverified). */
-    async verifyDomain(ref: string): Promise<Domain> {
-      const row = await verifyRow(verifyDeps, await getRow(ref));
+    async verifyDomain(ref: string, actor: Actor = operator()): Promise<Domain> {
+      const audited = (before: DomainRow, after: DomainRow) =>
+        change(actor, 'domain.verify', target(before), shown(before), shown(after));
+      const row = await verifyRow(verifyDeps, await getRow(ref), undefined, audited);
       if (!row) throw new AppError('not_found', `no domain ${ref}`);
       return present(row);
     },
@@ -102,27 +124,29 @@ export function createDomainsService(deps: DomainsDeps) {
     },
 
     /** Binds a domain to a project of its organization: once verified, the project's LIVE keys may send from it. */
-    async bindDomain(ref: string, projectRef: string): Promise<Domain> {
+    async bindDomain(ref: string, projectRef: string, actor: Actor = operator()): Promise<Domain> {
       const row = await getRow(ref);
       const project = await projectOf(row, projectRef);
-      await repo.bindProject(row.id, project.id, iso(clock.now()));
+      const audited = change(actor, 'domain.bind', target(row, project.id), null, { project_id: project.id });
+      await repo.bindProject(row.id, project.id, iso(clock.now()), audited);
       return present(row);
     },
 
-    async unbindDomain(ref: string, projectRef: string): Promise<Domain> {
+    async unbindDomain(ref: string, projectRef: string, actor: Actor = operator()): Promise<Domain> {
       const row = await getRow(ref);
       const project = await projectOf(row, projectRef);
-      if (!(await repo.unbindProject(row.id, project.id))) {
+      const audited = change(actor, 'domain.unbind', target(row, project.id), { project_id: project.id }, null);
+      if (!(await repo.unbindProject(row.id, project.id, audited))) {
         throw new AppError('not_found', `domain ${row.name} is not bound to project ${projectRef}`);
       }
       return present(row);
     },
 
     /** Deletes a domain, its key and its bindings; LIVE sends from it are refused from then on. */
-    async deleteDomain(ref: string): Promise<Domain> {
+    async deleteDomain(ref: string, actor: Actor = operator()): Promise<Domain> {
       const row = await getRow(ref);
       const domain = await present(row);
-      await repo.deleteDomain(row.id);
+      await repo.deleteDomain(row.id, change(actor, 'domain.delete', target(row), shown(row), null));
       return domain;
     },
 

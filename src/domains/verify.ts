@@ -1,5 +1,6 @@
 import { iso, type Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
+import type { Audited } from '../audit/index.ts';
 import { runChecks } from './checks.ts';
 import type { DnsLookups } from './dns.ts';
 import { recordsOf } from './present.ts';
@@ -24,13 +25,18 @@ export async function verifyRow(
   deps: VerifyDeps,
   row: DomainRow,
   signal?: AbortSignal,
+  audited?: (before: DomainRow, after: DomainRow) => Audited,
 ): Promise<DomainRow | undefined> {
   const run = await runChecks(deps.dns, recordsOf(row, deps.hostname), deps.hostname);
   if (signal?.aborted) return undefined;
   const now = deps.clock.now();
   const facts = { outcome: run.outcome, summary: run.summary, now, graceMs: deps.gracePeriodMs };
-  const result = await deps.repo.recordCheck(row.id, iso(now), JSON.stringify(run.checks), (current) =>
-    nextState(current, facts),
+  const result = await deps.repo.recordCheck(
+    row.id,
+    iso(now),
+    JSON.stringify(run.checks),
+    (current) => nextState(current, facts),
+    audited,
   );
   if (result) logChange(deps.logger, result.before, result.after);
   return result?.after;

@@ -1,135 +1,323 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { listAuditQuerySchema, type Actor } from '../audit/index.ts';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
 import type { App } from '../app.ts';
+import {
+  createProjectSchema,
+  inviteSchema,
+  memberRoleSchema,
+  newOrgSchema,
+  updateOrgSchema,
+  updateProjectSchema,
+  acceptInvitationSchema,
+} from '../accounts/schema.ts';
+import { listAuditQuerySchema, writeAuditCsv } from '../audit/index.ts';
 import { AppError } from '../errors.ts';
-import { hasRole, minRoleOf, type Organization, type Role } from '../accounts/index.ts';
 import { listKeysQuerySchema } from '../keys/index.ts';
-import { listSuppressionsQuerySchema } from '../suppressions/index.ts';
+import { createKeySchema } from '../keys/schema.ts';
+import { isUuid } from '../lib/ids.ts';
+import { loginSchema } from '../sessions/schema.ts';
+import {
+  addSuppressionSchema,
+  listSuppressionsQuerySchema,
+  readSuppressionCsv,
+  writeSuppressionCsv,
+} from '../suppressions/index.ts';
+import { createTemplateSchema, updateTemplateSchema } from '../templates/schema.ts';
 import { parseInput } from '../validation.ts';
 import { bearer, requireSession, sessionOf } from './auth.ts';
+import * as out from './management-schemas.ts';
+import { createOrgRouter, documentOperation, ORG, PROJECT } from './org-route.ts';
+import type { Readable } from 'node:stream';
 
-const ORG = '/v1/organizations/:organization_id';
-const PROJECT = `${ORG}/projects/:project_id`;
+/** What a CSV import answers: the count taken, and each refused line with its reason. */
+const importResultOut = z.object({
+  imported: z.number().int(),
+  invalid: z.array(z.object({ line: z.number().int(), email: z.string(), message: z.string() })),
+});
 
-type Params = Record<string, string>;
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
-/** What an organization route knows once access is granted. */
-interface OrgContext {
-  user_id: string;
-  /** Who writes, for the audit log: the user, from the client's address. */
-  actor: Actor;
-  role: Role;
-  org: Organization;
-  params: Params;
-  query: unknown;
-  body: unknown;
+/** The body of POST …/domains over HTTP: the organization is the path's. */
+const addDomainBody = z.strictObject({
+  name: z.string().min(1).max(253),
+  project_id: z.uuid().optional(),
+});
+
+/** A CSV import body may be larger than a JSON request: it is streamed, never held whole. */
+const CSV_IMPORT_BYTES = 256 * 1024 * 1024;
+
+/** Sends a CSV stream as a download named `name`. */
+function sendCsv(reply: FastifyReply, name: string, body: Readable): FastifyReply {
+  return reply
+    .code(200)
+    .type('text/csv; charset=utf-8')
+    .header('Content-Disposition', `attachment; filename="${name}"`)
+    .send(body);
 }
 
 /** The Management API (session token; contract "Authentication" 7-8). */
 export function registerManagementRoutes(server: FastifyInstance, app: App): void {
   const session = { preHandler: requireSession(app) };
+  const orgRoute = createOrgRouter(server, app);
 
-  /**
-   * A route under an organization: a member of it with at least the role the
-   * role table names (403 `forbidden` below it); for anyone else, and for a
-   * project of another organization, 404 as if it did not exist.
-   */
-  const orgRoute = (method: Method, path: string, handler: (c: OrgContext) => Promise<unknown>) => {
-    const min = minRoleOf(method, path);
-    if (!min) throw new Error(`no role for ${method} ${path} in the role table (src/accounts/roles.ts)`);
-    server.route({
-      method,
-      url: path,
-      ...session,
-      handler: async (req: FastifyRequest, reply: FastifyReply) => {
-        const params = req.params as Params;
-        const { user_id } = sessionOf(req);
-        const { role, org } = await app.members.accessTo(user_id, params.organization_id!, params.project_id);
-        if (!hasRole(role, min))
-          throw new AppError('forbidden', `This needs the ${min} role or higher; yours is ${role}`);
-        const actor: Actor = { type: 'user', user_id, ip: req.ip };
-        const data = await handler({ user_id, actor, role, org, params, query: req.query, body: req.body });
-        // decisions.md: 201 on create, 204 on delete.
-        if (method === 'DELETE') return reply.code(204).send();
-        return reply.code(method === 'POST' ? 201 : 200).send({ data });
-      },
-    });
+  /** A domain of this organization by uuid; 404 for any other (no existence oracle). */
+  const domainOf = async (orgId: string, domainId: string) => {
+    const d = isUuid(domainId) ? await app.domains.getDomain(domainId) : undefined;
+    if (!d || d.organization_id !== orgId) throw new AppError('not_found', `no domain ${domainId}`);
+    return d;
   };
 
+  // A CSV import streams its body to the use case; every other body is JSON.
+  server.addContentTypeParser('text/csv', { bodyLimit: CSV_IMPORT_BYTES }, (_req, payload, done) =>
+    done(null, payload),
+  );
+
+  documentOperation('POST', '/v1/auth/login', { summary: 'Sign in', body: loginSchema, response: out.tokensOut });
+  documentOperation('POST', '/v1/auth/refresh', { summary: 'Rotate the refresh cookie', response: out.tokensOut });
+  documentOperation('POST', '/v1/auth/logout', { summary: 'Sign out' });
+
   // The organizations the signed-in user belongs to, with the user's role in each.
+  documentOperation('GET', '/v1/organizations', {
+    summary: 'Organizations of the signed-in user',
+    response: z.array(out.memberOrganizationOut),
+  });
   server.get('/v1/organizations', session, async (req) => ({
     data: await app.accounts.listOrgsOfUser(sessionOf(req).user_id),
   }));
 
   // Any signed-in user may start an organization, and owns it.
+  documentOperation('POST', '/v1/organizations', {
+    summary: 'Create an organization (the creator owns it)',
+    body: newOrgSchema,
+    response: out.memberOrganizationOut,
+  });
   server.post('/v1/organizations', session, async (req, reply) => {
     const { user_id } = sessionOf(req);
     const org = await app.accounts.createOrgOwnedBy(user_id, req.body, { type: 'user', user_id, ip: req.ip });
     return reply.code(201).send({ data: { ...org, role: 'OWNER' } });
   });
 
-  orgRoute('GET', ORG, ({ org, role }) => Promise.resolve({ ...org, role }));
-  orgRoute('PATCH', ORG, async ({ org, role, body, actor }) => ({
-    ...(await app.accounts.updateOrg(org.id, body, actor)),
-    role,
-  }));
-  orgRoute('DELETE', ORG, ({ org, actor }) => app.accounts.deleteOrg(org.id, actor));
-  orgRoute('POST', `${ORG}/projects`, ({ org, body, actor }) => app.accounts.createProject(org.id, body, actor));
-  orgRoute('PATCH', PROJECT, ({ params, body, actor }) => app.accounts.updateProject(params.project_id!, body, actor));
-  orgRoute('DELETE', PROJECT, ({ params, actor }) => app.accounts.deleteProject(params.project_id!, actor));
-  orgRoute('GET', `${ORG}/projects`, ({ org }) => app.accounts.listProjects(org.id));
-  orgRoute('GET', PROJECT, ({ params }) => app.accounts.getProjectById(params.project_id!));
-  orgRoute('GET', `${ORG}/members`, ({ org }) => app.accounts.listMembers(org.id));
-  orgRoute('PATCH', `${ORG}/members/:user_id`, ({ org, params, body, role, actor }) =>
-    app.members.changeMemberRole(org.id, params.user_id!, body, role, actor),
+  const orgOut = out.memberOrganizationOut;
+  orgRoute('GET', ORG, { summary: 'An organization', response: orgOut }, ({ org, role }) =>
+    Promise.resolve({ ...org, role }),
   );
-  orgRoute('DELETE', `${ORG}/members/:user_id`, ({ org, params, role, actor }) =>
+  orgRoute(
+    'PATCH',
+    ORG,
+    { summary: 'Rename an organization or change its plan', body: updateOrgSchema, response: orgOut },
+    async ({ org, role, body, actor }) => ({ ...(await app.accounts.updateOrg(org.id, body, actor)), role }),
+  );
+  orgRoute('DELETE', ORG, { summary: 'Delete an organization and all it holds' }, ({ org, actor }) =>
+    app.accounts.deleteOrg(org.id, actor),
+  );
+  orgRoute(
+    'POST',
+    `${ORG}/legal/dpa`,
+    { summary: 'Sign the data-processing agreement (needed for LIVE keys)', response: out.organizationOut },
+    ({ org, user_id, actor }) => app.accounts.signDpa(org.id, user_id, actor),
+  );
+
+  orgRoute(
+    'POST',
+    `${ORG}/projects`,
+    { summary: 'Create a project', body: createProjectSchema, response: out.projectOut },
+    ({ org, body, actor }) => app.accounts.createProject(org.id, body, actor),
+  );
+  orgRoute(
+    'PATCH',
+    PROJECT,
+    { summary: 'Rename a project; `settings` is merged', body: updateProjectSchema, response: out.projectOut },
+    ({ params, body, actor }) => app.accounts.updateProject(params.project_id!, body, actor),
+  );
+  orgRoute('DELETE', PROJECT, { summary: 'Delete a project' }, ({ params, actor }) =>
+    app.accounts.deleteProject(params.project_id!, actor),
+  );
+  orgRoute('GET', `${ORG}/projects`, { summary: 'Projects', response: z.array(out.projectOut) }, ({ org }) =>
+    app.accounts.listProjects(org.id),
+  );
+  orgRoute('GET', PROJECT, { summary: 'A project', response: out.projectOut }, ({ params }) =>
+    app.accounts.getProjectById(params.project_id!),
+  );
+
+  orgRoute('GET', `${ORG}/members`, { summary: 'Members', response: z.array(out.memberOut) }, ({ org }) =>
+    app.accounts.listMembers(org.id),
+  );
+  orgRoute(
+    'PATCH',
+    `${ORG}/members/:user_id`,
+    { summary: "Change a member's role", body: memberRoleSchema, response: out.memberOut },
+    ({ org, params, body, role, actor }) => app.members.changeMemberRole(org.id, params.user_id!, body, role, actor),
+  );
+  orgRoute('DELETE', `${ORG}/members/:user_id`, { summary: 'Remove a member' }, ({ org, params, role, actor }) =>
     app.members.removeMember(org.id, params.user_id!, role, actor),
   );
-  orgRoute('POST', `${ORG}/invitations`, ({ org, body, user_id, role, actor }) =>
-    app.members.invite(org.id, body, { user_id, role }, actor),
+  orgRoute(
+    'POST',
+    `${ORG}/invitations`,
+    { summary: 'Invite an address (the token is shown once)', body: inviteSchema, response: out.invitationOut },
+    ({ org, body, user_id, role, actor }) => app.members.invite(org.id, body, { user_id, role }, actor),
   );
   // The invitee: signed in (its address must be the invited one), or new, with a password.
+  documentOperation('POST', '/v1/invitations/{token}/accept', {
+    summary: 'Accept an invitation (signed in, or signing up with a password)',
+    body: acceptInvitationSchema,
+    response: out.memberOut,
+  });
   server.post<{ Params: { token: string } }>('/v1/invitations/:token/accept', async (req, reply) => {
     const token = bearer(req);
     const session = token === undefined ? undefined : await app.sessions.authenticate(token);
     const member = await app.members.acceptInvitation(req.params.token, session, req.body, req.ip);
     return reply.code(201).send({ data: member });
   });
-  orgRoute('GET', `${ORG}/domains`, ({ org }) => app.domains.listDomains(org.id));
-  orgRoute('GET', `${ORG}/domains/:domain_id`, async ({ org, params }) => {
-    const d = await app.domains.getDomain(params.domain_id!);
-    if (d.organization_id !== org.id) throw new AppError('not_found', `no domain ${params.domain_id}`);
-    return d;
-  });
-  orgRoute('GET', `${PROJECT}/api-keys`, ({ params, query }) =>
-    app.keys.listKeys(params.project_id!, parseInput(listKeysQuerySchema, query).include_revoked),
+
+  orgRoute('GET', `${ORG}/domains`, { summary: 'Sending domains', response: z.array(out.domainOut) }, ({ org }) =>
+    app.domains.listDomains(org.id),
   );
-  orgRoute('POST', `${PROJECT}/api-keys`, ({ params, body, user_id, actor }) =>
-    app.keys.createKey(params.project_id!, body as never, user_id, actor),
+  orgRoute(
+    'POST',
+    `${ORG}/domains`,
+    {
+      summary: 'Add a domain (with a new DKIM key and the records to publish)',
+      body: addDomainBody,
+      response: out.domainOut,
+    },
+    ({ org, body, actor }) => {
+      const b = parseInput(addDomainBody, body);
+      return app.domains.addDomain({ name: b.name, organization: org.id, project: b.project_id }, actor);
+    },
   );
-  orgRoute('DELETE', `${PROJECT}/api-keys/:key_id`, ({ params, actor }) =>
+  orgRoute(
+    'GET',
+    `${ORG}/domains/:domain_id`,
+    { summary: 'A domain with its records and latest checks', response: out.domainOut },
+    ({ org, params }) => domainOf(org.id, params.domain_id!),
+  );
+  orgRoute(
+    'POST',
+    `${ORG}/domains/:domain_id/verify`,
+    { summary: 'Look the records up now', response: out.domainOut },
+    async ({ org, params, actor }) => app.domains.verifyDomain((await domainOf(org.id, params.domain_id!)).id, actor),
+  );
+  orgRoute('DELETE', `${ORG}/domains/:domain_id`, { summary: 'Delete a domain' }, async ({ org, params, actor }) =>
+    app.domains.deleteDomain((await domainOf(org.id, params.domain_id!)).id, actor),
+  );
+  orgRoute(
+    'POST',
+    `${PROJECT}/domains/:domain_id`,
+    {
+      summary: 'Bind a domain to a project (its LIVE keys may send from it once it is verified)',
+      response: out.domainOut,
+    },
+    async ({ org, params, actor }) =>
+      app.domains.bindDomain((await domainOf(org.id, params.domain_id!)).id, params.project_id!, actor),
+  );
+  orgRoute(
+    'DELETE',
+    `${PROJECT}/domains/:domain_id`,
+    { summary: 'Unbind a domain from a project' },
+    async ({ org, params, actor }) =>
+      app.domains.unbindDomain((await domainOf(org.id, params.domain_id!)).id, params.project_id!, actor),
+  );
+
+  orgRoute(
+    'GET',
+    `${PROJECT}/api-keys`,
+    { summary: 'API keys (never the key itself)', query: listKeysQuerySchema, response: z.array(out.apiKeyOut) },
+    ({ params, query }) =>
+      app.keys.listKeys(params.project_id!, parseInput(listKeysQuerySchema, query).include_revoked),
+  );
+  orgRoute(
+    'POST',
+    `${PROJECT}/api-keys`,
+    { summary: 'Create an API key (the key is shown once)', body: createKeySchema, response: out.apiKeyOut },
+    ({ params, body, user_id, actor }) => app.keys.createKey(params.project_id!, body as never, user_id, actor),
+  );
+  orgRoute('DELETE', `${PROJECT}/api-keys/:key_id`, { summary: 'Revoke an API key' }, ({ params, actor }) =>
     app.keys.revokeKey(params.key_id!, actor, params.project_id),
   );
-  orgRoute('GET', `${ORG}/audit-logs`, ({ org, query }) => {
-    const q = parseInput(listAuditQuerySchema, query);
-    return app.audit.list(org.id, q.before, q.limit);
-  });
-  orgRoute('GET', `${PROJECT}/templates`, ({ params }) => app.templates.list(params.project_id!));
-  orgRoute('GET', `${PROJECT}/templates/:template_id`, ({ params }) =>
-    app.templates.getTemplate(params.project_id!, params.template_id!),
+
+  orgRoute(
+    'GET',
+    `${ORG}/audit-logs`,
+    {
+      summary: 'The audit log, newest first (`format=csv` streams all of it)',
+      query: listAuditQuerySchema,
+      response: z.array(out.auditLogOut),
+      csv: true,
+    },
+    async ({ org, query, reply }) => {
+      const q = parseInput(listAuditQuerySchema, query);
+      if (q.format === 'csv') return sendCsv(reply, 'audit-log.csv', writeAuditCsv(app.audit.iterate(org.id)));
+      return app.audit.list(org.id, q.before, q.limit);
+    },
   );
-  orgRoute('POST', `${PROJECT}/templates`, ({ params, body, actor }) =>
-    app.templates.create(params.project_id!, body as never, actor),
+
+  orgRoute('GET', `${PROJECT}/templates`, { summary: 'Templates', response: z.array(out.templateOut) }, ({ params }) =>
+    app.templates.list(params.project_id!),
   );
-  orgRoute('PATCH', `${PROJECT}/templates/:template_id`, ({ params, body, actor }) =>
-    app.templates.update(params.project_id!, params.template_id!, body as never, actor),
+  orgRoute(
+    'GET',
+    `${PROJECT}/templates/:template_id`,
+    { summary: 'A template', response: out.templateOut },
+    ({ params }) => app.templates.getTemplate(params.project_id!, params.template_id!),
   );
-  orgRoute('DELETE', `${PROJECT}/templates/:template_id`, ({ params, actor }) =>
+  orgRoute(
+    'POST',
+    `${PROJECT}/templates`,
+    { summary: 'Create a template', body: createTemplateSchema, response: out.templateOut },
+    ({ params, body, actor }) => app.templates.create(params.project_id!, body as never, actor),
+  );
+  orgRoute(
+    'PATCH',
+    `${PROJECT}/templates/:template_id`,
+    { summary: 'Update a template (raises its version)', body: updateTemplateSchema, response: out.templateOut },
+    ({ params, body, actor }) => app.templates.update(params.project_id!, params.template_id!, body as never, actor),
+  );
+  orgRoute('DELETE', `${PROJECT}/templates/:template_id`, { summary: 'Delete a template' }, ({ params, actor }) =>
     app.templates.remove(params.project_id!, params.template_id!, actor),
   );
-  orgRoute('GET', `${PROJECT}/suppressions`, ({ params, query }) => {
-    const q = parseInput(listSuppressionsQuerySchema, query);
-    return app.suppressions.list(params.project_id!, q.limit, q.after);
-  });
+
+  orgRoute(
+    'GET',
+    `${PROJECT}/suppressions`,
+    {
+      summary: 'The suppression list in address order (`format=csv` streams all of it)',
+      query: listSuppressionsQuerySchema,
+      response: z.array(out.suppressionOut),
+      csv: true,
+    },
+    async ({ params, query, reply }) => {
+      const q = parseInput(listSuppressionsQuerySchema, query);
+      const pid = params.project_id!;
+      if (q.format === 'csv') {
+        return sendCsv(reply, 'suppressions.csv', writeSuppressionCsv(app.suppressions.iterate(pid)));
+      }
+      return app.suppressions.list(pid, q.limit, q.after);
+    },
+  );
+  orgRoute(
+    'POST',
+    `${PROJECT}/suppressions`,
+    { summary: 'Suppress an address', body: addSuppressionSchema, response: out.suppressionOut },
+    ({ params, body, actor }) => app.suppressions.add(params.project_id!, body as never, actor),
+  );
+  orgRoute('DELETE', `${PROJECT}/suppressions/:email`, { summary: 'Send to an address again' }, ({ params, actor }) =>
+    app.suppressions.remove(params.project_id!, params.email!, actor),
+  );
+  orgRoute(
+    'POST',
+    `${PROJECT}/suppressions/import`,
+    {
+      summary: 'Import a CSV (`email[,reason]` header; Content-Type text/csv); refused lines are listed',
+      response: importResultOut,
+    },
+    ({ params, body, actor }) => {
+      if (!isStream(body)) {
+        throw new AppError('request_validation_failed', 'Send the CSV as the body with Content-Type: text/csv');
+      }
+      return app.suppressions.importRows(params.project_id!, readSuppressionCsv(body), undefined, actor);
+    },
+  );
+}
+
+function isStream(v: unknown): v is Readable {
+  return typeof v === 'object' && v !== null && typeof (v as Readable).pipe === 'function';
 }

@@ -94,7 +94,9 @@ function createRouteTable() {
       if (!entry) {
         const source = url
           .split('/')
-          .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+          .map((seg) =>
+            seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+          )
           .join('/');
         entry = { re: new RegExp(`^${source}/?$`), params: (url.match(/[:*]/g) ?? []).length, methods: new Set() };
         table.set(url, entry);

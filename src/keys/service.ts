@@ -18,7 +18,7 @@ export interface ApiKey {
   expires_at: string | null;
   revoked_at: string | null;
   created_at: string;
-  key?: string;
+  key?: string | undefined;
 }
 
 /** Characters of the random part shown in `prefix` (decisions.md: "the first 12 characters"). */

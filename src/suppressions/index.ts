@@ -1,7 +1,9 @@
 export { createSuppressionsRepo, type SuppressionsRepo } from './repo.ts';
 export { createSuppressionsService, type SuppressionsService } from './service.ts';
+export { readSuppressionCsv, writeSuppressionCsv, type CsvRow } from './csv.ts';
 export {
   SUPPRESSION_REASONS,
+  addSuppressionSchema,
   listSuppressionsQuerySchema,
   type Suppression,
   type SuppressionReason,

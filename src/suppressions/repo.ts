@@ -1,9 +1,10 @@
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
+import type { Audited, AuditWriter } from '../audit/index.ts';
 import type { Suppression, SuppressionReason } from './schema.ts';
 
 /** SQL of the per-project suppression list (addresses stored lower-cased). */
-export function createSuppressionsRepo(db: Db, tx: Committer) {
+export function createSuppressionsRepo(db: Db, tx: Committer, audit: AuditWriter) {
   const one = db.prepare<[string, string], Suppression>(
     'SELECT project_id, email, reason, created_at FROM suppressions WHERE project_id = ? AND email = ?',
   );
@@ -25,9 +26,18 @@ export function createSuppressionsRepo(db: Db, tx: Committer) {
     /** Sync upsert for use inside another transaction (a hard bounce recorded with its delivery result). */
     addSync: (projectId: string, email: string, reason: SuppressionReason, at: string) =>
       void upsert.run(projectId, email, reason, at),
-    addMany: (projectId: string, rows: { email: string; reason: SuppressionReason }[], at: string) =>
-      tx.write(() => rows.forEach((r) => upsert.run(projectId, r.email, r.reason, at))),
-    remove: (projectId: string, email: string) => tx.write(() => del.run(projectId, email).changes > 0),
+    /** Adds or updates entries in one transaction with their audit row. */
+    addMany: (projectId: string, rows: { email: string; reason: SuppressionReason }[], at: string, a: Audited) =>
+      tx.write(() => {
+        rows.forEach((r) => upsert.run(projectId, r.email, r.reason, at));
+        audit.record(a.actor, a.entry, a.atMs);
+      }),
+    remove: (projectId: string, email: string, a: Audited) =>
+      tx.write(() => {
+        const changed = del.run(projectId, email).changes > 0;
+        if (changed) audit.record(a.actor, a.entry, a.atMs);
+        return changed;
+      }),
   };
 }
 

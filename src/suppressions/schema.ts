@@ -16,8 +16,9 @@ export interface Suppression {
   created_at: string;
 }
 
-/** GET …/suppressions: a page of the list in address order, after the address `after`. */
+/** GET …/suppressions: a page of the list in address order, after the address `after`; `format=csv` streams it all. */
 export const listSuppressionsQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   after: z.string().max(320).default(''),
+  format: z.enum(['json', 'csv']).default('json'),
 });

@@ -1,0 +1,42 @@
+import { pipeline, Readable } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import type { AuditLog } from './schema.ts';
+
+const COLUMNS = [
+  'id',
+  'created_at',
+  'action',
+  'actor_type',
+  'actor_id',
+  'actor_name',
+  'ip',
+  'project_id',
+  'target_type',
+  'target_id',
+  'before',
+  'after',
+];
+
+/** The audit log as CSV, streamed; `before`/`after` as JSON; formula-like cells escaped for spreadsheets. */
+export function writeAuditCsv(rows: AsyncIterable<AuditLog>): Readable {
+  async function* flat() {
+    for await (const r of rows) {
+      yield [
+        r.id,
+        r.created_at,
+        r.action,
+        r.actor.type,
+        r.actor.id,
+        r.actor.name,
+        r.actor.ip,
+        r.project_id,
+        r.target_type,
+        r.target_id,
+        r.before === null ? '' : JSON.stringify(r.before),
+        r.after === null ? '' : JSON.stringify(r.after),
+      ];
+    }
+  }
+  const csv = stringify({ header: true, columns: COLUMNS, escape_formulas: true });
+  return pipeline(Readable.from(flat()), csv, () => {});
+}
