@@ -12,11 +12,12 @@ import { createLoginThrottle, createSessionsRepo, createSessionsService } from '
 import { createSuppressionsRepo, createSuppressionsService } from './suppressions/index.ts';
 import { createTemplatesRepo, createTemplatesService, createRenderer, type Renderer } from './templates/index.ts';
 import { createDnsResolver, createDomainsRepo, createDomainsService, hostnameProblem } from './domains/index.ts';
-import { createEmailsRepo, createEmailsService } from './emails/index.ts';
+import { createEmailsExport, createEmailsRepo, createEmailsService } from './emails/index.ts';
 import { createIdempotencySql } from './idempotency/index.ts';
-import { createRateLimiter, createUsageSql, LIMITS } from './limits/index.ts';
+import { createRateLimiter, createUsageReport, createUsageSql, LIMITS } from './limits/index.ts';
 import { createDeliveryEngine, createDeliveryRepo, type DeliveryEngine } from './delivery/index.ts';
 import { createTrackingRepo, createTrackingService } from './tracking/index.ts';
+import { createStatsRepo, createStatsService } from './stats/index.ts';
 import { createServerSettings, resolveHostname } from './config/server-settings.ts';
 
 export interface AppOverrides {
@@ -78,12 +79,19 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     gracePeriodMs: config.domainGracePeriod,
   });
   const emails = createEmailsService({
-    repo: createEmailsRepo(db, tx, { suppressions: suppressionsRepo, usage: createUsageSql(db), idempotency }),
+    repo: createEmailsRepo(db, tx, {
+      suppressions: suppressionsRepo,
+      usage: createUsageSql(db),
+      idempotency,
+      audit: auditWriter,
+    }),
     clock,
     templates,
     renderer: lazyRenderer,
     domains: domainsRepo,
     idempotency,
+    accounts: accountsRepo,
+    sandboxDomain: config.sandboxDomain,
   });
   const tracking = createTrackingService({
     repo: createTrackingRepo(db, tx),
@@ -134,6 +142,12 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     templates,
     domains,
     emails,
+    /** The dashboard's CSV export of a project's emails, on top of the list use case. */
+    emailsExport: createEmailsExport(emails),
+    /** An organization's use of its plan (GET .../usage). */
+    usage: createUsageReport({ usage: createUsageSql(db), clock, orgs: accounts, domains: domainsRepo }),
+    /** Sending statistics from the hourly rollup that migration 0010's trigger keeps (GET .../stats). */
+    stats: createStatsService({ repo: createStatsRepo(db), clock }),
     rateLimiter,
     delivery,
     tracking,

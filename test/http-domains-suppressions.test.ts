@@ -1,7 +1,7 @@
-import type { LightMyRequestResponse } from 'fastify';
 import { parse } from 'csv-parse/sync';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDomainsEnv, publish, type DomainsEnv } from './domains-helpers.ts';
+import { caller, codeOf, signInMembers } from './management-helpers.ts';
 
 // Domains (add, verify, bind, delete), suppressions (add, delete, CSV import
 // and export), the audit log as CSV and the DPA over the Management API,
@@ -9,36 +9,16 @@ import { createDomainsEnv, publish, type DomainsEnv } from './domains-helpers.ts
 
 let denv: DomainsEnv;
 afterEach(() => denv.close());
-const tokens: Record<string, string> = {};
+let tokens: Record<string, string> = {};
 
 async function setup(plan: 'FREE' | 'PAID' = 'PAID'): Promise<void> {
   denv = await createDomainsEnv(plan);
-  const env = denv.env;
-  const login = async (email: string, password: string) =>
-    (await env.server.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password } })).json<{
-      data: { access_token: string };
-    }>().data.access_token;
-  tokens.OWNER = await login('owner@example.com', 'owner-password-1');
-  for (const role of ['ADMIN', 'DEVELOPER', 'VIEWER'] as const) {
-    const email = `${role.toLowerCase()}@example.com`;
-    await env.app.accounts.createUser({ email, password: 'member-password-1' });
-    await env.app.accounts.addMember(env.init.organization_id, { email, role });
-    tokens[role] = await login(email, 'member-password-1');
-  }
+  tokens = await signInMembers(denv.env);
 }
 
-type Res = LightMyRequestResponse;
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 const ORG = () => `/v1/organizations/${denv.env.init.organization_id}`;
 const PROJECT = () => `${ORG()}/projects/${denv.env.init.project_id}`;
-const call = (method: Method, url: string, who: string, payload?: object | string, type?: string): Promise<Res> =>
-  denv.env.server.inject({
-    method,
-    url,
-    headers: { authorization: `Bearer ${tokens[who]}`, ...(type ? { 'content-type': type } : {}) },
-    ...(payload !== undefined ? { payload } : {}),
-  });
-const codeOf = (r: Res) => r.json<{ error: { code: string } }>().error.code;
+const call = (...args: Parameters<ReturnType<typeof caller>>) => caller(() => denv.env, tokens)(...args);
 const audit = (type: string) =>
   denv.env.app.db
     .prepare('SELECT action, actor_type, actor_id, ip FROM audit_logs WHERE target_type = ? ORDER BY rowid')

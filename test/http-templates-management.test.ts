@@ -1,38 +1,20 @@
-import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestEnv, type TestEnv } from './harness.ts';
+import { caller, codeOf, signInMembers } from './management-helpers.ts';
 
 // Templates over the Management API (contract, "Endpoints": …/templates), each write audited.
 
 let env: TestEnv;
 afterEach(() => env.close());
-const tokens: Record<string, string> = {};
+let tokens: Record<string, string> = {};
 
 async function setup(): Promise<void> {
   env = await createTestEnv();
-  const login = async (email: string, password: string) =>
-    (await env.server.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password } })).json<{
-      data: { access_token: string };
-    }>().data.access_token;
-  tokens.OWNER = await login('owner@example.com', 'owner-password-1');
-  for (const role of ['DEVELOPER', 'VIEWER'] as const) {
-    const email = `${role.toLowerCase()}@example.com`;
-    await env.app.accounts.createUser({ email, password: 'member-password-1' });
-    await env.app.accounts.addMember(env.init.organization_id, { email, role });
-    tokens[role] = await login(email, 'member-password-1');
-  }
+  tokens = await signInMembers(env, ['DEVELOPER', 'VIEWER']);
 }
 
-type Res = LightMyRequestResponse;
 const T = () => `/v1/organizations/${env.init.organization_id}/projects/${env.init.project_id}/templates`;
-const call = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, who: string, payload?: object): Promise<Res> =>
-  env.server.inject({
-    method,
-    url,
-    headers: { authorization: `Bearer ${tokens[who]}` },
-    ...(payload ? { payload } : {}),
-  });
-const codeOf = (r: Res) => r.json<{ error: { code: string } }>().error.code;
+const call = (...args: Parameters<ReturnType<typeof caller>>) => caller(() => env, tokens)(...args);
 const WELCOME = { name: 'Welcome', slug: 'welcome', subject_template: 'Hi {{ name }}', html_template: '<p>Hi</p>' };
 
 describe('templates over the Management API', () => {

@@ -152,7 +152,7 @@ export const SETTINGS: readonly SettingDoc[] = [
   {
     key: 'sandboxDomain',
     value: 'domain',
-    description: 'onboarding trial domain',
+    description: 'onboarding trial: one LIVE email per project from this domain to the key creator',
     default: 'none',
     example: 'sandbox.example.com',
   },

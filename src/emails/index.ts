@@ -9,3 +9,4 @@ export {
   type EmailStatus,
 } from './schema.ts';
 export * as outputSchemas from './schema-out.ts';
+export { createEmailsExport, dashboardListQuerySchema, CSV_COLUMNS, type EmailsExport } from './export.ts';

@@ -6,6 +6,7 @@ import { AppError } from '../errors.ts';
 import type { IdempotencySql } from '../idempotency/index.ts';
 import type { UsageSql, VolumeLimits } from '../limits/index.ts';
 import type { SuppressionsRepo } from '../suppressions/index.ts';
+import type { Audited, AuditWriter } from '../audit/index.ts';
 
 export interface NewEmail {
   id: string;
@@ -30,6 +31,10 @@ export interface NewEmail {
   created_at: string;
   attachments: Attachment[];
   event: { id: string; type: EventType; data: Record<string, unknown> };
+  /** The project's one onboarding-trial email (checked once per project in the accept transaction). */
+  trial?: boolean;
+  /** The id of the email this one resends. */
+  resent_from?: string | null;
 }
 
 export type EmailRow = Record<string, unknown> & { seq: number; id: string; project_id: string };
@@ -72,6 +77,7 @@ export interface EmailsRepoDeps {
   suppressions: Pick<SuppressionsRepo, 'findSync'>;
   usage: UsageSql;
   idempotency: IdempotencySql;
+  audit: AuditWriter;
 }
 
 /** SQL of emails, their recipient rows, attachments and events. */
@@ -81,8 +87,8 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
     email: db.prepare(
       `INSERT INTO emails (id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails, cc_emails,
          bcc_emails, reply_to, subject, tags, headers, html_body, text_body, template_id, template_version, created_at,
-         dkim_signing_status)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         dkim_signing_status, is_trial, resent_from)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     tag: db.prepare('INSERT OR IGNORE INTO email_tags (email_seq, project_id, tag) VALUES (?, ?, ?)'),
     recipient: db.prepare(
@@ -95,6 +101,10 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
     event: db.prepare('INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES (?, ?, ?, ?, ?)'),
   };
   const byId = db.prepare<[string], EmailRow>('SELECT * FROM emails WHERE id = ?');
+  const trialOf = db.prepare<[string], { id: string }>('SELECT id FROM emails WHERE project_id = ? AND is_trial = 1');
+  const attachmentsOf = db.prepare<[number], Attachment>(
+    'SELECT filename, content_type, content FROM attachments WHERE email_seq = ? ORDER BY position',
+  );
   const seqOf = db.prepare<[string, string], { seq: number }>('SELECT seq FROM emails WHERE id = ? AND project_id = ?');
   // `+?`: a bare parameter there makes SQLite re-prepare the statement at each new binding
   // (see createDeliveryRepo).
@@ -130,6 +140,8 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
         e.template_version,
         e.created_at,
         live ? 'not_signed' : null,
+        e.trial ? 1 : 0,
+        e.resent_from ?? null,
       ).lastInsertRowid,
     );
     for (const t of new Set(e.tags)) w.tag.run(seq, e.project_id, t);
@@ -214,6 +226,12 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
       const prior = deps.idempotency.find(e.project_id, opts.idempotency.key, e.created_at);
       if (prior) return replayOf(prior, opts.idempotency.hash);
     }
+    // Inside the write: of two trial sends at once, the second sees the first's row.
+    if (e.trial && trialOf.get(e.project_id)) {
+      throw new AppError('trial_restricted', 'This project has already sent its one onboarding-trial email', {
+        reason: 'trial_used',
+      });
+    }
     const { kept, skipped } = opts.suppress ? applySuppression(e, recipients) : { kept: recipients, skipped: [] };
     if (kept.length === 0) {
       throw new AppError('all_recipients_suppressed', 'Every recipient is on the suppression list', {
@@ -238,7 +256,25 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
       const prior = deps.idempotency.find(projectId, key, nowIso);
       return Promise.resolve(prior && replayOf(prior, hash));
     },
+    /**
+     * Accepts a resend like any email, with its audit row (built from the response: who was
+     * skipped) in the same transaction.
+     */
+    resendEmail: (
+      e: NewEmail,
+      recipients: Recipient[],
+      opts: AcceptOptions,
+      audited: (r: SendResponse) => Audited,
+    ): Promise<SendResponse> =>
+      tx.write(() => {
+        const { response } = accept(e, recipients, opts);
+        const a = audited(response);
+        deps.audit.record(a.actor, a.entry, a.atMs);
+        return response;
+      }),
     findById: (id: string) => Promise.resolve(byId.get(id)),
+    /** The stored attachments of an email, in their order. */
+    listAttachments: (seq: number) => Promise.resolve(attachmentsOf.all(seq)),
     list: (projectId: string, q: ListQuery) => Promise.resolve(list(projectId, q)),
     listEvents: (seq: number) => Promise.resolve(events.all(seq)),
   };

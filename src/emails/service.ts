@@ -5,10 +5,13 @@ import { requestHash } from '../idempotency/index.ts';
 import type { IdempotencySql } from '../idempotency/index.ts';
 import { LIMITS, PLAN_LIMITS, type Plan } from '../limits/index.ts';
 import type { DomainsRepo } from '../domains/index.ts';
+import type { Actor } from '../audit/index.ts';
 import { parseInput } from '../validation.ts';
 import { checkHeaders, checkMessageSize, decodeAttachments } from './content.ts';
 import { toEmailDetail, toEmailListItem, toEventPublic } from './present.ts';
 import type { AcceptOptions, EmailsRepo, NewEmail, Recipient, SendResponse } from './repo.ts';
+import { assertResendable, copyEmail, resendAudited } from './resend.ts';
+import { createTrialRule } from './trial.ts';
 import {
   batchRequestSchema,
   idempotencyKeySchema,
@@ -26,6 +29,16 @@ export interface Sender {
   plan: Plan;
   daily_limit: number | null;
   dpa_accepted_at: string | null;
+  /** The user who created the key: the onboarding trial sends only to their address. */
+  created_by?: string | null;
+}
+
+/** What the send rules read of accounts: the key creator's address, an organization's plan and DPA. */
+export interface AccountsPort {
+  findUserById(id: string): Promise<{ email: string } | undefined>;
+  findOrgById(
+    id: string,
+  ): Promise<{ id: string; plan: Plan; daily_limit: number | null; dpa_accepted_at: string | null } | undefined>;
 }
 
 export interface TemplateSource {
@@ -53,8 +66,11 @@ export interface EmailsDeps {
   clock: Clock;
   templates: TemplateSource;
   renderer: RenderPort;
-  domains: Pick<DomainsRepo, 'isVerifiedForProject'>;
+  domains: Pick<DomainsRepo, 'isVerifiedForProject' | 'findDomainByName'>;
   idempotency: Pick<IdempotencySql, 'begin'>;
+  accounts: AccountsPort;
+  /** The server's onboarding-trial domain (`--sandbox-domain`), if any. */
+  sandboxDomain?: string | undefined;
 }
 
 export interface BatchItemResult {
@@ -68,6 +84,7 @@ export interface BatchItemResult {
 /** Sending and reading emails: the Public API's use cases, shared by every door. */
 export function createEmailsService(deps: EmailsDeps) {
   const { repo, clock } = deps;
+  const trial = createTrialRule({ sandboxDomain: deps.sandboxDomain, users: deps.accounts, domains: deps.domains });
 
   /** Bodies from the request, or rendered from the named template with request overrides. */
   async function resolveContent(sender: Sender, r: SendRequest) {
@@ -83,16 +100,27 @@ export function createEmailsService(deps: EmailsDeps) {
     return { subject: r.subject ?? out.subject, html: out.html, text: r.text ?? out.text, template: t };
   }
 
-  /** LIVE only: a signed DPA, then a verified domain bound to the project (decisions.md order). */
-  async function checkLiveSender(sender: Sender, from: string): Promise<void> {
+  /**
+   * LIVE only: a signed DPA, then a verified domain bound to the project (decisions.md
+   * order), or else the onboarding trial when `recipients` are given (a send, not a
+   * resend). True for a trial send.
+   */
+  async function checkLiveSender(
+    sender: Pick<Sender, 'project_id' | 'dpa_accepted_at' | 'created_by'>,
+    from: string,
+    recipients: Recipient[] | null,
+  ): Promise<boolean> {
     if (!sender.dpa_accepted_at) throw new AppError('dpa_not_signed');
     const domain = from.slice(from.lastIndexOf('@') + 1).toLowerCase();
-    if (!(await deps.domains.isVerifiedForProject(sender.project_id, domain))) {
-      throw new AppError('domain_not_verified', `The domain ${domain} is not verified for this project`, {
-        code: 'domain_not_verified',
-        domain,
-      });
+    if (await deps.domains.isVerifiedForProject(sender.project_id, domain)) return false;
+    if (recipients && trial.covers(domain)) {
+      await trial.check(sender.created_by ?? null, recipients);
+      return true;
     }
+    throw new AppError('domain_not_verified', `The domain ${domain} is not verified for this project`, {
+      code: 'domain_not_verified',
+      domain,
+    });
   }
 
   async function buildEmail(sender: Sender, r: SendRequest): Promise<{ email: NewEmail; recipients: Recipient[] }> {
@@ -101,7 +129,8 @@ export function createEmailsService(deps: EmailsDeps) {
     const attachments = decodeAttachments(r.attachments ?? []);
     const content = await resolveContent(sender, r);
     checkMessageSize(content, attachments);
-    if (sender.env === 'LIVE') await checkLiveSender(sender, r.from);
+    const recipients = recipientsOf(r);
+    const isTrial = sender.env === 'LIVE' && (await checkLiveSender(sender, r.from, recipients));
     const now = clock.now();
     const live = sender.env === 'LIVE';
     const email: NewEmail = {
@@ -127,11 +156,15 @@ export function createEmailsService(deps: EmailsDeps) {
       created_at: iso(now),
       attachments,
       event: { id: newId(now), type: live ? 'queued' : 'simulated', data: {} },
+      trial: isTrial,
     };
-    return { email, recipients: recipientsOf(r) };
+    return { email, recipients };
   }
 
-  function acceptOptions(sender: Sender, idem: AcceptOptions['idempotency']): AcceptOptions {
+  function acceptOptions(
+    sender: Pick<Sender, 'env' | 'organization_id' | 'plan' | 'daily_limit'>,
+    idem: AcceptOptions['idempotency'],
+  ): AcceptOptions {
     const live = sender.env === 'LIVE';
     const now = clock.now();
     const limits = { monthly: PLAN_LIMITS[sender.plan].monthlyVolume, daily: sender.daily_limit };
@@ -203,6 +236,26 @@ export function createEmailsService(deps: EmailsDeps) {
     async eventsAny(id: string) {
       return (await repo.listEvents((await getRow(null, id)).seq)).map(toEventPublic);
     },
+
+    /**
+     * Sends a stored email of the project again, as a new email, through the send rules as
+     * they stand now (DPA, verified domain, suppressions, volume); audited with the insert.
+     * The onboarding-trial email is never resent, and a resend never uses the trial.
+     */
+    async resend(orgId: string, projectId: string, emailId: string, actor: Actor): Promise<SendResponse> {
+      const row = await getRow(projectId, emailId);
+      assertResendable(row);
+      const org = await deps.accounts.findOrgById(orgId);
+      if (!org) throw new AppError('not_found', `no organization ${orgId}`);
+      const now = clock.now();
+      const email = copyEmail(row, await repo.listAttachments(row.seq), now);
+      checkHeaders(email.headers);
+      checkMessageSize(email, email.attachments);
+      const account = { ...org, organization_id: org.id, project_id: projectId, env: email.env };
+      if (email.env === 'LIVE') await checkLiveSender(account, email.from_email, null);
+      const audited = resendAudited(actor, now, email);
+      return repo.resendEmail(email, recipientsOf(email), acceptOptions(account, null), audited);
+    },
   };
 
   async function batchItem(sender: Sender, r: SendRequest, index: number): Promise<BatchItemResult> {
@@ -241,7 +294,7 @@ function parseIdempotencyKey(key: string): string {
 }
 
 /** One row per distinct address (case-insensitive), to before cc before bcc. */
-function recipientsOf(r: SendRequest): Recipient[] {
+function recipientsOf(r: SendRequest | Pick<NewEmail, 'to' | 'cc' | 'bcc'>): Recipient[] {
   const seen = new Set<string>();
   const out: Recipient[] = [];
   const add = (list: string[] | null | undefined, kind: Recipient['kind']) => {

@@ -39,6 +39,10 @@ export interface OperationDoc {
   response?: z.ZodType;
   /** Also answers `?format=csv` with a streamed text/csv body. */
   csv?: boolean;
+  /** The body is a CSV file (Content-Type text/csv), streamed to the handler. */
+  csvBody?: boolean;
+  /** The success status when it is not the method's usual one (POST 201, DELETE 204, else 200). */
+  status?: 200;
 }
 
 export interface Operation extends OperationDoc {

@@ -27,6 +27,8 @@ import { parseInput } from '../validation.ts';
 import { bearer, requireSession, sessionOf } from './auth.ts';
 import * as out from './management-schemas.ts';
 import { createOrgRouter, documentOperation, ORG, PROJECT } from './org-route.ts';
+import { registerResendRoutes } from './routes-resend.ts';
+import { registerDashboardRoutes } from './routes-dashboard.ts';
 import type { Readable } from 'node:stream';
 
 /** What a CSV import answers: the count taken, and each refused line with its reason. */
@@ -70,8 +72,17 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
     done(null, payload),
   );
 
-  documentOperation('POST', '/v1/auth/login', { summary: 'Sign in', body: loginSchema, response: out.tokensOut });
-  documentOperation('POST', '/v1/auth/refresh', { summary: 'Rotate the refresh cookie', response: out.tokensOut });
+  documentOperation('POST', '/v1/auth/login', {
+    summary: 'Sign in',
+    body: loginSchema,
+    response: out.tokensOut,
+    status: 200,
+  });
+  documentOperation('POST', '/v1/auth/refresh', {
+    summary: 'Rotate the refresh cookie',
+    response: out.tokensOut,
+    status: 200,
+  });
   documentOperation('POST', '/v1/auth/logout', { summary: 'Sign out' });
 
   // The organizations the signed-in user belongs to, with the user's role in each.
@@ -308,6 +319,7 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
     {
       summary: 'Import a CSV (`email[,reason]` header; Content-Type text/csv); refused lines are listed',
       response: importResultOut,
+      csvBody: true,
     },
     ({ params, body, actor }) => {
       if (!isStream(body)) {
@@ -316,6 +328,8 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
       return app.suppressions.importRows(params.project_id!, readSuppressionCsv(body), undefined, actor);
     },
   );
+  registerResendRoutes(orgRoute, app);
+  registerDashboardRoutes(orgRoute, app);
 }
 
 function isStream(v: unknown): v is Readable {

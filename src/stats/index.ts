@@ -1,0 +1,3 @@
+export { createStatsRepo, type StatsRepo } from './repo.ts';
+export { createStatsService, type StatsService } from './service.ts';
+export { statsQuerySchema, statsOut, STAT_TYPES, type Stats, type StatType } from './schema.ts';

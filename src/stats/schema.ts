@@ -1,0 +1,54 @@
+import { z } from 'zod';
+
+/**
+ * The event types the rollup counts (migration 0010's trigger names the same list):
+ * queued and simulated once per email, the others once per recipient, open or click.
+ */
+export const STAT_TYPES = [
+  'queued',
+  'simulated',
+  'sent',
+  'delivered',
+  'bounced',
+  'complained',
+  'failed',
+  'opened',
+  'clicked',
+] as const;
+export type StatType = (typeof STAT_TYPES)[number];
+
+export const GRANULARITIES = ['day', 'hour'] as const;
+export type Granularity = (typeof GRANULARITIES)[number];
+
+/** Most buckets one request may ask for: a year by day, a month (31 days) by hour. */
+export const MAX_BUCKETS: Record<Granularity, number> = { day: 366, hour: 31 * 24 };
+/** The range when none is given: the last 7 days by day, the last 24 hours by hour. */
+export const DEFAULT_BUCKETS: Record<Granularity, number> = { day: 7, hour: 24 };
+
+// A date (`2026-11-01`, midnight UTC) or a date-time with its offset.
+const instant = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
+
+/** `?from&to&granularity` of GET .../stats: from inclusive, to exclusive, both widened to whole UTC buckets. */
+export const statsQuerySchema = z
+  .object({
+    from: instant.optional(),
+    to: instant.optional(),
+    granularity: z.enum(GRANULARITIES).default('day'),
+  })
+  .strict();
+export type StatsQuery = z.output<typeof statsQuerySchema>;
+
+const counts = Object.fromEntries(STAT_TYPES.map((t) => [t, z.number().int().min(0)])) as Record<StatType, z.ZodNumber>;
+const time = z.iso.datetime();
+
+/** The `data` of GET .../stats. */
+export const statsOut = z.object({
+  project_id: z.uuid(),
+  granularity: z.enum(GRANULARITIES),
+  from: time,
+  to: time,
+  totals: z.object(counts),
+  /** Every bucket of the range, oldest first, zeros included; `start` is the bucket's first instant (UTC). */
+  buckets: z.array(z.object({ start: time, ...counts })),
+});
+export type Stats = z.infer<typeof statsOut>;

@@ -1,0 +1,151 @@
+import { parse } from 'csv-parse/sync';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CSV_COLUMNS } from '../src/emails/index.ts';
+import { createTestEnv, type TestEnv } from './harness.ts';
+import { email, expectError, fieldsOf } from './http-helpers.ts';
+
+// The dashboard's email view (decisions.md, "Management endpoints that the specification
+// only names"): the Public API's list and detail under a project, with a CSV export.
+
+let env: TestEnv;
+const tokens: Record<string, string> = {};
+let key = '';
+let otherEmail = '';
+let otherProject = '';
+const TOTAL = 230; // more than two pages of LIMITS.listMax (100)
+
+async function login(address: string, password: string): Promise<string> {
+  const res = await env.server.inject({ method: 'POST', url: '/v1/auth/login', payload: { email: address, password } });
+  return res.json<{ data: { access_token: string } }>().data.access_token;
+}
+
+async function batch(apiKey: string, emails: object[]): Promise<string[]> {
+  const res = await env.server.inject({
+    method: 'POST',
+    url: '/v1/emails/batch',
+    headers: { authorization: `Bearer ${apiKey}` },
+    payload: { emails },
+  });
+  expect(res.statusCode, res.body).toBe(202);
+  return (res.json().data.results as { id: string }[]).map((r) => r.id);
+}
+
+beforeAll(async () => {
+  env = await createTestEnv();
+  key = await env.key({ env: 'TEST' });
+  // Every tenth email is tagged "invoice"; subjects that a CSV must quote.
+  const all = Array.from({ length: TOTAL }, (_, i) =>
+    email({
+      to: [`r${i}@example.net`],
+      subject: i === 0 ? 'Quotes "here", commas, and more' : i === 1 ? '=HYPERLINK("http://x.test")' : `Hello ${i}`,
+      tags: i % 10 === 0 ? ['invoice'] : ['news'],
+    }),
+  );
+  for (let i = 0; i < TOTAL; i += 100) await batch(key, all.slice(i, i + 100));
+  // A line break cannot come in through the API's subject; it can through a stored row (SMTP, older data).
+  env.app.db.prepare("UPDATE emails SET subject = 'Two' || char(10) || 'lines' WHERE subject = 'Hello 2'").run();
+
+  await env.app.accounts.createUser({ email: 'viewer@example.com', password: 'member-password-1' });
+  await env.app.accounts.addMember(env.init.organization_id, { email: 'viewer@example.com', role: 'VIEWER' });
+  await env.app.accounts.createUser({ email: 'outsider@example.com', password: 'member-password-1' });
+  const other = await env.app.accounts.createOrg({ name: 'Other', owner_email: 'outsider@example.com' });
+  otherProject = (await env.app.accounts.createProject(other.id, { name: 'Theirs' })).id;
+  const theirKey = (await env.app.keys.createKey(otherProject, { name: 'theirs', env: 'TEST' })).key!;
+  otherEmail = (await batch(theirKey, [email()]))[0]!;
+  tokens.OWNER = await login('owner@example.com', 'owner-password-1');
+  tokens.VIEWER = await login('viewer@example.com', 'member-password-1');
+  tokens.OUTSIDER = await login('outsider@example.com', 'member-password-1');
+}, 60_000);
+afterAll(() => env.close());
+
+const E = () => `/v1/organizations/${env.init.organization_id}/projects/${env.init.project_id}/emails`;
+const get = (url: string, who = 'VIEWER') =>
+  env.server.inject({ method: 'GET', url, headers: { authorization: `Bearer ${tokens[who]}` } });
+const publicGet = (url: string) =>
+  env.server.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}` } });
+const csvOf = (body: string) => parse<Record<string, string>>(body, { columns: true });
+
+describe('GET .../projects/{id}/emails', () => {
+  it('answers what GET /v1/emails answers, filters and cursors included', async () => {
+    for (const q of ['', '?limit=5', '?tag=invoice&limit=3', '?status=SIMULATED&to_email=r7@example.net']) {
+      const dash = await get(`${E()}${q}`);
+      expect(dash.statusCode, dash.body).toBe(200);
+      expect(dash.json()).toEqual((await publicGet(`/v1/emails${q}`)).json());
+    }
+    const first = (await get(`${E()}?limit=2`)).json().data as { id: string }[];
+    const next = (await get(`${E()}?limit=2&before=${first[1]!.id}`)).json().data as { id: string }[];
+    expect(next).toEqual((await publicGet(`/v1/emails?limit=2&before=${first[1]!.id}`)).json().data);
+    expectError(await get(`${E()}?status=LOST`), 422, 'request_validation_failed');
+  });
+
+  it('exports every matching email as CSV: a header row, one row per email, quoted where needed', async () => {
+    const res = await get(`${E()}?format=csv`);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(res.headers['content-disposition']).toBe(`attachment; filename="emails-${env.init.project_id}.csv"`);
+    expect(res.body.split('\n', 1)[0]).toBe(CSV_COLUMNS.join(','));
+    const rows = csvOf(res.body);
+    expect(rows).toHaveLength(TOTAL);
+    const ids = env.app.db
+      .prepare('SELECT id FROM emails WHERE project_id = ? ORDER BY seq DESC')
+      .pluck()
+      .all(env.init.project_id);
+    expect(rows.map((r) => r.id)).toEqual(ids);
+    const bySubject = (s: string) => rows.find((r) => r.subject === s);
+    expect(bySubject('Quotes "here", commas, and more')).toMatchObject({
+      to_emails: 'r0@example.net',
+      tags: 'invoice',
+    });
+    expect(res.body).toContain('"Quotes ""here"", commas, and more"');
+    expect(bySubject('Two\nlines')).toMatchObject({ to_emails: 'r2@example.net', status: 'SIMULATED' });
+    // A spreadsheet would run a cell that starts with "="; the export defuses it.
+    expect(bySubject(`'=HYPERLINK("http://x.test")`)).toBeDefined();
+    expect(rows[0]).toMatchObject({ from_email: 'sender@example.com', sent_at: '', source: 'API' });
+  });
+
+  it('applies the filters to the export, and has only the header when nothing matches', async () => {
+    const invoices = csvOf((await get(`${E()}?format=csv&tag=invoice`)).body);
+    expect(invoices).toHaveLength(TOTAL / 10);
+    expect(invoices.every((r) => r.tags === 'invoice')).toBe(true);
+    const one = csvOf((await get(`${E()}?format=csv&to_email=R17@example.net`)).body);
+    expect(one.map((r) => r.subject)).toEqual(['Hello 17']);
+    const none = await get(`${E()}?format=csv&status=DELIVERED`);
+    expect([none.statusCode, none.body]).toEqual([200, `${CSV_COLUMNS.join(',')}\n`]);
+  });
+
+  it('refuses paging parameters and bad filters in an export with 422, before any CSV', async () => {
+    const paged = await get(`${E()}?format=csv&limit=10`);
+    expectError(paged, 422, 'request_validation_failed');
+    expect(fieldsOf(paged)).toEqual(['limit']);
+    expectError(await get(`${E()}?format=csv&status=LOST`), 422, 'request_validation_failed');
+    expectError(await get(`${E()}?format=xml`), 422, 'request_validation_failed');
+  });
+
+  it('is read by a VIEWER; 404 for a non-member and for a project of another organization', async () => {
+    expect((await get(E(), 'VIEWER')).statusCode).toBe(200);
+    expectError(await get(E(), 'OUTSIDER'), 404, 'not_found');
+    expectError(await get(`${E()}?format=csv`, 'OUTSIDER'), 404, 'not_found');
+    const theirs = `/v1/organizations/${env.init.organization_id}/projects/${otherProject}/emails`;
+    expectError(await get(theirs, 'OWNER'), 404, 'not_found');
+  });
+});
+
+describe('GET .../projects/{id}/emails/{email_id}', () => {
+  it('is the Public API detail with the email events', async () => {
+    const [id] = (await get(`${E()}?limit=1`)).json().data.map((e: { id: string }) => e.id) as string[];
+    const res = await get(`${E()}/${id}`);
+    expect(res.statusCode).toBe(200);
+    const { events, ...detail } = res.json().data as { events: { type: string }[] };
+    expect(detail).toEqual((await publicGet(`/v1/emails/${id}`)).json().data);
+    expect(events).toEqual((await publicGet(`/v1/emails/${id}/events`)).json().data);
+    expect(events.map((e) => e.type)).toEqual(['simulated']);
+  });
+
+  it('is a 404 for an email of another project, an unknown id and a non-member', async () => {
+    expectError(await get(`${E()}/${otherEmail}`), 404, 'not_found');
+    expectError(await get(`${E()}/00000000-0000-7000-8000-000000000000`), 404, 'not_found');
+    expectError(await get(`${E()}/not-an-id`), 404, 'not_found');
+    const [id] = (await get(`${E()}?limit=1`)).json().data.map((e: { id: string }) => e.id) as string[];
+    expectError(await get(`${E()}/${id}`, 'OUTSIDER'), 404, 'not_found');
+  });
+});
