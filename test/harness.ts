@@ -9,6 +9,7 @@ import { FakeClock } from '../src/lib/clock.ts';
 import type { Logger } from '../src/lib/logger.ts';
 import { initialize, type InitResult } from '../src/accounts/index.ts';
 import { createHttpServer } from '../src/http/server.ts';
+import { checkResponses } from './openapi-check.ts';
 
 export interface TestEnv {
   dir: string;
@@ -46,6 +47,9 @@ export async function createTestEnv(
     acceptDpa: true,
   });
   const server = createHttpServer(app);
+  // Every management response must be what /v1/openapi.json says (issue 11).
+  const problems: string[] = [];
+  checkResponses(server, problems);
   await server.ready();
   return {
     dir,
@@ -66,6 +70,7 @@ export async function createTestEnv(
       await server.close();
       await app.close();
       rmSync(dir, { recursive: true, force: true });
+      if (problems.length) throw new Error(`responses unlike /v1/openapi.json:\n${problems.join('\n')}`);
     },
   };
 }

@@ -9,7 +9,7 @@ let env: TestEnv;
 const PASSWORD = 'member-password-1';
 const tokens = {} as Record<Role | 'OUTSIDER', string>;
 let other = { org: '', project: '' };
-let fixtures = { template: '', domain: '' };
+let fixtures = { template: '', domain: '', email: '' };
 
 async function loginAs(email: string, password = PASSWORD): Promise<string> {
   const res = await env.server.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password } });
@@ -41,7 +41,13 @@ beforeAll(async () => {
     text_template: 'Hello',
   });
   const d = await env.app.domains.addDomain({ name: 'example.com', organization: 'Acme' });
-  fixtures = { template: t.id, domain: d.id };
+  const sent = await env.server.inject({
+    method: 'POST',
+    url: '/v1/emails',
+    headers: { authorization: `Bearer ${await env.key()}` },
+    payload: { from: 'a@example.com', to: ['b@example.net'], subject: 'Hi', text: 'Hello' },
+  });
+  fixtures = { template: t.id, domain: d.id, email: sent.json<{ data: { id: string } }>().data.id };
 }, 60_000);
 afterAll(() => env.close());
 
@@ -97,6 +103,65 @@ describe('the role matrix', () => {
     expect(theirs.statusCode).toBe(404);
     const domainOfAcme = await get(`/v1/organizations/${other.org}/domains/${fixtures.domain}`, tokens.OUTSIDER);
     expect(domainOfAcme.statusCode).toBe(404);
+  });
+});
+
+/** A URL of Acme's for a route pattern: fixture ids for reads, unknown ids for writes to a sub-resource. */
+function urlOf(pattern: string): string {
+  const [method, path] = pattern.split(' ') as [string, string];
+  const unknown = '01900000-0000-7000-8000-000000000000';
+  const sub = (id: string) => (method === 'GET' ? id : unknown);
+  return path
+    .replace(':organization_id', env.init.organization_id)
+    .replace(':project_id', env.init.project_id)
+    .replace(':domain_id', sub(fixtures.domain))
+    .replace(':template_id', sub(fixtures.template))
+    .replace(':email_id', sub(fixtures.email))
+    .replace(':user_id', unknown)
+    .replace(':key_id', unknown)
+    .replace(':email', 'nobody@example.net');
+}
+
+describe('the role matrix, every method', () => {
+  // Writes the test does not carry out where they are allowed (they would remove the fixtures).
+  const destructive = new Set([
+    'DELETE /v1/organizations/:organization_id',
+    'DELETE /v1/organizations/:organization_id/projects/:project_id',
+  ]);
+  const patterns = Object.keys(MIN_ROLE).filter((k) => !k.includes('/webhooks'));
+
+  it.each(['OWNER', 'ADMIN', 'DEVELOPER', 'VIEWER'] as const)(
+    '%s: 403 forbidden below the least role (nothing done); past the role check above it',
+    async (role) => {
+      for (const pattern of patterns) {
+        const allowed = hasRole(role, MIN_ROLE[pattern]!);
+        if (allowed && destructive.has(pattern)) continue;
+        const method = pattern.split(' ')[0] as 'GET' | 'POST' | 'PATCH' | 'DELETE';
+        const res = await env.server.inject({
+          method,
+          url: urlOf(pattern),
+          headers: { authorization: `Bearer ${tokens[role]}` },
+          ...(method === 'POST' || method === 'PATCH' ? { payload: {} } : {}),
+        });
+        const code = res.statusCode === 204 ? null : (res.json<{ error?: { code: string } }>().error?.code ?? null);
+        if (!allowed) expect([pattern, res.statusCode, code]).toEqual([pattern, 403, 'forbidden']);
+        else if (method === 'GET') expect([pattern, res.statusCode]).toEqual([pattern, 200]);
+        else expect([pattern, code]).not.toEqual([pattern, 'forbidden']);
+      }
+    },
+  );
+
+  it('an outsider gets 404 on every method of every route of Acme', async () => {
+    for (const pattern of patterns) {
+      const method = pattern.split(' ')[0] as 'GET' | 'POST' | 'PATCH' | 'DELETE';
+      const res = await env.server.inject({
+        method,
+        url: urlOf(pattern),
+        headers: { authorization: `Bearer ${tokens.OUTSIDER}` },
+        ...(method === 'POST' || method === 'PATCH' ? { payload: {} } : {}),
+      });
+      expect([pattern, res.statusCode]).toEqual([pattern, 404]);
+    }
   });
 });
 

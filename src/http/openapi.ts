@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { batchRequestSchema, listQuerySchema, outputSchemas as out, sendRequestSchema } from '../emails/index.ts';
 import { errorRegistry } from '../errors.ts';
 import { VERSION } from '../version.ts';
+import { operations, type Operation } from './org-route.ts';
 
 const json = (s: z.ZodType, io: 'input' | 'output' = 'output') =>
   z.toJSONSchema(s, { target: 'draft-2020-12', io, unrepresentable: 'any' });
@@ -23,7 +24,11 @@ const errors = (...statuses: number[]) =>
     ]),
   );
 
-/** The OpenAPI 3.1 document of the Public API, generated from the zod schemas that validate requests. */
+/**
+ * The OpenAPI 3.1 document of the Public and Management APIs, generated from
+ * the zod schemas that validate requests (management routes register theirs
+ * with their route: src/http/org-route.ts).
+ */
 export function buildOpenApi(): Record<string, unknown> {
   const listParams = Object.entries(
     (json(listQuerySchema, 'input') as { properties: Record<string, object> }).properties,
@@ -32,9 +37,12 @@ export function buildOpenApi(): Record<string, unknown> {
   const idem = { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 } };
   return {
     openapi: '3.1.0',
-    info: { title: 'svc Public API', version: VERSION },
+    info: { title: 'svc API', version: VERSION },
     components: {
-      securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'svc_live_… or svc_test_… API key' } },
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'svc_live_… or svc_test_… API key' },
+        session: { type: 'http', scheme: 'bearer', description: 'svc_at_… access token from POST /v1/auth/login' },
+      },
       schemas: {
         EmailSendRequest: json(sendRequestSchema, 'input'),
         BatchSendRequest: json(batchRequestSchema, 'input'),
@@ -98,6 +106,59 @@ export function buildOpenApi(): Record<string, unknown> {
           },
         },
       },
+      ...managementPaths(),
     },
+  };
+}
+
+/** Paths and operations of the Management API, as its routes registered them. */
+function managementPaths(): Record<string, Record<string, object>> {
+  const paths: Record<string, Record<string, object>> = {};
+  for (const op of [...operations.values()].sort((a, b) => a.path.localeCompare(b.path))) {
+    const path = op.path.replace(/:([a-z_]+)/g, '{$1}');
+    (paths[path] ??= {})[op.method.toLowerCase()] = operationOf(op, path);
+  }
+  return paths;
+}
+
+function operationOf(op: Operation, path: string): object {
+  const open = path === '/v1/auth/login' || path === '/v1/auth/refresh' || path.startsWith('/v1/invitations/');
+  const params = [...path.matchAll(/\{([a-z_]+)\}/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: name!.endsWith('_id') ? { type: 'string', format: 'uuid' } : { type: 'string' },
+  }));
+  const query = op.query
+    ? Object.entries((json(op.query, 'input') as { properties?: Record<string, object> }).properties ?? {}).map(
+        ([name, schema]) => ({ name, in: 'query', required: false, schema }),
+      )
+    : [];
+  const status = op.status
+    ? String(op.status)
+    : op.method === 'DELETE' || !op.response
+      ? '204'
+      : op.method === 'POST'
+        ? '201'
+        : '200';
+  const ok =
+    status === '204'
+      ? { description: 'done' }
+      : {
+          description: 'ok',
+          content: {
+            ...data(json(op.response!)),
+            ...(op.csv ? { 'text/csv': { schema: { type: 'string' } } } : {}),
+          },
+        };
+  return {
+    operationId: `${op.method.toLowerCase()}${path.replace(/\{[a-z_]+\}/g, 'X').replace(/[^a-zA-Z]+(.)?/g, (_m, c: string = '') => c.toUpperCase())}`,
+    summary: op.summary,
+    ...(open ? { security: [] } : { security: [{ session: [] }] }),
+    ...(params.length || query.length ? { parameters: [...params, ...query] } : {}),
+    ...(op.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: json(op.body, 'input') } } } }
+      : {}),
+    responses: { [status]: ok, ...errors(400, 401, 403, 404, 409, 413, 422, 429) },
   };
 }
