@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MIN_ROLE } from '../src/accounts/index.ts';
+import { createDomainsEnv, type DomainsEnv } from './domains-helpers.ts';
+import { caller, signInMembers, type Method } from './management-helpers.ts';
+
+// Every management write leaves its audit row, with the signed-in user and the
+// client's address as the actor (issue 11: "audit logs (every management write)").
+
+let denv: DomainsEnv;
+let tokens: Record<string, string> = {};
+beforeAll(async () => {
+  denv = await createDomainsEnv('UNLIMITED');
+  tokens = await signInMembers(denv.env, []);
+}, 60_000);
+afterAll(() => denv.close());
+
+const call = (...args: Parameters<ReturnType<typeof caller>>) => caller(() => denv.env, tokens)(...args);
+const newest = () =>
+  denv.env.app.db
+    .prepare('SELECT rowid AS n, action, actor_type, actor_id, ip FROM audit_logs ORDER BY rowid DESC')
+    .get() as { n: number; action: string; actor_type: string; actor_id: string; ip: string } | undefined;
+
+describe('the audit log', () => {
+  it('has a row for every write route, by the user from its address', async () => {
+    const env = denv.env;
+    const ORG = '/v1/organizations/:organization_id';
+    const PROJECT = `${ORG}/projects/:project_id`;
+    const O = `/v1/organizations/${env.init.organization_id}`;
+    const P = `${O}/projects/${env.init.project_id}`;
+    const ownerId = (await env.app.accounts.listMembers(env.init.organization_id))[0]!.user_id;
+    await env.app.accounts.createUser({ email: 'member@example.com', password: 'member-password-1' });
+    const member = await env.app.accounts.addMember(env.init.organization_id, {
+      email: 'member@example.com',
+      role: 'VIEWER',
+    });
+    const testKey = await env.key();
+    const sent = await env.server.inject({
+      method: 'POST',
+      url: '/v1/emails',
+      headers: { authorization: `Bearer ${testKey}` },
+      payload: { from: 'a@example.com', to: ['b@example.net'], subject: 'Hi', text: 'Hello' },
+    });
+    const emailId = sent.json<{ data: { id: string } }>().data.id;
+
+    const ids: Record<string, string> = {};
+    // Each write in an order where what it needs exists: [route pattern, URL, body, content type].
+    const writes: [string, () => string, (object | string)?, string?][] = [
+      [`PATCH ${ORG}`, () => O, { name: 'Acme Two' }],
+      [`POST ${ORG}/legal/dpa`, () => `${O}/legal/dpa`],
+      [`POST ${ORG}/projects`, () => `${O}/projects`, { name: 'Second' }],
+      [`PATCH ${PROJECT}`, () => `${O}/projects/${ids.project}`, { settings: { click_tracking: true } }],
+      [`POST ${ORG}/invitations`, () => `${O}/invitations`, { email: 'new@example.net', role: 'VIEWER' }],
+      [`PATCH ${ORG}/members/:user_id`, () => `${O}/members/${member.user_id}`, { role: 'DEVELOPER' }],
+      [`DELETE ${ORG}/members/:user_id`, () => `${O}/members/${member.user_id}`],
+      [`POST ${ORG}/domains`, () => `${O}/domains`, { name: 'audit.example.org' }],
+      [`POST ${ORG}/domains/:domain_id/verify`, () => `${O}/domains/${ids.domain}/verify`],
+      [`POST ${PROJECT}/domains/:domain_id`, () => `${P}/domains/${ids.domain}`],
+      [`DELETE ${PROJECT}/domains/:domain_id`, () => `${P}/domains/${ids.domain}`],
+      [`POST ${PROJECT}/api-keys`, () => `${P}/api-keys`, { name: 'ci', env: 'TEST' }],
+      [`DELETE ${PROJECT}/api-keys/:key_id`, () => `${P}/api-keys/${ids.key}`],
+      [
+        `POST ${PROJECT}/templates`,
+        () => `${P}/templates`,
+        { name: 'W', slug: 'w', subject_template: 'Hi', text_template: 'x' },
+      ],
+      [
+        `PATCH ${PROJECT}/templates/:template_id`,
+        () => `${P}/templates/${ids.template}`,
+        { subject_template: 'Hello' },
+      ],
+      [`DELETE ${PROJECT}/templates/:template_id`, () => `${P}/templates/${ids.template}`],
+      [`POST ${PROJECT}/suppressions`, () => `${P}/suppressions`, { email: 'gone@example.net' }],
+      [`DELETE ${PROJECT}/suppressions/:email`, () => `${P}/suppressions/gone@example.net`],
+      [`POST ${PROJECT}/suppressions/import`, () => `${P}/suppressions/import`, 'email\nx@example.net\n', 'text/csv'],
+      [`POST ${PROJECT}/emails/:email_id/resend`, () => `${P}/emails/${emailId}/resend`],
+      [`DELETE ${ORG}/domains/:domain_id`, () => `${O}/domains/${ids.domain}`],
+      [`DELETE ${PROJECT}`, () => `${O}/projects/${ids.project}`],
+      [`DELETE ${ORG}`, () => O],
+    ];
+    const writeRoutes = Object.keys(MIN_ROLE).filter((k) => !k.startsWith('GET ') && !k.includes('/webhooks'));
+    expect(writes.map(([pattern]) => pattern).sort()).toEqual(writeRoutes.sort());
+
+    for (const [pattern, url, body, type] of writes) {
+      const before = newest()?.n ?? 0;
+      const res = await call(pattern.split(' ')[0] as Method, url(), 'OWNER', body, type);
+      expect([pattern, res.statusCode < 300]).toEqual([pattern, true]);
+      const data = res.statusCode === 204 ? undefined : res.json<{ data: { id?: string } }>().data;
+      if (pattern === `POST ${ORG}/projects`) ids.project = data!.id!;
+      if (pattern === `POST ${ORG}/domains`) ids.domain = data!.id!;
+      if (pattern === `POST ${PROJECT}/api-keys`) ids.key = data!.id!;
+      if (pattern === `POST ${PROJECT}/templates`) ids.template = data!.id!;
+      const row = newest()!;
+      expect([pattern, row.n > before]).toEqual([pattern, true]);
+      expect([pattern, row.actor_type, row.actor_id, row.ip]).toEqual([pattern, 'user', ownerId, '127.0.0.1']);
+    }
+  });
+});
