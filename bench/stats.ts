@@ -213,7 +213,17 @@ async function startSvc(dataDir: string): Promise<{ url: string; stop: () => Pro
   if (fromDist) await (built ??= bundleInto(DIST, []));
   const port = await freePort();
   const entry = fromDist ? [join(DIST, 'main.js')] : ['--import', 'tsx', 'src/main.ts'];
-  const args = [...NODE_ARGS, ...entry, 'serve', '--data-dir', dataDir, '--http-port', String(port)];
+  const args = [
+    ...NODE_ARGS,
+    ...entry,
+    'serve',
+    '--data-dir',
+    dataDir,
+    '--http-port',
+    String(port),
+    '--hostname',
+    'mta.bench.example',
+  ];
   args.push('--smtp-port', '0', '--log-level', 'warn', '--log-format', 'json');
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));

@@ -83,6 +83,13 @@ describe('GET /v1/emails', () => {
     { name: 'after 3, limit 3', q: () => ({ after: ids[3]!, limit: '3' }), want: [6, 5, 4] },
     { name: 'after the newest', q: () => ({ after: ids[6]!, limit: '3' }), want: [] },
     { name: 'a cursor with a filter', q: () => ({ tag: 'welcome', before: ids[6]! }), want: [2, 0] },
+    { name: 'a cursor with a date window', q: () => ({ from: at(1), before: ids[5]!, limit: '2' }), want: [4, 3] },
+    { name: 'after with a date window', q: () => ({ to: at(5), after: ids[1]!, limit: '2' }), want: [3, 2] },
+    {
+      name: 'a window with a tag and a cursor',
+      q: () => ({ from: at(1), tag: 'welcome', before: ids[6]! }),
+      want: [2],
+    },
     { name: 'a cursor of another project', q: () => ({ before: foreignId }), want: [] },
   ];
   it.each(cases)('$name', async ({ q, want }) => {
