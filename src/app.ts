@@ -19,6 +19,14 @@ import { createDeliveryEngine, createDeliveryRepo, type DeliveryEngine } from '.
 import { createTrackingRepo, createTrackingService } from './tracking/index.ts';
 import { createStatsRepo, createStatsService } from './stats/index.ts';
 import { createServerSettings, resolveHostname } from './config/server-settings.ts';
+import {
+  createWebhookAgent,
+  createWebhookDispatcher,
+  createWebhooksRepo,
+  createWebhooksService,
+  resolverFromDns,
+  type WebhookDispatcher,
+} from './webhooks/index.ts';
 
 export interface AppOverrides {
   clock?: Clock;
@@ -27,6 +35,8 @@ export interface AppOverrides {
   checkpointWorker?: boolean;
   /** Create a missing data dir and database (`svc init`, `svc serve`); other commands refuse one. */
   createDataDir?: boolean;
+  /** Extra certificates webhook targets may present (PEM): the tests' own CA. */
+  webhookCa?: string[];
 }
 
 /**
@@ -69,12 +79,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
   const templates = createTemplatesService({ repo: createTemplatesRepo(db, tx, auditWriter), clock });
   const idempotency = createIdempotencySql(db);
   const domainsRepo = createDomainsRepo(db, tx, auditWriter);
+  const dnsResolver = createDnsResolver(dnsServers);
   const domains = createDomainsService({
     repo: domainsRepo,
     accounts,
     clock,
     logger,
-    dns: createDnsResolver(dnsServers),
+    dns: dnsResolver,
     hostname,
     gracePeriodMs: config.domainGracePeriod,
   });
@@ -122,6 +133,33 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     throttle: createLoginThrottle(clock),
     users: accountsRepo,
   });
+  // Every webhook POST goes through one guarded keep-alive agent, resolving with the server's resolver.
+  const webhookAgent = createWebhookAgent({
+    resolve: resolverFromDns(dnsResolver),
+    allowInsecure: config.allowInsecureWebhooks,
+    ...(overrides.webhookCa ? { ca: overrides.webhookCa } : {}),
+  });
+  const webhooksRepo = createWebhooksRepo(db, tx, auditWriter);
+  const webhooks = createWebhooksService({
+    repo: webhooksRepo,
+    clock,
+    planOf: async (projectId) =>
+      (await accounts.getOrg((await accounts.getProjectById(projectId)).organization_id)).plan,
+    agent: webhookAgent,
+    allowInsecure: config.allowInsecureWebhooks,
+  });
+  let dispatcher: WebhookDispatcher | undefined;
+  // Made on first use: `svc serve` starts it; admin commands never do.
+  const webhookDispatcher = () =>
+    (dispatcher ??= createWebhookDispatcher(
+      { repo: webhooksRepo, clock, logger, agent: webhookAgent },
+      {
+        retrySchedule: config.webhookRetrySchedule,
+        allowInsecure: config.allowInsecureWebhooks,
+        tickMs: 1000,
+        concurrency: 32,
+      },
+    ));
   // Expired idempotency records and session tokens are purged once an hour.
   const purge = clock.setInterval(() => {
     void tx.write(() => idempotency.purgeExpired(iso(clock.now()))).catch(() => {});
@@ -151,6 +189,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     rateLimiter,
     delivery,
     tracking,
+    webhooks,
+    webhookDispatcher,
     /** The host name this app works with (EHLO, Message-ID, SPF and return-path records). */
     hostname,
     /** Records the server's host name and resolver for admin commands run later on this data dir. */
@@ -173,6 +213,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     async close(): Promise<void> {
       purge.cancel();
       await engine?.stop();
+      await dispatcher?.stop();
+      await webhookAgent.close();
       tx.close();
       await renderer?.close();
       await store.close();

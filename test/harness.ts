@@ -32,7 +32,7 @@ let n = 0;
 export async function createTestEnv(
   settings: Partial<ConfigInput> = {},
   plan: 'FREE' | 'PAID' | 'PREMIUM' | 'UNLIMITED' = 'UNLIMITED',
-  overrides: { logger?: Logger } = {},
+  overrides: { logger?: Logger; webhookCa?: string[] } = {},
 ): Promise<TestEnv> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const clock = new FakeClock('2026-03-15T12:00:00.000Z');

@@ -20,6 +20,20 @@ const newest = () =>
     .prepare('SELECT rowid AS n, action, actor_type, actor_id, ip FROM audit_logs ORDER BY rowid DESC')
     .get() as { n: number; action: string; actor_type: string; actor_id: string; ip: string } | undefined;
 
+/** Records a skipped delivery for `webhookId` (inactive for a moment), for redelivery. */
+async function skippedDelivery(webhookId: string): Promise<string> {
+  const db = denv.env.app.db;
+  db.prepare('UPDATE webhooks SET is_active = 0 WHERE id = ?').run(webhookId);
+  await denv.env.server.inject({
+    method: 'POST',
+    url: '/v1/emails',
+    headers: { authorization: `Bearer ${await denv.env.key()}` },
+    payload: { from: 'a@example.com', to: ['c@example.net'], subject: 'Hi', text: 'Hello' },
+  });
+  db.prepare('UPDATE webhooks SET is_active = 1 WHERE id = ?').run(webhookId);
+  return (db.prepare('SELECT id FROM webhook_deliveries WHERE webhook_id = ?').get(webhookId) as { id: string }).id;
+}
+
 describe('the audit log', () => {
   it('has a row for every write route, by the user from its address', async () => {
     const env = denv.env;
@@ -73,11 +87,20 @@ describe('the audit log', () => {
       [`DELETE ${PROJECT}/suppressions/:email`, () => `${P}/suppressions/gone@example.net`],
       [`POST ${PROJECT}/suppressions/import`, () => `${P}/suppressions/import`, 'email\nx@example.net\n', 'text/csv'],
       [`POST ${PROJECT}/emails/:email_id/resend`, () => `${P}/emails/${emailId}/resend`],
+      [`POST ${PROJECT}/webhooks`, () => `${P}/webhooks`, { url: 'https://hooks.example.com/svc', events: ['*'] }],
+      [`PATCH ${PROJECT}/webhooks/:webhook_id`, () => `${P}/webhooks/${ids.webhook}`, { events: ['sent'] }],
+      [`POST ${PROJECT}/webhooks/:webhook_id/rotate-secret`, () => `${P}/webhooks/${ids.webhook}/rotate-secret`],
+      [
+        `POST ${PROJECT}/webhooks/:webhook_id/deliveries/:delivery_id/redeliver`,
+        () => `${P}/webhooks/${ids.webhook}/deliveries/${ids.delivery}/redeliver`,
+      ],
+      [`DELETE ${PROJECT}/webhooks/:webhook_id`, () => `${P}/webhooks/${ids.webhook}`],
       [`DELETE ${ORG}/domains/:domain_id`, () => `${O}/domains/${ids.domain}`],
       [`DELETE ${PROJECT}`, () => `${O}/projects/${ids.project}`],
       [`DELETE ${ORG}`, () => O],
     ];
-    const writeRoutes = Object.keys(MIN_ROLE).filter((k) => !k.startsWith('GET ') && !k.includes('/webhooks'));
+    // A test ping writes nothing: it sends a POST and answers how it went.
+    const writeRoutes = Object.keys(MIN_ROLE).filter((k) => !k.startsWith('GET ') && !k.endsWith('/test'));
     expect(writes.map(([pattern]) => pattern).sort()).toEqual(writeRoutes.sort());
 
     for (const [pattern, url, body, type] of writes) {
@@ -89,9 +112,12 @@ describe('the audit log', () => {
       if (pattern === `POST ${ORG}/domains`) ids.domain = data!.id!;
       if (pattern === `POST ${PROJECT}/api-keys`) ids.key = data!.id!;
       if (pattern === `POST ${PROJECT}/templates`) ids.template = data!.id!;
+      if (pattern === `POST ${PROJECT}/webhooks`) ids.webhook = data!.id!;
       const row = newest()!;
       expect([pattern, row.n > before]).toEqual([pattern, true]);
       expect([pattern, row.actor_type, row.actor_id, row.ip]).toEqual([pattern, 'user', ownerId, '127.0.0.1']);
+      // A skipped record to redeliver: the webhook inactive for a moment while an event is recorded.
+      if (pattern === `POST ${PROJECT}/webhooks`) ids.delivery = await skippedDelivery(ids.webhook!);
     }
   });
 });

@@ -228,7 +228,7 @@ describe('operational endpoints', () => {
     expect(res.body).toMatch(/^svc_http_requests_total\{method="GET",route="\/v1\/emails",status="200"\} \d+$/m);
   });
 
-  it('serves the OpenAPI 3.1 document of the Public API and of every management route but webhooks (issue 12)', async () => {
+  it('serves the OpenAPI 3.1 document of the Public API and of every management route', async () => {
     const res = await runCase(env, null, { name: 'openapi', url: '/v1/openapi.json', status: 200, raw: true });
     const doc = res.json();
     expect(doc.openapi).toMatch(/^3\.1\./);
@@ -242,9 +242,7 @@ describe('operational endpoints', () => {
       'POST /v1/emails',
       'POST /v1/emails/batch',
     ];
-    const managementOps = Object.keys(MIN_ROLE)
-      .filter((k) => !k.includes('/webhooks'))
-      .map((k) => k.replace(/:([a-z_]+)/g, '{$1}'));
+    const managementOps = Object.keys(MIN_ROLE).map((k) => k.replace(/:([a-z_]+)/g, '{$1}'));
     const outside = ['GET /v1/organizations', 'POST /v1/organizations', 'POST /v1/invitations/{token}/accept'];
     const auth = ['POST /v1/auth/login', 'POST /v1/auth/refresh', 'POST /v1/auth/logout'];
     expect(ops.sort()).toEqual([...publicOps, ...managementOps, ...outside, ...auth].sort());

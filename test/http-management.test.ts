@@ -9,7 +9,7 @@ let env: TestEnv;
 const PASSWORD = 'member-password-1';
 const tokens = {} as Record<Role | 'OUTSIDER', string>;
 let other = { org: '', project: '' };
-let fixtures = { template: '', domain: '', email: '' };
+let fixtures = { template: '', domain: '', email: '', webhook: '', delivery: '' };
 
 async function loginAs(email: string, password = PASSWORD): Promise<string> {
   const res = await env.server.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password } });
@@ -47,7 +47,23 @@ beforeAll(async () => {
     headers: { authorization: `Bearer ${await env.key()}` },
     payload: { from: 'a@example.com', to: ['b@example.net'], subject: 'Hi', text: 'Hello' },
   });
-  fixtures = { template: t.id, domain: d.id, email: sent.json<{ data: { id: string } }>().data.id };
+  // A webhook with one (skipped) delivery record: it was inactive when the event came.
+  const hook = await env.app.webhooks.create(env.init.project_id, { url: 'https://hooks.example.com/', events: ['*'] });
+  await env.app.webhooks.update(env.init.project_id, hook.id, { is_active: false });
+  await env.server.inject({
+    method: 'POST',
+    url: '/v1/emails',
+    headers: { authorization: `Bearer ${await env.key()}` },
+    payload: { from: 'a@example.com', to: ['c@example.net'], subject: 'Hi', text: 'Hello' },
+  });
+  const [skipped] = await env.app.webhooks.deliveries(env.init.project_id, hook.id, {});
+  fixtures = {
+    template: t.id,
+    domain: d.id,
+    email: sent.json<{ data: { id: string } }>().data.id,
+    webhook: hook.id,
+    delivery: skipped!.id,
+  };
 }, 60_000);
 afterAll(() => env.close());
 
@@ -119,6 +135,8 @@ function urlOf(pattern: string): string {
     .replace(':email_id', sub(fixtures.email))
     .replace(':user_id', unknown)
     .replace(':key_id', unknown)
+    .replace(':webhook_id', sub(fixtures.webhook))
+    .replace(':delivery_id', sub(fixtures.delivery))
     .replace(':email', 'nobody@example.net');
 }
 
@@ -128,7 +146,7 @@ describe('the role matrix, every method', () => {
     'DELETE /v1/organizations/:organization_id',
     'DELETE /v1/organizations/:organization_id/projects/:project_id',
   ]);
-  const patterns = Object.keys(MIN_ROLE).filter((k) => !k.includes('/webhooks'));
+  const patterns = Object.keys(MIN_ROLE);
 
   it.each(['OWNER', 'ADMIN', 'DEVELOPER', 'VIEWER'] as const)(
     '%s: 403 forbidden below the least role (nothing done); past the role check above it',

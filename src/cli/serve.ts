@@ -43,6 +43,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     if (config.smtpPort !== 0)
       logger.info('the SMTP relay is not part of this version yet; --smtp-port is accepted and unused');
     await app.delivery().start();
+    await app.webhookDispatcher().start();
     const checks = startDomainChecks({
       service: app.domains,
       clock: app.clock,

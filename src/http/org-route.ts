@@ -42,7 +42,7 @@ export interface OperationDoc {
   /** The body is a CSV file (Content-Type text/csv), streamed to the handler. */
   csvBody?: boolean;
   /** The success status when it is not the method's usual one (POST 201, DELETE 204, else 200). */
-  status?: 200;
+  status?: 200 | 202;
 }
 
 export interface Operation extends OperationDoc {
@@ -93,7 +93,7 @@ export function createOrgRouter(server: FastifyInstance, app: App): OrgRoute {
         const data = await handler({ user_id, actor, role, org, params, query: req.query, body: req.body, reply });
         if (data === reply) return reply;
         if (method === 'DELETE') return reply.code(204).send();
-        return reply.code(method === 'POST' ? 201 : 200).send({ data });
+        return reply.code(doc.status ?? (method === 'POST' ? 201 : 200)).send({ data });
       },
     });
   };

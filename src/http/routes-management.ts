@@ -28,6 +28,7 @@ import { bearer, requireSession, sessionOf } from './auth.ts';
 import * as out from './management-schemas.ts';
 import { createOrgRouter, documentOperation, ORG, PROJECT } from './org-route.ts';
 import { registerResendRoutes } from './routes-resend.ts';
+import { registerWebhookRoutes } from './routes-webhooks.ts';
 import { registerDashboardRoutes } from './routes-dashboard.ts';
 import type { Readable } from 'node:stream';
 
@@ -329,6 +330,7 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
     },
   );
   registerResendRoutes(orgRoute, app);
+  registerWebhookRoutes(orgRoute, app);
   registerDashboardRoutes(orgRoute, app);
 }
 

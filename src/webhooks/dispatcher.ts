@@ -1,0 +1,152 @@
+import type { Dispatcher } from 'undici';
+import { iso, type Clock, type Timer } from '../lib/clock.ts';
+import { newId } from '../lib/ids.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { OutboxRow, WebhooksRepo } from './repo.ts';
+import { postSigned } from './send.ts';
+import { checkWebhookUrl } from './url-guard.ts';
+
+export interface DispatcherOptions {
+  /** Waits between attempts (decisions.md: 1 m, 5 m, 30 m, 2 h: five attempts in all). */
+  retrySchedule: number[];
+  allowInsecure: boolean;
+  /** How often due events are looked for. */
+  tickMs: number;
+  /** POSTs in flight at once. */
+  concurrency: number;
+}
+
+/** Five events in a row that used every attempt deactivate the webhook (contract, rule 3). */
+const DISABLE_AFTER = 5;
+/** A claimed row is the claimer's for this long (more than one 10 s attempt). */
+const LEASE_MS = 60_000;
+
+/** Counters for `svc top` and /metrics. */
+export interface DispatcherStats {
+  attempts: { succeeded: number; failed: number; refused: number };
+  autoDisabled: number;
+}
+
+/**
+ * Sends the outbox: claims due rows with a lease, POSTs each once through the
+ * guarded agent, records the attempt, and schedules the next or ends the event.
+ * One POST per (event, webhook); order per webhook is not promised.
+ */
+export function createWebhookDispatcher(
+  deps: { repo: WebhooksRepo; clock: Clock; logger: Logger; agent: Dispatcher },
+  opts: DispatcherOptions,
+) {
+  const { repo, clock, logger, agent } = deps;
+  const stats: DispatcherStats = { attempts: { succeeded: 0, failed: 0, refused: 0 }, autoDisabled: 0 };
+  const inflight = new Set<Promise<void>>();
+  let timer: Timer | undefined;
+  let ticking: Promise<void> | undefined;
+  let stopped = false;
+
+  async function tick(): Promise<void> {
+    const free = opts.concurrency - inflight.size;
+    if (free <= 0 || stopped) return;
+    const now = clock.now();
+    const rows = await repo.claimDue(iso(now), iso(now + LEASE_MS), free);
+    for (const row of rows) {
+      const p = attempt(row).catch((e: unknown) =>
+        logger.error({ err: e, webhook_id: row.webhook_id }, 'webhook attempt failed'),
+      );
+      inflight.add(p);
+      void p.finally(() => inflight.delete(p));
+    }
+  }
+
+  async function attempt(row: OutboxRow): Promise<void> {
+    const webhook = await repo.findById(row.webhook_id);
+    if (!webhook) return; // deleted meanwhile: its outbox rows went with it
+    const number = row.attempts + 1;
+    const now = clock.now();
+    const base = {
+      id: newId(now),
+      webhook_id: row.webhook_id,
+      event_id: row.event_id,
+      event_type: row.event_type,
+      attempt: number,
+      request_body: row.payload,
+      created_at: iso(now),
+    };
+    if (webhook.is_active !== 1) {
+      // Deactivated after the event was queued: kept as skipped, not sent.
+      const skipped = { ...base, status: 'skipped' as const, http_status: null, duration_ms: null, error: null };
+      await repo.recordSkipped(row.seq, { ...skipped, response_body: null, next_attempt_at: null });
+      return;
+    }
+    let out;
+    try {
+      checkWebhookUrl(webhook.url, { allowInsecure: opts.allowInsecure });
+      out = await postSigned(agent, webhook.url, webhook.secret, `evt_${row.event_id}`, row.payload, now);
+    } catch (e) {
+      // The URL no longer passes the static check (the guard was tightened since it was saved).
+      out = {
+        ok: false,
+        http_status: 0,
+        duration_ms: 0,
+        error: (e as Error).message,
+        response_body: null,
+        refused: true,
+      };
+    }
+    const wait = opts.retrySchedule[number - 1];
+    const exhausted = !out.ok && wait === undefined;
+    const next = out.ok || exhausted ? null : iso(clock.now() + wait!);
+    const stillActive = await repo.recordAttempt(row.seq, {
+      record: {
+        ...base,
+        status: out.ok ? 'succeeded' : 'failed',
+        http_status: out.http_status === 0 ? null : out.http_status,
+        duration_ms: out.duration_ms,
+        error: out.error,
+        response_body: out.response_body,
+        next_attempt_at: next,
+      },
+      next,
+      exhausted,
+      disableAfter: DISABLE_AFTER,
+    });
+    if (out.ok) stats.attempts.succeeded++;
+    else if (out.refused) stats.attempts.refused++;
+    else stats.attempts.failed++;
+    // Logs name the webhook, never its secret.
+    const fields = { webhook_id: webhook.id, event_id: row.event_id, attempt: number, http_status: out.http_status };
+    if (!out.ok) logger.warn({ ...fields, error: out.error, next_attempt_at: next }, 'webhook attempt failed');
+    if (!stillActive) {
+      stats.autoDisabled++;
+      logger.warn(
+        { webhook_id: webhook.id },
+        `webhook deactivated: ${DISABLE_AFTER} events in a row used every attempt`,
+      );
+    }
+  }
+
+  return {
+    stats,
+    /** Voids leases of a dead process and starts sending. */
+    async start(): Promise<void> {
+      await repo.releaseLeases();
+      timer = clock.setInterval(() => {
+        if (!ticking) ticking = tick().finally(() => (ticking = undefined));
+      }, opts.tickMs);
+    },
+    /** One pass now, and waits for what it started (tests). */
+    async runOnce(): Promise<void> {
+      await tick();
+      await Promise.all([...inflight]);
+    },
+    /** Stops claiming and waits for the attempts in flight (each at most 10 s). */
+    async stop(): Promise<void> {
+      stopped = true;
+      timer?.cancel();
+      await ticking;
+      await Promise.all([...inflight]);
+    },
+    pending: () => repo.pendingCount(),
+  };
+}
+
+export type WebhookDispatcher = ReturnType<typeof createWebhookDispatcher>;

@@ -1,0 +1,193 @@
+import type { Db } from '../store/db.ts';
+import type { Committer } from '../store/committer.ts';
+import type { Audited, AuditWriter } from '../audit/index.ts';
+import type { Delivery } from './schema.ts';
+
+export interface WebhookRow {
+  id: string;
+  project_id: string;
+  url: string;
+  /** JSON array. */
+  events: string;
+  secret: string;
+  is_active: number;
+  auto_disabled: number;
+  exhausted_in_a_row: number;
+  created_at: string;
+  updated_at: string;
+}
+
+/** An event still to deliver to a webhook, as the dispatcher claims it. */
+export interface OutboxRow {
+  seq: number;
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  payload: string;
+  attempts: number;
+  next_attempt_at: string;
+  created_at: string;
+}
+
+/** What one attempt changed: its record, and the outbox row's fate. */
+export interface AttemptResult {
+  record: Omit<Delivery, 'status'> & { status: 'succeeded' | 'failed' };
+  /** The next attempt's time, or null when the event is done (delivered, or out of attempts). */
+  next: string | null;
+  /** True when this attempt used the last one without delivery. */
+  exhausted: boolean;
+  /** Exhausted events in a row that deactivate the webhook. */
+  disableAfter: number;
+}
+
+type DeliveryRow = Omit<Delivery, never>;
+
+/** SQL of webhooks, their outbox and their delivery records. */
+export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
+  const log = (a: Audited | undefined) => a && audit.record(a.actor, a.entry, a.atMs);
+  const q = {
+    byId: db.prepare<[string], WebhookRow>('SELECT * FROM webhooks WHERE id = ?'),
+    ofProject: db.prepare<[string], WebhookRow>('SELECT * FROM webhooks WHERE project_id = ? ORDER BY rowid'),
+    count: db.prepare<[string], { n: number }>(
+      `SELECT count(*) AS n FROM webhooks w JOIN projects p ON p.id = w.project_id
+       WHERE p.organization_id = (SELECT organization_id FROM projects WHERE id = ?)`,
+    ),
+    due: db.prepare<[string, string, number], OutboxRow>(
+      `SELECT seq, id, webhook_id, event_id, event_type, payload, attempts, next_attempt_at, created_at
+       FROM webhook_outbox WHERE next_attempt_at <= ? AND (leased_until IS NULL OR leased_until < ?)
+       ORDER BY next_attempt_at LIMIT +?`,
+    ),
+    delivery: db.prepare<[string, string], DeliveryRow>(
+      `SELECT id, webhook_id, event_id, event_type, attempt, status, http_status, duration_ms, error, request_body,
+         response_body, created_at, next_attempt_at FROM webhook_deliveries WHERE id = ? AND webhook_id = ?`,
+    ),
+    pendingOne: db.prepare<[string, string], OutboxRow>('SELECT * FROM webhook_outbox WHERE id = ? AND webhook_id = ?'),
+    pending: db.prepare<[string], OutboxRow>('SELECT * FROM webhook_outbox WHERE webhook_id = ? ORDER BY seq DESC'),
+    pendingCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM webhook_outbox'),
+  };
+  const w = {
+    insert: db.prepare(
+      `INSERT INTO webhooks (id, project_id, url, events, secret, created_at, updated_at)
+       VALUES (@id, @project_id, @url, @events, @secret, @created_at, @updated_at)`,
+    ),
+    update: db.prepare(
+      `UPDATE webhooks SET url = @url, events = @events, is_active = @is_active, auto_disabled = @auto_disabled,
+         exhausted_in_a_row = @exhausted_in_a_row, secret = @secret, updated_at = @updated_at WHERE id = @id`,
+    ),
+    remove: db.prepare('DELETE FROM webhooks WHERE id = ?'),
+    lease: db.prepare('UPDATE webhook_outbox SET leased_until = ? WHERE seq = ?'),
+    unlease: db.prepare('UPDATE webhook_outbox SET leased_until = NULL WHERE leased_until IS NOT NULL'),
+    record: db.prepare(
+      `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, attempt, status, http_status, duration_ms,
+         error, request_body, response_body, created_at, next_attempt_at)
+       VALUES (@id, @webhook_id, @event_id, @event_type, @attempt, @status, @http_status, @duration_ms, @error,
+         @request_body, @response_body, @created_at, @next_attempt_at)`,
+    ),
+    retry: db.prepare(
+      'UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ?, leased_until = NULL WHERE seq = ?',
+    ),
+    done: db.prepare('DELETE FROM webhook_outbox WHERE seq = ?'),
+    streak: db.prepare(
+      `UPDATE webhooks SET exhausted_in_a_row = CASE WHEN @exhausted THEN exhausted_in_a_row + 1 ELSE 0 END,
+         is_active = CASE WHEN @exhausted AND exhausted_in_a_row + 1 >= @limit THEN 0 ELSE is_active END,
+         auto_disabled = CASE WHEN @exhausted AND exhausted_in_a_row + 1 >= @limit THEN 1 ELSE auto_disabled END
+       WHERE id = @id RETURNING is_active`,
+    ),
+    enqueue: db.prepare(
+      `INSERT INTO webhook_outbox (id, webhook_id, event_id, event_type, payload, next_attempt_at, created_at)
+       VALUES (@id, @webhook_id, @event_id, @event_type, @payload, @next_attempt_at, @created_at)`,
+    ),
+  };
+  const read = <T>(v: T) => Promise.resolve(v);
+
+  return {
+    findById: (id: string) => read(q.byId.get(id)),
+    listOfProject: (projectId: string) => read(q.ofProject.all(projectId)),
+    /**
+     * Inserts unless the organization already has `max` webhooks (counted inside the
+     * write, so the ceiling holds under concurrent creates); false at the ceiling.
+     */
+    create: (row: WebhookRow, max: number | null, a: Audited) =>
+      tx.write(() => {
+        if (max !== null && q.count.get(row.project_id)!.n >= max) return false;
+        w.insert.run(row);
+        log(a);
+        return true;
+      }),
+    update: (row: WebhookRow, a: Audited) =>
+      tx.write(() => {
+        w.update.run(row);
+        log(a);
+      }),
+    remove: (id: string, a: Audited) =>
+      tx.write(() => {
+        const changed = w.remove.run(id).changes > 0;
+        if (changed) log(a);
+        return changed;
+      }),
+
+    /** Due outbox rows, leased to the caller until `leaseUntil`. */
+    claimDue: (now: string, leaseUntil: string, limit: number) =>
+      tx.write(() => {
+        const rows = q.due.all(now, now, limit);
+        for (const r of rows) w.lease.run(leaseUntil, r.seq);
+        return rows;
+      }),
+    /** At start: leases of a process that died are void. */
+    releaseLeases: () => tx.write(() => void w.unlease.run()),
+
+    /**
+     * Stores an attempt's record and moves the outbox row on (retry, or gone when done);
+     * an exhausted event counts toward deactivation, a success resets the count. Returns
+     * whether the webhook is still active.
+     */
+    recordAttempt: (outboxSeq: number, r: AttemptResult) =>
+      tx.write(() => {
+        w.record.run({ ...r.record, next_attempt_at: r.next });
+        if (r.next) w.retry.run(r.next, outboxSeq);
+        else w.done.run(outboxSeq);
+        const ended = r.record.status === 'succeeded' || r.exhausted;
+        if (!ended) return true;
+        const row = w.streak.get({ id: r.record.webhook_id, exhausted: r.exhausted ? 1 : 0, limit: r.disableAfter }) as
+          { is_active: number } | undefined;
+        return row?.is_active === 1;
+      }),
+    /** A skipped event (the webhook was deactivated after it was queued): recorded, not sent. */
+    recordSkipped: (outboxSeq: number, record: DeliveryRow) =>
+      tx.write(() => {
+        w.record.run(record);
+        w.done.run(outboxSeq);
+      }),
+    /** A manual redelivery: a new outbox row with the same event and body, due now. */
+    enqueue: (row: Omit<OutboxRow, 'seq' | 'attempts'>, a: Audited) =>
+      tx.write(() => {
+        w.enqueue.run(row);
+        log(a);
+      }),
+
+    findDelivery: (webhookId: string, id: string) => read(q.delivery.get(id, webhookId)),
+    findPending: (webhookId: string, id: string) => read(q.pendingOne.get(id, webhookId)),
+    listPending: (webhookId: string) => read(q.pending.all(webhookId)),
+    /** Records of a webhook, newest first, filtered. */
+    listDeliveries: (
+      webhookId: string,
+      f: { status?: string | undefined; from?: string | undefined; to?: string | undefined },
+      limit: number,
+      offset: number,
+    ) => {
+      const where = ['webhook_id = @webhook_id'];
+      if (f.status) where.push('status = @status');
+      if (f.from) where.push('created_at >= @from');
+      if (f.to) where.push('created_at <= @to');
+      const sql = `SELECT id, webhook_id, event_id, event_type, attempt, status, http_status, duration_ms, error,
+          request_body, response_body, created_at, next_attempt_at
+        FROM webhook_deliveries WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @limit OFFSET @offset`;
+      return read(db.prepare(sql).all({ webhook_id: webhookId, ...f, limit, offset }) as DeliveryRow[]);
+    },
+    /** Events waiting in the outbox (for `svc top` and /metrics). */
+    pendingCount: () => q.pendingCount.get()!.n,
+  };
+}
+
+export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;

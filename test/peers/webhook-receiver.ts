@@ -1,0 +1,69 @@
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import selfsigned from 'selfsigned';
+
+// A real HTTPS receiver for webhooks on 127.0.0.1, its certificate signed by a
+// CA made at test time (give `ca` to the app as a trust anchor). It records
+// every request and answers what `respond` says.
+
+export interface ReceivedHook {
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+export interface WebhookReceiver {
+  port: number;
+  /** PEM of the CA that signed the receiver's certificate. */
+  ca: string;
+  requests: ReceivedHook[];
+  /** What to answer; 200 with an empty body unless set. */
+  respond: (req: ReceivedHook) => { status: number; body?: string };
+  close(): Promise<void>;
+}
+
+/** Names the certificate is valid for (tests point them at 127.0.0.1 with their DNS server). */
+export const HOOK_NAMES = ['hook.test', 'private.hook.test', 'other.hook.test'];
+
+export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+  const ca = await selfsigned.generate([{ name: 'commonName', value: 'svc test CA' }], {
+    algorithm: 'sha256', // RSA: selfsigned 5 cannot sign with an EC key
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    ],
+  });
+  const leaf = await selfsigned.generate([{ name: 'commonName', value: 'hook.test' }], {
+    algorithm: 'sha256',
+    ca: { key: ca.private, cert: ca.cert },
+    extensions: [
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: HOOK_NAMES.map((value) => ({ type: 2 as const, value })) },
+    ],
+  });
+  const r: WebhookReceiver = {
+    port: 0,
+    ca: ca.cert,
+    requests: [],
+    respond: () => ({ status: 200 }),
+    close: () => Promise.resolve(),
+  };
+  const server: Server = createServer({ key: leaf.private, cert: leaf.cert }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const hook = { path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      r.requests.push(hook);
+      const answer = r.respond(hook);
+      res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body ?? '');
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  r.port = (server.address() as AddressInfo).port;
+  r.close = () => {
+    server.closeAllConnections();
+    return new Promise<void>((done) => server.close(() => done()));
+  };
+  return r;
+}

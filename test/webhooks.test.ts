@@ -1,0 +1,245 @@
+import { createHmac } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { count, createTestEnv, type TestEnv } from './harness.ts';
+import { caller, codeOf, login, MEMBER_PASSWORD, signInMembers } from './management-helpers.ts';
+import { startDnsServer, type DnsServer } from './peers/dns.ts';
+import { startWebhookReceiver, type WebhookReceiver } from './peers/webhook-receiver.ts';
+
+// Webhooks (contract "Webhooks (push)", "Webhook (management)"; decisions.md "Webhooks"):
+// subscriptions over HTTP, the outbox written with the event, signed POSTs to a real HTTPS
+// receiver, retries on the injected clock, deactivation, delivery records, redelivery.
+
+let env: TestEnv;
+let dns: DnsServer;
+let receiver: WebhookReceiver;
+let tokens: Record<string, string> = {};
+afterEach(async () => {
+  await env.close();
+  await dns.close();
+  await receiver.close();
+});
+
+/** An env whose webhooks may reach the loopback receiver (--allow-insecure-webhooks), or not. */
+async function setup(opts: { insecure?: boolean; schedule?: string; plan?: 'FREE' | 'UNLIMITED' } = {}) {
+  receiver = await startWebhookReceiver();
+  dns = await startDnsServer();
+  dns.set('hook.test', { A: ['127.0.0.1'] });
+  dns.set('private.hook.test', { A: ['10.0.0.8'] });
+  env = await createTestEnv(
+    {
+      dnsServers: dns.server,
+      allowInsecureWebhooks: opts.insecure ?? true,
+      ...(opts.schedule ? { webhookRetrySchedule: opts.schedule } : {}),
+    },
+    opts.plan ?? 'UNLIMITED',
+    { webhookCa: [receiver.ca] },
+  );
+  tokens = await signInMembers(env, ['DEVELOPER', 'VIEWER']);
+}
+
+const call = (...args: Parameters<ReturnType<typeof caller>>) => caller(() => env, tokens)(...args);
+const W = () => `/v1/organizations/${env.init.organization_id}/projects/${env.init.project_id}/webhooks`;
+const hookUrl = (path = '/hooks') => `https://hook.test:${receiver.port}${path}`;
+
+async function subscribe(events: string[] = ['*'], url = hookUrl()) {
+  const res = await call('POST', W(), 'DEVELOPER', { url, events });
+  expect(res.statusCode).toBe(201);
+  return res.json<{ data: { id: string; secret: string } }>().data;
+}
+
+async function sendTest(subject = 'Hello'): Promise<string> {
+  const res = await env.server.inject({
+    method: 'POST',
+    url: '/v1/emails',
+    headers: { authorization: `Bearer ${await env.key()}` },
+    payload: { from: 'a@example.com', to: ['b@example.net'], subject, text: 'Hi', tags: ['welcome'] },
+  });
+  expect(res.statusCode).toBe(202);
+  return res.json<{ data: { id: string } }>().data.id;
+}
+
+const dispatch = () => env.app.webhookDispatcher().runOnce();
+const deliveries = async (id: string, q = '') =>
+  (await call('GET', `${W()}/${id}/deliveries${q}`, 'VIEWER')).json<{ data: Record<string, unknown>[] }>().data;
+
+describe('webhook subscriptions', () => {
+  it('create shows the secret once; list and get never; patch, rotate and delete; roles hold', async () => {
+    await setup();
+    expect((await call('POST', W(), 'VIEWER', { url: hookUrl(), events: ['*'] })).statusCode).toBe(403);
+    const created = await subscribe(['delivered', 'bounced', 'delivered']);
+    expect(created.secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+    const got = (await call('GET', `${W()}/${created.id}`, 'VIEWER')).json().data;
+    expect(got).toMatchObject({ events: ['delivered', 'bounced'], is_active: true, auto_disabled: false });
+    expect(got.secret).toBeUndefined();
+    expect((await call('GET', W(), 'VIEWER')).json().data[0].secret).toBeUndefined();
+    const patched = await call('PATCH', `${W()}/${created.id}`, 'DEVELOPER', { events: ['sent'] });
+    expect(patched.json().data).toMatchObject({ events: ['sent'], url: hookUrl() });
+    const rotated = await call('POST', `${W()}/${created.id}/rotate-secret`, 'DEVELOPER');
+    expect(rotated.statusCode).toBe(200);
+    expect(rotated.json().data.secret).toMatch(/^whsec_[0-9a-f]{64}$/);
+    expect(rotated.json().data.secret).not.toBe(created.secret);
+    expect(JSON.stringify(env.app.db.prepare('SELECT before, after FROM audit_logs').all())).not.toMatch(/whsec_/);
+    expect((await call('DELETE', `${W()}/${created.id}`, 'DEVELOPER')).statusCode).toBe(204);
+    expect((await call('GET', `${W()}/${created.id}`, 'VIEWER')).statusCode).toBe(404);
+  });
+
+  it('refuses bad events, a plain-http or private URL without the development flag, and the plan ceiling', async () => {
+    await setup({ insecure: false, plan: 'FREE' });
+    for (const body of [
+      { url: 'https://example.com/h', events: [] },
+      { url: 'https://example.com/h', events: ['nope'] },
+      { url: 'https://example.com/h', events: Array(21).fill('sent') },
+      { url: 'http://example.com/h', events: ['*'] },
+      { url: 'https://10.0.0.1/h', events: ['*'] },
+      { url: 'https://[::ffff:127.0.0.1]/h', events: ['*'] },
+      { url: 'https://user:pw@example.com/h', events: ['*'] },
+    ]) {
+      const r = await call('POST', W(), 'DEVELOPER', body);
+      expect([JSON.stringify(body).slice(0, 60), r.statusCode, codeOf(r)]).toEqual([
+        JSON.stringify(body).slice(0, 60),
+        422,
+        'request_validation_failed',
+      ]);
+    }
+    for (let i = 0; i < 3; i++) await subscribe(['sent'], `https://example.com/h${i}`);
+    const fourth = await call('POST', W(), 'DEVELOPER', { url: 'https://example.com/h4', events: ['sent'] });
+    expect([fourth.statusCode, codeOf(fourth)]).toEqual([422, 'plan_limit_exceeded']);
+  });
+});
+
+describe('delivering events', () => {
+  it('writes the outbox with the event and POSTs the contract body, signed over t.body', async () => {
+    await setup();
+    const hook = await subscribe(['simulated']);
+    const other = await subscribe(['delivered']);
+    const emailId = await sendTest();
+    // The outbox row is written in the send's own transaction; nothing has been sent yet.
+    expect(count(env, 'webhook_outbox')).toBe(1);
+    expect(receiver.requests).toHaveLength(0);
+    await dispatch();
+    expect(receiver.requests).toHaveLength(1);
+    const req = receiver.requests[0]!;
+    expect(req.headers['content-type']).toBe('application/json');
+    expect(req.headers['user-agent']).toBe('Service-Webhook/1.0');
+    const body = JSON.parse(req.body);
+    expect(req.headers['x-service-event-id']).toBe(body.id);
+    expect(body).toMatchObject({
+      type: 'email.simulated',
+      data: {
+        email: { id: emailId, from: 'a@example.com', to: ['b@example.net'], subject: 'Hello', tags: ['welcome'] },
+        event: {},
+      },
+    });
+    expect(body.id).toMatch(/^evt_[0-9a-f-]{36}$/);
+    expect(body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(req.headers['x-service-signature']))!;
+    expect(Number(t)).toBe(Math.floor(env.clock.now() / 1000));
+    expect(v1).toBe(createHmac('sha256', hook.secret).update(`${t}.${req.body}`).digest('hex'));
+    expect(count(env, 'webhook_outbox')).toBe(0);
+    const records = await deliveries(hook.id);
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ status: 'succeeded', attempt: 1, http_status: 200, request_body: req.body });
+    expect(await deliveries(other.id)).toEqual([]);
+  });
+
+  it('retries 1 m, 5 m, 30 m, 2 h with the same event id, then stops; responses cut at 4 KiB and scrubbed', async () => {
+    await setup();
+    const hook = await subscribe();
+    receiver.respond = () => ({
+      status: 500,
+      body: `Authorization: Bearer abcdefghijklmnop whsec_${'a'.repeat(64)} https://bob:hunter2@x.test/ ${'x'.repeat(9000)}`,
+    });
+    await sendTest();
+    for (const wait of [0, 60_000, 300_000, 1_800_000, 7_200_000]) {
+      env.clock.advance(wait - 1);
+      await dispatch(); // not due yet
+      env.clock.advance(1);
+      await dispatch();
+    }
+    expect(receiver.requests).toHaveLength(5);
+    expect(new Set(receiver.requests.map((r) => r.headers['x-service-event-id'])).size).toBe(1);
+    expect(new Set(receiver.requests.map((r) => r.body)).size).toBe(1);
+    env.clock.advance(86_400_000);
+    await dispatch();
+    expect(receiver.requests).toHaveLength(5);
+    // A day later the session has long expired: sign in again.
+    tokens.VIEWER = await login(env, 'viewer@example.com', MEMBER_PASSWORD);
+    const records = await deliveries(hook.id);
+    expect(records.map((r) => r.attempt)).toEqual([5, 4, 3, 2, 1]);
+    expect(records.map((r) => r.status)).toEqual(Array(5).fill('failed'));
+    expect(records[0]!.next_attempt_at).toBeNull();
+    expect(records[4]!.next_attempt_at).not.toBeNull();
+    const stored = String(records[0]!.response_body);
+    expect(Buffer.byteLength(stored)).toBeLessThanOrEqual(4096);
+    expect(stored).not.toMatch(/abcdefghijklmnop|whsec_a{8}|hunter2/);
+    expect(await deliveries(hook.id, '?status=succeeded')).toEqual([]);
+    expect(await deliveries(hook.id, '?limit=2&offset=1')).toHaveLength(2);
+  });
+
+  it('five exhausted events in a row deactivate the webhook; later events are skipped; PATCH reactivates', async () => {
+    await setup({ schedule: '1s' });
+    const hook = await subscribe();
+    receiver.respond = () => ({ status: 503 });
+    for (let i = 0; i < 5; i++) await sendTest(`n${i}`);
+    await dispatch();
+    env.clock.advance(1000);
+    await dispatch();
+    expect(receiver.requests).toHaveLength(10);
+    const off = (await call('GET', `${W()}/${hook.id}`, 'VIEWER')).json().data;
+    expect(off).toMatchObject({ is_active: false, auto_disabled: true });
+    await sendTest('while off');
+    await dispatch();
+    expect(receiver.requests).toHaveLength(10);
+    expect((await deliveries(hook.id, '?status=skipped')).length).toBe(1);
+    const on = await call('PATCH', `${W()}/${hook.id}`, 'DEVELOPER', { is_active: true });
+    expect(on.json().data).toMatchObject({ is_active: true, auto_disabled: false });
+    receiver.respond = () => ({ status: 204 });
+    await sendTest('back on');
+    await dispatch();
+    expect(receiver.requests).toHaveLength(11);
+  });
+
+  it('test sends a signed test.ping; redeliver adds an attempt, 10 a minute', async () => {
+    await setup();
+    const hook = await subscribe();
+    const ping = await call('POST', `${W()}/${hook.id}/test`, 'DEVELOPER');
+    expect(ping.json().data).toEqual({ success: true, http_status: 200, error: null });
+    expect(JSON.parse(receiver.requests[0]!.body)).toMatchObject({ id: 'evt_test_ping', type: 'test.ping' });
+    receiver.respond = () => ({ status: 500 });
+    const failed = (await call('POST', `${W()}/${hook.id}/test`, 'DEVELOPER')).json().data;
+    expect(failed).toMatchObject({ success: false, http_status: 500 });
+
+    receiver.respond = () => ({ status: 200 });
+    await sendTest();
+    await dispatch();
+    const [first] = await deliveries(hook.id);
+    const again = await call('POST', `${W()}/${hook.id}/deliveries/${String(first!.id)}/redeliver`, 'DEVELOPER');
+    expect(again.statusCode).toBe(202);
+    await dispatch();
+    const records = await deliveries(hook.id);
+    expect(records).toHaveLength(2);
+    expect(records[0]!.event_id).toBe(first!.event_id);
+    expect(records[1]).toEqual(first); // history is not rewritten
+    const one = await call('GET', `${W()}/${hook.id}/deliveries/${String(first!.id)}`, 'VIEWER');
+    expect(one.json().data).toEqual(first);
+    for (let i = 0; i < 9; i++) {
+      expect(
+        (await call('POST', `${W()}/${hook.id}/deliveries/${String(first!.id)}/redeliver`, 'DEVELOPER')).statusCode,
+      ).toBe(202);
+    }
+    const limited = await call('POST', `${W()}/${hook.id}/deliveries/${String(first!.id)}/redeliver`, 'DEVELOPER');
+    expect([limited.statusCode, codeOf(limited)]).toEqual([429, 'rate_limited']);
+  });
+
+  it('refuses at the attempt a name that resolves to a private address: nothing reaches it', async () => {
+    await setup({ insecure: false });
+    const hook = await subscribe(['*'], `https://private.hook.test:${receiver.port}/hooks`);
+    await sendTest();
+    await dispatch();
+    expect(receiver.requests).toHaveLength(0);
+    const [record] = await deliveries(hook.id);
+    expect(record).toMatchObject({ status: 'failed', http_status: null });
+    expect(String(record!.error)).toMatch(/refused/);
+    expect(env.app.webhookDispatcher().stats.attempts.refused).toBe(1);
+  });
+});
