@@ -187,6 +187,9 @@ describe('delivering events', () => {
     expect(receiver.requests).toHaveLength(10);
     const off = (await call('GET', `${W()}/${hook.id}`, 'VIEWER')).json().data;
     expect(off).toMatchObject({ is_active: false, auto_disabled: true });
+    const metrics = (await env.server.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^svc_webhooks_auto_disabled 1$/m);
+    expect(metrics).toMatch(/^svc_webhook_attempts_total\{outcome="failed"\} 10$/m);
     await sendTest('while off');
     await dispatch();
     expect(receiver.requests).toHaveLength(10);
@@ -241,5 +244,8 @@ describe('delivering events', () => {
     expect(record).toMatchObject({ status: 'failed', http_status: null });
     expect(String(record!.error)).toMatch(/refused/);
     expect(env.app.webhookDispatcher().stats.attempts.refused).toBe(1);
+    const metrics = (await env.server.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^svc_webhook_attempts_total\{outcome="refused"\} 1$/m);
+    expect(metrics).toMatch(/^svc_webhook_events_pending 1$/m); // its retry
   });
 });

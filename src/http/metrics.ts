@@ -1,4 +1,5 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DispatcherStats } from '../webhooks/index.ts';
 
 /** Prometheus metrics of one server (its own registry, so tests can run several). */
 export function createHttpMetrics() {
@@ -27,3 +28,44 @@ export function createHttpMetrics() {
 }
 
 export type HttpMetrics = ReturnType<typeof createHttpMetrics>;
+
+/** What the webhook metrics read, at each scrape. */
+export interface WebhookMetricsSource {
+  /** Events waiting in the outbox. */
+  pending(): number;
+  /** Webhooks deactivated now after five exhausted events. */
+  autoDisabled(): number;
+  /** This process's attempts by outcome. */
+  stats(): DispatcherStats;
+}
+
+/** The webhook counters an operator alerts on (issue 12 point 5), read at scrape time. */
+export function registerWebhookMetrics(registry: Registry, source: WebhookMetricsSource): void {
+  new Gauge({
+    name: 'svc_webhook_events_pending',
+    help: 'Webhook events waiting to be delivered (first attempts and retries)',
+    registers: [registry],
+    collect() {
+      this.set(source.pending());
+    },
+  });
+  new Gauge({
+    name: 'svc_webhooks_auto_disabled',
+    help: 'Webhooks deactivated after five events in a row used every attempt',
+    registers: [registry],
+    collect() {
+      this.set(source.autoDisabled());
+    },
+  });
+  new Counter({
+    name: 'svc_webhook_attempts_total',
+    help: 'Webhook POST attempts by outcome (refused: the URL guard stopped it)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+    collect() {
+      const { attempts } = source.stats();
+      this.reset();
+      for (const outcome of ['succeeded', 'failed', 'refused'] as const) this.inc({ outcome }, attempts[outcome]);
+    },
+  });
+}

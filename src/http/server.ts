@@ -5,7 +5,7 @@ import type { App } from '../app.ts';
 import { AppError } from '../errors.ts';
 import { LIMITS } from '../limits/index.ts';
 import { sendError } from './envelope.ts';
-import { createHttpMetrics } from './metrics.ts';
+import { createHttpMetrics, registerWebhookMetrics } from './metrics.ts';
 import { registerEmailRoutes } from './routes-emails.ts';
 import { registerOpsRoutes } from './routes-ops.ts';
 import { registerTrackingRoutes } from './routes-tracking.ts';
@@ -38,6 +38,11 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
     ...(opts.https ? { https: opts.https } : {}),
   }) as unknown as FastifyInstance;
   const metrics = createHttpMetrics();
+  registerWebhookMetrics(metrics.registry, {
+    pending: () => app.webhookDispatcher().pending(),
+    autoDisabled: () => app.webhookDispatcher().autoDisabled(),
+    stats: () => app.webhookDispatcher().stats,
+  });
 
   // Bodies are JSON whatever Content-Type a client sets (curl -d sends form encoding).
   server.removeAllContentTypeParsers();

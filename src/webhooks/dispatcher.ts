@@ -146,6 +146,7 @@ export function createWebhookDispatcher(
       await Promise.all([...inflight]);
     },
     pending: () => repo.pendingCount(),
+    autoDisabled: () => repo.autoDisabledCount(),
   };
 }
 

@@ -65,6 +65,7 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
     pendingOne: db.prepare<[string, string], OutboxRow>('SELECT * FROM webhook_outbox WHERE id = ? AND webhook_id = ?'),
     pending: db.prepare<[string], OutboxRow>('SELECT * FROM webhook_outbox WHERE webhook_id = ? ORDER BY seq DESC'),
     pendingCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM webhook_outbox'),
+    autoDisabled: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM webhooks WHERE auto_disabled = 1'),
   };
   const w = {
     insert: db.prepare(
@@ -187,6 +188,8 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
     },
     /** Events waiting in the outbox (for `svc top` and /metrics). */
     pendingCount: () => q.pendingCount.get()!.n,
+    /** Webhooks deactivated by failures now. */
+    autoDisabledCount: () => q.autoDisabled.get()!.n,
   };
 }
 

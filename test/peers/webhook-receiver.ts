@@ -19,6 +19,8 @@ export interface WebhookReceiver {
   requests: ReceivedHook[];
   /** What to answer; 200 with an empty body unless set. */
   respond: (req: ReceivedHook) => { status: number; body?: string };
+  /** Waits this long before answering (keeps attempts in flight). */
+  delayMs: number;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     ca: ca.cert,
     requests: [],
     respond: () => ({ status: 200 }),
+    delayMs: 0,
     close: () => Promise.resolve(),
   };
   const server: Server = createServer({ key: leaf.private, cert: leaf.cert }, (req, res) => {
@@ -55,7 +58,9 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       const hook = { path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
       r.requests.push(hook);
       const answer = r.respond(hook);
-      res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body ?? '');
+      const send = () => res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body ?? '');
+      if (r.delayMs > 0) setTimeout(send, r.delayMs);
+      else send();
     });
   });
   server.keepAliveTimeout = 1000;

@@ -1,0 +1,113 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.ts';
+import { loadConfig } from '../../src/config/load.ts';
+import { initialize } from '../../src/accounts/index.ts';
+import { sleep } from '../../src/lib/sleep.ts';
+import { startDnsServer, type DnsServer } from '../peers/dns.ts';
+import { startWebhookReceiver, type WebhookReceiver } from '../peers/webhook-receiver.ts';
+
+// kill -9 while webhook POSTs are in flight, restart: every event reaches the receiver
+// (at least once; X-Service-Event-Id lets it drop a repeat), none is lost.
+const ROOT = new URL('../..', import.meta.url).pathname;
+const N = 30;
+let dir: string;
+let dns: DnsServer;
+let receiver: WebhookReceiver;
+let key = '';
+let child: ChildProcess | undefined;
+
+/** A data dir with an owner, a TEST key, and a webhook on every `simulated` event. */
+async function prepareDataDir(): Promise<string> {
+  const app = createApp(loadConfig({ flags: { dataDir: join(dir, 'data') } }), { createDataDir: true });
+  const init = await initialize(app.accounts, app.keys, {
+    email: 'o@example.com',
+    password: 'pw-123456789',
+    org: 'A',
+    project: 'P',
+    plan: 'UNLIMITED',
+    acceptDpa: true,
+  });
+  await app.webhooks.create(init.project_id, { url: `https://hook.test:${receiver.port}/`, events: ['simulated'] });
+  const k = await app.keys.createKey(init.project_id, { name: 'test', env: 'TEST' });
+  await app.close();
+  return k.key!;
+}
+
+function startServer(): Promise<string> {
+  const args = ['serve', '--data-dir', join(dir, 'data'), '--http-port', '0', '--smtp-port', '0'];
+  args.push(
+    '--dns-servers',
+    dns.server,
+    '--hostname',
+    'mta.svc.test',
+    '--allow-insecure-webhooks',
+    '--log-format',
+    'json',
+  );
+  // The receiver's certificate is signed by a CA of the test's own: the server trusts it as an extra CA.
+  const env = { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') };
+  child = spawn(process.execPath, [join(ROOT, 'src/main.ts'), ...args], { cwd: dir, env });
+  return new Promise((resolve, reject) => {
+    let log = '';
+    child!.stderr!.on('data', (c: Buffer) => {
+      log += c.toString();
+      const m = /"url":"(http:\/\/[^"]+)".*svc is serving/.exec(log);
+      if (m) resolve(m[1]!);
+    });
+    child!.once('exit', (code, signal) => reject(new Error(`server exited ${code ?? signal}: ${log}`)));
+  });
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-hook-crash-'));
+  receiver = await startWebhookReceiver();
+  // Slow answers keep POSTs in flight when the server is killed.
+  receiver.delayMs = 30;
+  writeFileSync(join(dir, 'ca.pem'), receiver.ca);
+  dns = await startDnsServer();
+  dns.set('hook.test', { A: ['127.0.0.1'] });
+  key = await prepareDataDir();
+}, 60_000);
+
+afterAll(async () => {
+  child?.kill('SIGKILL');
+  await receiver.close();
+  await dns.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('a crash while sending webhooks', () => {
+  it('loses no event: after a restart every one reaches the receiver', async () => {
+    let base = await startServer();
+    for (let i = 0; i < N; i++) {
+      const res = await fetch(`${base}/v1/emails`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ from: 'n@sender.test', to: [`r${i}@dest.test`], subject: `m${i}`, text: 'hello' }),
+      });
+      expect(res.status).toBe(202);
+    }
+    for (let i = 0; i < 500 && receiver.requests.length < 2; i++) await sleep(10);
+    const exited = new Promise((resolve) => child!.once('exit', resolve));
+    child!.kill('SIGKILL');
+    await exited;
+    const before = new Set(receiver.requests.map((r) => r.headers['x-service-event-id']));
+    expect(before.size).toBeLessThan(N);
+
+    base = await startServer();
+    const ids = () => new Set(receiver.requests.map((r) => String(r.headers['x-service-event-id'])));
+    for (let i = 0; i < 600 && ids().size < N; i++) await sleep(25);
+    expect(ids().size).toBe(N);
+    // Every event's body is the same on a repeat: the receiver can de-duplicate by id.
+    const bodies = new Map<string, Set<string>>();
+    for (const r of receiver.requests) {
+      const id = String(r.headers['x-service-event-id']);
+      bodies.set(id, (bodies.get(id) ?? new Set()).add(r.body));
+    }
+    expect([...bodies.values()].every((b) => b.size === 1)).toBe(true);
+  });
+});
