@@ -156,8 +156,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
       {
         retrySchedule: config.webhookRetrySchedule,
         allowInsecure: config.allowInsecureWebhooks,
-        tickMs: 1000,
-        concurrency: 32,
+        // New events wait at most this long for their first attempt; a backlog drains without waiting.
+        tickMs: 100,
+        concurrency: 128,
       },
     ));
   // Expired idempotency records and session tokens are purged once an hour.

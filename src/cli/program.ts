@@ -6,6 +6,7 @@ import { registerEmails, registerSuppressions, registerTemplates } from './comma
 import { registerDomains } from './commands/domains.ts';
 import { document } from './commands/kit.ts';
 import { registerSend, registerServe } from './commands/server.ts';
+import { registerWebhooks } from './commands/webhooks.ts';
 
 /** Builds the `svc` program. Subcommand modules are imported inside their actions. */
 export function buildProgram(): Command {
@@ -27,6 +28,7 @@ export function buildProgram(): Command {
   registerSuppressions(program);
   registerEmails(program);
   registerDomains(program);
+  registerWebhooks(program);
   registerServe(program);
   registerSend(program);
   exitOverrideAll(program);

@@ -18,8 +18,6 @@ export interface DispatcherOptions {
 
 /** Five events in a row that used every attempt deactivate the webhook (contract, rule 3). */
 const DISABLE_AFTER = 5;
-/** A claimed row is the claimer's for this long (more than one 10 s attempt). */
-const LEASE_MS = 60_000;
 
 /** Counters for `svc top` and /metrics. */
 export interface DispatcherStats {
@@ -28,7 +26,7 @@ export interface DispatcherStats {
 }
 
 /**
- * Sends the outbox: claims due rows with a lease, POSTs each once through the
+ * Sends the outbox: takes due rows not in flight, POSTs each once through the
  * guarded agent, records the attempt, and schedules the next or ends the event.
  * One POST per (event, webhook); order per webhook is not promised.
  */
@@ -39,6 +37,8 @@ export function createWebhookDispatcher(
   const { repo, clock, logger, agent } = deps;
   const stats: DispatcherStats = { attempts: { succeeded: 0, failed: 0, refused: 0 }, autoDisabled: 0 };
   const inflight = new Set<Promise<void>>();
+  /** Outbox rows being attempted now (by seq): the next claim skips them. */
+  const busy = new Set<number>();
   let timer: Timer | undefined;
   let ticking: Promise<void> | undefined;
   let stopped = false;
@@ -46,15 +46,38 @@ export function createWebhookDispatcher(
   async function tick(): Promise<void> {
     const free = opts.concurrency - inflight.size;
     if (free <= 0 || stopped) return;
-    const now = clock.now();
-    const rows = await repo.claimDue(iso(now), iso(now + LEASE_MS), free);
-    for (const row of rows) {
+    const rows = (await repo.findDue(iso(clock.now()), free + busy.size)).filter((r) => !busy.has(r.seq));
+    for (const row of rows.slice(0, free)) {
+      busy.add(row.seq);
       const p = attempt(row).catch((e: unknown) =>
         logger.error({ err: e, webhook_id: row.webhook_id }, 'webhook attempt failed'),
       );
       inflight.add(p);
-      void p.finally(() => inflight.delete(p));
+      // A slot freed: claim again at once, so a backlog drains at the receivers' pace, not the timer's.
+      void p.finally(() => {
+        inflight.delete(p);
+        busy.delete(row.seq);
+        if (!stopped) kick();
+      });
     }
+  }
+
+  /** Runs a claim now, or once more right after the one running (never two at once). */
+  let again = false;
+  function kick(): void {
+    if (ticking) {
+      again = true;
+      return;
+    }
+    ticking = tick()
+      .catch((e: unknown) => logger.error({ err: e }, 'claiming webhook events failed'))
+      .finally(() => {
+        ticking = undefined;
+        if (again) {
+          again = false;
+          kick();
+        }
+      });
   }
 
   async function attempt(row: OutboxRow): Promise<void> {
@@ -126,16 +149,16 @@ export function createWebhookDispatcher(
 
   return {
     stats,
-    /** Voids leases of a dead process and starts sending. */
-    async start(): Promise<void> {
-      await repo.releaseLeases();
-      timer = clock.setInterval(() => {
-        if (!ticking) ticking = tick().finally(() => (ticking = undefined));
-      }, opts.tickMs);
+    /** Starts sending. */
+    start(): Promise<void> {
+      timer = clock.setInterval(kick, opts.tickMs);
+      return Promise.resolve();
     },
     /** One pass now, and waits for what it started (tests). */
     async runOnce(): Promise<void> {
       await tick();
+      await Promise.all([...inflight]);
+      await ticking;
       await Promise.all([...inflight]);
     },
     /** Stops claiming and waits for the attempts in flight (each at most 10 s). */

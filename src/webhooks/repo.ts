@@ -53,10 +53,9 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
       `SELECT count(*) AS n FROM webhooks w JOIN projects p ON p.id = w.project_id
        WHERE p.organization_id = (SELECT organization_id FROM projects WHERE id = ?)`,
     ),
-    due: db.prepare<[string, string, number], OutboxRow>(
+    due: db.prepare<[string, number], OutboxRow>(
       `SELECT seq, id, webhook_id, event_id, event_type, payload, attempts, next_attempt_at, created_at
-       FROM webhook_outbox WHERE next_attempt_at <= ? AND (leased_until IS NULL OR leased_until < ?)
-       ORDER BY next_attempt_at LIMIT +?`,
+       FROM webhook_outbox WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT +?`,
     ),
     delivery: db.prepare<[string, string], DeliveryRow>(
       `SELECT id, webhook_id, event_id, event_type, attempt, status, http_status, duration_ms, error, request_body,
@@ -77,17 +76,13 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
          exhausted_in_a_row = @exhausted_in_a_row, secret = @secret, updated_at = @updated_at WHERE id = @id`,
     ),
     remove: db.prepare('DELETE FROM webhooks WHERE id = ?'),
-    lease: db.prepare('UPDATE webhook_outbox SET leased_until = ? WHERE seq = ?'),
-    unlease: db.prepare('UPDATE webhook_outbox SET leased_until = NULL WHERE leased_until IS NOT NULL'),
     record: db.prepare(
       `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, attempt, status, http_status, duration_ms,
          error, request_body, response_body, created_at, next_attempt_at)
        VALUES (@id, @webhook_id, @event_id, @event_type, @attempt, @status, @http_status, @duration_ms, @error,
          @request_body, @response_body, @created_at, @next_attempt_at)`,
     ),
-    retry: db.prepare(
-      'UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ?, leased_until = NULL WHERE seq = ?',
-    ),
+    retry: db.prepare('UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE seq = ?'),
     done: db.prepare('DELETE FROM webhook_outbox WHERE seq = ?'),
     streak: db.prepare(
       `UPDATE webhooks SET exhausted_in_a_row = CASE WHEN @exhausted THEN exhausted_in_a_row + 1 ELSE 0 END,
@@ -128,15 +123,13 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
         return changed;
       }),
 
-    /** Due outbox rows, leased to the caller until `leaseUntil`. */
-    claimDue: (now: string, leaseUntil: string, limit: number) =>
-      tx.write(() => {
-        const rows = q.due.all(now, now, limit);
-        for (const r of rows) w.lease.run(leaseUntil, r.seq);
-        return rows;
-      }),
-    /** At start: leases of a process that died are void. */
-    releaseLeases: () => tx.write(() => void w.unlease.run()),
+    /**
+     * Due outbox rows, oldest first. One dispatcher runs per data dir (in `svc serve`),
+     * so it keeps the rows in flight in memory and skips them here: claiming writes
+     * nothing, and a crash leaves nothing to release. (Several nodes on one database
+     * will claim with leases: the outbox's `leased_until`, issue 17.)
+     */
+    findDue: (now: string, limit: number) => read(q.due.all(now, limit)),
 
     /**
      * Stores an attempt's record and moves the outbox row on (retry, or gone when done);

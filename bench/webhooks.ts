@@ -1,0 +1,120 @@
+// npm run bench:webhooks — events delivered to webhooks per second, end to end.
+//
+// `svc serve` (from source, or the bundle with BENCH_DIST=1) on a fresh data dir with
+// --allow-insecure-webhooks; a webhook on every `simulated` event points at an HTTPS
+// receiver in this process (127.0.0.1, a certificate from a CA made here that svc trusts
+// through NODE_EXTRA_CA_CERTS). Clients POST /v1/emails/batch (100 TEST emails each, so
+// 100 events) for BENCH_SECONDS; the receiver counts the events and the time from each
+// event's created_at to its receipt. Prints events/s received (target ≥ 5,000), p50/p99
+// latency, svc's CPU per event and peak RSS, and checks that every event arrived once.
+//
+// Settings (env): BENCH_SECONDS (15), BENCH_CLIENTS (4 concurrent batch requests),
+// BENCH_DRAIN (30 s at most to receive the rest after sending stops), BENCH_DIST=1.
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import selfsigned from 'selfsigned';
+import { Pool } from 'undici';
+import { createApp } from '../src/app.ts';
+import { loadConfig } from '../src/config/load.ts';
+import { cpuMs, emailBody, env, fmt, machine, mb, percentile, startServer, tempDir, verdict } from './lib.ts';
+
+const SECONDS = env.num('BENCH_SECONDS', 15);
+const CLIENTS = env.num('BENCH_CLIENTS', 4);
+const DRAIN = env.num('BENCH_DRAIN', 30);
+
+/** The receiver: a certificate for 127.0.0.1 signed by a CA of this run. */
+async function startReceiver() {
+  const ca = await selfsigned.generate([{ name: 'commonName', value: 'bench CA' }], {
+    algorithm: 'sha256',
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    ],
+  });
+  const leaf = await selfsigned.generate([{ name: 'commonName', value: '127.0.0.1' }], {
+    algorithm: 'sha256',
+    ca: { key: ca.private, cert: ca.cert },
+    extensions: [
+      { name: 'extKeyUsage', serverAuth: true },
+      { name: 'subjectAltName', altNames: [{ type: 7 as const, ip: '127.0.0.1' }] },
+    ],
+  });
+  const seen = new Map<string, number>();
+  const latencies: number[] = [];
+  const server = createServer({ key: leaf.private, cert: leaf.cert, keepAliveTimeout: 30_000 }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const now = Date.now();
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as { id: string; created_at: string };
+      seen.set(body.id, (seen.get(body.id) ?? 0) + 1);
+      latencies.push(now - Date.parse(body.created_at));
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return { ca: ca.cert, port: (server.address() as AddressInfo).port, seen, latencies, server };
+}
+
+const receiver = await startReceiver();
+const caFile = join(tempDir('webhooks-ca'), 'ca.pem');
+writeFileSync(caFile, receiver.ca);
+// svc inherits these: it trusts the receiver's CA and may post to 127.0.0.1.
+process.env.NODE_EXTRA_CA_CERTS = caFile;
+process.env.SVC_ALLOW_INSECURE_WEBHOOKS = '1';
+const svc = await startServer('svc', (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
+
+// The webhook, written through the use case on the running server's data dir (as the CLI would).
+const admin = createApp(loadConfig({ flags: { dataDir: svc.dataDir, allowInsecureWebhooks: true } }));
+const project = await admin.accounts.getProject('Default');
+await admin.webhooks.create(project.id, { url: `https://127.0.0.1:${receiver.port}/hooks`, events: ['simulated'] });
+await admin.close();
+
+const pool = new Pool(svc.url, { connections: CLIENTS });
+const batch = JSON.stringify({ emails: Array.from({ length: 100 }, (_, i) => emailBody(i)) });
+let sent = 0;
+const cpuBefore = cpuMs(svc.pid);
+const started = Date.now();
+const until = started + SECONDS * 1000;
+await Promise.all(
+  Array.from({ length: CLIENTS }, async () => {
+    while (Date.now() < until) {
+      const res = await pool.request({
+        path: '/v1/emails/batch',
+        method: 'POST',
+        headers: { authorization: `Bearer ${svc.key}`, 'content-type': 'application/json' },
+        body: batch,
+      });
+      const out = (await res.body.json()) as { data: { results: { id: string | null }[] } };
+      if (res.statusCode !== 202) throw new Error(`batch answered ${res.statusCode}`);
+      sent += out.data.results.filter((r) => r.id).length;
+    }
+  }),
+);
+const sendSeconds = (Date.now() - started) / 1000;
+const drainUntil = Date.now() + DRAIN * 1000;
+while (receiver.seen.size < sent && Date.now() < drainUntil) await new Promise((r) => setTimeout(r, 50));
+const seconds = (Date.now() - started) / 1000;
+const cpu = cpuMs(svc.pid) - cpuBefore;
+const { hwmKb } = await svc.stop();
+await pool.close();
+receiver.server.closeAllConnections();
+receiver.server.close();
+
+const received = receiver.seen.size;
+const repeats = [...receiver.seen.values()].filter((n) => n > 1).length;
+const rate = received / seconds;
+console.log(`bench:webhooks — ${machine()}, ${new Date().toISOString()}`);
+console.log(`${CLIENTS} clients × batches of 100 TEST emails for ${SECONDS} s; one webhook on simulated`);
+console.log(`  sent          ${fmt(sent)} events in ${fmt(sendSeconds, 1)} s (${fmt(sent / sendSeconds)} accepted/s)`);
+console.log(`  received      ${fmt(received)} events, all by ${fmt(seconds, 1)} s: ${fmt(rate)} events/s end to end`);
+console.log(
+  `  latency       p50 ${fmt(percentile(receiver.latencies, 50))} ms, p99 ${fmt(percentile(receiver.latencies, 99))} ms (event to receipt)`,
+);
+console.log(
+  `  svc CPU       ${fmt((cpu * 1000) / Math.max(1, received), 0)} µs per event (accept + dispatch), peak RSS ${fmt(mb(hwmKb))} MB`,
+);
+console.log(`  repeats       ${repeats}; missing ${sent - received}`);
+console.log(`  target        ≥ 5,000 events/s: ${verdict(rate >= 5000 && received === sent)}`);

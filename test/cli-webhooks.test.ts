@@ -1,0 +1,209 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSvc, type Run } from './cli-runner.ts';
+import { startDnsServer, type DnsServer } from './peers/dns.ts';
+import { startWebhookReceiver, type WebhookReceiver } from './peers/webhook-receiver.ts';
+
+// `svc webhooks ...` as a user runs it (cli.md). Targets are looked up on a loopback
+// DNS server that answers NXDOMAIN for any name it does not hold: nothing leaves loopback.
+
+let dir: string;
+let dns: DnsServer;
+let receiver: WebhookReceiver;
+
+/** Runs the CLI resolving with the loopback DNS server. */
+const svc = (args: string[], env: Record<string, string> = {}): Promise<Run> =>
+  runSvc(dir, args, { SVC_DNS_SERVERS: dns.server, ...env });
+
+const SECRET = /^whsec_[0-9a-f]{64}$/;
+const URL_ = 'https://example.com/hooks/svc';
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'svc-cli-webhooks-'));
+  [dns, receiver] = await Promise.all([startDnsServer(), startWebhookReceiver()]);
+  dns.set('hook.test', { A: ['127.0.0.1'] });
+  writeFileSync(join(dir, 'ca.pem'), receiver.ca);
+  const init = ['init', '--email', 'o@example.com', '--password', 'pw-123456789', '--org', 'Acme'];
+  expect((await svc([...init, '--project', 'Web'])).code).toBe(0);
+});
+afterAll(async () => {
+  await Promise.all([dns.close(), receiver.close()]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('svc webhooks', () => {
+  let id = '';
+
+  it('create prints the webhook with its secret, once', async () => {
+    const r = await svc(['webhooks', 'create', '--project', 'Web', '--url', URL_, '--events', 'delivered, bounced']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`url: ${URL_}`);
+    expect(r.stdout).toContain('events: ["delivered","bounced"]');
+    expect(r.stdout).toMatch(/^secret: whsec_[0-9a-f]{64}$/m);
+    // The "shown once" note is for a person at a terminal, not for a script reading the output.
+    expect(r.stderr).toBe('');
+    const j = await svc(['webhooks', 'create', '--project', 'Web', '--url', URL_, '--events', 'sent', '--json']);
+    expect(j.code).toBe(0);
+    const w = j.json();
+    expect(w).toMatchObject({ url: URL_, events: ['sent'], is_active: true, auto_disabled: false });
+    expect(w.secret).toMatch(SECRET);
+    id = w.id;
+  });
+
+  it('list and show never print the secret', async () => {
+    const list = await svc(['webhooks', 'list', '--project', 'Web', '--json']);
+    expect(list.code).toBe(0);
+    expect(list.json()).toHaveLength(2);
+    expect(list.stdout).not.toContain('whsec_');
+    const table = await svc(['webhooks', 'list', '--project', 'Web']);
+    expect(table.stdout).toMatch(/^ID +URL +EVENTS +IS_ACTIVE/);
+    expect(table.stdout).toContain('delivered,bounced');
+    const show = await svc(['webhooks', 'show', id, '--project', 'Web', '--json']);
+    expect(show.code).toBe(0);
+    expect(show.json()).toMatchObject({ id, url: URL_, events: ['sent'] });
+    expect(show.json()).not.toHaveProperty('secret');
+    expect((await svc(['webhooks', 'show', id, '--project', 'Web'])).stdout).not.toContain('whsec_');
+  });
+
+  it('update changes only the flags given', async () => {
+    const r = await svc(['webhooks', 'update', id, '--project', 'Web', '--events', 'sent,failed', '--active', 'false']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('is_active: false');
+    const w = (await svc(['webhooks', 'show', id, '--project', 'Web', '--json'])).json();
+    expect(w).toMatchObject({ url: URL_, events: ['sent', 'failed'], is_active: false });
+    const back = await svc(['webhooks', 'update', id, '--project', 'Web', '--active', 'true', '--json']);
+    expect(back.json().is_active).toBe(true);
+  });
+
+  it('rotate-secret prints a new secret', async () => {
+    const before = (await svc(['webhooks', 'rotate-secret', id, '--project', 'Web', '--json'])).json();
+    const r = await svc(['webhooks', 'rotate-secret', id, '--project', 'Web', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({ id, url: URL_ });
+    expect(r.json().secret).toMatch(SECRET);
+    expect(r.json().secret).not.toBe(before.secret);
+  });
+
+  it('deliveries lists none yet', async () => {
+    const r = await svc(['webhooks', 'deliveries', id, '--project', 'Web', '--status', 'failed', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.json()).toEqual([]);
+    expect((await svc(['webhooks', 'deliveries', id, '--project', 'Web'])).stdout).toBe('(none)\n');
+  });
+
+  it('test against a name that does not resolve exits 1 with the error; nothing left loopback', async () => {
+    const hook = await svc([
+      'webhooks',
+      'create',
+      '--project',
+      'Web',
+      '--url',
+      'https://hooks.invalid/',
+      '--events',
+      '*',
+    ]);
+    const hookId = /^id: (\S+)$/m.exec(hook.stdout)![1]!;
+    const r = await svc(['webhooks', 'test', hookId, '--project', 'Web']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('success: false');
+    expect(r.stdout).toContain('http_status: 0');
+    expect(r.stderr).toBe(
+      'test.ping to https://hooks.invalid/ failed: ENOTFOUND: A hooks.invalid does not exist (NXDOMAIN)\n',
+    );
+    expect(dns.queries).toContain('A hooks.invalid');
+    // --dns-servers does what SVC_DNS_SERVERS does.
+    const j = await svc(['webhooks', 'test', hookId, '--project', 'Web', '--dns-servers', dns.server, '--json'], {
+      SVC_DNS_SERVERS: '',
+    });
+    expect(j.code).toBe(1);
+    expect(j.json()).toMatchObject({ success: false, http_status: 0, error: expect.stringContaining('NXDOMAIN') });
+    await svc(['webhooks', 'delete', hookId, '--project', 'Web']);
+  });
+
+  it('test posts a signed test.ping to a receiver it trusts (--allow-insecure-webhooks for loopback)', async () => {
+    const url = `https://hook.test:${receiver.port}/in`;
+    const created = await svc(['webhooks', 'create', '--project', 'Web', '--url', url, '--events', '*', '--json']);
+    const hookId = created.json().id as string;
+    const env = { NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') };
+    // Without the flag the guard refuses 127.0.0.1 before anything is sent.
+    const refused = await svc(['webhooks', 'test', hookId, '--project', 'Web', '--json'], env);
+    expect(refused.code).toBe(1);
+    expect(refused.json().error).toContain('loopback');
+    expect(receiver.requests).toHaveLength(0);
+    const args = ['webhooks', 'test', hookId, '--project', 'Web', '--allow-insecure-webhooks', '--json'];
+    const r = await svc(args, env);
+    expect(r.code).toBe(0);
+    expect(r.json()).toEqual({ success: true, http_status: 200, error: null });
+    expect(receiver.requests).toHaveLength(1);
+    expect(JSON.parse(receiver.requests[0]!.body)).toMatchObject({ type: 'test.ping' });
+    expect(receiver.requests[0]!.headers['x-service-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    await svc(['webhooks', 'delete', hookId, '--project', 'Web']);
+  });
+
+  it('redeliver refuses an unknown delivery (exit 1, not_found)', async () => {
+    const missing = '0192f4c2-1a2b-7c3d-8e4f-5a6b7c8d9e0f';
+    const r = await svc(['webhooks', 'redeliver', id, missing, '--project', 'Web']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`error: not_found: no delivery ${missing}\n`);
+  });
+
+  it('delete removes the webhook and prints it', async () => {
+    const r = await svc(['webhooks', 'delete', id, '--project', 'Web', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({ id, url: URL_ });
+    expect(r.json()).not.toHaveProperty('secret');
+    const gone = await svc(['webhooks', 'show', id, '--project', 'Web']);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toBe(`error: not_found: no webhook ${id}\n`);
+  });
+
+  it('refuses an invalid URL with the reason (exit 1)', async () => {
+    const http = await svc([
+      'webhooks',
+      'create',
+      '--project',
+      'Web',
+      '--url',
+      'http://example.com/h',
+      '--events',
+      'sent',
+    ]);
+    expect(http.code).toBe(1);
+    expect(http.stderr).toMatch(
+      /^error: request_validation_failed: The webhook url is refused: the URL must use https/,
+    );
+    const local = await svc([
+      'webhooks',
+      'create',
+      '--project',
+      'Web',
+      '--url',
+      'https://127.0.0.1/',
+      '--events',
+      'sent',
+    ]);
+    expect(local.code).toBe(1);
+    expect(local.stderr).toContain('loopback');
+    const j = await svc(['webhooks', 'create', '--project', 'Web', '--url', 'nope', '--events', 'sent', '--json']);
+    expect(j.code).toBe(1);
+    expect(j.json().error).toMatchObject({ code: 'request_validation_failed', details: { reason: 'invalid_url' } });
+    const events = await svc(['webhooks', 'create', '--project', 'Web', '--url', URL_, '--events', 'sent,nope']);
+    expect(events.code).toBe(1);
+    expect(events.stderr).toContain('request_validation_failed');
+  });
+
+  it.each([
+    [['webhooks', 'create', '--url', URL_, '--events', 'sent']],
+    [['webhooks', 'list']],
+    [['webhooks', 'create', '--project', 'Web', '--events', 'sent']],
+    [['webhooks', 'update', '0192f4c1-7c2e-7b3a-9d4e-5f6a7b8c9d0e', '--project', 'Web']],
+    [['webhooks', 'update', '0192f4c1-7c2e-7b3a-9d4e-5f6a7b8c9d0e', '--project', 'Web', '--active', 'yes']],
+    [['webhooks', 'redeliver', '0192f4c1-7c2e-7b3a-9d4e-5f6a7b8c9d0e', '--project', 'Web']],
+  ])('exits 2 with usage for %j', async (args) => {
+    const r = await svc(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^error: /);
+  });
+});
