@@ -53,9 +53,15 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
       `SELECT count(*) AS n FROM webhooks w JOIN projects p ON p.id = w.project_id
        WHERE p.organization_id = (SELECT organization_id FROM projects WHERE id = ?)`,
     ),
-    due: db.prepare<[string, number], OutboxRow>(
+    // Seqs alone come from the index; rows in flight are skipped before their bodies are read.
+    dueSeqs: db
+      .prepare<[string, number], number>(
+        'SELECT seq FROM webhook_outbox WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT +?',
+      )
+      .pluck(),
+    bySeq: db.prepare<[number], OutboxRow>(
       `SELECT seq, id, webhook_id, event_id, event_type, payload, attempts, next_attempt_at, created_at
-       FROM webhook_outbox WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT +?`,
+       FROM webhook_outbox WHERE seq = ?`,
     ),
     delivery: db.prepare<[string, string], DeliveryRow>(
       `SELECT id, webhook_id, event_id, event_type, attempt, status, http_status, duration_ms, error, request_body,
@@ -129,7 +135,15 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
      * nothing, and a crash leaves nothing to release. (Several nodes on one database
      * will claim with leases: the outbox's `leased_until`, issue 17.)
      */
-    findDue: (now: string, limit: number) => read(q.due.all(now, limit)),
+    findDue: (now: string, limit: number, skip: Set<number>) => {
+      const seqs = q.dueSeqs.all(now, limit + skip.size).filter((seq) => !skip.has(seq));
+      return read(
+        seqs
+          .slice(0, limit)
+          .map((seq) => q.bySeq.get(seq))
+          .filter((r) => r !== undefined),
+      );
+    },
 
     /**
      * Stores an attempt's record and moves the outbox row on (retry, or gone when done);
