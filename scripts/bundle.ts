@@ -15,6 +15,7 @@ export const WORKER_ENTRIES = [
   'src/store/checkpoint-worker.ts',
   'src/templates/render-worker.ts',
   'src/delivery/worker.ts',
+  'src/webhooks/dispatch-worker.ts',
 ];
 
 // ink imports react-devtools-core only when DEV=true; it is not installed, so resolve it to nothing.

@@ -27,6 +27,7 @@ import {
   resolverFromDns,
   type WebhookDispatcher,
 } from './webhooks/index.ts';
+import { createDispatchWorker } from './webhooks/worker-host.ts';
 
 export interface AppOverrides {
   clock?: Clock;
@@ -37,6 +38,8 @@ export interface AppOverrides {
   createDataDir?: boolean;
   /** Extra certificates webhook targets may present (PEM): the tests' own CA. */
   webhookCa?: string[];
+  /** Run the webhook dispatcher in its own thread (`svc serve`); tests run it in-process on their clock. */
+  webhookThread?: boolean;
 }
 
 /**
@@ -148,19 +151,29 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     agent: webhookAgent,
     allowInsecure: config.allowInsecureWebhooks,
   });
-  let dispatcher: WebhookDispatcher | undefined;
-  // Made on first use: `svc serve` starts it; admin commands never do.
+  const dispatcherOptions = {
+    retrySchedule: config.webhookRetrySchedule,
+    allowInsecure: config.allowInsecureWebhooks,
+    // New events wait at most this long for their first attempt; a backlog drains without waiting.
+    tickMs: 100,
+    concurrency: 128,
+  };
+  let dispatcher:
+    Pick<WebhookDispatcher, 'start' | 'stop' | 'runOnce' | 'stats' | 'pending' | 'autoDisabled'> | undefined;
+  // Made on first use: `svc serve` starts it (in its own thread); admin commands never do.
   const webhookDispatcher = () =>
-    (dispatcher ??= createWebhookDispatcher(
-      { repo: webhooksRepo, clock, logger, agent: webhookAgent },
-      {
-        retrySchedule: config.webhookRetrySchedule,
-        allowInsecure: config.allowInsecureWebhooks,
-        // New events wait at most this long for their first attempt; a backlog drains without waiting.
-        tickMs: 100,
-        concurrency: 128,
-      },
-    ));
+    (dispatcher ??= overrides.webhookThread
+      ? createDispatchWorker(
+          {
+            dataDir: config.dataDir,
+            dnsServers,
+            log: { level: config.logLevel, format: config.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json') },
+            ca: overrides.webhookCa,
+            options: dispatcherOptions,
+          },
+          { repo: webhooksRepo, logger },
+        )
+      : createWebhookDispatcher({ repo: webhooksRepo, clock, logger, agent: webhookAgent }, dispatcherOptions));
   // Expired idempotency records and session tokens are purged once an hour.
   const purge = clock.setInterval(() => {
     void tx.write(() => idempotency.purgeExpired(iso(clock.now()))).catch(() => {});

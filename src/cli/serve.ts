@@ -25,7 +25,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
   });
   // Listening from the start: a SIGTERM during start-up still stops cleanly once started.
   const stopSignal = untilSignal(logger);
-  const app = createApp(config, { logger, checkpointWorker: true, createDataDir: true });
+  const app = createApp(config, { logger, checkpointWorker: true, createDataDir: true, webhookThread: true });
   try {
     await firstStart(app, config);
     await app.recordServerSettings();
