@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { captureLogger } from './domains-helpers.ts';
 import { count, createTestEnv, type TestEnv } from './harness.ts';
 import { caller, codeOf, login, MEMBER_PASSWORD, signInMembers } from './management-helpers.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
@@ -13,6 +14,7 @@ let env: TestEnv;
 let dns: DnsServer;
 let receiver: WebhookReceiver;
 let tokens: Record<string, string> = {};
+let logs: Record<string, unknown>[] = [];
 afterEach(async () => {
   await env.close();
   await dns.close();
@@ -21,6 +23,8 @@ afterEach(async () => {
 
 /** An env whose webhooks may reach the loopback receiver (--allow-insecure-webhooks), or not. */
 async function setup(opts: { insecure?: boolean; schedule?: string; plan?: 'FREE' | 'UNLIMITED' } = {}) {
+  const captured = captureLogger();
+  logs = captured.lines;
   receiver = await startWebhookReceiver();
   dns = await startDnsServer();
   dns.set('hook.test', { A: ['127.0.0.1'] });
@@ -32,7 +36,7 @@ async function setup(opts: { insecure?: boolean; schedule?: string; plan?: 'FREE
       ...(opts.schedule ? { webhookRetrySchedule: opts.schedule } : {}),
     },
     opts.plan ?? 'UNLIMITED',
-    { webhookCa: [receiver.ca] },
+    { webhookCa: [receiver.ca], logger: captured.logger },
   );
   tokens = await signInMembers(env, ['DEVELOPER', 'VIEWER']);
 }
@@ -187,6 +191,11 @@ describe('delivering events', () => {
     expect(receiver.requests).toHaveLength(10);
     const off = (await call('GET', `${W()}/${hook.id}`, 'VIEWER')).json().data;
     expect(off).toMatchObject({ is_active: false, auto_disabled: true });
+    // Logs name the webhook (each failed attempt, the deactivation), never its secret.
+    expect(logs.filter((l) => l.webhook_id === hook.id).length).toBeGreaterThanOrEqual(11);
+    expect(logs.some((l) => String(l.msg).startsWith('webhook deactivated'))).toBe(true);
+    expect(JSON.stringify(logs)).not.toContain(hook.secret);
+    expect(JSON.stringify(logs)).not.toMatch(/whsec_/);
     const metrics = (await env.server.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^svc_webhooks_auto_disabled 1$/m);
     expect(metrics).toMatch(/^svc_webhook_attempts_total\{outcome="failed"\} 10$/m);
