@@ -33,7 +33,8 @@ const agent = createWebhookAgent({
   ...(data.ca ? { ca: data.ca } : {}),
 });
 const dispatcher = createWebhookDispatcher({ repo, clock: systemClock, logger, agent }, data.options);
-await dispatcher.start();
+// No top-level await: inside the executable, pkg loads a worker with require().
+void dispatcher.start();
 const report = setInterval(() => parentPort!.postMessage({ type: 'stats', stats: dispatcher.stats }), 1000);
 
 parentPort!.on('message', (msg: unknown) => {

@@ -94,7 +94,7 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
       `UPDATE webhooks SET exhausted_in_a_row = CASE WHEN @exhausted THEN exhausted_in_a_row + 1 ELSE 0 END,
          is_active = CASE WHEN @exhausted AND exhausted_in_a_row + 1 >= @limit THEN 0 ELSE is_active END,
          auto_disabled = CASE WHEN @exhausted AND exhausted_in_a_row + 1 >= @limit THEN 1 ELSE auto_disabled END
-       WHERE id = @id RETURNING is_active`,
+       WHERE id = @id AND (@exhausted OR exhausted_in_a_row > 0) RETURNING is_active`,
     ),
     enqueue: db.prepare(
       `INSERT INTO webhook_outbox (id, webhook_id, event_id, event_type, payload, next_attempt_at, created_at)
@@ -159,7 +159,8 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
         if (!ended) return true;
         const row = w.streak.get({ id: r.record.webhook_id, exhausted: r.exhausted ? 1 : 0, limit: r.disableAfter }) as
           { is_active: number } | undefined;
-        return row?.is_active === 1;
+        // No row: a success on a webhook whose count was already 0 (nothing to write); it is active.
+        return row === undefined ? !r.exhausted : row.is_active === 1;
       }),
     /** A skipped event (the webhook was deactivated after it was queued): recorded, not sent. */
     recordSkipped: (outboxSeq: number, record: DeliveryRow) =>

@@ -19,10 +19,14 @@ export function createDispatchWorker(data: DispatchWorkerData, deps: { repo: Web
   const stats: DispatcherStats = { attempts: { succeeded: 0, failed: 0, refused: 0 }, autoDisabled: 0 };
   let worker: Worker | undefined;
   let stopped: Promise<void> | undefined;
+  /** Resolves when the thread has ended, however it ended. */
+  let ended: Promise<void> = Promise.resolve();
   return {
     stats,
     start(): Promise<void> {
       worker = new Worker(workerFile(), { workerData: data });
+      const w = worker;
+      ended = new Promise<void>((done) => w.once('exit', () => done()));
       worker.on('message', (m: { type: string; stats?: DispatcherStats }) => {
         if (m.type === 'stats' && m.stats) Object.assign(stats, m.stats);
       });
@@ -37,7 +41,8 @@ export function createDispatchWorker(data: DispatchWorkerData, deps: { repo: Web
         w.on('message', (m: { type: string }) => {
           if (m.type === 'stopped') void w.terminate().then(() => done());
         });
-        w.once('exit', () => done());
+        // A thread that already ended (it failed at start) answers nothing: its end is enough.
+        void ended.then(() => done());
         w.postMessage('stop');
       });
       return stopped;

@@ -1,5 +1,6 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +9,7 @@ import { verifyDkim } from '../delivery-helpers.ts';
 import { publish } from '../domains-helpers.ts';
 import { startDnsServer, type DnsServer } from '../peers/dns.ts';
 import { startMxPeer, type MxPeer } from '../peers/mx.ts';
+import { startWebhookReceiver } from '../peers/webhook-receiver.ts';
 
 // Drives the packaged executable (dist/svc) over real sockets, as a user would.
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -31,12 +33,16 @@ function svcAt(dataDir: string, ...args: string[]): Promise<{ code: number; stdo
 const svc = (...args: string[]) => svcAt(join(dir, 'data'), ...args);
 
 /** Starts `svc serve` on a free port and resolves with its base URL, read from its JSON log. */
-function startServer(dataDir = join(dir, 'data'), extra: string[] = []): Promise<string> {
+function startServer(
+  dataDir = join(dir, 'data'),
+  extra: string[] = [],
+  env: Record<string, string> = {},
+): Promise<string> {
   server = spawn(
     EXE,
     ['serve', '--data-dir', dataDir, '--http-port', '0', '--smtp-port', '0', '--log-format', 'json', ...extra],
     {
-      env: { HOME: dir, PATH: '/usr/bin:/bin' },
+      env: { HOME: dir, PATH: '/usr/bin:/bin', ...env },
     },
   );
   return new Promise((resolve, reject) => {
@@ -304,5 +310,41 @@ describe('the packaged executable delivering LIVE mail', () => {
     const r = await stopServer();
     expect(r).toMatchObject({ code: 0, stopped: true });
     expect(r.exitAfterStoppedMs, 'ms from the `stopped` line to exit').toBeLessThan(EXIT_AFTER_STOPPED_MS);
+  });
+  it('sends a signed webhook from its dispatcher thread', async () => {
+    const receiver = await startWebhookReceiver();
+    const caFile = join(dir, 'hooks-ca.pem');
+    writeFileSync(caFile, receiver.ca);
+    dns.set('hook.test', { A: ['127.0.0.1'] });
+    const hooks = join(dir, 'hooks');
+    const init = JSON.parse(
+      (await svcAt(hooks, 'init', '--email', 'o@example.com', '--password', 'pw-123456789', '--json')).stdout,
+    );
+    const created = await svcAt(
+      hooks,
+      ...['webhooks', 'create', '--project', init.project_id, '--url', `https://hook.test:${receiver.port}/in`],
+      ...['--events', 'simulated', '--json'],
+    );
+    expect(created.code).toBe(0);
+    const { secret } = JSON.parse(created.stdout) as { secret: string };
+    // The receiver's CA is the test's own: the server trusts it as an extra CA, and may post to loopback.
+    const url = await startServer(hooks, ['--dns-servers', dns.server, '--allow-insecure-webhooks'], {
+      NODE_EXTRA_CA_CERTS: caFile,
+    });
+    const res = await fetch(`${url}/v1/emails`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${init.api_key.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ from: 'a@example.com', to: ['b@example.net'], subject: 'Hi', text: 'Hello' }),
+    });
+    expect(res.status).toBe(202);
+    for (let i = 0; i < 200 && receiver.requests.length === 0; i++) await sleep(25);
+    expect(receiver.requests).toHaveLength(1);
+    const hook = receiver.requests[0]!;
+    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(hook.headers['x-service-signature']))!;
+    expect(v1).toBe(createHmac('sha256', secret).update(`${t}.${hook.body}`).digest('hex'));
+    expect(JSON.parse(hook.body)).toMatchObject({ type: 'email.simulated' });
+    const r = await stopServer();
+    expect(r).toMatchObject({ code: 0, stopped: true });
+    await receiver.close();
   });
 });
