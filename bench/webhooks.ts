@@ -10,6 +10,8 @@
 //
 // Settings (env): BENCH_SECONDS (15), BENCH_CLIENTS (4 concurrent batch requests),
 // BENCH_DRAIN (30 s at most to receive the rest after sending stops), BENCH_DIST=1.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
@@ -18,7 +20,7 @@ import selfsigned from 'selfsigned';
 import { Pool } from 'undici';
 import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/load.ts';
-import { cpuMs, emailBody, env, fmt, machine, mb, percentile, startServer, tempDir, verdict } from './lib.ts';
+import { cpuMs, emailBody, env, fmt, machine, mb, percentile, ROOT, startServer, tempDir, verdict } from './lib.ts';
 
 const SECONDS = env.num('BENCH_SECONDS', 15);
 const CLIENTS = env.num('BENCH_CLIENTS', 4);
@@ -100,11 +102,22 @@ const seconds = (Date.now() - started) / 1000;
 const cpu = cpuMs(svc.pid) - cpuBefore;
 const { hwmKb } = await svc.stop();
 await pool.close();
+const received = receiver.seen.size;
+const repeats = [...receiver.seen.values()].filter((n) => n > 1).length;
+
+// The floor, in the same run: a bare client POSTing to the same receiver (bench/webhooks-floor.ts).
+const before = receiver.latencies.length;
+// Asynchronously: the receiver answers on this process's event loop.
+const floorRun = await promisify(execFile)(
+  process.execPath,
+  ['--import', 'tsx', 'bench/webhooks-floor.ts', `https://127.0.0.1:${receiver.port}/hooks`, caFile, String(SECONDS)],
+  { cwd: ROOT, encoding: 'utf8' },
+);
+const floor = JSON.parse(floorRun.stdout) as { posted: number; seconds: number };
+receiver.latencies.length = before;
 receiver.server.closeAllConnections();
 receiver.server.close();
 
-const received = receiver.seen.size;
-const repeats = [...receiver.seen.values()].filter((n) => n > 1).length;
 const rate = received / seconds;
 console.log(`bench:webhooks — ${machine()}, ${new Date().toISOString()}`);
 console.log(`${CLIENTS} clients × batches of 100 TEST emails for ${SECONDS} s; one webhook on simulated`);
@@ -117,4 +130,8 @@ console.log(
   `  svc CPU       ${fmt((cpu * 1000) / Math.max(1, received), 0)} µs per event (accept + dispatch), peak RSS ${fmt(mb(hwmKb))} MB`,
 );
 console.log(`  repeats       ${repeats}; missing ${sent - received}`);
+const floorRate = floor.posted / floor.seconds;
+console.log(
+  `  floor         ${fmt(floorRate)} POSTs/s from a bare undici client to the same receiver: svc is ${fmt(rate / floorRate, 2)}× the floor`,
+);
 console.log(`  target        ≥ 5,000 events/s: ${verdict(rate >= 5000 && received === sent)}`);
