@@ -9,9 +9,11 @@
 // Settings (env): BENCH_ROUNDS (2), BENCH_SECONDS (15), BENCH_WARMUP (3, seconds
 // of wrk before each measured run, also checked), BENCH_CONNECTIONS (50),
 // BENCH_THREADS (wrk threads, 1), BENCH_KEEP=1 keeps the temp dirs,
-// BENCH_ONLY=svc|floor runs one side, BENCH_NODE_ARGS extra node flags for the
+// BENCH_ONLY=svc|floor runs one side, BENCH_WEBHOOK=1 subscribes a webhook on every
+// svc's `simulated` events (an HTTPS receiver in this process, bench/webhook-receiver.ts), BENCH_NODE_ARGS extra node flags for the
 // servers (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 import { spawnSync } from 'node:child_process';
+import { startReceiver, subscribe, trustReceiver } from './webhook-receiver.ts';
 import {
   cpuMs,
   emailBody,
@@ -40,6 +42,9 @@ const ONLY = process.env.BENCH_ONLY as ServerKind | undefined;
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 
 const TARGET = { ratio: 0.6, p99Ms: 20, rssMb: 250 };
+const WEBHOOK = env.flag('BENCH_WEBHOOK');
+const receiver = WEBHOOK ? await startReceiver() : undefined;
+if (receiver) trustReceiver(receiver);
 
 if (spawnSync('wrk', ['--version']).error) {
   console.error('wrk is not installed (Debian: apt-get install -y wrk)');
@@ -79,6 +84,7 @@ for (let round = 1; round <= ROUNDS; round++) {
 
 async function runOne(kind: ServerKind, round: number): Promise<Run> {
   const server = await startServer(kind, NODE_ARGS);
+  if (receiver && kind === 'svc') await subscribe(server.dataDir, receiver.port);
   const script = wrkScript(scriptDir, body, server.key);
   const url = `${server.url}/v1/emails`;
   const warm =
@@ -180,3 +186,8 @@ if (svc) {
   console.log(`  every 2xx is a row  ${verdict(svc.ok)}`);
 }
 process.exitCode = runs.every((r) => r.ok) ? 0 : 1;
+if (receiver) {
+  console.log(`  webhook events received while accepting: ${fmt(receiver.seen.size)} (BENCH_WEBHOOK=1)`);
+  receiver.server.closeAllConnections();
+  receiver.server.close();
+}

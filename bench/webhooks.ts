@@ -12,67 +12,19 @@
 // BENCH_DRAIN (30 s at most to receive the rest after sending stops), BENCH_DIST=1.
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import selfsigned from 'selfsigned';
 import { Pool } from 'undici';
-import { createApp } from '../src/app.ts';
-import { loadConfig } from '../src/config/load.ts';
-import { cpuMs, emailBody, env, fmt, machine, mb, percentile, ROOT, startServer, tempDir, verdict } from './lib.ts';
+import { startReceiver, subscribe, trustReceiver } from './webhook-receiver.ts';
+import { cpuMs, emailBody, env, fmt, machine, mb, percentile, ROOT, startServer, verdict } from './lib.ts';
 
 const SECONDS = env.num('BENCH_SECONDS', 15);
 const CLIENTS = env.num('BENCH_CLIENTS', 4);
 const DRAIN = env.num('BENCH_DRAIN', 30);
 
-/** The receiver: a certificate for 127.0.0.1 signed by a CA of this run. */
-async function startReceiver() {
-  const ca = await selfsigned.generate([{ name: 'commonName', value: 'bench CA' }], {
-    algorithm: 'sha256',
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    ],
-  });
-  const leaf = await selfsigned.generate([{ name: 'commonName', value: '127.0.0.1' }], {
-    algorithm: 'sha256',
-    ca: { key: ca.private, cert: ca.cert },
-    extensions: [
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 7 as const, ip: '127.0.0.1' }] },
-    ],
-  });
-  const seen = new Map<string, number>();
-  const latencies: number[] = [];
-  const server = createServer({ key: leaf.private, cert: leaf.cert, keepAliveTimeout: 30_000 }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const now = Date.now();
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as { id: string; created_at: string };
-      seen.set(body.id, (seen.get(body.id) ?? 0) + 1);
-      latencies.push(now - Date.parse(body.created_at));
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  return { ca: ca.cert, port: (server.address() as AddressInfo).port, seen, latencies, server };
-}
-
 const receiver = await startReceiver();
-const caFile = join(tempDir('webhooks-ca'), 'ca.pem');
-writeFileSync(caFile, receiver.ca);
-// svc inherits these: it trusts the receiver's CA and may post to 127.0.0.1.
-process.env.NODE_EXTRA_CA_CERTS = caFile;
-process.env.SVC_ALLOW_INSECURE_WEBHOOKS = '1';
+const caFile = trustReceiver(receiver);
 const svc = await startServer('svc', (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean));
 
-// The webhook, written through the use case on the running server's data dir (as the CLI would).
-const admin = createApp(loadConfig({ flags: { dataDir: svc.dataDir, allowInsecureWebhooks: true } }));
-const project = await admin.accounts.getProject('Default');
-await admin.webhooks.create(project.id, { url: `https://127.0.0.1:${receiver.port}/hooks`, events: ['simulated'] });
-await admin.close();
+await subscribe(svc.dataDir, receiver.port);
 
 const pool = new Pool(svc.url, { connections: CLIENTS });
 const batch = JSON.stringify({ emails: Array.from({ length: 100 }, (_, i) => emailBody(i)) });
