@@ -1,5 +1,5 @@
-import { pipeline, Readable } from 'node:stream';
-import { stringify } from 'csv-stringify';
+import type { Readable } from 'node:stream';
+import { csvStream } from '../lib/csv.ts';
 import type { AuditLog } from './schema.ts';
 
 const COLUMNS = [
@@ -17,7 +17,7 @@ const COLUMNS = [
   'after',
 ];
 
-/** The audit log as CSV, streamed; `before`/`after` as JSON; formula-like cells escaped for spreadsheets. */
+/** The audit log as CSV, streamed; `before`/`after` as JSON. */
 export function writeAuditCsv(rows: AsyncIterable<AuditLog>): Readable {
   async function* flat() {
     for await (const r of rows) {
@@ -37,6 +37,5 @@ export function writeAuditCsv(rows: AsyncIterable<AuditLog>): Readable {
       ];
     }
   }
-  const csv = stringify({ header: true, columns: COLUMNS, escape_formulas: true });
-  return pipeline(Readable.from(flat()), csv, () => {});
+  return csvStream(COLUMNS, flat());
 }

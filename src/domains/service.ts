@@ -5,7 +5,7 @@ import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { isUuid, newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
-import { PLAN_LIMITS } from '../limits/plans.ts';
+import { PLAN_LIMITS, planLimitError } from '../limits/plans.ts';
 import { uniqueOrConflict } from '../store/errors.ts';
 import { parseInput } from '../validation.ts';
 import type { DnsLookups } from './dns.ts';
@@ -95,13 +95,23 @@ export function createDomainsService(deps: DomainsDeps) {
         repo.createDomain(row, max, project?.id, audited),
         `domain ${data.name} exists`,
       );
-      if (!created) throw planLimit(org.plan, max!);
+      if (!created) throw planLimitError('domains', org.plan, max!);
       return present((await repo.findDomainById(row.id))!);
     },
 
     /** A domain with its records and latest checks. */
     async getDomain(ref: string): Promise<Domain> {
       return present(await getRow(ref));
+    },
+
+    /**
+     * A domain of the organization `orgId` by id: 404 for an id that is not a uuid,
+     * unknown, or of another organization, alike (no existence oracle over HTTP).
+     */
+    async getDomainOf(orgId: string, id: string): Promise<Domain> {
+      const row = isUuid(id) ? await repo.findDomainById(id) : undefined;
+      if (!row || row.organization_id !== orgId) throw new AppError('not_found', `no domain ${id}`);
+      return present(row);
     },
 
     async listDomains(orgRef: string): Promise<Domain[]> {
@@ -157,15 +167,6 @@ export function createDomainsService(deps: DomainsDeps) {
       return { domain: row.name, selector: row.dkim_selector, privateKeyPem: row.dkim_private_key };
     },
   };
-}
-
-function planLimit(plan: string, max: number): AppError {
-  return new AppError('plan_limit_exceeded', `plan ${plan} allows ${max} domain${max === 1 ? '' : 's'}`, {
-    code: 'plan_limit_exceeded',
-    resource: 'domains',
-    plan,
-    limit: max,
-  });
 }
 
 export type DomainsService = ReturnType<typeof createDomainsService>;

@@ -1,6 +1,7 @@
-import { stringify } from 'csv-stringify/sync';
+import type { Readable } from 'node:stream';
 import { z } from 'zod';
 import { AppError } from '../errors.ts';
+import { csvStream } from '../lib/csv.ts';
 import { LIMITS } from '../limits/index.ts';
 import { listQuerySchema } from './schema.ts';
 import type { EmailsService } from './service.ts';
@@ -51,7 +52,7 @@ export function createEmailsExport(emails: Pick<EmailsService, 'list'>) {
      * streamed, not held. Paging parameters (limit, before, after) are refused:
      * an export has no pages. Validates before the first chunk is produced.
      */
-    async csv(projectId: string, query: Record<string, unknown>): Promise<AsyncIterable<string>> {
+    async csv(projectId: string, query: Record<string, unknown>): Promise<Readable> {
       const paging = ['limit', 'before', 'after'].filter((k) => query[k] !== undefined);
       if (paging.length) {
         throw new AppError('request_validation_failed', 'The request failed validation', {
@@ -61,18 +62,17 @@ export function createEmailsExport(emails: Pick<EmailsService, 'list'>) {
       const pages = listAll(projectId, query);
       // The first page is read here, so a bad filter is a 422 and not a broken stream.
       const first = await pages.next();
-      return (async function* () {
-        yield stringify([[...CSV_COLUMNS]]);
-        if (first.done) return;
-        yield rowsOf(first.value);
-        for await (const page of pages) yield rowsOf(page);
-      })();
+      return csvStream(
+        CSV_COLUMNS,
+        (async function* () {
+          if (first.done) return;
+          yield* first.value.map(toRow);
+          for await (const page of pages) yield* page.map(toRow);
+        })(),
+      );
     },
   };
 }
-
-// escape_formulas: a subject or address starting with = + - @ is not run as a formula by a spreadsheet.
-const rowsOf = (page: Item[]) => stringify(page.map(toRow), { escape_formulas: true });
 
 function toRow(e: Item): unknown[] {
   return CSV_COLUMNS.map((c) => {

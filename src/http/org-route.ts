@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { Actor } from '../audit/index.ts';
 import type { App } from '../app.ts';
@@ -97,4 +98,13 @@ export function createOrgRouter(server: FastifyInstance, app: App): OrgRoute {
       },
     });
   };
+}
+
+/** Answers a CSV stream as a download named `name` (the `?format=csv` exports); the handler returns this. */
+export function sendCsv(reply: FastifyReply, name: string, body: Readable): FastifyReply {
+  return reply
+    .code(200)
+    .type('text/csv; charset=utf-8')
+    .header('Content-Disposition', `attachment; filename="${name}"`)
+    .send(body);
 }

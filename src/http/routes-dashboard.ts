@@ -1,11 +1,10 @@
-import { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { App } from '../app.ts';
 import { dashboardListQuerySchema, outputSchemas as out } from '../emails/index.ts';
 import { usageOut } from '../limits/index.ts';
 import { statsOut, statsQuerySchema } from '../stats/index.ts';
 import { parseInput } from '../validation.ts';
-import { ORG, PROJECT, type OrgRoute } from './org-route.ts';
+import { ORG, PROJECT, sendCsv, type OrgRoute } from './org-route.ts';
 
 const emailWithEvents = out.emailDetailSchema.extend({ events: z.array(out.eventSchema) });
 
@@ -39,11 +38,8 @@ export function registerDashboardRoutes(orgRoute: OrgRoute, app: App): void {
       const filters: Record<string, unknown> = { ...(query as Record<string, unknown>) };
       delete filters.format;
       if (format === 'json') return app.emails.list(params.project_id!, filters);
-      const rows = await app.emailsExport.csv(params.project_id!, filters);
-      return reply
-        .type('text/csv; charset=utf-8')
-        .header('Content-Disposition', `attachment; filename="emails-${params.project_id}.csv"`)
-        .send(Readable.from(rows));
+      const csv = await app.emailsExport.csv(params.project_id!, filters);
+      return sendCsv(reply, `emails-${params.project_id}.csv`, csv);
     },
   );
 

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { App } from '../app.ts';
 import {
@@ -14,7 +14,6 @@ import { listAuditQuerySchema, writeAuditCsv } from '../audit/index.ts';
 import { AppError } from '../errors.ts';
 import { listKeysQuerySchema } from '../keys/index.ts';
 import { createKeySchema } from '../keys/schema.ts';
-import { isUuid } from '../lib/ids.ts';
 import { loginSchema } from '../sessions/schema.ts';
 import {
   addSuppressionSchema,
@@ -26,7 +25,7 @@ import { createTemplateSchema, updateTemplateSchema } from '../templates/schema.
 import { parseInput } from '../validation.ts';
 import { bearer, requireSession, sessionOf } from './auth.ts';
 import * as out from './management-schemas.ts';
-import { createOrgRouter, documentOperation, ORG, PROJECT } from './org-route.ts';
+import { createOrgRouter, documentOperation, ORG, PROJECT, sendCsv } from './org-route.ts';
 import { registerResendRoutes } from './routes-resend.ts';
 import { registerWebhookRoutes } from './routes-webhooks.ts';
 import { registerDashboardRoutes } from './routes-dashboard.ts';
@@ -47,26 +46,12 @@ const addDomainBody = z.strictObject({
 /** A CSV import body may be larger than a JSON request: it is streamed, never held whole. */
 const CSV_IMPORT_BYTES = 256 * 1024 * 1024;
 
-/** Sends a CSV stream as a download named `name`. */
-function sendCsv(reply: FastifyReply, name: string, body: Readable): FastifyReply {
-  return reply
-    .code(200)
-    .type('text/csv; charset=utf-8')
-    .header('Content-Disposition', `attachment; filename="${name}"`)
-    .send(body);
-}
-
 /** The Management API (session token; contract "Authentication" 7-8). */
 export function registerManagementRoutes(server: FastifyInstance, app: App): void {
   const session = { preHandler: requireSession(app) };
   const orgRoute = createOrgRouter(server, app);
 
-  /** A domain of this organization by uuid; 404 for any other (no existence oracle). */
-  const domainOf = async (orgId: string, domainId: string) => {
-    const d = isUuid(domainId) ? await app.domains.getDomain(domainId) : undefined;
-    if (!d || d.organization_id !== orgId) throw new AppError('not_found', `no domain ${domainId}`);
-    return d;
-  };
+  const domainOf = (orgId: string, domainId: string) => app.domains.getDomainOf(orgId, domainId);
 
   // A CSV import streams its body to the use case; every other body is JSON.
   server.addContentTypeParser('text/csv', { bodyLimit: CSV_IMPORT_BYTES }, (_req, payload, done) =>

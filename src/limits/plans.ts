@@ -1,3 +1,4 @@
+import { AppError } from '../errors.ts';
 /** Plan ceilings: the specification's table plus UNLIMITED for the operator (decisions.md). */
 export const PLANS = ['FREE', 'PAID', 'PREMIUM', 'UNLIMITED'] as const;
 export type Plan = (typeof PLANS)[number];
@@ -17,3 +18,14 @@ export const PLAN_LIMITS: Record<Plan, PlanLimits> = {
   PREMIUM: { monthlyVolume: 100_000, domains: 50, webhooks: 1000, requestsPerSecond: 100 },
   UNLIMITED: { monthlyVolume: null, domains: null, webhooks: null, requestsPerSecond: null },
 };
+
+/** 422 `plan_limit_exceeded`: the organization's plan allows no more of `resource`. */
+export function planLimitError(resource: 'domains' | 'webhooks', plan: Plan, limit: number): AppError {
+  const noun = limit === 1 ? resource.slice(0, -1) : resource;
+  return new AppError('plan_limit_exceeded', `plan ${plan} allows ${limit} ${noun}`, {
+    code: 'plan_limit_exceeded',
+    resource,
+    plan,
+    limit,
+  });
+}

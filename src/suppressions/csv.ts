@@ -1,6 +1,6 @@
-import { pipeline, Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
-import { stringify } from 'csv-stringify';
+import { csvStream } from '../lib/csv.ts';
 import { AppError } from '../errors.ts';
 import type { Suppression } from './schema.ts';
 
@@ -60,8 +60,7 @@ function lineOf(err: CsvError): number {
   return typeof err.lines === 'number' ? err.lines : 0;
 }
 
-/** The list as CSV (`email,reason,created_at`), streamed; cells that a spreadsheet would run as formulas are escaped. */
+/** The list as CSV (`email,reason,created_at`), streamed. */
 export function writeSuppressionCsv(entries: AsyncIterable<Suppression>): Readable {
-  const csv = stringify({ header: true, columns: ['email', 'reason', 'created_at'], escape_formulas: true });
-  return pipeline(Readable.from(entries), csv, () => {});
+  return csvStream(['email', 'reason', 'created_at'], entries);
 }

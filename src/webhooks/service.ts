@@ -4,7 +4,7 @@ import { operator, type Actor, type Audited } from '../audit/index.ts';
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { isUuid, newId } from '../lib/ids.ts';
-import { PLAN_LIMITS, type Plan } from '../limits/plans.ts';
+import { PLAN_LIMITS, planLimitError, type Plan } from '../limits/plans.ts';
 import { parseInput } from '../validation.ts';
 import type { WebhookRow, WebhooksRepo } from './repo.ts';
 import {
@@ -85,12 +85,7 @@ export function createWebhooksService({ repo, clock, planOf, agent, allowInsecur
       const plan = await planOf(projectId);
       const max = PLAN_LIMITS[plan].webhooks;
       if (!(await repo.create(row, max, audited(actor, 'webhook.create', row, null, shown(row))))) {
-        throw new AppError('plan_limit_exceeded', `plan ${plan} allows ${max} webhooks`, {
-          code: 'plan_limit_exceeded',
-          resource: 'webhooks',
-          plan,
-          limit: max,
-        });
+        throw planLimitError('webhooks', plan, max!);
       }
       return toWebhook(row, true);
     },
