@@ -5,31 +5,17 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import selfsigned from 'selfsigned';
+import { makeCertificate } from '../test/peers/certificates.ts';
 import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { tempDir } from './lib.ts';
 
 /** The receiver: a certificate for 127.0.0.1 signed by a CA of this run. */
 export async function startReceiver() {
-  const ca = await selfsigned.generate([{ name: 'commonName', value: 'bench CA' }], {
-    algorithm: 'sha256',
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    ],
-  });
-  const leaf = await selfsigned.generate([{ name: 'commonName', value: '127.0.0.1' }], {
-    algorithm: 'sha256',
-    ca: { key: ca.private, cert: ca.cert },
-    extensions: [
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 7 as const, ip: '127.0.0.1' }] },
-    ],
-  });
+  const tls = await makeCertificate({ ips: ['127.0.0.1'] });
   const seen = new Map<string, number>();
   const latencies: number[] = [];
-  const server = createServer({ key: leaf.private, cert: leaf.cert, keepAliveTimeout: 30_000 }, (req, res) => {
+  const server = createServer({ key: tls.key, cert: tls.cert, keepAliveTimeout: 30_000 }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -41,7 +27,7 @@ export async function startReceiver() {
     });
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  return { ca: ca.cert, port: (server.address() as AddressInfo).port, seen, latencies, server };
+  return { ca: tls.ca, port: (server.address() as AddressInfo).port, seen, latencies, server };
 }
 
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;

@@ -2,7 +2,6 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import selfsigned from 'selfsigned';
 import { request, type Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDnsResolver } from '../src/domains/index.ts';
@@ -16,6 +15,7 @@ import {
   UnsafeAddressError,
   type ResolveAddresses,
 } from '../src/webhooks/url-guard.ts';
+import { makeCertificate } from './peers/certificates.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 
 const strict = { allowInsecure: false };
@@ -260,23 +260,9 @@ const NAMES = ['hook.test', 'rebind.hook.test'];
 
 /** An HTTPS receiver on 127.0.0.1 for NAMES, its certificate signed by a test CA. */
 async function startReceiver(): Promise<Receiver> {
-  const ca = await selfsigned.generate([{ name: 'commonName', value: 'svc test CA' }], {
-    algorithm: 'sha256', // RSA: selfsigned 5 fails to sign with an EC key
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    ],
-  });
-  const leaf = await selfsigned.generate([{ name: 'commonName', value: 'hook.test' }], {
-    algorithm: 'sha256',
-    ca: { key: ca.private, cert: ca.cert },
-    extensions: [
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: NAMES.map((value) => ({ type: 2 as const, value })) },
-    ],
-  });
-  const r: Receiver = { port: 0, ca: ca.cert, connections: 0, requests: [], server: undefined as never };
-  r.server = createServer({ key: leaf.private, cert: leaf.cert }, (req, res) => {
+  const tls = await makeCertificate({ names: NAMES });
+  const r: Receiver = { port: 0, ca: tls.ca, connections: 0, requests: [], server: undefined as never };
+  r.server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     const socket = req.socket as typeof req.socket & { servername?: unknown };
     r.requests.push({
       path: req.url ?? '',

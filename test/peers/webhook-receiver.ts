@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import selfsigned from 'selfsigned';
+import { makeCertificate } from './certificates.ts';
 
 // A real HTTPS receiver for webhooks on 127.0.0.1, its certificate signed by a
 // CA made at test time (give `ca` to the app as a trust anchor). It records
@@ -28,30 +28,16 @@ export interface WebhookReceiver {
 export const HOOK_NAMES = ['hook.test', 'private.hook.test', 'other.hook.test'];
 
 export async function startWebhookReceiver(): Promise<WebhookReceiver> {
-  const ca = await selfsigned.generate([{ name: 'commonName', value: 'svc test CA' }], {
-    algorithm: 'sha256', // RSA: selfsigned 5 cannot sign with an EC key
-    extensions: [
-      { name: 'basicConstraints', cA: true, critical: true },
-      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    ],
-  });
-  const leaf = await selfsigned.generate([{ name: 'commonName', value: 'hook.test' }], {
-    algorithm: 'sha256',
-    ca: { key: ca.private, cert: ca.cert },
-    extensions: [
-      { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: HOOK_NAMES.map((value) => ({ type: 2 as const, value })) },
-    ],
-  });
+  const tls = await makeCertificate({ names: HOOK_NAMES });
   const r: WebhookReceiver = {
     port: 0,
-    ca: ca.cert,
+    ca: tls.ca,
     requests: [],
     respond: () => ({ status: 200 }),
     delayMs: 0,
     close: () => Promise.resolve(),
   };
-  const server: Server = createServer({ key: leaf.private, cert: leaf.cert }, (req, res) => {
+  const server: Server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
