@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,9 +11,9 @@ import { sleep } from '../../src/lib/sleep.ts';
 import { startDnsServer, type DnsServer } from '../peers/dns.ts';
 import { startMxPeer, type MxPeer } from '../peers/mx.ts';
 import { insertSigningDomain } from '../signing-domain.ts';
+import { spawnServe } from './serve.ts';
 
 // kill -9 while delivering, restart: every accepted email reaches a final status, none is lost.
-const ROOT = new URL('../..', import.meta.url).pathname;
 const N = 40;
 let dir: string;
 let dns: DnsServer;
@@ -44,39 +44,10 @@ async function prepareDataDir(): Promise<string> {
 }
 
 function startServer(): Promise<string> {
-  child = spawn(
-    process.execPath,
-    [
-      join(ROOT, 'src/main.ts'),
-      'serve',
-      '--data-dir',
-      join(dir, 'data'),
-      '--http-port',
-      '0',
-      '--smtp-port',
-      '0',
-      '--dns-servers',
-      dns.server,
-      '--mx-port',
-      String(mx.port),
-      '--hostname',
-      'mta.svc.test',
-      '--workers',
-      '1',
-      '--log-format',
-      'json',
-    ],
-    { cwd: dir },
-  );
-  return new Promise((resolve, reject) => {
-    let log = '';
-    child!.stderr!.on('data', (c: Buffer) => {
-      log += c.toString();
-      const m = /"url":"(http:\/\/[^"]+)".*svc is serving/.exec(log);
-      if (m) resolve(m[1]!);
-    });
-    child!.once('exit', (code, signal) => reject(new Error(`server exited ${code ?? signal}: ${log}`)));
-  });
+  const args = ['--dns-servers', dns.server, '--mx-port', String(mx.port), '--hostname', 'mta.svc.test'];
+  const started = spawnServe(join(dir, 'data'), [...args, '--workers', '1'], { cwd: dir });
+  child = started.child;
+  return started.url;
 }
 
 beforeAll(async () => {

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,10 +9,10 @@ import { initialize } from '../../src/accounts/index.ts';
 import { sleep } from '../../src/lib/sleep.ts';
 import { startDnsServer, type DnsServer } from '../peers/dns.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../peers/webhook-receiver.ts';
+import { spawnServe } from './serve.ts';
 
 // kill -9 while webhook POSTs are in flight, restart: every event reaches the receiver
 // (at least once; X-Service-Event-Id lets it drop a repeat), none is lost.
-const ROOT = new URL('../..', import.meta.url).pathname;
 const N = 30;
 let dir: string;
 let dns: DnsServer;
@@ -38,28 +38,12 @@ async function prepareDataDir(): Promise<string> {
 }
 
 function startServer(): Promise<string> {
-  const args = ['serve', '--data-dir', join(dir, 'data'), '--http-port', '0', '--smtp-port', '0'];
-  args.push(
-    '--dns-servers',
-    dns.server,
-    '--hostname',
-    'mta.svc.test',
-    '--allow-insecure-webhooks',
-    '--log-format',
-    'json',
-  );
+  const args = ['--dns-servers', dns.server, '--hostname', 'mta.svc.test', '--allow-insecure-webhooks'];
   // The receiver's certificate is signed by a CA of the test's own: the server trusts it as an extra CA.
   const env = { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') };
-  child = spawn(process.execPath, [join(ROOT, 'src/main.ts'), ...args], { cwd: dir, env });
-  return new Promise((resolve, reject) => {
-    let log = '';
-    child!.stderr!.on('data', (c: Buffer) => {
-      log += c.toString();
-      const m = /"url":"(http:\/\/[^"]+)".*svc is serving/.exec(log);
-      if (m) resolve(m[1]!);
-    });
-    child!.once('exit', (code, signal) => reject(new Error(`server exited ${code ?? signal}: ${log}`)));
-  });
+  const started = spawnServe(join(dir, 'data'), args, { cwd: dir, env });
+  child = started.child;
+  return started.url;
 }
 
 beforeAll(async () => {
