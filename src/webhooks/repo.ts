@@ -133,7 +133,7 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
      * Due outbox rows, oldest first. One dispatcher runs per data dir (in `svc serve`),
      * so it keeps the rows in flight in memory and skips them here: claiming writes
      * nothing, and a crash leaves nothing to release. (Several nodes on one database
-     * will claim with leases: the outbox's `leased_until`, issue 17.)
+     * will claim with leases, issue 17.)
      */
     findDue: (now: string, limit: number, skip: Set<number>) => {
       const seqs = q.dueSeqs.all(now, limit + skip.size).filter((seq) => !skip.has(seq));

@@ -31,8 +31,6 @@ CREATE TABLE webhook_outbox (
   -- Attempts made so far.
   attempts INTEGER NOT NULL DEFAULT 0,
   next_attempt_at TEXT NOT NULL,
-  -- Set while a dispatcher holds the row; a lease past its time is free again (a crash).
-  leased_until TEXT,
   created_at TEXT NOT NULL
 );
 CREATE INDEX webhook_outbox_due ON webhook_outbox (next_attempt_at);
