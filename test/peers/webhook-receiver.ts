@@ -10,6 +10,8 @@ export interface ReceivedHook {
   path: string;
   headers: Record<string, string | string[] | undefined>;
   body: string;
+  /** The status answered, once the answer has been written. */
+  answered?: number;
 }
 
 export interface WebhookReceiver {
@@ -17,9 +19,9 @@ export interface WebhookReceiver {
   /** PEM of the CA that signed the receiver's certificate. */
   ca: string;
   requests: ReceivedHook[];
-  /** What to answer; 200 with an empty body unless set. */
-  respond: (req: ReceivedHook) => { status: number; body?: string };
-  /** Waits this long before answering (keeps attempts in flight). */
+  /** What to answer; 200 with an empty body unless set. `delayMs` holds this answer back. */
+  respond: (req: ReceivedHook) => { status: number; body?: string; delayMs?: number };
+  /** Waits this long before answering any request (keeps attempts in flight). */
   delayMs: number;
   close(): Promise<void>;
 }
@@ -37,22 +39,38 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     delayMs: 0,
     close: () => Promise.resolve(),
   };
+  const timers = new Set<NodeJS.Timeout>();
   const server: Server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const hook = { path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      const hook: ReceivedHook = {
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       r.requests.push(hook);
       const answer = r.respond(hook);
-      const send = () => res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body ?? '');
-      if (r.delayMs > 0) setTimeout(send, r.delayMs);
-      else send();
+      const send = () => {
+        if (res.destroyed) return;
+        res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body ?? '', () => {
+          hook.answered = answer.status;
+        });
+      };
+      const delay = answer.delayMs ?? r.delayMs;
+      if (delay <= 0) return send();
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        send();
+      }, delay);
+      timers.add(timer);
     });
   });
   server.keepAliveTimeout = 1000;
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   r.port = (server.address() as AddressInfo).port;
   r.close = () => {
+    for (const t of timers) clearTimeout(t);
     server.closeAllConnections();
     return new Promise<void>((done) => server.close(() => done()));
   };
