@@ -117,7 +117,10 @@ function checkpointWorkerUrl(): URL {
 }
 
 function startCheckpointer(file: string, settings: CheckpointerSettings): { stop: () => Promise<void> } {
-  const worker = new Worker(fileURLToPath(checkpointWorkerUrl()), { workerData: { file, ...settings } });
+  const worker = new Worker(fileURLToPath(checkpointWorkerUrl()), {
+    workerData: { file, ...settings },
+    name: 'svc-checkpoint',
+  });
   worker.unref();
   return {
     stop: async () => {

@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { iso, type Clock, type Timer } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { OutboxRow, WebhooksRepo } from './repo.ts';
+import type { DueRow, WebhooksRepo } from './repo.ts';
 import { postSigned } from './send.ts';
 import { checkWebhookUrl } from './url-guard.ts';
 
@@ -37,28 +37,40 @@ export function createWebhookDispatcher(
   const { repo, clock, logger, agent } = deps;
   const stats: DispatcherStats = { attempts: { succeeded: 0, failed: 0, refused: 0 }, autoDisabled: 0 };
   const inflight = new Set<Promise<void>>();
-  /** Outbox rows being attempted now (by seq): the next claim skips them. */
+  /** Outbox rows being attempted or recorded now (by seq): the next claim skips them. */
   const busy = new Set<number>();
+  /** POSTs on the wire now: the slots of `concurrency`. An attempt frees its slot once
+   * answered, before its record commits, so the commit's wait costs no sending. */
+  let posting = 0;
+  const freeSlots = () => opts.concurrency - posting;
   let timer: Timer | undefined;
   let ticking: Promise<void> | undefined;
   let stopped = false;
 
   async function tick(): Promise<void> {
-    const free = opts.concurrency - inflight.size;
+    const free = freeSlots();
     if (free <= 0 || stopped) return;
     const rows = await repo.findDue(iso(clock.now()), free, busy);
     for (const row of rows) {
       busy.add(row.seq);
-      const p = attempt(row).catch((e: unknown) =>
+      posting++;
+      let slot = true;
+      // Slots freed: claim again at once, so a backlog drains at the receivers' pace, not the
+      // timer's; in batches of a quarter of the slots, so claims stay few.
+      const release = () => {
+        if (!slot) return;
+        slot = false;
+        posting--;
+        if (!stopped && freeSlots() >= Math.max(1, opts.concurrency / 4)) kick();
+      };
+      const p = attempt(row, release).catch((e: unknown) =>
         logger.error({ err: e, webhook_id: row.webhook_id }, 'webhook attempt failed'),
       );
       inflight.add(p);
-      // Slots freed: claim again at once, so a backlog drains at the receivers' pace, not the
-      // timer's; in batches of a quarter of the slots, so claims stay few.
       void p.finally(() => {
         inflight.delete(p);
         busy.delete(row.seq);
-        if (!stopped && opts.concurrency - inflight.size >= Math.max(1, opts.concurrency / 4)) kick();
+        release();
       });
     }
   }
@@ -81,9 +93,8 @@ export function createWebhookDispatcher(
       });
   }
 
-  async function attempt(row: OutboxRow): Promise<void> {
-    const webhook = await repo.findById(row.webhook_id);
-    if (!webhook) return; // deleted meanwhile: its outbox rows went with it
+  /** One attempt of one row; `answered` is called once no POST of it is on the wire. */
+  async function attempt(row: DueRow, answered: () => void): Promise<void> {
     const number = row.attempts + 1;
     const now = clock.now();
     const base = {
@@ -95,7 +106,7 @@ export function createWebhookDispatcher(
       request_body: row.payload,
       created_at: iso(now),
     };
-    if (webhook.is_active !== 1) {
+    if (row.is_active !== 1) {
       // Deactivated after the event was queued: kept as skipped, not sent.
       const skipped = { ...base, status: 'skipped' as const, http_status: null, duration_ms: null, error: null };
       await repo.recordSkipped(row.seq, { ...skipped, response_body: null, next_attempt_at: null });
@@ -103,8 +114,8 @@ export function createWebhookDispatcher(
     }
     let out;
     try {
-      checkWebhookUrl(webhook.url, { allowInsecure: opts.allowInsecure });
-      out = await postSigned(agent, webhook.url, webhook.secret, `evt_${row.event_id}`, row.payload, now);
+      checkWebhookUrl(row.url, { allowInsecure: opts.allowInsecure });
+      out = await postSigned(agent, row.url, row.secret, `evt_${row.event_id}`, row.payload, now);
     } catch (e) {
       // The URL no longer passes the static check (the guard was tightened since it was saved).
       out = {
@@ -116,6 +127,7 @@ export function createWebhookDispatcher(
         refused: true,
       };
     }
+    answered();
     const wait = opts.retrySchedule[number - 1];
     const exhausted = !out.ok && wait === undefined;
     const next = out.ok || exhausted ? null : iso(clock.now() + wait!);
@@ -137,12 +149,17 @@ export function createWebhookDispatcher(
     else if (out.refused) stats.attempts.refused++;
     else stats.attempts.failed++;
     // Logs name the webhook, never its secret.
-    const fields = { webhook_id: webhook.id, event_id: row.event_id, attempt: number, http_status: out.http_status };
+    const fields = {
+      webhook_id: row.webhook_id,
+      event_id: row.event_id,
+      attempt: number,
+      http_status: out.http_status,
+    };
     if (!out.ok) logger.warn({ ...fields, error: out.error, next_attempt_at: next }, 'webhook attempt failed');
     if (!stillActive) {
       stats.autoDisabled++;
       logger.warn(
-        { webhook_id: webhook.id },
+        { webhook_id: row.webhook_id },
         `webhook deactivated: ${DISABLE_AFTER} events in a row used every attempt`,
       );
     }

@@ -30,6 +30,13 @@ export interface OutboxRow {
   created_at: string;
 }
 
+/** A claimed outbox row with what its attempt needs of its webhook, read in the same query. */
+export interface DueRow extends OutboxRow {
+  url: string;
+  secret: string;
+  is_active: number;
+}
+
 /** What one attempt changed: its record, and the outbox row's fate. */
 export interface AttemptResult {
   record: Omit<Delivery, 'status'> & { status: 'succeeded' | 'failed' };
@@ -59,9 +66,12 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
         'SELECT seq FROM webhook_outbox WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT +?',
       )
       .pluck(),
-    bySeq: db.prepare<[number], OutboxRow>(
-      `SELECT seq, id, webhook_id, event_id, event_type, payload, attempts, next_attempt_at, created_at
-       FROM webhook_outbox WHERE seq = ?`,
+    // The rows taken and their webhooks in one statement (a webhook deleted meanwhile took its rows with it).
+    bySeqs: db.prepare<[string], DueRow>(
+      `SELECT o.seq, o.id, o.webhook_id, o.event_id, o.event_type, o.payload, o.attempts, o.next_attempt_at,
+         o.created_at, w.url, w.secret, w.is_active
+       FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
+       WHERE o.seq IN (SELECT value FROM json_each(?)) ORDER BY o.next_attempt_at`,
     ),
     delivery: db.prepare<[string, string], DeliveryRow>(
       `SELECT id, webhook_id, event_id, event_type, attempt, status, http_status, duration_ms, error, request_body,
@@ -137,12 +147,7 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
      */
     findDue: (now: string, limit: number, skip: Set<number>) => {
       const seqs = q.dueSeqs.all(now, limit + skip.size).filter((seq) => !skip.has(seq));
-      return read(
-        seqs
-          .slice(0, limit)
-          .map((seq) => q.bySeq.get(seq))
-          .filter((r) => r !== undefined),
-      );
+      return read(seqs.length === 0 ? [] : q.bySeqs.all(JSON.stringify(seqs.slice(0, limit))));
     },
 
     /**

@@ -24,7 +24,7 @@ export function createDispatchWorker(data: DispatchWorkerData, deps: { repo: Web
   return {
     stats,
     start(): Promise<void> {
-      worker = new Worker(workerFile(), { workerData: data });
+      worker = new Worker(workerFile(), { workerData: data, name: 'svc-webhooks' });
       const w = worker;
       ended = new Promise<void>((done) => w.once('exit', () => done()));
       worker.on('message', (m: { type: string; stats?: DispatcherStats }) => {
