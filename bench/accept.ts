@@ -16,6 +16,7 @@ import { spawnSync } from 'node:child_process';
 import { startReceiver, subscribe, trustReceiver } from './webhook-receiver.ts';
 import {
   cpuMs,
+  threadTimes,
   emailBody,
   env,
   fmt,
@@ -91,8 +92,12 @@ async function runOne(kind: ServerKind, round: number): Promise<Run> {
     WARMUP > 0 ? await runWrk({ url, script, seconds: WARMUP, connections: CONNECTIONS, threads: THREADS }) : null;
   server.rss.reset();
   const cpu0 = cpuMs(server.pid);
+  const threads0 = threadTimes(server.pid);
+  const started = performance.now();
   const wrk = await runWrk({ url, script, seconds: SECONDS, connections: CONNECTIONS, threads: THREADS });
   const cpu1 = cpuMs(server.pid);
+  const threads = threadTimes(server.pid);
+  const wallMs = performance.now() - started;
   const { hwmKb, sampledMaxKb } = await server.stop();
   const table = kind === 'svc' ? 'emails' : 'floor_emails';
   const tables = kind === 'svc' ? [table, 'recipients', 'email_events'] : [table];
@@ -132,6 +137,21 @@ async function runOne(kind: ServerKind, round: number): Promise<Run> {
       `p99 ${fmt(wrk.p99Ms, 2).padStart(6)} ms  max ${fmt(wrk.maxMs, 1).padStart(6)} ms  ` +
       `cpu ${fmt(run.cpuMsPerReq * 1000).padStart(4)} µs/req  peak RSS ${fmt(run.hwmMb)} MB (sampled ${fmt(run.sampledMaxMb)})  ` +
       `rows ${fmt(rows)} / 2xx ${fmt(completed - non2xx)}  ${run.ok ? 'ok' : 'PROBLEM: ' + problems.join('; ')}`,
+  );
+  // Where svc's CPU went, per thread (µs per request): the accept is MainThread's. And how
+  // MainThread spent the run: on a core, runnable but waiting for one, or off (blocked or idle).
+  const perThread = [...threads]
+    .map(([name, t]) => [name, ((t.cpu - (threads0.get(name)?.cpu ?? 0)) * 1000) / wrk.requests] as const)
+    .filter(([, us]) => us >= 5)
+    .sort((a, b) => b[1] - a[1]);
+  const main = threads.get('MainThread')!;
+  const main0 = threads0.get('MainThread')!;
+  const pct = (ms: number) => `${fmt((100 * ms) / wallMs)} %`;
+  const onCore = main.cpu - main0.cpu;
+  const waiting = main.runqueue - main0.runqueue;
+  console.log(
+    `          threads: ${perThread.map(([n, us]) => `${n} ${fmt(us)}`).join(', ')} µs/req; MainThread on a core ${pct(onCore)}, ` +
+      `waiting for one ${pct(waiting)}, off ${pct(wallMs - onCore - waiting)}`,
   );
   return run;
 }
@@ -187,7 +207,7 @@ if (svc) {
 }
 process.exitCode = runs.every((r) => r.ok) ? 0 : 1;
 if (receiver) {
+  receiver.poll();
   console.log(`  webhook events received while accepting: ${fmt(receiver.seen.size)} (BENCH_WEBHOOK=1)`);
-  receiver.server.closeAllConnections();
-  receiver.server.close();
+  await receiver.close();
 }

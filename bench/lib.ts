@@ -2,7 +2,7 @@
 // the request body, wrk, statistics. Not a test; nothing here asserts.
 import Database from 'better-sqlite3';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -69,6 +69,38 @@ export function cpuMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // fields[0] is field 3 (state); utime and stime are fields 14 and 15.
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+/** What each thread of a process has done so far, by thread name (threads of one name summed). */
+export interface ThreadTimes {
+  /** CPU time (utime + stime), ms. */
+  cpu: number;
+  /** Time runnable but waiting for a core (schedstat), ms. */
+  runqueue: number;
+}
+
+export function threadTimes(pid: number): Map<string, ThreadTimes> {
+  const out = new Map<string, ThreadTimes>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const cpu = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+      // schedstat: ns on a core, ns runnable waiting for one, timeslices.
+      const runqueue = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+      const t = out.get(name) ?? { cpu: 0, runqueue: 0 };
+      out.set(name, { cpu: t.cpu + cpu, runqueue: t.runqueue + runqueue });
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return out;
+}
+
+/** CPU ms of each thread of a process so far, by thread name. */
+export function threadCpuMs(pid: number): Map<string, number> {
+  return new Map([...threadTimes(pid)].map(([name, t]) => [name, t.cpu]));
 }
 
 /** Samples VmRSS every `everyMs` while running; VmHWM is the kernel's own peak. */

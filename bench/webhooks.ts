@@ -14,7 +14,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Pool } from 'undici';
 import { startReceiver, subscribe, trustReceiver } from './webhook-receiver.ts';
-import { cpuMs, emailBody, env, fmt, machine, mb, percentile, ROOT, startServer, verdict } from './lib.ts';
+import { cpuMs, emailBody, threadCpuMs, env, fmt, machine, mb, percentile, ROOT, startServer, verdict } from './lib.ts';
 
 const SECONDS = env.num('BENCH_SECONDS', 15);
 const CLIENTS = env.num('BENCH_CLIENTS', 4);
@@ -49,30 +49,33 @@ await Promise.all(
 );
 const sendSeconds = (Date.now() - started) / 1000;
 const drainUntil = Date.now() + DRAIN * 1000;
-while (receiver.seen.size < sent && Date.now() < drainUntil) await new Promise((r) => setTimeout(r, 50));
+for (receiver.poll(); receiver.seen.size < sent && Date.now() < drainUntil; receiver.poll()) {
+  await new Promise((r) => setTimeout(r, 50));
+}
 const seconds = (Date.now() - started) / 1000;
 const cpu = cpuMs(svc.pid) - cpuBefore;
+const threads = threadCpuMs(svc.pid);
 const { hwmKb } = await svc.stop();
 await pool.close();
 const received = receiver.seen.size;
 const repeats = [...receiver.seen.values()].filter((n) => n > 1).length;
 
 // The floor, in the same run: a bare client POSTing to the same receiver (bench/webhooks-floor.ts).
-const before = receiver.latencies.length;
-// Asynchronously: the receiver answers on this process's event loop.
+receiver.mute(true);
+// Asynchronously: the Node receiver answers on this process's event loop.
 const floorRun = await promisify(execFile)(
   process.execPath,
-  ['--import', 'tsx', 'bench/webhooks-floor.ts', `https://127.0.0.1:${receiver.port}/hooks`, caFile, String(SECONDS)],
-  { cwd: ROOT, encoding: 'utf8' },
+  ['--import', 'tsx', 'bench/webhooks-floor.ts', `https://127.0.0.1:${receiver.port}/hooks`, String(SECONDS)],
+  { cwd: ROOT, encoding: 'utf8', env: { ...process.env, NODE_EXTRA_CA_CERTS: caFile } },
 );
 const floor = JSON.parse(floorRun.stdout) as { posted: number; seconds: number };
-receiver.latencies.length = before;
-receiver.server.closeAllConnections();
-receiver.server.close();
+await receiver.close();
 
 const rate = received / seconds;
 console.log(`bench:webhooks — ${machine()}, ${new Date().toISOString()}`);
-console.log(`${CLIENTS} clients × batches of 100 TEST emails for ${SECONDS} s; one webhook on simulated`);
+console.log(
+  `${CLIENTS} clients × batches of 100 TEST emails for ${SECONDS} s; one webhook on simulated; receiver: ${receiver.kind}`,
+);
 console.log(`  sent          ${fmt(sent)} events in ${fmt(sendSeconds, 1)} s (${fmt(sent / sendSeconds)} accepted/s)`);
 console.log(`  received      ${fmt(received)} events, all by ${fmt(seconds, 1)} s: ${fmt(rate)} events/s end to end`);
 console.log(
@@ -80,6 +83,13 @@ console.log(
 );
 console.log(
   `  svc CPU       ${fmt((cpu * 1000) / Math.max(1, received), 0)} µs per event (accept + dispatch), peak RSS ${fmt(mb(hwmKb))} MB`,
+);
+console.log(
+  `  svc threads   ${[...threads]
+    .filter(([, ms]) => ms >= 100)
+    .sort((a, b) => b[1] - a[1])
+    .map(([n, ms]) => `${n} ${fmt(ms / 1000, 1)} s`)
+    .join(', ')} (CPU since start)`,
 );
 console.log(`  repeats       ${repeats}; missing ${sent - received}`);
 const floorRate = floor.posted / floor.seconds;
