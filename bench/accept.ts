@@ -13,7 +13,7 @@
 // svc's `simulated` events (an HTTPS receiver in this process, bench/webhook-receiver.ts), BENCH_NODE_ARGS extra node flags for the
 // servers (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 import { spawnSync } from 'node:child_process';
-import { startReceiver, subscribe, trustReceiver } from './webhook-receiver.ts';
+import { startReceiver, subscribe, trustReceiver, type Receiver } from './webhook-receiver.ts';
 import {
   cpuMs,
   threadTimes,
@@ -83,6 +83,27 @@ for (let round = 1; round <= ROUNDS; round++) {
   }
 }
 
+/**
+ * With BENCH_WEBHOOK=1: how many of the run's events reached the receiver while it
+ * accepted, and how long after the load the rest took (svc holds webhooks back while
+ * the accept is busy, decisions.md).
+ */
+async function drainWebhooks(r: Receiver, atLeast: number): Promise<void> {
+  r.poll();
+  const during = r.seen.size;
+  const from = performance.now();
+  const until = from + 120_000;
+  while (r.seen.size < atLeast && performance.now() < until) {
+    await new Promise((done) => setTimeout(done, 50));
+    r.poll();
+  }
+  const after = (performance.now() - from) / 1000;
+  console.log(
+    `          webhooks: ${fmt(during)} events received while accepting, ${fmt(r.seen.size)} (of ≥ ${fmt(atLeast)}) ${fmt(after, 1)} s after the load`,
+  );
+  r.seen.clear();
+}
+
 async function runOne(kind: ServerKind, round: number): Promise<Run> {
   const server = await startServer(kind, NODE_ARGS);
   if (receiver && kind === 'svc') await subscribe(server.dataDir, receiver.port);
@@ -98,6 +119,7 @@ async function runOne(kind: ServerKind, round: number): Promise<Run> {
   const cpu1 = cpuMs(server.pid);
   const threads = threadTimes(server.pid);
   const wallMs = performance.now() - started;
+  if (receiver && kind === 'svc') await drainWebhooks(receiver, wrk.requests + (warm?.requests ?? 0));
   const { hwmKb, sampledMaxKb } = await server.stop();
   const table = kind === 'svc' ? 'emails' : 'floor_emails';
   const tables = kind === 'svc' ? [table, 'recipients', 'email_events'] : [table];
@@ -207,7 +229,5 @@ if (svc) {
 }
 process.exitCode = runs.every((r) => r.ok) ? 0 : 1;
 if (receiver) {
-  receiver.poll();
-  console.log(`  webhook events received while accepting: ${fmt(receiver.seen.size)} (BENCH_WEBHOOK=1)`);
   await receiver.close();
 }

@@ -157,6 +157,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     // New events wait at most this long for their first attempt; a backlog drains without waiting.
     tickMs: 100,
     concurrency: 128,
+    maxLagMs: 30_000,
   };
   let dispatcher:
     Pick<WebhookDispatcher, 'start' | 'stop' | 'runOnce' | 'stats' | 'pending' | 'autoDisabled'> | undefined;

@@ -5,6 +5,12 @@ import { count, createTestEnv, type TestEnv } from './harness.ts';
 import { caller, codeOf, login, MEMBER_PASSWORD, signInMembers } from './management-helpers.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './peers/webhook-receiver.ts';
+import { createAuditWriter } from '../src/audit/index.ts';
+import { createDnsResolver } from '../src/domains/dns.ts';
+import { createCommitter } from '../src/store/committer.ts';
+import { createWebhookDispatcher } from '../src/webhooks/dispatcher.ts';
+import { createWebhooksRepo } from '../src/webhooks/repo.ts';
+import { createWebhookAgent, resolverFromDns } from '../src/webhooks/url-guard.ts';
 
 // Webhooks (contract "Webhooks (push)", "Webhook (management)"; decisions.md "Webhooks"):
 // subscriptions over HTTP, the outbox written with the event, signed POSTs to a real HTTPS
@@ -256,5 +262,49 @@ describe('delivering events', () => {
     const metrics = (await env.server.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/^svc_webhook_attempts_total\{outcome="refused"\} 1$/m);
     expect(metrics).toMatch(/^svc_webhook_events_pending 1$/m); // its retry
+  });
+});
+
+describe('the dispatcher while the accept is busy', () => {
+  it('holds new events back until the accept is free, or until the oldest has waited maxLagMs', async () => {
+    await setup();
+    await subscribe(['simulated']);
+    const db = env.app.db;
+    const repo = createWebhooksRepo(db, createCommitter(db), createAuditWriter(db));
+    const agent = createWebhookAgent({
+      resolve: resolverFromDns(createDnsResolver([dns.server])),
+      allowInsecure: true,
+      ca: [receiver.ca],
+    });
+    let busy = true;
+    const opts = { retrySchedule: [60_000], allowInsecure: true, tickMs: 100, concurrency: 8, maxLagMs: 30_000 };
+    const d = createWebhookDispatcher(
+      { repo, clock: env.clock, logger: captureLogger().logger, agent, busy: () => busy },
+      opts,
+    );
+    try {
+      await sendTest('one');
+      await sendTest('two');
+      await d.runOnce();
+      expect(receiver.requests).toHaveLength(0);
+      env.clock.advance(29_999);
+      await d.runOnce();
+      expect(receiver.requests).toHaveLength(0);
+      // The oldest has waited 30 s: the accept being busy no longer holds the webhooks back.
+      env.clock.advance(1);
+      await d.runOnce();
+      expect(receiver.requests).toHaveLength(2);
+
+      await sendTest('three');
+      await d.runOnce();
+      expect(receiver.requests).toHaveLength(2);
+      busy = false;
+      await d.runOnce();
+      expect(receiver.requests).toHaveLength(3);
+      expect(count(env, 'webhook_outbox')).toBe(0);
+    } finally {
+      await d.stop();
+      await agent.destroy();
+    }
   });
 });

@@ -9,6 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { createAuditWriter } from '../audit/index.ts';
 import { createDnsResolver } from '../domains/dns.ts';
 import { systemClock } from '../lib/clock.ts';
+import { readBusySignal } from '../lib/busy-signal.ts';
 import { createLogger, type LoggerOptions } from '../lib/logger.ts';
 import { createCommitter } from '../store/committer.ts';
 import { openDatabase } from '../store/db.ts';
@@ -22,6 +23,8 @@ export interface DispatchWorkerData {
   log: LoggerOptions;
   ca: string[] | undefined;
   options: DispatcherOptions;
+  /** The main thread's busy signal (lib/busy-signal.ts). */
+  mainBusy: SharedArrayBuffer;
 }
 
 const data = workerData as DispatchWorkerData;
@@ -43,7 +46,9 @@ const agent = createWebhookAgent({
   allowInsecure: data.options.allowInsecure,
   ...(data.ca ? { ca: data.ca } : {}),
 });
-const dispatcher = createWebhookDispatcher({ repo, clock: systemClock, logger, agent }, data.options);
+// The main thread accepts email: at 80 % busy or more it comes first (dispatcher.ts, maxLagMs).
+const busy = readBusySignal(data.mainBusy, 0.8);
+const dispatcher = createWebhookDispatcher({ repo, clock: systemClock, logger, agent, busy }, data.options);
 // No top-level await: inside the executable, pkg loads a worker with require().
 void dispatcher.start();
 const report = setInterval(() => parentPort!.postMessage({ type: 'stats', stats: dispatcher.stats }), 1000);

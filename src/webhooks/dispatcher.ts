@@ -14,6 +14,11 @@ export interface DispatcherOptions {
   tickMs: number;
   /** POSTs in flight at once. */
   concurrency: number;
+  /**
+   * While `busy` says the accept is busy, due events wait until the oldest is this old:
+   * a burst of sends is answered first and its webhooks follow it (decisions.md).
+   */
+  maxLagMs: number;
 }
 
 /** Five events in a row that used every attempt deactivate the webhook (contract, rule 3). */
@@ -31,7 +36,7 @@ export interface DispatcherStats {
  * One POST per (event, webhook); order per webhook is not promised.
  */
 export function createWebhookDispatcher(
-  deps: { repo: WebhooksRepo; clock: Clock; logger: Logger; agent: Dispatcher },
+  deps: { repo: WebhooksRepo; clock: Clock; logger: Logger; agent: Dispatcher; busy?: () => boolean },
   opts: DispatcherOptions,
 ) {
   const { repo, clock, logger, agent } = deps;
@@ -50,7 +55,13 @@ export function createWebhookDispatcher(
   async function tick(): Promise<void> {
     const free = freeSlots();
     if (free <= 0 || stopped) return;
-    const rows = await repo.findDue(iso(clock.now()), free, busy);
+    const now = clock.now();
+    if (deps.busy?.()) {
+      // The threads that accept email are busy: webhooks wait, unless one has waited maxLagMs.
+      const oldest = repo.oldestDue(iso(now));
+      if (oldest === undefined || now - Date.parse(oldest) < opts.maxLagMs) return;
+    }
+    const rows = await repo.findDue(iso(now), free, busy);
     for (const row of rows) {
       busy.add(row.seq);
       posting++;

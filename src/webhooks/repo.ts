@@ -80,6 +80,9 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
     pendingOne: db.prepare<[string, string], OutboxRow>('SELECT * FROM webhook_outbox WHERE id = ? AND webhook_id = ?'),
     pending: db.prepare<[string], OutboxRow>('SELECT * FROM webhook_outbox WHERE webhook_id = ? ORDER BY seq DESC'),
     pendingCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM webhook_outbox'),
+    oldestDue: db
+      .prepare<[string], string | null>('SELECT min(next_attempt_at) FROM webhook_outbox WHERE next_attempt_at <= ?')
+      .pluck(),
     autoDisabled: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM webhooks WHERE auto_disabled = 1'),
   };
   const w = {
@@ -199,6 +202,8 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
         FROM webhook_deliveries WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT @limit OFFSET @offset`;
       return read(db.prepare(sql).all({ webhook_id: webhookId, ...f, limit, offset }) as DeliveryRow[]);
     },
+    /** When the longest-waiting due event fell due (undefined when none is due). */
+    oldestDue: (now: string) => q.oldestDue.get(now) ?? undefined,
     /** Events waiting in the outbox (for `svc top` and /metrics). */
     pendingCount: () => q.pendingCount.get()!.n,
     /** Webhooks deactivated by failures now. */

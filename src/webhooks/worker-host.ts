@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import { createBusySignal } from '../lib/busy-signal.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { DispatcherStats } from './dispatcher.ts';
 import type { DispatchWorkerData } from './dispatch-worker.ts';
@@ -15,7 +16,12 @@ function workerFile(): string {
  * The dispatcher of `svc serve`, run in a worker thread (dispatch-worker.ts); the
  * main thread keeps only its counters (for /metrics and `svc top`).
  */
-export function createDispatchWorker(data: DispatchWorkerData, deps: { repo: WebhooksRepo; logger: Logger }) {
+export function createDispatchWorker(
+  data: Omit<DispatchWorkerData, 'mainBusy'>,
+  deps: { repo: WebhooksRepo; logger: Logger },
+) {
+  // How busy this (the accepting) thread is, read by the dispatcher thread.
+  const mainBusy = createBusySignal();
   const stats: DispatcherStats = { attempts: { succeeded: 0, failed: 0, refused: 0 }, autoDisabled: 0 };
   let worker: Worker | undefined;
   let stopped: Promise<void> | undefined;
@@ -24,7 +30,9 @@ export function createDispatchWorker(data: DispatchWorkerData, deps: { repo: Web
   return {
     stats,
     start(): Promise<void> {
-      worker = new Worker(workerFile(), { workerData: data, name: 'svc-webhooks' });
+      mainBusy.start();
+      const workerData: DispatchWorkerData = { ...data, mainBusy: mainBusy.buffer };
+      worker = new Worker(workerFile(), { workerData, name: 'svc-webhooks' });
       const w = worker;
       ended = new Promise<void>((done) => w.once('exit', () => done()));
       worker.on('message', (m: { type: string; stats?: DispatcherStats }) => {
@@ -37,6 +45,7 @@ export function createDispatchWorker(data: DispatchWorkerData, deps: { repo: Web
     stop(): Promise<void> {
       const w = worker;
       if (!w) return Promise.resolve();
+      mainBusy.stop();
       stopped ??= new Promise<void>((done) => {
         w.on('message', (m: { type: string }) => {
           if (m.type === 'stopped') void w.terminate().then(() => done());
