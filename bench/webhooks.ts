@@ -48,6 +48,8 @@ await Promise.all(
   }),
 );
 const sendSeconds = (Date.now() - started) / 1000;
+receiver.poll();
+const receivedWhileSending = receiver.seen.size;
 const drainUntil = Date.now() + DRAIN * 1000;
 for (receiver.poll(); receiver.seen.size < sent && Date.now() < drainUntil; receiver.poll()) {
   await new Promise((r) => setTimeout(r, 50));
@@ -78,6 +80,10 @@ console.log(
 );
 console.log(`  sent          ${fmt(sent)} events in ${fmt(sendSeconds, 1)} s (${fmt(sent / sendSeconds)} accepted/s)`);
 console.log(`  received      ${fmt(received)} events, all by ${fmt(seconds, 1)} s: ${fmt(rate)} events/s end to end`);
+console.log(
+  `  during/after ${fmt(receivedWhileSending)} received while sending (svc holds webhooks back while its accept is busy); ` +
+    `the rest at ${fmt((received - receivedWhileSending) / Math.max(0.001, seconds - sendSeconds))} events/s after`,
+);
 console.log(
   `  latency       p50 ${fmt(percentile(receiver.latencies, 50))} ms, p99 ${fmt(percentile(receiver.latencies, 99))} ms (event to receipt)`,
 );

@@ -126,6 +126,8 @@ describe('delivering events', () => {
     // The outbox row is written in the send's own transaction; nothing has been sent yet.
     expect(count(env, 'webhook_outbox')).toBe(1);
     expect(receiver.requests).toHaveLength(0);
+    // The body is built when the row is sent, but tells the email's status when the event happened.
+    env.app.db.prepare("UPDATE emails SET status = 'DELIVERED' WHERE id = ?").run(emailId);
     await dispatch();
     expect(receiver.requests).toHaveLength(1);
     const req = receiver.requests[0]!;
@@ -136,7 +138,14 @@ describe('delivering events', () => {
     expect(body).toMatchObject({
       type: 'email.simulated',
       data: {
-        email: { id: emailId, from: 'a@example.com', to: ['b@example.net'], subject: 'Hello', tags: ['welcome'] },
+        email: {
+          id: emailId,
+          from: 'a@example.com',
+          to: ['b@example.net'],
+          subject: 'Hello',
+          tags: ['welcome'],
+          status: 'SIMULATED',
+        },
         event: {},
       },
     });
@@ -161,6 +170,8 @@ describe('delivering events', () => {
     });
     await sendTest();
     for (const wait of [0, 60_000, 300_000, 1_800_000, 7_200_000]) {
+      // A retry sends its first attempt's bytes, whatever became of the email since.
+      if (wait === 60_000) env.app.db.prepare("UPDATE emails SET status = 'DELIVERED'").run();
       env.clock.advance(wait - 1);
       await dispatch(); // not due yet
       env.clock.advance(1);

@@ -90,6 +90,34 @@ describe('openDatabase', () => {
     await s.close();
   });
 
+  it('upgrades a version 12 webhook outbox: a queued row keeps its body, new rows are small', async () => {
+    const dir = tempDir();
+    const v12 = new Database(join(dir, 'svc.sqlite'));
+    v12.pragma('journal_mode = WAL');
+    v12.pragma('foreign_keys = OFF');
+    for (const m of loadMigrations().filter((m) => m.version <= 12)) v12.exec(m.sql);
+    v12.pragma('user_version = 12');
+    v12.exec(`INSERT INTO webhooks (id, project_id, url, events, secret, created_at, updated_at)
+      VALUES ('w1', 'p1', 'https://x.test/', '["*"]', 'whsec_x', 't', 't');
+      INSERT INTO emails (seq, id, project_id, env, status, from_email, to_emails, subject, created_at)
+      VALUES (7, 'e1', 'p1', 'TEST', 'SIMULATED', 'a@x.test', '["b@y.test"]', 'hi', '2026-11-23T00:00:00.000Z');
+      INSERT INTO email_events (id, email_seq, type, created_at) VALUES ('ev-1', 7, 'simulated', '2026-11-23T00:00:00.000Z')`);
+    const before = v12.prepare('SELECT payload FROM webhook_outbox').pluck().get() as string;
+    expect(JSON.parse(before)).toMatchObject({ id: 'evt_ev-1', data: { email: { status: 'SIMULATED' } } });
+    v12.close();
+
+    const s = openDatabase(dir, { create: true });
+    expect(s.db.prepare('SELECT event_id, payload, event_seq FROM webhook_outbox').all()).toEqual([
+      { event_id: 'ev-1', payload: before, event_seq: null },
+    ]);
+    s.db.exec(`INSERT INTO email_events (id, email_seq, type, created_at) VALUES ('ev-2', 7, 'opened', 't')`);
+    expect(s.db.prepare("SELECT payload, email_status FROM webhook_outbox WHERE event_id = 'ev-2'").get()).toEqual({
+      payload: null,
+      email_status: 'SIMULATED',
+    });
+    await s.close();
+  });
+
   it('refuses a database newer than this binary with one clear line', async () => {
     const dir = tempDir();
     const s = openDatabase(dir, { create: true });

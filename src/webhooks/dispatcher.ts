@@ -106,6 +106,12 @@ export function createWebhookDispatcher(
 
   /** One attempt of one row; `answered` is called once no POST of it is on the wire. */
   async function attempt(row: DueRow, answered: () => void): Promise<void> {
+    if (row.payload === null) {
+      logger.warn({ webhook_id: row.webhook_id, event_id: row.event_id }, 'webhook event dropped: its email is gone');
+      await repo.drop(row.seq);
+      return;
+    }
+    const payload = row.payload;
     const number = row.attempts + 1;
     const now = clock.now();
     const base = {
@@ -114,7 +120,7 @@ export function createWebhookDispatcher(
       event_id: row.event_id,
       event_type: row.event_type,
       attempt: number,
-      request_body: row.payload,
+      request_body: payload,
       created_at: iso(now),
     };
     if (row.is_active !== 1) {
@@ -126,7 +132,7 @@ export function createWebhookDispatcher(
     let out;
     try {
       checkWebhookUrl(row.url, { allowInsecure: opts.allowInsecure });
-      out = await postSigned(agent, row.url, row.secret, `evt_${row.event_id}`, row.payload, now);
+      out = await postSigned(agent, row.url, row.secret, `evt_${row.event_id}`, payload, now);
     } catch (e) {
       // The URL no longer passes the static check (the guard was tightened since it was saved).
       out = {

@@ -31,7 +31,9 @@ export interface OutboxRow {
 }
 
 /** A claimed outbox row with what its attempt needs of its webhook, read in the same query. */
-export interface DueRow extends OutboxRow {
+export interface DueRow extends Omit<OutboxRow, 'payload'> {
+  /** The body to send; null when the event's email no longer exists. */
+  payload: string | null;
   url: string;
   secret: string;
   is_active: number;
@@ -66,19 +68,32 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
         'SELECT seq FROM webhook_outbox WHERE next_attempt_at <= ? ORDER BY next_attempt_at LIMIT +?',
       )
       .pluck(),
-    // The rows taken and their webhooks in one statement (a webhook deleted meanwhile took its rows with it).
+    // The rows taken and their webhooks in one statement (a webhook deleted meanwhile took its rows
+    // with it). The body of a row queued by the trigger is built here, off the accept's thread, as the
+    // contract's "Webhooks (push)" shape: from the event row, the email's fields that never change
+    // after accept, and the status stored with the row (migration 0013). Null if the email is gone.
     bySeqs: db.prepare<[string], DueRow>(
-      `SELECT o.seq, o.id, o.webhook_id, o.event_id, o.event_type, o.payload, o.attempts, o.next_attempt_at,
-         o.created_at, w.url, w.secret, w.is_active
+      `SELECT o.seq, o.id, o.webhook_id, o.event_id, o.event_type, o.attempts, o.next_attempt_at, o.created_at,
+         w.url, w.secret, w.is_active,
+         coalesce(o.payload, CASE WHEN e.seq IS NOT NULL THEN json_object(
+           'id', 'evt_' || ev.id,
+           'type', 'email.' || ev.type,
+           'created_at', substr(ev.created_at, 1, 23) || '000Z',
+           'data', json_object(
+             'email', json_object('id', e.id, 'from', e.from_email, 'to', json(e.to_emails), 'subject', e.subject,
+                                  'tags', json(e.tags), 'status', o.email_status),
+             'event', CASE WHEN ev.type = 'clicked'
+                        THEN json_set(ev.data, '$.ip', ev.ip_address, '$.user_agent', ev.user_agent)
+                        ELSE json(ev.data) END)) END) AS payload
        FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
+         LEFT JOIN email_events ev ON ev.seq = o.event_seq
+         LEFT JOIN emails e ON e.seq = ev.email_seq
        WHERE o.seq IN (SELECT value FROM json_each(?)) ORDER BY o.next_attempt_at`,
     ),
     delivery: db.prepare<[string, string], DeliveryRow>(
       `SELECT id, webhook_id, event_id, event_type, attempt, status, http_status, duration_ms, error, request_body,
          response_body, created_at, next_attempt_at FROM webhook_deliveries WHERE id = ? AND webhook_id = ?`,
     ),
-    pendingOne: db.prepare<[string, string], OutboxRow>('SELECT * FROM webhook_outbox WHERE id = ? AND webhook_id = ?'),
-    pending: db.prepare<[string], OutboxRow>('SELECT * FROM webhook_outbox WHERE webhook_id = ? ORDER BY seq DESC'),
     pendingCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM webhook_outbox'),
     oldestDue: db
       .prepare<[string], string | null>('SELECT min(next_attempt_at) FROM webhook_outbox WHERE next_attempt_at <= ?')
@@ -101,7 +116,10 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
        VALUES (@id, @webhook_id, @event_id, @event_type, @attempt, @status, @http_status, @duration_ms, @error,
          @request_body, @response_body, @created_at, @next_attempt_at)`,
     ),
-    retry: db.prepare('UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ? WHERE seq = ?'),
+    // A retry carries the body of its first attempt, so every attempt sends the same bytes.
+    retry: db.prepare(
+      'UPDATE webhook_outbox SET attempts = attempts + 1, next_attempt_at = ?, payload = ? WHERE seq = ?',
+    ),
     done: db.prepare('DELETE FROM webhook_outbox WHERE seq = ?'),
     streak: db.prepare(
       `UPDATE webhooks SET exhausted_in_a_row = CASE WHEN @exhausted THEN exhausted_in_a_row + 1 ELSE 0 END,
@@ -161,7 +179,7 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
     recordAttempt: (outboxSeq: number, r: AttemptResult) =>
       tx.write(() => {
         w.record.run({ ...r.record, next_attempt_at: r.next });
-        if (r.next) w.retry.run(r.next, outboxSeq);
+        if (r.next) w.retry.run(r.next, r.record.request_body, outboxSeq);
         else w.done.run(outboxSeq);
         const ended = r.record.status === 'succeeded' || r.exhausted;
         if (!ended) return true;
@@ -169,6 +187,11 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
           { is_active: number } | undefined;
         // No row: a success on a webhook whose count was already 0 (nothing to write); it is active.
         return row === undefined ? !r.exhausted : row.is_active === 1;
+      }),
+    /** An outbox row whose event is gone (its email was deleted): nothing to send. */
+    drop: (outboxSeq: number) =>
+      tx.write(() => {
+        w.done.run(outboxSeq);
       }),
     /** A skipped event (the webhook was deactivated after it was queued): recorded, not sent. */
     recordSkipped: (outboxSeq: number, record: DeliveryRow) =>
@@ -184,8 +207,6 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
       }),
 
     findDelivery: (webhookId: string, id: string) => read(q.delivery.get(id, webhookId)),
-    findPending: (webhookId: string, id: string) => read(q.pendingOne.get(id, webhookId)),
-    listPending: (webhookId: string) => read(q.pending.all(webhookId)),
     /** Records of a webhook, newest first, filtered. */
     listDeliveries: (
       webhookId: string,
