@@ -123,8 +123,8 @@ export function createWebhookDispatcher(
       request_body: payload,
       created_at: iso(now),
     };
-    if (row.is_active !== 1) {
-      // Deactivated after the event was queued: kept as skipped, not sent.
+    if (row.skip === 1 || row.is_active !== 1) {
+      // Inactive when the event happened, or deactivated since: kept as skipped, not sent.
       const skipped = { ...base, status: 'skipped' as const, http_status: null, duration_ms: null, error: null };
       await repo.recordSkipped(row.seq, { ...skipped, response_body: null, next_attempt_at: null });
       return;

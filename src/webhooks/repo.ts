@@ -34,6 +34,8 @@ export interface OutboxRow {
 export interface DueRow extends Omit<OutboxRow, 'payload'> {
   /** The body to send; null when the event's email no longer exists. */
   payload: string | null;
+  /** 1 when the webhook was inactive as the event happened. */
+  skip: number;
   url: string;
   secret: string;
   is_active: number;
@@ -74,7 +76,7 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
     // after accept, and the status stored with the row (migration 0013). Null if the email is gone.
     bySeqs: db.prepare<[string], DueRow>(
       `SELECT o.seq, o.id, o.webhook_id, o.event_id, o.event_type, o.attempts, o.next_attempt_at, o.created_at,
-         w.url, w.secret, w.is_active,
+         o.skip, w.url, w.secret, w.is_active,
          coalesce(o.payload, CASE WHEN e.seq IS NOT NULL THEN json_object(
            'id', 'evt_' || ev.id,
            'type', 'email.' || ev.type,

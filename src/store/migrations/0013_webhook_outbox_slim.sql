@@ -22,6 +22,8 @@ CREATE TABLE webhook_outbox_v13 (
   -- The email's status when the event was written (data.email.status of the body).
   email_status TEXT,
   payload TEXT,
+  -- 1 when the webhook was inactive as the event happened: recorded as skipped, never sent.
+  skip INTEGER NOT NULL DEFAULT 0,
   attempts INTEGER NOT NULL DEFAULT 0,
   next_attempt_at TEXT NOT NULL,
   created_at TEXT NOT NULL
@@ -35,38 +37,20 @@ ALTER TABLE webhook_outbox_v13 RENAME TO webhook_outbox;
 CREATE INDEX webhook_outbox_due ON webhook_outbox (next_attempt_at);
 CREATE INDEX webhook_outbox_webhook ON webhook_outbox (webhook_id);
 
+-- Every subscribed webhook gets its row, an inactive one marked `skip`: the dispatcher keeps a
+-- record of what a deactivated webhook missed (decisions.md: "skipped") with the body it would
+-- have been sent, built the one way every body is built (webhooks/repo.ts).
 CREATE TRIGGER email_events_webhooks AFTER INSERT ON email_events
 WHEN NEW.type IN ('queued', 'sending', 'sent', 'delivered', 'bounced', 'complained', 'failed', 'opened',
                   'clicked', 'simulated')
   AND EXISTS (SELECT 1 FROM webhooks)
 BEGIN
-  INSERT INTO webhook_outbox (id, webhook_id, event_id, event_type, event_seq, email_status, next_attempt_at,
+  INSERT INTO webhook_outbox (id, webhook_id, event_id, event_type, event_seq, email_status, skip, next_attempt_at,
                               created_at)
   SELECT lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' ||
     substr('89ab', 1 + abs(random()) % 4, 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6))),
-    w.id, NEW.id, NEW.type, NEW.seq, e.status, NEW.created_at, NEW.created_at
-  FROM emails e JOIN webhooks w ON w.project_id = e.project_id AND w.is_active = 1
-  WHERE e.seq = NEW.email_seq
-    AND EXISTS (SELECT 1 FROM json_each(w.events) j WHERE j.value = NEW.type OR j.value = '*');
-
-  -- A deactivated webhook keeps a record of what it missed (decisions.md: "skipped"), with the
-  -- body it would have been sent (the same JSON the dispatcher builds, webhooks/repo.ts).
-  INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, attempt, status, request_body, created_at)
-  SELECT lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' ||
-    substr('89ab', 1 + abs(random()) % 4, 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6))),
-    w.id, NEW.id, NEW.type, 0, 'skipped',
-    json_object(
-    'id', 'evt_' || NEW.id,
-    'type', 'email.' || NEW.type,
-    'created_at', substr(NEW.created_at, 1, 23) || '000Z',
-    'data', json_object(
-      'email', json_object('id', e.id, 'from', e.from_email, 'to', json(e.to_emails), 'subject', e.subject,
-                           'tags', json(e.tags), 'status', e.status),
-      'event', CASE WHEN NEW.type = 'clicked'
-                 THEN json_set(NEW.data, '$.ip', NEW.ip_address, '$.user_agent', NEW.user_agent)
-                 ELSE json(NEW.data) END)),
-    NEW.created_at
-  FROM emails e JOIN webhooks w ON w.project_id = e.project_id AND w.is_active = 0
+    w.id, NEW.id, NEW.type, NEW.seq, e.status, 1 - w.is_active, NEW.created_at, NEW.created_at
+  FROM emails e JOIN webhooks w ON w.project_id = e.project_id
   WHERE e.seq = NEW.email_seq
     AND EXISTS (SELECT 1 FROM json_each(w.events) j WHERE j.value = NEW.type OR j.value = '*');
 END;
