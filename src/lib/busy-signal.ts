@@ -1,5 +1,7 @@
 import { performance } from 'node:perf_hooks';
 
+// Samples on real time, not the domain clock: it measures this thread, like the committer's window.
+
 /**
  * How busy a thread's event loop is, shared with other threads: the owner samples its
  * event-loop utilization every `everyMs` into a SharedArrayBuffer, and any thread

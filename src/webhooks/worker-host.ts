@@ -19,30 +19,71 @@ function workerFile(): string {
 export function createDispatchWorker(
   data: Omit<DispatchWorkerData, 'mainBusy'>,
   deps: { repo: WebhooksRepo; logger: Logger },
+  opts: { restartMs?: number } = {},
 ) {
   // How busy this (the accepting) thread is, read by the dispatcher thread.
   const mainBusy = createBusySignal();
-  const stats: DispatcherStats = { attempts: { succeeded: 0, failed: 0, refused: 0 }, autoDisabled: 0 };
+  const zero = (): DispatcherStats => ({ attempts: { succeeded: 0, failed: 0, refused: 0 }, autoDisabled: 0 });
+  const stats = zero();
+  /** Counters of the threads that ended (a restarted thread counts from 0 again). */
+  const before = zero();
+  const firstRestartMs = opts.restartMs ?? 1000;
+  let restartMs = firstRestartMs;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let stopping = false;
   let worker: Worker | undefined;
   let stopped: Promise<void> | undefined;
-  /** Resolves when the thread has ended, however it ended. */
+  /** Resolves when the current thread has ended, however it ended. */
   let ended: Promise<void> = Promise.resolve();
+
+  function add(into: DispatcherStats, a: DispatcherStats, b: DispatcherStats): void {
+    into.attempts.succeeded = a.attempts.succeeded + b.attempts.succeeded;
+    into.attempts.failed = a.attempts.failed + b.attempts.failed;
+    into.attempts.refused = a.attempts.refused + b.attempts.refused;
+    into.autoDisabled = a.autoDisabled + b.autoDisabled;
+  }
+
+  function launch(): void {
+    const workerData: DispatchWorkerData = { ...data, mainBusy: mainBusy.buffer };
+    const w = new Worker(workerFile(), { workerData, name: 'svc-webhooks' });
+    worker = w;
+    let last = zero();
+    ended = new Promise<void>((done) =>
+      w.once('exit', (code) => {
+        add(before, before, last);
+        done();
+        if (stopping) return;
+        // A thread that ended on its own (a bug, or the database failing under it) is started
+        // again, waiting longer each time it ends again soon, so webhooks never stop for good.
+        deps.logger.error(
+          { exit_code: code, restart_in_ms: restartMs },
+          'the webhook dispatcher thread ended; starting it again',
+        );
+        restartTimer = setTimeout(launch, restartMs);
+        restartMs = Math.min(restartMs * 2, 60_000);
+      }),
+    );
+    w.on('message', (m: { type: string; stats?: DispatcherStats }) => {
+      if (m.type !== 'stats' || !m.stats) return;
+      last = m.stats;
+      add(stats, before, last);
+      // It has run a second: the next failure starts from the first wait again.
+      restartMs = firstRestartMs;
+    });
+    w.on('error', (err) => deps.logger.error({ err }, 'the webhook dispatcher thread failed'));
+  }
+
   return {
     stats,
     start(): Promise<void> {
       mainBusy.start();
-      const workerData: DispatchWorkerData = { ...data, mainBusy: mainBusy.buffer };
-      worker = new Worker(workerFile(), { workerData, name: 'svc-webhooks' });
-      const w = worker;
-      ended = new Promise<void>((done) => w.once('exit', () => done()));
-      worker.on('message', (m: { type: string; stats?: DispatcherStats }) => {
-        if (m.type === 'stats' && m.stats) Object.assign(stats, m.stats);
-      });
-      worker.on('error', (err) => deps.logger.error({ err }, 'the webhook dispatcher thread failed'));
+      launch();
       return Promise.resolve();
     },
     /** Asks the thread to finish its attempts in flight (each at most 10 s) and waits for it. */
     stop(): Promise<void> {
+      stopping = true;
+      clearTimeout(restartTimer);
       const w = worker;
       if (!w) return Promise.resolve();
       mainBusy.stop();

@@ -1,0 +1,39 @@
+import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { sleep } from '../src/lib/sleep.ts';
+import type { WebhooksRepo } from '../src/webhooks/repo.ts';
+import { createDispatchWorker } from '../src/webhooks/worker-host.ts';
+import { captureLogger } from './domains-helpers.ts';
+
+// The dispatcher's thread in `svc serve`: one that ends on its own is started again.
+
+describe('the webhook dispatcher thread', () => {
+  it('is started again when it ends on its own, waiting twice as long each time, and not after stop', async () => {
+    const { logger, lines } = captureLogger();
+    // A data dir that does not exist: the thread fails as it opens the database, every time.
+    const host = createDispatchWorker(
+      {
+        dataDir: join(tmpdir(), 'svc-no-such-dir', String(process.pid)),
+        dnsServers: undefined,
+        log: { level: 'fatal', format: 'json' },
+        ca: undefined,
+        options: { retrySchedule: [60_000], allowInsecure: false, tickMs: 100, concurrency: 8, maxLagMs: 30_000 },
+      },
+      { repo: {} as WebhooksRepo, logger },
+      { restartMs: 20 },
+    );
+    const restarts = () => lines.filter((l) => String(l.msg).includes('starting it again'));
+    await host.start();
+    for (let i = 0; i < 500 && restarts().length < 3; i++) await sleep(10);
+    expect(
+      restarts()
+        .slice(0, 3)
+        .map((l) => l.restart_in_ms),
+    ).toEqual([20, 40, 80]);
+    await host.stop();
+    const seen = restarts().length;
+    await sleep(300);
+    expect(restarts()).toHaveLength(seen);
+  });
+});
