@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.ts';
+import { loadConfig } from '../src/config/load.ts';
 import { runSvc, type Run } from './cli-runner.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './peers/webhook-receiver.ts';
@@ -139,6 +141,56 @@ describe('svc webhooks', () => {
     expect(receiver.requests).toHaveLength(1);
     expect(JSON.parse(receiver.requests[0]!.body)).toMatchObject({ type: 'test.ping' });
     expect(receiver.requests[0]!.headers['x-service-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    await svc(['webhooks', 'delete', hookId, '--project', 'Web']);
+  });
+
+  it('deliveries lists an attempt; redeliver queues a new one that the server sends with the same body', async () => {
+    const url = `https://hook.test:${receiver.port}/again`;
+    const created = await svc([
+      'webhooks',
+      'create',
+      '--project',
+      'Web',
+      '--url',
+      url,
+      '--events',
+      'simulated',
+      '--json',
+    ]);
+    const hookId = created.json().id as string;
+    // The first attempt, as `svc serve` would make it: the same app, on the data dir, sending once.
+    const server = () =>
+      createApp(
+        loadConfig({ flags: { dataDir: join(dir, 'data'), allowInsecureWebhooks: true, dnsServers: dns.server } }),
+        { webhookCa: [receiver.ca] },
+      );
+    let app = server();
+    const project = await app.accounts.getProject('Web');
+    const key = await app.keys.createKey(project.id, { name: 'cli-test', env: 'TEST' });
+    const sender = app.keys.authenticate(key.key);
+    await app.emails.send(sender, { from: 'a@example.com', to: ['b@example.net'], subject: 'S', text: 'T' });
+    await app.webhookDispatcher().runOnce();
+    await app.close();
+    const first = receiver.requests.filter((r) => r.path === '/again');
+    expect(first).toHaveLength(1);
+
+    const list = await svc(['webhooks', 'deliveries', hookId, '--project', 'Web', '--json']);
+    expect(list.code).toBe(0);
+    const [record] = list.json() as { id: string; status: string; attempt: number }[];
+    expect(record).toMatchObject({ status: 'succeeded', attempt: 1 });
+    const r = await svc(['webhooks', 'redeliver', hookId, record!.id, '--project', 'Web', '--json']);
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({ status: 'pending', event_id: expect.any(String) });
+
+    app = server();
+    await app.webhookDispatcher().runOnce();
+    await app.close();
+    const again = receiver.requests.filter((r) => r.path === '/again');
+    expect(again).toHaveLength(2);
+    expect(again[1]!.body).toBe(again[0]!.body);
+    expect(again[1]!.headers['x-service-event-id']).toBe(again[0]!.headers['x-service-event-id']);
+    const after = await svc(['webhooks', 'deliveries', hookId, '--project', 'Web', '--json']);
+    expect((after.json() as { status: string }[]).map((d) => d.status)).toEqual(['succeeded', 'succeeded']);
     await svc(['webhooks', 'delete', hookId, '--project', 'Web']);
   });
 
