@@ -31,6 +31,8 @@ async function skippedDelivery(webhookId: string): Promise<string> {
     payload: { from: 'a@example.com', to: ['c@example.net'], subject: 'Hi', text: 'Hello' },
   });
   db.prepare('UPDATE webhooks SET is_active = 1 WHERE id = ?').run(webhookId);
+  // The event happened while it was inactive: the dispatcher records it as skipped.
+  await denv.env.app.webhookDispatcher().runOnce();
   return (db.prepare('SELECT id FROM webhook_deliveries WHERE webhook_id = ?').get(webhookId) as { id: string }).id;
 }
 

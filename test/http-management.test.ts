@@ -56,6 +56,7 @@ beforeAll(async () => {
     headers: { authorization: `Bearer ${await env.key()}` },
     payload: { from: 'a@example.com', to: ['c@example.net'], subject: 'Hi', text: 'Hello' },
   });
+  await env.app.webhookDispatcher().runOnce();
   const [skipped] = await env.app.webhooks.deliveries(env.init.project_id, hook.id, {});
   fixtures = {
     template: t.id,
