@@ -9,6 +9,7 @@
 // Settings (env): BENCH_ROUNDS (2), BENCH_SECONDS (15), BENCH_WARMUP (3, seconds
 // of wrk before each measured run, also checked), BENCH_CONNECTIONS (50),
 // BENCH_THREADS (wrk threads, 1), BENCH_KEEP=1 keeps the temp dirs,
+// BENCH_PERF=1 adds perf stat's software counters of each server per request,
 // BENCH_ONLY=svc|floor runs one side, BENCH_WEBHOOK=1 subscribes a webhook on every
 // svc's `simulated` events (an HTTPS receiver in this process, bench/webhook-receiver.ts), BENCH_NODE_ARGS extra node flags for the
 // servers (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
@@ -16,6 +17,8 @@ import { spawnSync } from 'node:child_process';
 import { startReceiver, subscribe, trustReceiver, type Receiver } from './webhook-receiver.ts';
 import {
   cpuMs,
+  machineSpeedMs,
+  perfStat,
   threadTimes,
   emailBody,
   env,
@@ -44,6 +47,8 @@ const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
 
 const TARGET = { ratio: 0.6, p99Ms: 20, rssMb: 250 };
 const WEBHOOK = env.flag('BENCH_WEBHOOK');
+// perf stat's software counters (syscalls, context switches, migrations, page faults) of the server.
+const PERF = env.flag('BENCH_PERF');
 const receiver = WEBHOOK ? await startReceiver() : undefined;
 if (receiver) trustReceiver(receiver);
 
@@ -115,7 +120,13 @@ async function runOne(kind: ServerKind, round: number): Promise<Run> {
   const cpu0 = cpuMs(server.pid);
   const threads0 = threadTimes(server.pid);
   const started = performance.now();
-  const wrk = await runWrk({ url, script, seconds: SECONDS, connections: CONNECTIONS, threads: THREADS });
+  const speedMs = machineSpeedMs();
+  let wrk!: Awaited<ReturnType<typeof runWrk>>;
+  const measured = async () => {
+    wrk = await runWrk({ url, script, seconds: SECONDS, connections: CONNECTIONS, threads: THREADS });
+  };
+  const counters = PERF ? await perfStat(server.pid, measured) : new Map<string, number>();
+  if (!PERF) await measured();
   const cpu1 = cpuMs(server.pid);
   const threads = threadTimes(server.pid);
   const wallMs = performance.now() - started;
@@ -160,14 +171,22 @@ async function runOne(kind: ServerKind, round: number): Promise<Run> {
       `cpu ${fmt(run.cpuMsPerReq * 1000).padStart(4)} µs/req  peak RSS ${fmt(run.hwmMb)} MB (sampled ${fmt(run.sampledMaxMb)})  ` +
       `rows ${fmt(rows)} / 2xx ${fmt(completed - non2xx)}  ${run.ok ? 'ok' : 'PROBLEM: ' + problems.join('; ')}`,
   );
+  const per = (event: string) => fmt((counters.get(event) ?? NaN) / wrk.requests, 2);
+  console.log(
+    `          machine speed ${fmt(speedMs, 1)} ms (a fixed workload just before; lower is faster)` +
+      (counters.size
+        ? `; per request: ${per('raw_syscalls:sys_enter')} syscalls, ${per('context-switches')} context switches, ` +
+          `${per('cpu-migrations')} migrations, ${per('page-faults')} page faults`
+        : ''),
+  );
   // Where svc's CPU went, per thread (µs per request): the accept is MainThread's. And how
   // MainThread spent the run: on a core, runnable but waiting for one, or off (blocked or idle).
   const perThread = [...threads]
     .map(([name, t]) => [name, ((t.cpu - (threads0.get(name)?.cpu ?? 0)) * 1000) / wrk.requests] as const)
     .filter(([, us]) => us >= 5)
     .sort((a, b) => b[1] - a[1]);
-  const main = threads.get('MainThread')!;
-  const main0 = threads0.get('MainThread')!;
+  const main = threads.get('MainThread') ?? { cpu: 0, runqueue: 0 };
+  const main0 = threads0.get('MainThread') ?? { cpu: 0, runqueue: 0 };
   const pct = (ms: number) => `${fmt((100 * ms) / wallMs)} %`;
   const onCore = main.cpu - main0.cpu;
   const waiting = main.runqueue - main0.runqueue;

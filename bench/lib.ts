@@ -1,6 +1,7 @@
 // Shared pieces of the benchmarks: server child processes, RSS and CPU sampling,
 // the request body, wrk, statistics. Not a test; nothing here asserts.
 import Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
@@ -96,6 +97,54 @@ export function threadTimes(pid: number): Map<string, ThreadTimes> {
     }
   }
   return out;
+}
+
+/**
+ * How fast this machine runs a fixed single-threaded workload right now (ms; lower is
+ * faster): JSON round trips and SHA-256, the kind of work a server does. On a shared VM
+ * it moves with the neighbours; a server's CPU per request moving with it is the machine.
+ */
+export function machineSpeedMs(): number {
+  const doc = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`k${i}`, { n: i, s: `v${i}`.repeat(4) }]));
+  const buf = Buffer.alloc(1 << 20, 7);
+  let best = Infinity;
+  for (let round = 0; round < 5; round++) {
+    const t = performance.now();
+    for (let i = 0; i < 10; i++) {
+      JSON.parse(JSON.stringify(doc));
+      createHash('sha256').update(buf).digest();
+    }
+    best = Math.min(best, performance.now() - t);
+  }
+  return best;
+}
+
+/** Software counters of a process (perf stat -p) while `during` runs; empty when perf is missing. */
+export async function perfStat(pid: number, during: () => Promise<void>): Promise<Map<string, number>> {
+  const events = 'task-clock,context-switches,cpu-migrations,page-faults,raw_syscalls:sys_enter';
+  let out = '';
+  let child: ChildProcess | undefined;
+  try {
+    child = spawn('perf', ['stat', '-x', ',', '-e', events, '-p', String(pid)], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('error', () => (child = undefined));
+    await new Promise((r) => setTimeout(r, 100));
+  } catch {
+    child = undefined;
+  }
+  await during();
+  const counters = new Map<string, number>();
+  if (!child) return counters;
+  const done = new Promise((r) => child!.once('exit', r));
+  child.kill('SIGINT');
+  await done;
+  for (const line of out.split('\n')) {
+    const [value, , event] = line.split(',');
+    if (event && value && !Number.isNaN(Number(value))) counters.set(event, Number(value));
+  }
+  return counters;
 }
 
 /** CPU ms of each thread of a process so far, by thread name. */
