@@ -18,6 +18,7 @@ import { startReceiver, subscribe, trustReceiver, type Receiver } from './webhoo
 import {
   cpuMs,
   machineSpeedMs,
+  reportResult,
   perfStat,
   threadTimes,
   emailBody,
@@ -239,6 +240,17 @@ if (svc && floor) {
   );
   console.log('\ntargets:');
   console.log(`  svc ≥ ${TARGET.ratio}× floor     ${fmt(ratio, 2)}×  ${verdict(ratio >= TARGET.ratio)}`);
+  reportResult({
+    name: 'accept',
+    svc: svc.rps,
+    peer: floor.rps,
+    peerName: 'floor',
+    unit: 'req/s',
+    svcCpuUs: svc.cpu * 1000,
+    peerCpuUs: floor.cpu * 1000,
+    target: { ratio: TARGET.ratio },
+    ok: svc.ok && floor.ok,
+  });
 }
 if (svc) {
   if (!floor) console.log('\ntargets:');

@@ -16,6 +16,7 @@
 import { Pool } from 'undici';
 import {
   cpuMs,
+  reportResult,
   emailBody,
   env,
   fmt,
@@ -175,6 +176,17 @@ if (svc && floor) {
     `  ratio svc/floor ${fmt(svc.eps / floor.eps, 2)} (per round ${perRound.join(', ')}); ` +
       `CPU per email svc/floor ${fmt(svc.cpu / floor.cpu, 2)}×`,
   );
+  reportResult({
+    name: 'batch',
+    svc: svc.eps,
+    peer: floor.eps,
+    peerName: 'floor',
+    unit: 'emails/s',
+    svcCpuUs: svc.cpu,
+    peerCpuUs: floor.cpu,
+    target: { min: TARGET.emailsPerSecond },
+    ok: runs.every((r) => r.ok),
+  });
 }
 console.log('\ntargets:');
 if (svc)

@@ -21,7 +21,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { cpuMs, env, fmt, machine, mb, median, RssSampler, verdict } from './lib.ts';
+import { cpuMs, env, fmt, machine, mb, median, reportResult, RssSampler, verdict } from './lib.ts';
 import { startDnsServer } from '../test/peers/dns.ts';
 import {
   machineTicks,
@@ -363,5 +363,17 @@ if (svcRuns.length && pfRuns.length)
 if (svcRuns.length)
   console.log(`  svc RSS ≤ ${TARGET.rssMb} MB        ${fmt(hwm)} MB  ${verdict(hwm <= TARGET.rssMb)}`);
 console.log(`  every email DELIVERED     ${verdict(runs.every((r) => r.ok))}`);
+if (svcRuns.length && pfRuns.length)
+  reportResult({
+    name: 'deliver',
+    svc: svcRate,
+    peer: pfRate,
+    peerName: 'Postfix',
+    unit: 'msgs/s',
+    svcCpuUs: median(svcRuns.map((r) => r.cpuMsPerMsg)) * 1000,
+    peerCpuUs: median(pfRuns.map((r) => r.cpuMsPerMsg)) * 1000,
+    target: { ratio: TARGET.ratio },
+    ok: runs.every((r) => r.ok),
+  });
 removeDir(work);
 process.exitCode = runs.length && runs.every((r) => r.ok) ? 0 : 1;

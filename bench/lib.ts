@@ -24,6 +24,29 @@ export const env = {
   flag: (name: string) => process.env[name] === '1',
 };
 
+/** What a benchmark measured, for `npm run bench:check`. */
+export interface BenchResult {
+  name: string;
+  /** svc's figure and its peer's (the floor, or Postfix), in `unit`. */
+  svc: number;
+  peer: number;
+  peerName: string;
+  unit: string;
+  /** svc's CPU per unit of work and the peer's, µs. */
+  svcCpuUs: number;
+  peerCpuUs: number;
+  /** The target: a least ratio svc/peer, or a least figure of svc's own. */
+  target: { ratio: number } | { min: number };
+  /** Every accepted email accounted for, every message delivered. */
+  ok: boolean;
+}
+
+/** Hands the result to bench:check (BENCH_RESULT_FILE); a benchmark run by hand prints only. */
+export function reportResult(r: BenchResult): void {
+  const file = process.env.BENCH_RESULT_FILE;
+  if (file) writeFileSync(file, JSON.stringify(r));
+}
+
 // ---------------------------------------------------------------------------
 // Temp dirs and child processes, all cleaned up on exit (also on ^C).
 
