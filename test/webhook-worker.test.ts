@@ -9,7 +9,7 @@ import { captureLogger } from './domains-helpers.ts';
 // The dispatcher's thread in `svc serve`: one that ends on its own is started again.
 
 describe('the webhook dispatcher thread', () => {
-  it('is started again when it ends on its own, waiting twice as long each time, and not after stop', async () => {
+  it('starts with the first webhook; is started again when it ends on its own, waiting twice as long each time; not after stop', async () => {
     const { logger, lines } = captureLogger();
     // A data dir that does not exist: the thread fails as it opens the database, every time.
     const host = createDispatchWorker(
@@ -20,11 +20,16 @@ describe('the webhook dispatcher thread', () => {
         ca: undefined,
         options: { retrySchedule: [60_000], allowInsecure: false, tickMs: 100, concurrency: 8, maxLagMs: 30_000 },
       },
-      { repo: {} as WebhooksRepo, logger },
-      { restartMs: 20 },
+      { repo: { anyWebhook: () => anyWebhook } as WebhooksRepo, logger },
+      { restartMs: 20, lookEveryMs: 10 },
     );
     const restarts = () => lines.filter((l) => String(l.msg).includes('starting it again'));
+    // No webhook yet: no thread (it would fail at once, and say so).
+    let anyWebhook = false;
     await host.start();
+    await sleep(150);
+    expect(restarts()).toHaveLength(0);
+    anyWebhook = true;
     for (let i = 0; i < 500 && restarts().length < 3; i++) await sleep(10);
     expect(
       restarts()

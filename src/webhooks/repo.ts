@@ -101,6 +101,7 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
       .prepare<[string], string | null>('SELECT min(next_attempt_at) FROM webhook_outbox WHERE next_attempt_at <= ?')
       .pluck(),
     autoDisabled: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM webhooks WHERE auto_disabled = 1'),
+    any: db.prepare<[], number>('SELECT EXISTS (SELECT 1 FROM webhooks)').pluck(),
   };
   const w = {
     insert: db.prepare(
@@ -229,6 +230,8 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
     oldestDue: (now: string) => q.oldestDue.get(now) ?? undefined,
     /** Events waiting in the outbox (for `svc top` and /metrics). */
     pendingCount: () => q.pendingCount.get()!.n,
+    /** Whether any webhook exists (the dispatcher thread starts with the first). */
+    anyWebhook: () => q.any.get() === 1,
     /** Webhooks deactivated by failures now. */
     autoDisabledCount: () => q.autoDisabled.get()!.n,
   };

@@ -19,7 +19,7 @@ function workerFile(): string {
 export function createDispatchWorker(
   data: Omit<DispatchWorkerData, 'mainBusy'>,
   deps: { repo: WebhooksRepo; logger: Logger },
-  opts: { restartMs?: number } = {},
+  opts: { restartMs?: number; lookEveryMs?: number } = {},
 ) {
   // How busy this (the accepting) thread is, read by the dispatcher thread.
   const mainBusy = createBusySignal();
@@ -30,6 +30,7 @@ export function createDispatchWorker(
   const firstRestartMs = opts.restartMs ?? 1000;
   let restartMs = firstRestartMs;
   let restartTimer: NodeJS.Timeout | undefined;
+  let waitingTimer: NodeJS.Timeout | undefined;
   let stopping = false;
   let worker: Worker | undefined;
   let stopped: Promise<void> | undefined;
@@ -75,15 +76,27 @@ export function createDispatchWorker(
 
   return {
     stats,
+    /**
+     * Starts the thread once the first webhook exists (looked for now and every second):
+     * a server that sends no webhooks does not pay a thread and its heap (~45 MB of RSS).
+     */
     start(): Promise<void> {
-      mainBusy.start();
-      launch();
+      const launchWhenNeeded = () => {
+        if (stopping || worker || !deps.repo.anyWebhook()) return;
+        clearInterval(waiting);
+        mainBusy.start();
+        launch();
+      };
+      const waiting = setInterval(launchWhenNeeded, opts.lookEveryMs ?? 1000).unref();
+      waitingTimer = waiting;
+      launchWhenNeeded();
       return Promise.resolve();
     },
     /** Asks the thread to finish its attempts in flight (each at most 10 s) and waits for it. */
     stop(): Promise<void> {
       stopping = true;
       clearTimeout(restartTimer);
+      clearInterval(waitingTimer);
       const w = worker;
       if (!w) return Promise.resolve();
       mainBusy.stop();
