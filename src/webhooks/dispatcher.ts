@@ -106,6 +106,9 @@ export function createWebhookDispatcher(
 
   /** One attempt of one row; `answered` is called once no POST of it is on the wire. */
   async function attempt(row: DueRow, answered: () => void): Promise<void> {
+    const sends = row.payload !== null && row.skip !== 1 && row.is_active === 1;
+    // A row that is only recorded never takes a POST's slot.
+    if (!sends) answered();
     if (row.payload === null) {
       logger.warn({ webhook_id: row.webhook_id, event_id: row.event_id }, 'webhook event dropped: its email is gone');
       await repo.drop(row.seq);
