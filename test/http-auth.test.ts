@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { DATABASE_FILE } from '../src/store/data-dir.ts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestEnv, type TestEnv } from './harness.ts';
 import { call, email, runCase, type Case } from './http-helpers.ts';
@@ -97,6 +100,27 @@ describe('401 unauthorized', () => {
     await env.app.keys.revokeKey(k.id);
     await runCase(env, k.key!, { name: 'after', body: email(), status: 401, code: 'unauthorized' });
     await runCase(env, k.key!, { name: 'read after', status: 401, code: 'unauthorized' });
+  });
+
+  it('sees a revocation, a plan change or a deleted project made by another process at once', async () => {
+    env = await createTestEnv();
+    const k = await env.app.keys.createKey(env.init.project_id, { name: 'x', env: 'TEST' });
+    await runCase(env, k.key!, { name: 'before', body: email(), status: 202 });
+    // Another connection to the same file, as `svc keys revoke` in another process would be.
+    const other = new Database(join(env.app.config.dataDir, DATABASE_FILE));
+    try {
+      other.prepare("UPDATE organizations SET plan = 'FREE' WHERE id = ?").run(env.init.organization_id);
+      expect(env.app.keys.authenticate(k.key).plan).toBe('FREE');
+      other.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').run('2026-03-15T12:00:00.000Z', k.id);
+      await runCase(env, k.key!, { name: 'revoked elsewhere', body: email(), status: 401, code: 'unauthorized' });
+      const k2 = await env.app.keys.createKey(env.init.project_id, { name: 'y', env: 'TEST' });
+      await runCase(env, k2.key!, { name: 'another key', status: 200 });
+      other.pragma('foreign_keys = ON');
+      other.prepare('DELETE FROM projects WHERE id = ?').run(env.init.project_id);
+      await runCase(env, k2.key!, { name: 'project deleted elsewhere', status: 401, code: 'unauthorized' });
+    } finally {
+      other.close();
+    }
   });
 
   it('refuses a key from its expires_at on, and never expires a key without one', async () => {
