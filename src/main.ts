@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Entry: builds the commander program and runs it, nothing else. Each
 // subcommand loads its modules lazily, so `svc --version` stays fast.
-import { runCli } from './cli/program.ts';
+import { holdEarlySignals } from './lib/early-signals.ts';
 import { reexecServerWithFlags, setServerV8Flags } from './lib/server-flags.ts';
 
 // A reader that goes away early (`svc serve --help | head -1`) ends the output, not with a crash.
@@ -11,6 +11,10 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
 });
 if (process.argv[2] === 'serve') {
   reexecServerWithFlags(process.argv);
+  // Before the rest loads: a stop asked for during start-up is kept, not fatal (lib/early-signals.ts).
+  holdEarlySignals();
   setServerV8Flags();
 }
+// Loaded after the signals are held: the program's modules are most of the start-up.
+const { runCli } = await import('./cli/program.ts');
 process.exitCode = await runCli(process.argv);

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { createApp, type App } from '../app.ts';
 import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
+import { takeEarlySignal } from '../lib/early-signals.ts';
 import { createLogger, type Logger } from '../lib/logger.ts';
 import { initializeFirstStart } from '../accounts/index.ts';
 import { startDomainChecks } from '../domains/index.ts';
@@ -88,5 +89,8 @@ function untilSignal(logger: Logger): Promise<void> {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    // A signal that came while the modules were still loading (main.ts held it).
+    const early = takeEarlySignal();
+    if (early) stop(early);
   });
 }
