@@ -90,31 +90,23 @@ describe('openDatabase', () => {
     await s.close();
   });
 
-  it('upgrades a version 12 webhook outbox: a queued row keeps its body, new rows are small', async () => {
+  it('writes a small webhook outbox row with each event: its seq and the email status then, skip when inactive', async () => {
     const dir = tempDir();
-    const v12 = new Database(join(dir, 'svc.sqlite'));
-    v12.pragma('journal_mode = WAL');
-    v12.pragma('foreign_keys = OFF');
-    for (const m of loadMigrations().filter((m) => m.version <= 12)) v12.exec(m.sql);
-    v12.pragma('user_version = 12');
-    v12.exec(`INSERT INTO webhooks (id, project_id, url, events, secret, created_at, updated_at)
+    const s = openDatabase(dir, { create: true });
+    s.db.pragma('foreign_keys = OFF');
+    s.db.exec(`INSERT INTO webhooks (id, project_id, url, events, secret, created_at, updated_at)
       VALUES ('w1', 'p1', 'https://x.test/', '["*"]', 'whsec_x', 't', 't');
+      INSERT INTO webhooks (id, project_id, url, events, secret, is_active, created_at, updated_at)
+      VALUES ('w2', 'p1', 'https://y.test/', '["opened"]', 'whsec_y', 0, 't', 't');
       INSERT INTO emails (seq, id, project_id, env, status, from_email, to_emails, subject, created_at)
       VALUES (7, 'e1', 'p1', 'TEST', 'SIMULATED', 'a@x.test', '["b@y.test"]', 'hi', '2026-11-23T00:00:00.000Z');
-      INSERT INTO email_events (id, email_seq, type, created_at) VALUES ('ev-1', 7, 'simulated', '2026-11-23T00:00:00.000Z')`);
-    const before = v12.prepare('SELECT payload FROM webhook_outbox').pluck().get() as string;
-    expect(JSON.parse(before)).toMatchObject({ id: 'evt_ev-1', data: { email: { status: 'SIMULATED' } } });
-    v12.close();
-
-    const s = openDatabase(dir, { create: true });
-    expect(s.db.prepare('SELECT event_id, payload, event_seq FROM webhook_outbox').all()).toEqual([
-      { event_id: 'ev-1', payload: before, event_seq: null },
+      INSERT INTO email_events (seq, id, email_seq, type, created_at) VALUES (3, 'ev-2', 7, 'opened', 't')`);
+    expect(
+      s.db.prepare('SELECT webhook_id, payload, event_seq, email_status, skip FROM webhook_outbox ORDER BY seq').all(),
+    ).toEqual([
+      { webhook_id: 'w1', payload: null, event_seq: 3, email_status: 'SIMULATED', skip: 0 },
+      { webhook_id: 'w2', payload: null, event_seq: 3, email_status: 'SIMULATED', skip: 1 },
     ]);
-    s.db.exec(`INSERT INTO email_events (id, email_seq, type, created_at) VALUES ('ev-2', 7, 'opened', 't')`);
-    expect(s.db.prepare("SELECT payload, email_status FROM webhook_outbox WHERE event_id = 'ev-2'").get()).toEqual({
-      payload: null,
-      email_status: 'SIMULATED',
-    });
     await s.close();
   });
 

@@ -73,7 +73,7 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
     // The rows taken and their webhooks in one statement (a webhook deleted meanwhile took its rows
     // with it). The body of a row queued by the trigger is built here, off the accept's thread, as the
     // contract's "Webhooks (push)" shape: from the event row, the email's fields that never change
-    // after accept, and the status stored with the row (migration 0013). Null if the email is gone.
+    // after accept, and the status stored with the row (migration 0012). Null if the email is gone.
     bySeqs: db.prepare<[string], DueRow>(
       `SELECT o.seq, o.id, o.webhook_id, o.event_id, o.event_type, o.attempts, o.next_attempt_at, o.created_at,
          o.skip, w.url, w.secret, w.is_active,

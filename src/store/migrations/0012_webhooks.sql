@@ -18,16 +18,27 @@ CREATE TABLE webhooks (
 );
 CREATE INDEX webhooks_project ON webhooks (project_id);
 
--- One row per (event, active webhook) still to deliver: written by the trigger below in the
+-- One row per (event, subscribed webhook) still to deliver: written by the trigger below in the
 -- event's own transaction, so no event is lost between them and none is sent before its
--- transaction commits. The body is built here once, so every attempt sends the same bytes.
+-- transaction commits. The row is small: which event (its seq) and the email's status at that
+-- moment, the only part of the body that changes later. The dispatcher builds the JSON body when
+-- it takes the row (webhooks/repo.ts), from the event row and the email's fields that never
+-- change after accept, off the accepting thread. `payload` is set for rows that carry their own
+-- body: a retry (its first attempt's body) and a manual redelivery (the recorded body), so every
+-- attempt of an event sends the same bytes.
 CREATE TABLE webhook_outbox (
   seq INTEGER PRIMARY KEY,
   id TEXT NOT NULL,
   webhook_id TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
   event_id TEXT NOT NULL,
   event_type TEXT NOT NULL,
-  payload TEXT NOT NULL,
+  -- email_events.seq of the event; null for rows that carry their payload.
+  event_seq INTEGER,
+  -- The email's status when the event was written (data.email.status of the body).
+  email_status TEXT,
+  payload TEXT,
+  -- 1 when the webhook was inactive as the event happened: recorded as skipped, never sent.
+  skip INTEGER NOT NULL DEFAULT 0,
   -- Attempts made so far.
   attempts INTEGER NOT NULL DEFAULT 0,
   next_attempt_at TEXT NOT NULL,
@@ -58,52 +69,22 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_deliveries_webhook ON webhook_deliveries (webhook_id, seq);
 
--- The subscribable events (decisions.md: the specification's, plus simulated and opened). The
--- body is the contract's ("Webhooks (push)"): id evt_<event id>, type email.<name>, created_at
--- with microseconds, data.email and data.event (the event's data; a click adds ip and
--- user_agent). Ids are random UUIDs made in SQL, so every writer of events (accept, delivery,
--- tracking, any process) feeds the outbox the same way, with nothing to register.
+-- The subscribable events (decisions.md: the specification's, plus simulated and opened). Ids are
+-- random UUIDs made in SQL, so every writer of events (accept, delivery, tracking, any process)
+-- feeds the outbox the same way, with nothing to register. Every subscribed webhook gets its row,
+-- an inactive one marked `skip`: the dispatcher keeps a record of what a deactivated webhook
+-- missed (decisions.md: "skipped") with the body it would have been sent.
 CREATE TRIGGER email_events_webhooks AFTER INSERT ON email_events
 WHEN NEW.type IN ('queued', 'sending', 'sent', 'delivered', 'bounced', 'complained', 'failed', 'opened',
                   'clicked', 'simulated')
   AND EXISTS (SELECT 1 FROM webhooks)
 BEGIN
-  INSERT INTO webhook_outbox (id, webhook_id, event_id, event_type, payload, next_attempt_at, created_at)
+  INSERT INTO webhook_outbox (id, webhook_id, event_id, event_type, event_seq, email_status, skip, next_attempt_at,
+                              created_at)
   SELECT lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' ||
     substr('89ab', 1 + abs(random()) % 4, 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6))),
-    w.id, NEW.id, NEW.type,
-    json_object(
-    'id', 'evt_' || NEW.id,
-    'type', 'email.' || NEW.type,
-    'created_at', substr(NEW.created_at, 1, 23) || '000Z',
-    'data', json_object(
-      'email', json_object('id', e.id, 'from', e.from_email, 'to', json(e.to_emails), 'subject', e.subject,
-                           'tags', json(e.tags), 'status', e.status),
-      'event', CASE WHEN NEW.type = 'clicked'
-                 THEN json_set(NEW.data, '$.ip', NEW.ip_address, '$.user_agent', NEW.user_agent)
-                 ELSE json(NEW.data) END)),
-    NEW.created_at, NEW.created_at
-  FROM emails e JOIN webhooks w ON w.project_id = e.project_id AND w.is_active = 1
-  WHERE e.seq = NEW.email_seq
-    AND EXISTS (SELECT 1 FROM json_each(w.events) j WHERE j.value = NEW.type OR j.value = '*');
-
-  -- A deactivated webhook keeps a record of what it missed (decisions.md: "skipped").
-  INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, attempt, status, request_body, created_at)
-  SELECT lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-4' || substr(hex(randomblob(2)), 2) || '-' ||
-    substr('89ab', 1 + abs(random()) % 4, 1) || substr(hex(randomblob(2)), 2) || '-' || hex(randomblob(6))),
-    w.id, NEW.id, NEW.type, 0, 'skipped',
-    json_object(
-    'id', 'evt_' || NEW.id,
-    'type', 'email.' || NEW.type,
-    'created_at', substr(NEW.created_at, 1, 23) || '000Z',
-    'data', json_object(
-      'email', json_object('id', e.id, 'from', e.from_email, 'to', json(e.to_emails), 'subject', e.subject,
-                           'tags', json(e.tags), 'status', e.status),
-      'event', CASE WHEN NEW.type = 'clicked'
-                 THEN json_set(NEW.data, '$.ip', NEW.ip_address, '$.user_agent', NEW.user_agent)
-                 ELSE json(NEW.data) END)),
-    NEW.created_at
-  FROM emails e JOIN webhooks w ON w.project_id = e.project_id AND w.is_active = 0
+    w.id, NEW.id, NEW.type, NEW.seq, e.status, 1 - w.is_active, NEW.created_at, NEW.created_at
+  FROM emails e JOIN webhooks w ON w.project_id = e.project_id
   WHERE e.seq = NEW.email_seq
     AND EXISTS (SELECT 1 FROM json_each(w.events) j WHERE j.value = NEW.type OR j.value = '*');
 END;
