@@ -19,9 +19,10 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './lib.ts';
 
 const KEEP = process.env.BENCH_KEEP === '1';
 const TOOLS = ['/usr/sbin/postfix', '/usr/sbin/smtp-sink', '/usr/sbin/smtp-source', '/usr/sbin/postconf'];
@@ -73,15 +74,7 @@ function cleanupAll(): void {
 process.on('exit', cleanupAll);
 
 // ---------------------------------------------------------------------------
-// Ports.
-
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
+// Ports (a free one: lib.ts's freePort).
 
 /** Resolves once something accepts TCP connections on 127.0.0.1:port. */
 export async function untilListening(port: number, timeoutMs = 20_000): Promise<void> {
@@ -141,26 +134,6 @@ export function machineTicks(): { busy: number; total: number } {
   const total = cpu.reduce((a, b) => a + b, 0);
   const idle = (cpu[3] ?? 0) + (cpu[4] ?? 0); // idle + iowait
   return { busy: total - idle, total };
-}
-
-/** CPU ms per thread name (MainThread, WorkerThread, V8Worker, …) of a process. */
-export function threadCpuMs(pid: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  try {
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      try {
-        const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-        const s = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-        const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-        out[comm] = (out[comm] ?? 0) + ((Number(f[11]) + Number(f[12])) * 1000) / CLK_TCK;
-      } catch {
-        // the thread ended
-      }
-    }
-  } catch {
-    // the process ended
-  }
-  return out;
 }
 
 // ---------------------------------------------------------------------------

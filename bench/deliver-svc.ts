@@ -12,9 +12,9 @@ import { initialize } from '../src/accounts/index.ts';
 import { buildMessage } from '../src/delivery/mime.ts';
 import type { DeliveryJob } from '../src/delivery/job.ts';
 import { bundleInto } from '../scripts/bundle.ts';
-import { ROOT } from './lib.ts';
+import { freePort, ROOT, untilHealthy } from './lib.ts';
 import { insertSigningDomain } from '../test/signing-domain.ts';
-import { freePort, track } from './deliver-peers.ts';
+import { track } from './deliver-peers.ts';
 
 export const SENDER_DOMAIN = 'sender.test';
 export const DEST_DOMAIN = 'dest.test';
@@ -174,17 +174,7 @@ export async function startSvc(opts: {
   let gone = false;
   void exited.then(() => (gone = true));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (gone) throw new Error('svc exited before it was healthy');
-    if (Date.now() > deadline) throw new Error(`svc was not healthy at ${url} within 60 s`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await untilHealthy(url, exited);
   return {
     pid: child.pid!,
     url,

@@ -21,14 +21,13 @@ import { generateKeyPairSync } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { cpuMs, env, fmt, machine, mb, median, reportResult, RssSampler, verdict } from './lib.ts';
+import { cpuMs, env, fmt, machine, mb, median, reportResult, RssSampler, threadCpuMs, verdict } from './lib.ts';
 import { startDnsServer } from '../test/peers/dns.ts';
 import {
   machineTicks,
   missingTools,
   ownTempDir,
   procCpuMs,
-  threadCpuMs,
   removeDir,
   runSmtpSource,
   startPostfix,
@@ -153,7 +152,7 @@ async function runSvc(
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
     const base = sink.count();
     const cpu0 = cpuMs(svc.pid);
-    const threads0 = threadCpuMs(svc.pid);
+    const threads0 = Object.fromEntries(threadCpuMs(svc.pid));
     const metered = meter(sink);
     let next = 0;
     let accepted = 0;
@@ -172,7 +171,7 @@ async function runSvc(
     await pool.close();
     const t1 = await untilCounted(sink, base, accepted, 'svc');
     const harness = metered(accepted);
-    const threads1 = threadCpuMs(svc.pid);
+    const threads1 = Object.fromEntries(threadCpuMs(svc.pid));
     // The sink counts a message at its "."; svc records DELIVERED once the 250 is back.
     let counts = statusCounts(dataDir);
     for (let i = 0; i < 600 && (counts.emails.DELIVERED ?? 0) < accepted; i++) {

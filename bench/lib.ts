@@ -243,7 +243,7 @@ async function buildDist(): Promise<void> {
 }
 
 /** A port free right now (the OS picks it; `svc serve` prints its URL only at log level info). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const probe = createNetServer();
   await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
   const { port } = probe.address() as AddressInfo;
@@ -251,10 +251,11 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function untilHealthy(url: string, exited: Promise<unknown>): Promise<void> {
+/** Waits for `GET /healthz` to answer ok; fails if the server exits first or `withinMs` passes. */
+export async function untilHealthy(url: string, exited: Promise<unknown>, withinMs = 60_000): Promise<void> {
   let gone = false;
   void exited.then(() => (gone = true));
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + withinMs;
   while (!gone && Date.now() < deadline) {
     try {
       if ((await fetch(`${url}/healthz`)).ok) return;
@@ -263,7 +264,9 @@ async function untilHealthy(url: string, exited: Promise<unknown>): Promise<void
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  throw new Error(gone ? 'svc exited before it was healthy' : `svc was not healthy at ${url} within 60 s`);
+  throw new Error(
+    gone ? 'svc exited before it was healthy' : `svc was not healthy at ${url} within ${withinMs / 1000} s`,
+  );
 }
 
 /**

@@ -15,11 +15,10 @@
 // BENCH_WARMUP (30), BENCH_DAYS (90), BENCH_KEEP=1 keeps the data dirs, BENCH_NODE_ARGS
 // extra node flags for svc, BENCH_DIST=1 runs svc from the esbuild bundle (as bench:accept).
 import { spawn } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { bundleInto } from '../scripts/bundle.ts';
-import { env, fmt, fromDist, machine, percentile, ROOT, verdict } from './lib.ts';
+import { env, fmt, freePort, fromDist, machine, percentile, ROOT, untilHealthy, verdict } from './lib.ts';
 import { DAYS, PASSWORD, prepare, type Dataset } from './stats-fill.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10000,1000000').split(',').map(Number);
@@ -32,14 +31,6 @@ const iso = (t: number) => new Date(t).toISOString();
 
 // ---------------------------------------------------------------------------
 // svc serve on the prepared data dir.
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
 
 const DIST = join(ROOT, '.bench-tmp', 'stats-dist');
 let built: Promise<string> | undefined;
@@ -64,17 +55,8 @@ async function startSvc(dataDir: string): Promise<{ url: string; stop: () => Pro
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   process.once('exit', () => child.kill('SIGKILL'));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`svc exited with ${child.exitCode} before it was healthy`);
-    if (Date.now() > deadline) throw new Error(`svc was not healthy at ${url} within 120 s`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  // Up to 120 s: the first start on a 1M-email data dir checks it before serving.
+  await untilHealthy(url, exited, 120_000);
   return {
     url,
     async stop() {

@@ -16,8 +16,7 @@ import { join } from 'node:path';
 import { makeCertificate } from '../test/peers/certificates.ts';
 import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/load.ts';
-import { freePort } from './deliver-peers.ts';
-import { tempDir } from './lib.ts';
+import { freePort, tempDir } from './lib.ts';
 
 export interface Receiver {
   kind: 'nginx' | 'node';
