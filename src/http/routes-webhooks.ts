@@ -4,6 +4,7 @@ import {
   createWebhookSchema,
   deliveryOut,
   listDeliveriesQuerySchema,
+  redeliveryOut,
   testResultOut,
   updateWebhookSchema,
   webhookOut,
@@ -12,13 +13,6 @@ import { PROJECT, type OrgRoute } from './org-route.ts';
 
 const W = `${PROJECT}/webhooks`;
 const ONE = `${W}/:webhook_id`;
-
-const redeliveryOut = z.object({
-  id: z.uuid(),
-  status: z.literal('pending'),
-  event_id: z.string(),
-  next_attempt_at: z.iso.datetime({ offset: true }),
-});
 
 /** Webhook subscriptions and their delivery records (contract, "Webhook (management)"). */
 export function registerWebhookRoutes(orgRoute: OrgRoute, app: App): void {

@@ -11,6 +11,7 @@ export {
   webhookOut,
   deliveryOut,
   testResultOut,
+  redeliveryOut,
   type Webhook,
   type Delivery,
 } from './schema.ts';

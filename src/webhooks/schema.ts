@@ -82,3 +82,11 @@ export const testResultOut = z.object({
   error: z.string().nullable(),
 });
 export type TestResult = z.infer<typeof testResultOut>;
+
+/** A manual redelivery queued (202): the new attempt waiting in the outbox. */
+export const redeliveryOut = z.object({
+  id: z.uuid(),
+  status: z.literal('pending'),
+  event_id: z.string(),
+  next_attempt_at: z.iso.datetime({ offset: true }),
+});

@@ -96,7 +96,8 @@ export function postSigned(
         response_body: null,
         refused: e instanceof UnsafeAddressError,
       });
-    // The whole attempt, connection included, ends at 10 s.
+    // The whole attempt, connection included, ends at 10 s: a network timeout on real time,
+    // not the domain clock (tests pass a shorter `timeoutMs`).
     const timer = setTimeout(() => {
       failed(new TimeoutError(timeoutMs));
       controller?.abort(new TimeoutError(timeoutMs));

@@ -16,6 +16,8 @@ function workerFile(): string {
  * The dispatcher of `svc serve`, run in a worker thread (dispatch-worker.ts); the
  * main thread keeps only its counters (for /metrics and `svc top`).
  */
+// Its timers (looking for the first webhook, restarting a thread) run on real time, not the
+// domain clock: they manage a thread, and tests set their periods through `opts`.
 export function createDispatchWorker(
   data: Omit<DispatchWorkerData, 'mainBusy'>,
   deps: { repo: WebhooksRepo; logger: Logger },
