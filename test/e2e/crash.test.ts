@@ -4,14 +4,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config/load.ts';
-import { initialize } from '../../src/accounts/index.ts';
 import { sleep } from '../../src/lib/sleep.ts';
 import { startDnsServer, type DnsServer } from '../peers/dns.ts';
 import { startMxPeer, type MxPeer } from '../peers/mx.ts';
 import { insertSigningDomain } from '../signing-domain.ts';
-import { spawnServe } from './serve.ts';
+import { initDataDir, sendMany, spawnServe } from './serve.ts';
 
 // kill -9 while delivering, restart: every accepted email reaches a final status, none is lost.
 const N = 40;
@@ -23,15 +20,7 @@ let child: ChildProcess | undefined;
 
 /** A data dir with an owner, a verified signing domain bound to the project, and a LIVE key. */
 async function prepareDataDir(): Promise<string> {
-  const app = createApp(loadConfig({ flags: { dataDir: join(dir, 'data') } }), { createDataDir: true });
-  const init = await initialize(app.accounts, app.keys, {
-    email: 'o@example.com',
-    password: 'pw-123456789',
-    org: 'A',
-    project: 'P',
-    plan: 'UNLIMITED',
-    acceptDpa: true,
-  });
+  const { app, init } = await initDataDir(join(dir, 'data'));
   insertSigningDomain(app.db, {
     organizationId: init.organization_id,
     projectId: init.project_id,
@@ -70,16 +59,7 @@ afterAll(async () => {
 describe('a crash while delivering', () => {
   it('loses no accepted email: after a restart all reach DELIVERED', async () => {
     let base = await startServer();
-    const ids: string[] = [];
-    for (let i = 0; i < N; i++) {
-      const res = await fetch(`${base}/v1/emails`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ from: 'n@sender.test', to: [`r${i}@dest.test`], subject: `m${i}`, text: 'hello' }),
-      });
-      expect(res.status).toBe(202);
-      ids.push(((await res.json()) as { data: { id: string } }).data.id);
-    }
+    const ids = await sendMany(base, key, N);
     for (let i = 0; i < 500 && mx.received.length < 3; i++) await sleep(10);
     const exited = new Promise((resolve) => child!.once('exit', resolve));
     child!.kill('SIGKILL');

@@ -3,13 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config/load.ts';
-import { initialize } from '../../src/accounts/index.ts';
 import { sleep } from '../../src/lib/sleep.ts';
 import { startDnsServer, type DnsServer } from '../peers/dns.ts';
 import { startWebhookReceiver, type WebhookReceiver } from '../peers/webhook-receiver.ts';
-import { spawnServe } from './serve.ts';
+import { initDataDir, sendMany, spawnServe } from './serve.ts';
 
 // kill -9 while webhook POSTs are in flight, restart: every event reaches the receiver
 // (at least once; X-Service-Event-Id lets it drop a repeat), none is lost.
@@ -22,15 +19,7 @@ let child: ChildProcess | undefined;
 
 /** A data dir with an owner, a TEST key, and a webhook on every `simulated` event. */
 async function prepareDataDir(): Promise<string> {
-  const app = createApp(loadConfig({ flags: { dataDir: join(dir, 'data') } }), { createDataDir: true });
-  const init = await initialize(app.accounts, app.keys, {
-    email: 'o@example.com',
-    password: 'pw-123456789',
-    org: 'A',
-    project: 'P',
-    plan: 'UNLIMITED',
-    acceptDpa: true,
-  });
+  const { app, init } = await initDataDir(join(dir, 'data'));
   await app.webhooks.create(init.project_id, { url: `https://hook.test:${receiver.port}/`, events: ['simulated'] });
   const k = await app.keys.createKey(init.project_id, { name: 'test', env: 'TEST' });
   await app.close();
@@ -73,14 +62,7 @@ describe('a crash while sending webhooks', () => {
       return quick.has(id) ? { status: 200 } : { status: 200, delayMs: 60_000 };
     };
     const base = await startServer();
-    for (let i = 0; i < N; i++) {
-      const res = await fetch(`${base}/v1/emails`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ from: 'n@sender.test', to: [`r${i}@dest.test`], subject: `m${i}`, text: 'hello' }),
-      });
-      expect(res.status).toBe(202);
-    }
+    await sendMany(base, key, N);
     for (let i = 0; i < 500 && receiver.requests.length < 8; i++) await sleep(10);
     const exited = new Promise((resolve) => child!.once('exit', resolve));
     child!.kill('SIGKILL');
