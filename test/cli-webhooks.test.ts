@@ -18,6 +18,9 @@ let receiver: WebhookReceiver;
 /** Runs the CLI resolving with the loopback DNS server. */
 const svc = (args: string[], env: Record<string, string> = {}): Promise<Run> =>
   runSvc(dir, args, { SVC_DNS_SERVERS: dns.server, ...env });
+/** `svc webhooks create --project Web --url URL --events EVENTS [more]`. */
+const create = (url: string, events: string, ...more: string[]): Promise<Run> =>
+  svc(['webhooks', 'create', '--project', 'Web', '--url', url, '--events', events, ...more]);
 
 const SECRET = /^whsec_[0-9a-f]{64}$/;
 const URL_ = 'https://example.com/hooks/svc';
@@ -39,14 +42,14 @@ describe('svc webhooks', () => {
   let id = '';
 
   it('create prints the webhook with its secret, once', async () => {
-    const r = await svc(['webhooks', 'create', '--project', 'Web', '--url', URL_, '--events', 'delivered, bounced']);
+    const r = await create(URL_, 'delivered, bounced');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`url: ${URL_}`);
     expect(r.stdout).toContain('events: ["delivered","bounced"]');
     expect(r.stdout).toMatch(/^secret: whsec_[0-9a-f]{64}$/m);
     // The "shown once" note is for a person at a terminal, not for a script reading the output.
     expect(r.stderr).toBe('');
-    const j = await svc(['webhooks', 'create', '--project', 'Web', '--url', URL_, '--events', 'sent', '--json']);
+    const j = await create(URL_, 'sent', '--json');
     expect(j.code).toBe(0);
     const w = j.json();
     expect(w).toMatchObject({ url: URL_, events: ['sent'], is_active: true, auto_disabled: false });
@@ -96,16 +99,7 @@ describe('svc webhooks', () => {
   });
 
   it('test against a name that does not resolve exits 1 with the error; nothing left loopback', async () => {
-    const hook = await svc([
-      'webhooks',
-      'create',
-      '--project',
-      'Web',
-      '--url',
-      'https://hooks.invalid/',
-      '--events',
-      '*',
-    ]);
+    const hook = await create('https://hooks.invalid/', '*');
     const hookId = /^id: (\S+)$/m.exec(hook.stdout)![1]!;
     const r = await svc(['webhooks', 'test', hookId, '--project', 'Web']);
     expect(r.code).toBe(1);
@@ -126,7 +120,7 @@ describe('svc webhooks', () => {
 
   it('test posts a signed test.ping to a receiver it trusts (--allow-insecure-webhooks for loopback)', async () => {
     const url = `https://hook.test:${receiver.port}/in`;
-    const created = await svc(['webhooks', 'create', '--project', 'Web', '--url', url, '--events', '*', '--json']);
+    const created = await create(url, '*', '--json');
     const hookId = created.json().id as string;
     const env = { NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') };
     // Without the flag the guard refuses 127.0.0.1 before anything is sent.
@@ -146,17 +140,7 @@ describe('svc webhooks', () => {
 
   it('deliveries lists an attempt; redeliver queues a new one that the server sends with the same body', async () => {
     const url = `https://hook.test:${receiver.port}/again`;
-    const created = await svc([
-      'webhooks',
-      'create',
-      '--project',
-      'Web',
-      '--url',
-      url,
-      '--events',
-      'simulated',
-      '--json',
-    ]);
+    const created = await create(url, 'simulated', '--json');
     const hookId = created.json().id as string;
     // The first attempt, as `svc serve` would make it: the same app, on the data dir, sending once.
     const server = () =>
@@ -212,36 +196,18 @@ describe('svc webhooks', () => {
   });
 
   it('refuses an invalid URL with the reason (exit 1)', async () => {
-    const http = await svc([
-      'webhooks',
-      'create',
-      '--project',
-      'Web',
-      '--url',
-      'http://example.com/h',
-      '--events',
-      'sent',
-    ]);
+    const http = await create('http://example.com/h', 'sent');
     expect(http.code).toBe(1);
     expect(http.stderr).toMatch(
       /^error: request_validation_failed: The webhook url is refused: the URL must use https/,
     );
-    const local = await svc([
-      'webhooks',
-      'create',
-      '--project',
-      'Web',
-      '--url',
-      'https://127.0.0.1/',
-      '--events',
-      'sent',
-    ]);
+    const local = await create('https://127.0.0.1/', 'sent');
     expect(local.code).toBe(1);
     expect(local.stderr).toContain('loopback');
-    const j = await svc(['webhooks', 'create', '--project', 'Web', '--url', 'nope', '--events', 'sent', '--json']);
+    const j = await create('nope', 'sent', '--json');
     expect(j.code).toBe(1);
     expect(j.json().error).toMatchObject({ code: 'request_validation_failed', details: { reason: 'invalid_url' } });
-    const events = await svc(['webhooks', 'create', '--project', 'Web', '--url', URL_, '--events', 'sent,nope']);
+    const events = await create(URL_, 'sent,nope');
     expect(events.code).toBe(1);
     expect(events.stderr).toContain('request_validation_failed');
   });
