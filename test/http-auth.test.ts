@@ -115,6 +115,13 @@ describe('401 unauthorized', () => {
       await runCase(env, k.key!, { name: 'revoked elsewhere', body: email(), status: 401, code: 'unauthorized' });
       const k2 = await env.app.keys.createKey(env.init.project_id, { name: 'y', env: 'TEST' });
       await runCase(env, k2.key!, { name: 'another key', status: 200 });
+      // A key's permission narrowed elsewhere: its next send is 403, its next read still 200
+      // (a second apart: the organization is FREE now, 1 request per second).
+      other.prepare("UPDATE api_keys SET permissions = 'READ_ONLY' WHERE id = ?").run(k2.id);
+      env.clock.advance(1000);
+      await runCase(env, k2.key!, { name: 'narrowed elsewhere', body: email(), status: 403, code: 'forbidden' });
+      env.clock.advance(1000);
+      await runCase(env, k2.key!, { name: 'narrowed, read', status: 200 });
       other.pragma('foreign_keys = ON');
       other.prepare('DELETE FROM projects WHERE id = ?').run(env.init.project_id);
       await runCase(env, k2.key!, { name: 'project deleted elsewhere', status: 401, code: 'unauthorized' });
