@@ -24,7 +24,17 @@ export function bearer(req: FastifyRequest): string | undefined {
  * the X-RateLimit-* headers, 403 when the key's permission does not cover `access`.
  */
 export function requireKey(app: App, access: Access) {
-  return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
+  // The callback form, not async: this runs on every Public API request (see server.ts).
+  return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
+    try {
+      authorize(req, reply);
+      done();
+    } catch (e) {
+      done(e as Error);
+    }
+  };
+
+  function authorize(req: FastifyRequest, reply: FastifyReply): void {
     const principal = app.keys.authenticate(bearer(req));
     const limit = requestRateOf(principal.plan, principal.rate_limit_per_second, app.config.rateLimitPerSecond);
     if (limit !== null) {
@@ -44,7 +54,7 @@ export function requireKey(app: App, access: Access) {
     }
     assertAllowed(principal.permissions, access);
     req.principal = principal;
-  };
+  }
 }
 
 export function principalOf(req: FastifyRequest): KeyPrincipal {

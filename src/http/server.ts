@@ -58,13 +58,17 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
       done(new AppError('invalid_json', message), undefined);
     }
   });
-  server.addHook('onRequest', async (req, reply) => {
+  // Hooks on every request take fastify's callback form: an async hook costs a promise and a
+  // microtask per request (docs/performance.md, "Hot paths").
+  server.addHook('onRequest', (req, reply, done) => {
     void reply.header('X-Request-ID', req.id);
+    done();
   });
-  server.addHook('onResponse', async (req, reply) => {
+  server.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
     metrics.observe(req.method, route, reply.statusCode, reply.elapsedTime / 1000);
     req.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
+    done();
   });
   server.setErrorHandler((err, req, reply) => sendError(req, reply, err));
   const routes = createRouteTable();
@@ -76,11 +80,14 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
     return sendError(req, reply, err);
   });
 
-  void server.register(fastifyCookie);
   registerOpsRoutes(server, app, metrics);
   registerEmailRoutes(server, app);
   registerTrackingRoutes(server, app);
-  registerAuthRoutes(server, app, { secureCookie: Boolean(opts.https) || !isLoopback(app.config.httpHost) });
+  // Only the auth routes read or set a cookie: the cookie plugin's hooks run in their scope alone.
+  void server.register(async (scope) => {
+    await scope.register(fastifyCookie);
+    registerAuthRoutes(scope, app, { secureCookie: Boolean(opts.https) || !isLoopback(app.config.httpHost) });
+  });
   registerManagementRoutes(server, app);
   return server;
 }
