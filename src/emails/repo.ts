@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Attachment } from './content.ts';
@@ -81,7 +82,25 @@ export interface EmailsRepoDeps {
 }
 
 /** SQL of emails, their recipient rows, attachments and events. */
+/** Rows of one recipients INSERT (an email has at most 150 recipients: to, cc and bcc). */
+const RECIPIENTS_PER_INSERT = 16;
+
 export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
+  // Recipients go in by up to RECIPIENTS_PER_INSERT rows per statement, one prepared
+  // statement per row count: a statement's own cost is a third of a 3-row insert's.
+  const recipientInserts = new Map<number, Statement>();
+  const recipientInsert = (rows: number): Statement => {
+    let st = recipientInserts.get(rows);
+    if (!st) {
+      const values = Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ');
+      st = db.prepare(
+        `INSERT INTO recipients (email_seq, project_id, address, address_lc, domain, kind, status, next_attempt_at,
+                                 updated_at) VALUES ${values}`,
+      );
+      recipientInserts.set(rows, st);
+    }
+    return st;
+  };
   const w = {
     // Positional parameters: binding a fresh object by name costs more per email than the insert of a tag.
     email: db.prepare(
@@ -91,10 +110,6 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     tag: db.prepare('INSERT OR IGNORE INTO email_tags (email_seq, project_id, tag) VALUES (?, ?, ?)'),
-    recipient: db.prepare(
-      `INSERT INTO recipients (email_seq, project_id, address, address_lc, domain, kind, status, next_attempt_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ),
     attachment: db.prepare(
       'INSERT INTO attachments (email_seq, position, filename, content_type, size, content) VALUES (?, ?, ?, ?, ?, ?)',
     ),
@@ -147,19 +162,25 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
       ).lastInsertRowid,
     );
     for (const t of new Set(e.tags)) w.tag.run(seq, e.project_id, t);
-    for (const r of recipients) {
-      const lc = r.address.toLowerCase();
-      w.recipient.run(
-        seq,
-        e.project_id,
-        r.address,
-        lc,
-        lc.slice(lc.lastIndexOf('@') + 1),
-        r.kind,
-        e.status,
-        live ? e.created_at : null,
-        e.created_at,
-      );
+    for (let i = 0; i < recipients.length; i += RECIPIENTS_PER_INSERT) {
+      const chunk = recipients.slice(i, i + RECIPIENTS_PER_INSERT);
+      const params: unknown[] = [];
+      for (const r of chunk) {
+        const lc = r.address.toLowerCase();
+        const domain = lc.slice(lc.lastIndexOf('@') + 1);
+        params.push(
+          seq,
+          e.project_id,
+          r.address,
+          lc,
+          domain,
+          r.kind,
+          e.status,
+          live ? e.created_at : null,
+          e.created_at,
+        );
+      }
+      recipientInsert(chunk.length).run(params);
     }
     e.attachments.forEach((a, i) => w.attachment.run(seq, i, a.filename, a.content_type, a.content.length, a.content));
     w.event.run(e.event.id, seq, e.event.type, JSON.stringify(e.event.data), e.created_at);
