@@ -185,10 +185,20 @@ describe('GET .../projects/{id}/stats', () => {
     const add = env.app.db.prepare(
       "INSERT INTO email_events (id, email_seq, type, created_at) VALUES (lower(hex(randomblob(16))), ?, ?, '2026-03-15T12:30:00.000Z')",
     );
-    for (const type of ['sending', 'smtp_connected', 'sent', 'delivered', 'opened', 'opened', 'clicked', 'bounced'])
-      add.run(seq, type);
+    const types = ['sending', 'smtp_connected', 'sent', 'delivered', 'opened', 'opened', 'clicked', 'bounced'];
+    for (const type of [...types, 'complained', 'failed', 'failed']) add.run(seq, type);
     const totals = (await get(`${P()}/stats?granularity=hour`)).json().data.totals;
-    expect(totals).toEqual({ ...zero, queued: 1, sent: 1, delivered: 1, opened: 2, clicked: 1, bounced: 1 });
+    expect(totals).toEqual({
+      ...zero,
+      queued: 1,
+      sent: 1,
+      delivered: 1,
+      opened: 2,
+      clicked: 1,
+      bounced: 1,
+      complained: 1,
+      failed: 2,
+    });
   });
 
   it.each([

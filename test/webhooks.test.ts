@@ -118,6 +118,23 @@ describe('webhook subscriptions', () => {
 });
 
 describe('delivering events', () => {
+  it('queues every subscribable event type for a * webhook, and neither smtp_connected nor an unsubscribed type', async () => {
+    await setup();
+    const all = await subscribe(['*']);
+    const some = await subscribe(['delivered', 'opened']);
+    const emailId = await sendTest();
+    const seq = env.app.db.prepare('SELECT seq FROM emails WHERE id = ?').pluck().get(emailId) as number;
+    const add = env.app.db.prepare(
+      "INSERT INTO email_events (id, email_seq, type, created_at) VALUES (lower(hex(randomblob(16))), ?, ?, '2026-03-15T12:30:00.000Z')",
+    );
+    const types = ['queued', 'sending', 'smtp_connected', 'sent', 'delivered', 'bounced', 'complained', 'failed'];
+    for (const type of [...types, 'opened', 'clicked']) add.run(seq, type);
+    const queued = (id: string) =>
+      env.app.db.prepare('SELECT event_type FROM webhook_outbox WHERE webhook_id = ? ORDER BY seq').pluck().all(id);
+    expect(queued(all.id)).toEqual(['simulated', ...types.filter((t) => t !== 'smtp_connected'), 'opened', 'clicked']);
+    expect(queued(some.id)).toEqual(['delivered', 'opened']);
+  });
+
   it('writes the outbox with the event and POSTs the contract body, signed over t.body', async () => {
     await setup();
     const hook = await subscribe(['simulated']);
