@@ -19,10 +19,15 @@ export const SERVER_ENV: Record<string, string> = { MALLOC_ARENA_MAX: '2' };
  * isolate (main, delivery and render workers) then carries tens of MB of dead
  * objects: 385–403 MB of RSS in bench:deliver, 285–297 MB with a fixed factor of
  * 1.3, at the same throughput, and bench:batch unchanged (docs/performance.md).
- * This flag is read at every collection, so it can be set at run time (it is not
- * allowed in NODE_OPTIONS); workers started afterwards share it.
+ * 1.3 made the accepting thread collect its ~32 MB old generation every second
+ * under bench:accept (a 4–6 ms pause and as much incremental marking each time);
+ * 1.6 keeps bench:deliver at 287–288 MB and takes the accept's p99 from 14.6–15.2
+ * to 10.9–11.8 ms and its CPU per request 5 % lower, for 5–12 MB of RSS
+ * (docs/performance.md, "Hot paths, second session"). This flag is read at every
+ * collection, so it can be set at run time (it is not allowed in NODE_OPTIONS);
+ * workers started afterwards share it.
  */
-export const SERVER_V8_FLAGS = ['--heap-growing-percent=30'];
+export const SERVER_V8_FLAGS = ['--heap-growing-percent=60'];
 
 export function setServerV8Flags(): void {
   for (const f of SERVER_V8_FLAGS) setFlagsFromString(f);
