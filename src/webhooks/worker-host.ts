@@ -14,9 +14,10 @@ function workerFile(): string {
 
 /**
  * The dispatcher thread's young generation, as the delivery workers': its garbage is per-POST
- * buffers, and a smaller nursery is collected more often but more cheaply (bench:webhooks,
- * 2026-11-26: 7,038–7,171 events/s end to end against 6,537–6,870 with V8's default, GC helper
- * threads 2.3–2.6 s against 2.9–3.5 s of CPU, the same peak RSS).
+ * buffers, and a smaller nursery is collected more often but more cheaply. bench:webhooks,
+ * 2026-11-26, two alternated pairs: 7,038–7,171 events/s end to end against 6,537–6,870 with
+ * V8's default, GC helper threads 2.3–2.6 s of CPU against 2.9–3.5, the same peak RSS; two
+ * later runs with it measured 6,125–6,366, so the rate's gain is within the machine's noise.
  */
 const DISPATCHER_LIMITS = { maxYoungGenerationSizeMb: 16 };
 
