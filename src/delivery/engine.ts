@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Clock, Timer } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
+import { WORKER_YOUNG_GENERATION_MB } from '../lib/server-flags.ts';
 import { sleep } from '../lib/sleep.ts';
 import { classify, decide, describeAttempt, type RetryPolicy } from './outcome.ts';
 import type { DeliveryJob, DkimKey, JobResult, WorkerSettings } from './job.ts';
@@ -44,9 +45,6 @@ interface Claimed {
   j: BuiltJob;
   rows: DueRow[];
 }
-
-/** Young-generation size of a delivery worker's heap, MB. */
-const WORKER_YOUNG_GENERATION_MB = 16;
 
 function workerFile(): string {
   return fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './worker.ts' : './worker.js', import.meta.url));

@@ -29,6 +29,14 @@ export const SERVER_ENV: Record<string, string> = { MALLOC_ARENA_MAX: '2' };
  */
 export const SERVER_V8_FLAGS = ['--heap-growing-percent=60'];
 
+/**
+ * Young-generation size, MB, of the server's worker threads (delivery, template rendering,
+ * the webhook dispatcher): their garbage is per-task buffers, and V8's default nursery only
+ * costs resident memory (delivery workers committed 155–162 MB of heap each with it, ~60 MB
+ * with 16; docs/performance.md).
+ */
+export const WORKER_YOUNG_GENERATION_MB = 16;
+
 export function setServerV8Flags(): void {
   for (const f of SERVER_V8_FLAGS) setFlagsFromString(f);
 }

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { AppError } from '../errors.ts';
 import { ioTimeout, type Timer } from '../lib/clock.ts';
+import { WORKER_YOUNG_GENERATION_MB } from '../lib/server-flags.ts';
 import type { RenderOutcome, RenderStarted, RenderTask } from './render-worker.ts';
 import type { RenderedTemplate, TemplateSources } from './sandbox.ts';
 
@@ -31,7 +32,11 @@ type Pool = Piscina<RenderTask, RenderOutcome>;
 type Expiry = 'queue' | 'render';
 
 // Per worker: a runaway template hits these instead of the process's own heap.
-const WORKER_LIMITS = { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16, stackSizeMb: 4 };
+const WORKER_LIMITS = {
+  maxOldGenerationSizeMb: 64,
+  maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB,
+  stackSizeMb: 4,
+};
 const IDLE_TIMEOUT_MS = 30_000;
 // Waiting for a free (or freshly started, ~100-200 ms) worker is not the
 // template's time, but it is bounded too: past this the service is overloaded.

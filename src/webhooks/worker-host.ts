@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { createBusySignal } from '../lib/busy-signal.ts';
 import type { Logger } from '../lib/logger.ts';
+import { WORKER_YOUNG_GENERATION_MB } from '../lib/server-flags.ts';
 import type { DispatcherStats } from './dispatcher.ts';
 import type { DispatchWorkerData } from './dispatch-worker.ts';
 import type { WebhooksRepo } from './repo.ts';
@@ -11,15 +12,6 @@ function workerFile(): string {
   const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
   return fileURLToPath(new URL(`./dispatch-worker.${ext}`, import.meta.url));
 }
-
-/**
- * The dispatcher thread's young generation, as the delivery workers': its garbage is per-POST
- * buffers, and a smaller nursery is collected more often but more cheaply. bench:webhooks,
- * 2026-11-26, two alternated pairs: 7,038–7,171 events/s end to end against 6,537–6,870 with
- * V8's default, GC helper threads 2.3–2.6 s of CPU against 2.9–3.5, the same peak RSS; two
- * later runs with it measured 6,125–6,366, so the rate's gain is within the machine's noise.
- */
-const DISPATCHER_LIMITS = { maxYoungGenerationSizeMb: 16 };
 
 /**
  * The dispatcher of `svc serve`, run in a worker thread (dispatch-worker.ts); the
@@ -57,7 +49,11 @@ export function createDispatchWorker(
 
   function launch(): void {
     const workerData: DispatchWorkerData = { ...data, mainBusy: mainBusy.buffer };
-    const w = new Worker(workerFile(), { workerData, name: 'svc-webhooks', resourceLimits: DISPATCHER_LIMITS });
+    const w = new Worker(workerFile(), {
+      workerData,
+      name: 'svc-webhooks',
+      resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
+    });
     worker = w;
     let last = zero();
     ended = new Promise<void>((done) =>
