@@ -130,6 +130,31 @@ describe('401 unauthorized', () => {
     }
   });
 
+  it('keeps found keys when only last_used_at is written, and forgets them on any other change', async () => {
+    env = await createTestEnv();
+    const k = await env.key({ env: 'TEST' });
+    const epoch = () => env!.app.db.prepare('SELECT n FROM auth_epoch').pluck().get() as number;
+    const before = epoch();
+    env.app.db.prepare('UPDATE api_keys SET last_used_at = ?').run('2026-03-15T12:00:00.000Z');
+    expect(epoch()).toBe(before);
+    env.app.db
+      .prepare("UPDATE api_keys SET name = name || '-renamed' WHERE rowid = (SELECT min(rowid) FROM api_keys)")
+      .run();
+    expect(epoch()).toBe(before + 1);
+    await runCase(env, k, { name: 'still sends', body: email(), status: 202 });
+    // A column added to api_keys later must move the epoch too (migration 0015 lists them).
+    const trigger = env.app.db
+      .prepare("SELECT sql FROM sqlite_master WHERE name = 'api_keys_epoch_update'")
+      .pluck()
+      .get() as string;
+    const columns = (env.app.db.pragma('table_info(api_keys)') as { name: string }[]).map((c) => c.name);
+    const listed = /UPDATE OF ([^]*?) ON api_keys/
+      .exec(trigger)![1]!
+      .split(',')
+      .map((c) => c.trim());
+    expect(listed.sort()).toEqual(columns.filter((c) => c !== 'last_used_at').sort());
+  });
+
   it('refuses a key from its expires_at on, and never expires a key without one', async () => {
     env = await createTestEnv();
     const expires = new Date(env.clock.now() + 3600_000).toISOString();
