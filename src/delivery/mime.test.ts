@@ -1,7 +1,8 @@
 import { PassThrough } from 'node:stream';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { describe, expect, it } from 'vitest';
-import { serialize } from './mime.ts';
+import RelaxedBody from 'nodemailer/lib/dkim/relaxed-body';
+import { relaxedBodyHash, serialize } from './mime.ts';
 
 type Mail = ConstructorParameters<typeof MailComposer>[0];
 
@@ -98,5 +99,44 @@ describe('serialize (synchronous writer of nodemailer MIME trees)', () => {
     body.end('streamed');
     expect(serialize(new MailComposer({ ...base, text: body }).compile())).toBeNull();
     expect(serialize(new MailComposer({ raw: 'Subject: x\r\n\r\nbody\r\n' }).compile())).toBeNull();
+  });
+});
+
+/** nodemailer's streaming relaxed body hash, fed the whole body as the signer fed it. */
+function nodemailerRelaxedHash(body: Buffer): string {
+  const relaxed = new RelaxedBody({ hashAlgo: 'sha256' });
+  let hash = '';
+  relaxed.once('hash', (h: string) => (hash = h));
+  relaxed.updateHash(body);
+  relaxed._flush(() => {});
+  return hash;
+}
+
+describe('relaxedBodyHash (DKIM relaxed body canonicalization)', () => {
+  it.each([
+    ['empty', ''],
+    ['only line breaks', '\r\n\r\n\n'],
+    ['only whitespace', ' \t \r\n  '],
+    ['no final line break', 'abc'],
+    ['trailing whitespace at the end', 'abc \t '],
+    ['whitespace runs and tabs', 'a  b\t\tc \t d\r\n'],
+    ['whitespace before CRLF and bare LF', 'a \r\nb\t\nc'],
+    ['empty lines inside and at the end', 'a\r\n\r\n \r\nb\r\n\r\n\r\n'],
+    ['lone CR inside, before whitespace, and at the end', 'a\rb \r \nc\r\r\nd\r'],
+    ['8-bit bytes', 'Gr\xfc\xdfe \xe9  \r\n'],
+  ])('hashes as nodemailer does: %s', (_name, text) => {
+    const body = Buffer.from(text, 'latin1');
+    expect(relaxedBodyHash(body)).toBe(nodemailerRelaxedHash(body));
+  });
+
+  it('hashes as nodemailer does on 3,000 random bodies of spaces, tabs, CR, LF and text', () => {
+    const alphabet = [' ', '\t', '\r', '\n', '\r\n', 'a', 'b', '\xe9', '.'];
+    let seed = 42;
+    const next = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff);
+    for (let i = 0; i < 3000; i++) {
+      const text = Array.from({ length: next() % 40 }, () => alphabet[next() % alphabet.length]).join('');
+      const body = Buffer.from(text, 'latin1');
+      expect(relaxedBodyHash(body), JSON.stringify(text)).toBe(nodemailerRelaxedHash(body));
+    }
   });
 });
