@@ -182,11 +182,16 @@ export function relaxedBodyHash(body: Buffer): string {
 /** Bodies up to this size are hashed with regular expressions (relaxedBodyHash). */
 export const REGEX_HASH_MAX_BYTES = 1024 * 1024;
 
+/** What nodemailer's stream canonicalizes at a time: its working buffer is twice this. */
+const STREAM_PIECE_BYTES = 64 * 1024;
+
 function streamedRelaxedHash(body: Buffer): string {
   const relaxed = new RelaxedBody({ hashAlgo: 'sha256' });
   let hash = '';
   relaxed.once('hash', (h: string) => (hash = h));
-  for (let i = 0; i < body.length; i += 64 * 1024) relaxed.updateHash(body.subarray(i, i + 64 * 1024));
+  for (let i = 0; i < body.length; i += STREAM_PIECE_BYTES) {
+    relaxed.updateHash(body.subarray(i, i + STREAM_PIECE_BYTES));
+  }
   relaxed._flush(() => {});
   return hash;
 }
