@@ -27,7 +27,7 @@ export const errorRegistry = {
     smtp: [550, '5.1.1'],
     message: 'Every recipient is on the suppression list',
   },
-  request_validation_failed: { status: 422, smtp: [501, '5.5.4'], message: 'The request failed validation' },
+  request_validation_failed: { status: 422, smtp: [554, '5.6.0'], message: 'The request failed validation' },
   template_variable_missing: { status: 422, smtp: [554, '5.6.0'], message: 'A template variable was not supplied' },
   template_render_error: { status: 422, smtp: [554, '5.6.0'], message: 'The template could not be rendered' },
   not_found: { status: 404, smtp: [550, '5.1.0'], message: 'Not found' },
@@ -63,7 +63,7 @@ export const errorRegistry = {
   },
   trial_restricted: { status: 422, smtp: [550, '5.7.1'], message: 'The onboarding trial does not allow this' },
   plan_limit_exceeded: { status: 422, smtp: [550, '5.7.1'], message: "The organization's plan does not allow more" },
-  invalid_request: { status: 400, smtp: [501, '5.5.4'], message: 'The request is not valid' },
+  invalid_request: { status: 400, smtp: [554, '5.6.0'], message: 'The request is not valid' },
   internal_error: { status: 500, smtp: [451, '4.3.0'], message: 'Internal server error' },
   service_unavailable: { status: 503, smtp: [421, '4.3.2'], message: 'The service is shutting down or not ready' },
 } as const satisfies Record<string, ErrorSpec>;

@@ -8,12 +8,13 @@ import { createLogger, type Logger } from '../lib/logger.ts';
 import { initializeFirstStart } from '../accounts/index.ts';
 import { startDomainChecks } from '../domains/index.ts';
 import { createHttpServer } from '../http/server.ts';
+import { createSmtpRelay, isLoopback, RELAY_DEFAULTS, type SmtpRelay } from '../smtp/index.ts';
 import type { GlobalOptions } from './context.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const CONFIG_FLAGS = new Set(['dataDir', 'config', 'json']);
 
-/** svc serve: one process with the HTTP API (the SMTP relay and delivery join it in later versions). */
+/** svc serve: one process with the HTTP API, the SMTP relay, delivery, webhooks and the schedulers. */
 export async function serve(_args: string[], opts: Opts): Promise<void> {
   const flags = Object.fromEntries(Object.entries(opts).filter(([k]) => !CONFIG_FLAGS.has(k) || k === 'dataDir'));
   const loaded = loadConfig({ env: process.env, file: opts.config, flags });
@@ -41,8 +42,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     const port = typeof address === 'object' && address ? address.port : config.httpPort;
     const url = `${https ? 'https' : 'http'}://${config.httpHost}:${port}`;
     logger.info({ url, data_dir: config.dataDir, hostname: app.hostname }, 'svc is serving');
-    if (config.smtpPort !== 0)
-      logger.info('the SMTP relay is not part of this version yet; --smtp-port is accepted and unused');
+    const relay = await startRelay(app, config, https);
     await app.delivery().start();
     await app.webhookDispatcher().start();
     const checks = startDomainChecks({
@@ -55,11 +55,32 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     // Before the store closes: a domain check waiting on DNS is cancelled, not waited for.
     await checks.stop();
     // Stop accepting first; app.close() then lets deliveries in flight finish or return to the queue.
-    await server.close();
+    await Promise.all([server.close(), relay?.close()]);
   } finally {
     await app.close();
     logger.info('stopped');
   }
+}
+
+/** The SMTP relay on --smtp-host/--smtp-port (0 = off), with STARTTLS when a certificate is set. */
+async function startRelay(
+  app: App,
+  config: Config,
+  tls: { cert: Buffer; key: Buffer } | undefined,
+): Promise<SmtpRelay | undefined> {
+  if (config.smtpPort === 0) return undefined;
+  const relay = createSmtpRelay(app, {
+    ...RELAY_DEFAULTS,
+    host: config.smtpHost,
+    port: config.smtpPort,
+    tls,
+    plainAuth: isLoopback(config.smtpHost),
+    maxSessions: config.smtpMaxSessions,
+    idleTimeoutMs: config.smtpIdleTimeout,
+  });
+  const port = await relay.listen();
+  app.logger.info({ host: config.smtpHost, port, starttls: Boolean(tls) }, 'the SMTP relay is listening');
+  return relay;
 }
 
 /** On a data dir with no organization, `init` with generated credentials, printed once. */

@@ -20,6 +20,10 @@ export const configSchema = z.strictObject({
   httpPort: port.default(8080),
   smtpHost: z.string().min(1).default('127.0.0.1'),
   smtpPort: port.default(2587),
+  /** SMTP relay sessions at once; the next client is answered 421. */
+  smtpMaxSessions: z.coerce.number().int().min(1).max(100_000).default(100),
+  /** An SMTP relay session idle this long is closed (RFC 5321 §4.5.3.2.7: 5 minutes). */
+  smtpIdleTimeout: duration.default(parseDuration('5m')),
   tlsCert: z.string().optional(),
   tlsKey: z.string().optional(),
   publicUrl: z.url({ protocol: /^https?$/ }).optional(),

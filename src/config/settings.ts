@@ -31,6 +31,20 @@ export const SETTINGS: readonly SettingDoc[] = [
   },
   { key: 'smtpPort', value: 'port', description: 'SMTP relay port, 0 = off', default: '2587', example: 2587 },
   {
+    key: 'smtpMaxSessions',
+    value: 'n',
+    description: 'SMTP relay sessions at once, the next gets 421',
+    default: '100',
+    example: 100,
+  },
+  {
+    key: 'smtpIdleTimeout',
+    value: 'duration',
+    description: 'an idle SMTP relay session is closed',
+    default: '5m',
+    example: '5m',
+  },
+  {
     key: 'tlsCert',
     value: 'file',
     description: 'TLS certificate (PEM) for HTTPS and STARTTLS',

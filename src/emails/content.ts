@@ -26,11 +26,16 @@ export interface Attachment {
   content: Buffer;
 }
 
+/** True for a header name a client may not set (contract, send rule 4): the service writes these itself. */
+export function isReservedHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return RESERVED.has(lower) || lower.startsWith('x-service-');
+}
+
 /** Checks custom headers: reserved names 422, CR/LF in a value 400 (send rule 4). */
 export function checkHeaders(headers: Record<string, string>): void {
   for (const [name, value] of Object.entries(headers)) {
-    const lower = name.toLowerCase();
-    if (RESERVED.has(lower) || lower.startsWith('x-service-')) {
+    if (isReservedHeader(name)) {
       throw new AppError('reserved_email_header', `The header ${name} is reserved`, {
         code: 'reserved_email_header',
         header: name,

@@ -36,6 +36,8 @@ export interface NewEmail {
   trial?: boolean;
   /** The id of the email this one resends. */
   resent_from?: string | null;
+  /** A Message-ID the client gave (SMTP relay), without angle brackets; delivery makes one otherwise. */
+  message_id?: string | null;
 }
 
 export type EmailRow = Record<string, unknown> & { seq: number; id: string; project_id: string };
@@ -107,8 +109,8 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
     email: db.prepare(
       `INSERT INTO emails (id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails, cc_emails,
          bcc_emails, reply_to, subject, tags, headers, html_body, text_body, template_id, template_version, created_at,
-         dkim_signing_status, is_trial, resent_from)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         dkim_signing_status, is_trial, resent_from, message_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     tag: db.prepare('INSERT OR IGNORE INTO email_tags (email_seq, project_id, tag) VALUES (?, ?, ?)'),
     attachment: db.prepare(
@@ -160,6 +162,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
         live ? 'not_signed' : null,
         e.trial ? 1 : 0,
         e.resent_from ?? null,
+        e.message_id ?? null,
       ).lastInsertRowid,
     );
     for (const t of new Set(e.tags)) w.tag.run(seq, e.project_id, t);
@@ -311,6 +314,9 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
         deps.audit.record(a.actor, a.entry, a.atMs);
         return response;
       }),
+    /** Why `address` is on the project's suppression list, or null (the relay refuses it at RCPT). */
+    suppressionOf: (projectId: string, address: string): Promise<string | null> =>
+      Promise.resolve(deps.suppressions.findSync(projectId, address.toLowerCase())?.reason ?? null),
     findById: (id: string) => Promise.resolve(byId.get(id)),
     /** The stored attachments of an email, in their order. */
     listAttachments: (seq: number) => Promise.resolve(attachmentsOf.all(seq)),

@@ -20,6 +20,13 @@ import {
   type SendRequest,
 } from './schema.ts';
 
+/** Which door an email came through, and the Message-ID its client gave. */
+interface Origin {
+  source: NewEmail['source'];
+  messageId: string | null;
+}
+const API_ORIGIN: Origin = { source: 'API', messageId: null };
+
 /** Who is sending: the key's project and organization as the send rules need them. */
 export interface Sender {
   id: string;
@@ -123,7 +130,11 @@ export function createEmailsService(deps: EmailsDeps) {
     });
   }
 
-  async function buildEmail(sender: Sender, r: SendRequest): Promise<{ email: NewEmail; recipients: Recipient[] }> {
+  async function buildEmail(
+    sender: Sender,
+    r: SendRequest,
+    origin: Origin = API_ORIGIN,
+  ): Promise<{ email: NewEmail; recipients: Recipient[] }> {
     const headers = r.headers ?? {};
     checkHeaders(headers);
     const attachments = decodeAttachments(r.attachments ?? []);
@@ -138,7 +149,7 @@ export function createEmailsService(deps: EmailsDeps) {
       project_id: sender.project_id,
       api_key_id: sender.id,
       env: sender.env,
-      source: 'API',
+      source: origin.source,
       status: live ? 'QUEUED' : 'SIMULATED',
       from_email: r.from,
       from_name: r.from_name ?? null,
@@ -157,6 +168,7 @@ export function createEmailsService(deps: EmailsDeps) {
       attachments,
       event: { id: newId(now), type: live ? 'queued' : 'simulated', data: {} },
       trial: isTrial,
+      message_id: origin.messageId,
     };
     return { email, recipients };
   }
@@ -203,6 +215,24 @@ export function createEmailsService(deps: EmailsDeps) {
       } finally {
         release();
       }
+    },
+
+    /**
+     * Accepts one email that came through the SMTP relay, mapped into the same request
+     * `send` takes: the same rules, with source SMTP and the client's Message-ID kept.
+     */
+    async sendRelayed(sender: Sender, body: unknown, messageId: string | null): Promise<SendResponse> {
+      const r = parseInput(sendRequestSchema, body);
+      const { email, recipients } = await buildEmail(sender, r, { source: 'SMTP', messageId });
+      return (await repo.acceptEmail(email, recipients, acceptOptions(sender, null))).response;
+    },
+
+    /**
+     * Why a LIVE send to `address` would skip it (its suppression reason), or null. TEST
+     * sends ignore the list (contract, "States and transitions"). The relay asks at RCPT.
+     */
+    async suppressionOf(sender: Pick<Sender, 'env' | 'project_id'>, address: string): Promise<string | null> {
+      return sender.env === 'LIVE' ? repo.suppressionOf(sender.project_id, address) : null;
     },
 
     /** Accepts up to 100 emails, each on its own (batch rules 1–5). */

@@ -1,4 +1,5 @@
 import type { Clock } from '../lib/clock.ts';
+import { createFailureWindows } from '../lib/failure-windows.ts';
 
 export interface LoginThrottleLimits {
   /** Failed logins allowed per email address in a window. */
@@ -12,18 +13,11 @@ export interface LoginThrottleLimits {
 export const LOGIN_LIMITS: LoginThrottleLimits = { perAddress: 10, perIp: 30, windowMs: 15 * 60_000 };
 
 /**
- * Counts failed logins per address and per client IP in fixed windows that start at the
- * first failure, in memory (one process; several nodes would each count their own). The
+ * Counts failed logins per address and per client IP (createFailureWindows). The
  * address counts whether or not a user has it, so a 429 says nothing about who exists.
  */
 export function createLoginThrottle(clock: Clock, limits: LoginThrottleLimits = LOGIN_LIMITS) {
-  const windows = new Map<string, { start: number; failures: number }>();
-  const live = (key: string) => {
-    const w = windows.get(key);
-    if (w && clock.now() - w.start < limits.windowMs) return w;
-    windows.delete(key);
-    return undefined;
-  };
+  const failures = createFailureWindows(clock, limits.windowMs);
   const keysOf = (address: string, ip: string) =>
     [
       [`address:${address.toLowerCase()}`, limits.perAddress],
@@ -33,23 +27,15 @@ export function createLoginThrottle(clock: Clock, limits: LoginThrottleLimits = 
     /** Seconds until a login for `address` from `ip` may be tried again, or 0 when it may now. */
     retryAfter(address: string, ip: string): number {
       let wait = 0;
-      for (const [key, limit] of keysOf(address, ip)) {
-        const w = live(key);
-        if (w && w.failures >= limit) wait = Math.max(wait, w.start + limits.windowMs - clock.now());
-      }
+      for (const [key, limit] of keysOf(address, ip)) wait = Math.max(wait, failures.waitMs(key, limit));
       return Math.ceil(wait / 1000);
     },
     recordFailure(address: string, ip: string): void {
-      for (const [key] of keysOf(address, ip)) {
-        const w = live(key) ?? { start: clock.now(), failures: 0 };
-        w.failures++;
-        windows.set(key, w);
-      }
-      if (windows.size > 100_000) for (const key of [...windows.keys()]) live(key);
+      for (const [key] of keysOf(address, ip)) failures.recordFailure(key);
     },
     /** A successful login clears its address's failures (its IP's stay: one IP may guess many addresses). */
     recordSuccess(address: string): void {
-      windows.delete(`address:${address.toLowerCase()}`);
+      failures.clear(`address:${address.toLowerCase()}`);
     },
   };
 }

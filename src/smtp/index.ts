@@ -1,0 +1,8 @@
+export {
+  createSmtpRelay,
+  RELAY_DEFAULTS,
+  RELAY_USERNAME,
+  isLoopback,
+  type RelayOptions,
+  type SmtpRelay,
+} from './relay.ts';

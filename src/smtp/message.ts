@@ -1,0 +1,141 @@
+import type { AddressObject, EmailAddress, ParsedMail } from 'mailparser';
+import { AppError } from '../errors.ts';
+import { isReservedHeader } from '../emails/content.ts';
+
+/** The SMTP envelope of one message: MAIL FROM and the accepted RCPT TO addresses. */
+export interface Envelope {
+  mailFrom: string | null;
+  rcptTo: string[];
+}
+
+/** A relayed message as the send use case takes it: the API's request body, and the client's Message-ID. */
+export interface RelayedMessage {
+  request: Record<string, unknown>;
+  messageId: string | null;
+}
+
+/**
+ * Headers of a relayed message that are not carried over as custom headers: the
+ * structure of the MIME (svc writes its own) and the trace and authentication
+ * results of earlier hops. The contract's reserved names (send rule 4) are dropped
+ * too: in a message they are normal, and svc writes them from the fields.
+ */
+const STRUCTURAL = new Set([
+  'mime-version',
+  'sender',
+  'authentication-results',
+  'arc-seal',
+  'arc-message-signature',
+  'arc-authentication-results',
+  'received-spf',
+  'delivered-to',
+  'x-original-to',
+  'domainkey-signature',
+]);
+
+/** `X-Service-Tags: a, b` gives the email's tags (the relay's counterpart of the API's `tags`). */
+export const TAGS_HEADER = 'x-service-tags';
+
+/** RFC 5322 msg-id without its angle brackets: printable ASCII, one `@`, no spaces. */
+const MESSAGE_ID = /^[\x21-\x3b\x3d\x3f-\x7e]+@[\x21-\x3b\x3d\x3f-\x7e]+$/;
+
+/**
+ * Maps a parsed message and its envelope into the request `POST /v1/emails` takes
+ * (design/style.md: the relay "maps the parsed message into the same request").
+ *
+ * The envelope decides who receives, as in any MTA: To and Cc keep the header
+ * addresses that are also envelope recipients, every other envelope recipient
+ * becomes a bcc (never shown in a header), and a header address that is not in
+ * the envelope is not sent to (docs/decisions.md, "SMTP relay").
+ */
+export function toSendRequest(mail: ParsedMail, envelope: Envelope): RelayedMessage {
+  const inEnvelope = new Map(envelope.rcptTo.map((a) => [a.toLowerCase(), a]));
+  const taken = new Set<string>();
+  const pick = (list: string[]) =>
+    list.filter((a) => {
+      const k = a.toLowerCase();
+      if (!inEnvelope.has(k) || taken.has(k)) return false;
+      taken.add(k);
+      return true;
+    });
+  const to = pick(addressesOf(mail.to));
+  const cc = pick(addressesOf(mail.cc));
+  const bcc = [...inEnvelope].filter(([k]) => !taken.has(k)).map(([, a]) => a);
+  if (to.length === 0) {
+    throw new AppError(
+      'invalid_request',
+      'The To header names none of the envelope recipients; svc needs at least one To recipient',
+    );
+  }
+  const sender = mail.from?.value.find((v) => v.address);
+  const from = sender?.address ?? envelope.mailFrom;
+  if (!from) throw new AppError('invalid_request', 'The message has no From header and no envelope sender');
+  const { headers, tags } = customHeaders(mail);
+  const html = mail.html === false ? null : mail.html;
+  // With skipHtmlToText, an HTML-only message has an empty text: it had no text part.
+  const text = html !== null && !mail.text ? null : (mail.text ?? '');
+  const request: Record<string, unknown> = {
+    from,
+    from_name: sender?.name ? sender.name : null,
+    to,
+    cc: cc.length ? cc : null,
+    bcc: bcc.length ? bcc : null,
+    reply_to: mail.replyTo ? addressesOf(mail.replyTo) : null,
+    subject: mail.subject ?? '',
+    html,
+    text,
+    headers,
+    tags,
+    attachments: mail.attachments.map((a, i) => ({
+      filename: a.filename ?? `attachment-${i + 1}`,
+      content_type: a.contentType,
+      content_base64: a.content.toString('base64'),
+    })),
+  };
+  return { request, messageId: messageIdOf(mail.messageId) };
+}
+
+/** Every address of an address header, groups flattened. */
+function addressesOf(field: AddressObject | AddressObject[] | undefined): string[] {
+  const out: string[] = [];
+  const walk = (list: EmailAddress[]) => {
+    for (const v of list) {
+      if (v.group) walk(v.group);
+      else if (v.address) out.push(v.address);
+    }
+  };
+  for (const o of Array.isArray(field) ? field : field ? [field] : []) walk(o.value);
+  return out;
+}
+
+/** The message's own headers that svc carries over, in their written case, unfolded; the first of repeats. */
+function customHeaders(mail: ParsedMail): { headers: Record<string, string>; tags: string[] } {
+  const headers: Record<string, string> = {};
+  const seen = new Set<string>();
+  let tags: string[] = [];
+  for (const { key, line } of mail.headerLines) {
+    const colon = line.indexOf(':');
+    const name = line.slice(0, colon).trim();
+    const value = line
+      .slice(colon + 1)
+      .replace(/\r?\n(?=[ \t])/g, '')
+      .trim();
+    if (key === TAGS_HEADER) {
+      tags = value
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean);
+      continue;
+    }
+    if (isReservedHeader(key) || STRUCTURAL.has(key) || key.startsWith('content-') || seen.has(key)) continue;
+    seen.add(key);
+    headers[name] = value;
+  }
+  return { headers, tags };
+}
+
+/** The client's Message-ID without brackets, or null when it has none or one svc could not write back. */
+function messageIdOf(raw: string | undefined): string | null {
+  const id = raw?.trim().replace(/^<|>$/g, '');
+  return id && id.length <= 255 && MESSAGE_ID.test(id) ? id : null;
+}

@@ -1,0 +1,238 @@
+import { isIP } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { simpleParser } from 'mailparser';
+import {
+  SMTPServer,
+  type SMTPServerAuthentication,
+  type SMTPServerDataStream,
+  type SMTPServerSession,
+} from 'smtp-server';
+import type { App } from '../app.ts';
+import { AppError } from '../errors.ts';
+import { createFailureWindows } from '../lib/failure-windows.ts';
+import { assertAllowed, type KeyPrincipal } from '../keys/index.ts';
+import { LIMITS, requestRateOf } from '../limits/index.ts';
+import { toSendRequest } from './message.ts';
+import { reply, smtpReplyOf, useOwnEnhancedCodes, type SmtpReplyError } from './replies.ts';
+
+/** The contract's SMTP username: the password is an API key (interface.md, "SMTP relay"). */
+export const RELAY_USERNAME = 'apikey';
+
+export interface RelayOptions {
+  host: string;
+  port: number;
+  /** A certificate offers STARTTLS. */
+  tls?: { cert: Buffer; key: Buffer } | undefined;
+  /** AUTH without TLS: `svc serve` allows it only on a loopback listener (isLoopback). */
+  plainAuth: boolean;
+  /** Sessions at once; the next one is answered 421 and closed. */
+  maxSessions: number;
+  /** A session idle this long is answered 421 and closed. */
+  idleTimeoutMs: number;
+  /** How long a stopping relay lets sessions finish before it closes them. */
+  closeTimeoutMs: number;
+  /** Failed AUTH per client IP in a window, then 454 until the window ends. */
+  authFailures: { perIp: number; windowMs: number };
+}
+
+/** The defaults of `svc serve`: RFC 5321 §4.5.3.2.7 gives a server 5 minutes of patience. */
+export const RELAY_DEFAULTS = {
+  idleTimeoutMs: 5 * 60_000,
+  closeTimeoutMs: 10_000,
+  authFailures: { perIp: 10, windowMs: 15 * 60_000 },
+} as const;
+
+export interface SmtpRelay {
+  /** Starts listening; resolves with the port (a real one when `port` was 0). */
+  listen(): Promise<number>;
+  /** Stops taking sessions, lets those in flight finish for closeTimeoutMs, then closes them. */
+  close(): Promise<void>;
+  /** Sessions open now. */
+  sessions(): number;
+}
+
+interface RelayUser {
+  token: string;
+}
+
+const LOOPBACK = new Set(['localhost', '::1']);
+/** A listen address only this machine can reach. */
+export const isLoopback = (host: string) => LOOPBACK.has(host) || (isIP(host) === 4 && host.startsWith('127.'));
+
+/**
+ * The SMTP relay (issue 14): a door like the HTTP API. A session authenticates with
+ * user `apikey` and an API key; each message is parsed (mailparser), mapped into the
+ * request `POST /v1/emails` takes and given to the same send use case, and answered
+ * 250 only once its transaction is committed. Every refusal is the error registry's
+ * SMTP reply (errors.ts).
+ */
+export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
+  const failures = createFailureWindows(app.clock, opts.authFailures.windowMs);
+  const insecureAuth = opts.plainAuth;
+
+  /** The session's key, checked again for each message: a revocation applies to an open session too. */
+  function principalOf(session: SMTPServerSession): KeyPrincipal {
+    const user = session.user as RelayUser | undefined;
+    if (!user) throw new AppError('unauthorized', 'Authentication required');
+    const principal = app.keys.authenticate(user.token);
+    assertAllowed(principal.permissions, 'send');
+    return principal;
+  }
+
+  function onAuth(
+    auth: SMTPServerAuthentication,
+    session: SMTPServerSession,
+    done: (err: Error | null | undefined, response?: { user: RelayUser }) => void,
+  ): void {
+    const ip = session.remoteAddress;
+    const wait = failures.waitMs(ip, opts.authFailures.perIp);
+    if (wait > 0) {
+      return done(
+        reply(454, '4.7.0', `Too many failed authentications from ${ip}; try again in ${Math.ceil(wait / 1000)} s`),
+      );
+    }
+    try {
+      if (auth.username !== RELAY_USERNAME) {
+        throw new AppError('unauthorized', `The username is "${RELAY_USERNAME}" and the password an API key`);
+      }
+      const principal = app.keys.authenticate(auth.password ?? undefined);
+      try {
+        assertAllowed(principal.permissions, 'send');
+      } catch {
+        // The key is right, it only may not send: not a guess, so not counted.
+        return done(reply(535, '5.7.8', `This API key is ${principal.permissions} and cannot send email`));
+      }
+      done(null, { user: { token: auth.password! } });
+    } catch (e) {
+      failures.recordFailure(ip);
+      done(smtpReplyOf(e));
+    }
+  }
+
+  function onMailFrom(_address: unknown, session: SMTPServerSession, done: (err?: Error | null) => void): void {
+    try {
+      const principal = principalOf(session);
+      // One message is one request against the key's rate (decisions.md, "Plans, volume and rate limits").
+      const limit = requestRateOf(principal.plan, principal.rate_limit_per_second, app.config.rateLimitPerSecond);
+      if (limit !== null && !app.rateLimiter.hit(principal.id, limit).allowed) {
+        throw new AppError('rps_exceeded', `More than ${limit} messages per second for this key; try again shortly`);
+      }
+      done();
+    } catch (e) {
+      done(smtpReplyOf(e));
+    }
+  }
+
+  function onRcptTo(
+    address: { address: string },
+    session: SMTPServerSession,
+    done: (err?: Error | null) => void,
+  ): void {
+    let principal: KeyPrincipal;
+    try {
+      principal = principalOf(session);
+    } catch (e) {
+      return done(smtpReplyOf(e));
+    }
+    // A suppressed recipient is refused here, so the client learns it per address
+    // (the API lists it in skipped_recipients; all suppressed is 550 5.1.1 there too).
+    app.emails.suppressionOf(principal, address.address).then(
+      (reason) =>
+        done(reason ? reply(550, '5.1.1', `${address.address} is on the suppression list (${reason})`) : null),
+      (e: unknown) => done(smtpReplyOf(e)),
+    );
+  }
+
+  function onData(
+    stream: SMTPServerDataStream,
+    session: SMTPServerSession,
+    done: (err?: Error | null, message?: string) => void,
+  ): void {
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => {
+      // Over SIZE the rest is read and dropped: smtp-server answers 552 5.3.4 (rejectOversized).
+      if (!stream.sizeExceeded) chunks.push(chunk);
+    });
+    // The client went away before the final dot: nothing was stored, nothing will be.
+    stream.on('error', () => (chunks.length = 0));
+    stream.on('end', () => {
+      if (stream.sizeExceeded) return done(reply(552, '5.3.4', 'The message is larger than the SIZE limit'));
+      const envelope = {
+        mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null,
+        rcptTo: session.envelope.rcptTo.map((r) => r.address),
+      };
+      accept(Buffer.concat(chunks), envelope, session).then(
+        (id) => done(null, `Ok: queued as ${id}`),
+        (e: unknown) => done(failureOf(e, session)),
+      );
+    });
+  }
+
+  async function accept(
+    raw: Buffer,
+    envelope: { mailFrom: string | null; rcptTo: string[] },
+    session: SMTPServerSession,
+  ): Promise<string> {
+    const principal = principalOf(session);
+    const mail = await simpleParser(raw, {
+      skipHtmlToText: true,
+      skipTextToHtml: true,
+      skipImageLinks: true,
+      skipTextLinks: true,
+      keepCidLinks: true,
+    });
+    const { request, messageId } = toSendRequest(mail, envelope);
+    const response = await app.emails.sendRelayed(principal, request, messageId);
+    return response.id;
+  }
+
+  function failureOf(e: unknown, session: SMTPServerSession): SmtpReplyError {
+    if (!(e instanceof AppError)) app.logger.error({ err: e, session: session.id }, 'SMTP relay: a message failed');
+    return smtpReplyOf(e);
+  }
+
+  const server = new SMTPServer({
+    name: app.hostname,
+    banner: 'svc ESMTP relay',
+    size: LIMITS.messageBytes,
+    rejectOversized: true,
+    maxRecipients: LIMITS.recipientsPerEmail,
+    maxClients: opts.maxSessions,
+    socketTimeout: opts.idleTimeoutMs,
+    closeTimeout: opts.closeTimeoutMs,
+    authMethods: ['PLAIN', 'LOGIN'],
+    allowInsecureAuth: insecureAuth,
+    hideENHANCEDSTATUSCODES: false,
+    hideDSN: true,
+    hideREQUIRETLS: true,
+    disabledCommands: opts.tls ? [] : ['STARTTLS'],
+    ...(opts.tls ? { cert: opts.tls.cert, key: opts.tls.key } : {}),
+    disableReverseLookup: true,
+    logger: false,
+    onAuth,
+    onMailFrom,
+    onRcptTo,
+    onData,
+  });
+  useOwnEnhancedCodes(server);
+  server.on('error', (err) => app.logger.warn({ err }, 'SMTP relay: a session failed'));
+  if (!opts.tls && !insecureAuth) {
+    app.logger.warn(
+      { host: opts.host },
+      'the SMTP relay listens beyond loopback without --tls-cert/--tls-key: clients cannot authenticate',
+    );
+  }
+
+  return {
+    listen: () =>
+      new Promise((resolve, reject) => {
+        server.server.once('error', reject);
+        server.listen(opts.port, opts.host, () => {
+          server.server.off('error', reject);
+          resolve((server.server.address() as AddressInfo).port);
+        });
+      }),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+    sessions: () => server.connections.size,
+  };
+}

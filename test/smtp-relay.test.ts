@@ -1,0 +1,536 @@
+import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import nodemailer from 'nodemailer';
+import { simpleParser } from 'mailparser';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSmtpRelay, RELAY_DEFAULTS, type RelayOptions, type SmtpRelay } from '../src/smtp/index.ts';
+import { count, createTestEnv, verifyDomain, type TestEnv } from './harness.ts';
+import { smtpTalk, type SmtpTalk } from './peers/smtp-talk.ts';
+import { makeCertificate } from './peers/certificates.ts';
+import { startDnsServer } from './peers/dns.ts';
+import { startMxPeer } from './peers/mx.ts';
+import { settle, startDeliveryEnv, verifyDkim } from './delivery-helpers.ts';
+
+let env: TestEnv;
+let relay: SmtpRelay | undefined;
+const cleanups: (() => Promise<void> | void)[] = [];
+
+afterEach(async () => {
+  await relay?.close();
+  relay = undefined;
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function startRelay(e: TestEnv, options: Partial<RelayOptions> = {}): Promise<number> {
+  relay = createSmtpRelay(e.app, {
+    ...RELAY_DEFAULTS,
+    host: '127.0.0.1',
+    port: 0,
+    plainAuth: true,
+    maxSessions: 20,
+    idleTimeoutMs: 10_000,
+    closeTimeoutMs: 50,
+    ...options,
+  });
+  return relay.listen();
+}
+
+async function testEnv(plan?: 'FREE' | 'UNLIMITED'): Promise<TestEnv> {
+  env = await createTestEnv({}, plan);
+  cleanups.push(() => env.close());
+  return env;
+}
+
+function transport(port: number, pass: string, extra: Record<string, unknown> = {}) {
+  return nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    ignoreTLS: true,
+    auth: { user: 'apikey', pass },
+    ...extra,
+  });
+}
+
+/** The id of the key created last. */
+const lastKeyId = (e: TestEnv) =>
+  (e.app.db.prepare('SELECT id FROM api_keys ORDER BY rowid DESC LIMIT 1').get() as { id: string }).id;
+const idOf = (response: string) => /queued as (\S+)/.exec(response)?.[1] ?? '';
+const emailRow = (id: string) => env.app.db.prepare('SELECT * FROM emails WHERE id = ?').get(id) as Record<string, any>;
+
+/** A session that has said EHLO and authenticated with `key` (AUTH PLAIN). */
+async function authed(port: number, key: string): Promise<SmtpTalk> {
+  const s = await smtpTalk(port);
+  cleanups.push(() => s.close());
+  expect(await s.reply()).toMatch(/^220 /);
+  await s.send('EHLO client.test');
+  expect(await s.send(`AUTH PLAIN ${Buffer.from(`\0apikey\0${key}`).toString('base64')}`)).toMatch(/^235 /);
+  return s;
+}
+
+/** Sends one message on `s` by hand; resolves with the reply to its final dot. */
+async function data(s: SmtpTalk, from: string, to: string[], body: string): Promise<string> {
+  const mail = await s.send(`MAIL FROM:<${from}>`);
+  if (!mail.startsWith('250')) return mail;
+  for (const t of to) await s.send(`RCPT TO:<${t}>`);
+  const go = await s.send('DATA');
+  if (!go.startsWith('354')) return go;
+  s.write(`${body.replace(/\r?\n/g, '\r\n')}\r\n.\r\n`);
+  return s.reply();
+}
+
+const simple = (to = 'a@example.net', subject = 'Hi') =>
+  `From: News <news@example.com>\nTo: ${to}\nSubject: ${subject}\n\nHello\n`;
+
+describe('sessions', () => {
+  it('greets, and its EHLO offers PIPELINING, 8BITMIME, SMTPUTF8, SIZE 25 MiB and AUTH PLAIN LOGIN', async () => {
+    await startRelay(await testEnv()).then(async (port) => {
+      const s = await smtpTalk(port);
+      cleanups.push(() => s.close());
+      expect(await s.reply()).toMatch(/^220 .*ESMTP/);
+      const ehlo = await s.send('EHLO client.test');
+      for (const ext of [
+        'PIPELINING',
+        '8BITMIME',
+        'SMTPUTF8',
+        'ENHANCEDSTATUSCODES',
+        'SIZE 26214400',
+        'AUTH PLAIN LOGIN',
+      ]) {
+        expect(ehlo.split('\r\n')).toContain(`250${ehlo.endsWith(ext) ? ' ' : '-'}${ext}`);
+      }
+      // No certificate, no STARTTLS (and never smtp-server's built-in test certificate).
+      expect(ehlo).not.toContain('STARTTLS');
+    });
+  });
+
+  it('answers MAIL without AUTH with 530 5.7.0', async () => {
+    const port = await startRelay(await testEnv());
+    const s = await smtpTalk(port);
+    cleanups.push(() => s.close());
+    await s.reply();
+    await s.send('EHLO client.test');
+    expect(await s.send('MAIL FROM:<news@example.com>')).toMatch(/^530 5\.7\.0 /);
+  });
+
+  it.each([
+    { name: 'a wrong password', user: 'apikey', pass: 'svc_test_wrong' },
+    { name: 'another username', user: 'admin', pass: 'KEY' },
+    { name: 'no key at all', user: 'apikey', pass: 'hunter2' },
+  ])('refuses AUTH with $name: 535 5.7.8', async ({ user, pass }) => {
+    const e = await testEnv();
+    const key = await e.key();
+    const port = await startRelay(e);
+    const err = await transport(port, pass === 'KEY' ? key : pass, {
+      auth: { user, pass: pass === 'KEY' ? key : pass },
+    })
+      .sendMail({ from: 'news@example.com', to: 'a@example.net', subject: 'x', text: 'x' })
+      .catch((x: { response?: string }) => x);
+    expect((err as { response?: string }).response).toMatch(/^535 5\.7\.8 /);
+    expect(count(e, 'emails')).toBe(0);
+  });
+
+  it('refuses a revoked and an expired key with 535 5.7.8, and a READ_ONLY key with a clear 535', async () => {
+    const e = await testEnv();
+    const port = await startRelay(e);
+    const revoked = await e.key();
+    await e.app.keys.revokeKey(lastKeyId(e));
+    const expired = await e.key({ expires_at: new Date(e.clock.now() + 1000).toISOString() });
+    e.clock.advance(2000);
+    const readOnly = await e.key({ permissions: 'READ_ONLY' });
+    for (const [key, text] of [
+      [revoked, /^535 5\.7\.8 .*revoked/],
+      [expired, /^535 5\.7\.8 .*expired/],
+      [readOnly, /^535 5\.7\.8 This API key is READ_ONLY and cannot send/],
+    ] as const) {
+      const s = await smtpTalk(port);
+      cleanups.push(() => s.close());
+      await s.reply();
+      await s.send('EHLO client.test');
+      expect(await s.send(`AUTH PLAIN ${Buffer.from(`\0apikey\0${key}`).toString('base64')}`)).toMatch(text);
+    }
+  });
+
+  it('applies a revocation to an open session at its next message', async () => {
+    const e = await testEnv();
+    const key = await e.key();
+    const port = await startRelay(e);
+    const s = await authed(port, key);
+    expect(await data(s, 'news@example.com', ['a@example.net'], simple())).toMatch(/^250 /);
+    await e.app.keys.revokeKey(lastKeyId(e));
+    expect(await s.send('MAIL FROM:<news@example.com>')).toMatch(/^535 5\.7\.8 .*revoked/);
+    expect(count(e, 'emails')).toBe(1);
+  });
+
+  it('rate-limits failed AUTH per client IP: 454 4.7.0 after 10 failures, until the window ends', async () => {
+    const e = await testEnv();
+    const key = await e.key();
+    const port = await startRelay(e, { authFailures: { perIp: 10, windowMs: 60_000 } });
+    const s = await smtpTalk(port);
+    cleanups.push(() => s.close());
+    await s.reply();
+    await s.send('EHLO client.test');
+    const bad = `AUTH PLAIN ${Buffer.from('\0apikey\0svc_test_nope').toString('base64')}`;
+    for (let i = 0; i < 10; i++) expect(await s.send(bad)).toMatch(/^535 5\.7\.8 /);
+    const good = `AUTH PLAIN ${Buffer.from(`\0apikey\0${key}`).toString('base64')}`;
+    expect(await s.send(good)).toMatch(/^454 4\.7\.0 Too many failed authentications from .*try again in 60 s/);
+    e.clock.advance(60_000);
+    expect(await s.send(good)).toMatch(/^235 /);
+  });
+
+  it('drops an idle session with 421 after the idle timeout', async () => {
+    const port = await startRelay(await testEnv(), { idleTimeoutMs: 150 });
+    const s = await smtpTalk(port);
+    cleanups.push(() => s.close());
+    await s.reply();
+    expect(await s.reply()).toMatch(/^421 .*Timeout/);
+    await s.closed;
+  });
+
+  it('answers a session over the limit with 421 and closes it', async () => {
+    const port = await startRelay(await testEnv(), { maxSessions: 2 });
+    const a = await smtpTalk(port);
+    const b = await smtpTalk(port);
+    cleanups.push(
+      () => a.close(),
+      () => b.close(),
+    );
+    expect(await a.reply()).toMatch(/^220 /);
+    expect(await b.reply()).toMatch(/^220 /);
+    const c = await smtpTalk(port);
+    cleanups.push(() => c.close());
+    expect(await c.reply()).toMatch(/^421 .*Too many connected clients/);
+    await c.closed;
+    expect(relay!.sessions()).toBe(2);
+  });
+});
+
+describe('STARTTLS', () => {
+  it('refuses AUTH before STARTTLS on a non-loopback listener, and takes it after, with a self-signed certificate', async () => {
+    const e = await testEnv();
+    const key = await e.key();
+    const cert = await makeCertificate({ names: ['relay.svc.test'], ips: ['127.0.0.1'] });
+    const port = await startRelay(e, {
+      plainAuth: false,
+      tls: { cert: Buffer.from(cert.cert), key: Buffer.from(cert.key) },
+    });
+    const s = await smtpTalk(port);
+    cleanups.push(() => s.close());
+    await s.reply();
+    const ehlo = await s.send('EHLO client.test');
+    expect(ehlo).toContain('250-STARTTLS');
+    expect(await s.send(`AUTH PLAIN ${Buffer.from(`\0apikey\0${key}`).toString('base64')}`)).toMatch(/^538 /);
+
+    const t = transport(port, key, { ignoreTLS: false, requireTLS: true, tls: { ca: cert.ca } });
+    const info = await t.sendMail({ from: 'news@example.com', to: 'a@example.net', subject: 'Over TLS', text: 'x' });
+    expect(info.response).toMatch(/^250 /);
+    expect(emailRow(idOf(info.response))).toMatchObject({ subject: 'Over TLS', source: 'SMTP' });
+    // A client that does not trust the certificate does not send.
+    const untrusted = await transport(port, key, { ignoreTLS: false, requireTLS: true })
+      .sendMail({ from: 'news@example.com', to: 'a@example.net', subject: 'x', text: 'x' })
+      .catch((x: Error) => x);
+    expect(untrusted).toBeInstanceOf(Error);
+    expect(count(e, 'emails')).toBe(1);
+  });
+});
+
+describe('messages', () => {
+  it('stores what the client sent: addresses, non-ASCII text, HTML, attachments, headers, Message-ID, tags', async () => {
+    const e = await testEnv();
+    const key = await e.key();
+    const port = await startRelay(e);
+    const pdf = randomBytes(50_000);
+    const info = await transport(port, key).sendMail({
+      from: { name: 'Zoë Ünïcode', address: 'news@example.com' },
+      to: ['a@example.net', 'B <b@example.net>'],
+      cc: 'c@example.net',
+      bcc: 'hidden@example.net',
+      replyTo: 'support@example.com',
+      subject: 'Grüße aus 東京 ✓',
+      text: 'Hallo Wörld\n東京 ✓',
+      html: '<p>Grüße <b>東京</b></p>',
+      messageId: '<order-42@shop.example>',
+      headers: {
+        'X-Campaign': 'winter',
+        'List-Unsubscribe': '<https://example.com/u>',
+        'X-Service-Tags': 'orders, winter',
+        'X-Service-Internal': 'dropped',
+      },
+      attachments: [
+        { filename: 'résumé 東京.pdf', content: pdf, contentType: 'application/pdf' },
+        { filename: 'data.csv', content: 'a,b\n1,2\n', contentType: 'text/csv' },
+      ],
+    });
+    expect(info.response).toMatch(/^250 2\.6\.0 Ok: queued as [0-9a-f-]{36}$/);
+    expect(info.accepted).toHaveLength(4);
+    const id = idOf(info.response);
+    const got = await e.app.emails.get(e.init.project_id, id);
+    expect(got).toMatchObject({
+      status: 'SIMULATED',
+      source: 'SMTP',
+      from_email: 'news@example.com',
+      from_name: 'Zoë Ünïcode',
+      to_emails: ['a@example.net', 'b@example.net'],
+      cc_emails: ['c@example.net'],
+      bcc_emails: ['hidden@example.net'],
+      reply_to: ['support@example.com'],
+      subject: 'Grüße aus 東京 ✓',
+      text_body: 'Hallo Wörld\n東京 ✓',
+      html_body: '<p>Grüße <b>東京</b></p>',
+      message_id: 'order-42@shop.example',
+      tags: ['orders', 'winter'],
+    });
+    expect(got.headers).toEqual({ 'X-Campaign': 'winter', 'List-Unsubscribe': '<https://example.com/u>' });
+    const files = e.app.db
+      .prepare(
+        'SELECT filename, content_type, content FROM attachments a JOIN emails e ON e.seq = a.email_seq WHERE e.id = ? ORDER BY position',
+      )
+      .all(id) as { filename: string; content_type: string; content: Buffer }[];
+    expect(files.map((f) => [f.filename, f.content_type])).toEqual([
+      ['résumé 東京.pdf', 'application/pdf'],
+      ['data.csv', 'text/csv'],
+    ]);
+    expect(files[0]!.content.equals(pdf)).toBe(true);
+    expect(files[1]!.content.toString()).toBe('a,b\n1,2\n');
+  });
+
+  it('makes envelope-only recipients bcc, and does not send to header addresses outside the envelope', async () => {
+    const e = await testEnv();
+    const key = await e.key();
+    const port = await startRelay(e);
+    const info = await transport(port, key).sendMail({
+      envelope: { from: 'bounces@example.com', to: ['a@example.net', 'secret@example.org'] },
+      from: 'news@example.com',
+      to: ['a@example.net', 'not-in-envelope@example.net'],
+      subject: 'Envelope',
+      text: 'x',
+    });
+    const got = await e.app.emails.get(e.init.project_id, idOf(info.response));
+    expect(got).toMatchObject({
+      from_email: 'news@example.com',
+      to_emails: ['a@example.net'],
+      cc_emails: null,
+      bcc_emails: ['secret@example.org'],
+    });
+  });
+
+  it('keeps an HTML-only message HTML-only, and takes 8-bit UTF-8 headers under SMTPUTF8', async () => {
+    const e = await testEnv();
+    const key = await e.key();
+    const port = await startRelay(e);
+    const s = await authed(port, key);
+    expect(await s.send('MAIL FROM:<news@example.com> SMTPUTF8 BODY=8BITMIME')).toMatch(/^250 /);
+    await s.send('RCPT TO:<a@example.net>');
+    await s.send('DATA');
+    s.write(
+      [
+        'From: Ünï <news@example.com>',
+        'To: Jürgen <a@example.net>',
+        'Subject: Grüße',
+        'MIME-Version: 1.0',
+        'Content-Type: text/html; charset=utf-8',
+        'Content-Transfer-Encoding: 8bit',
+        '',
+        '<p>Grüße</p>',
+        '.',
+        '',
+      ].join('\r\n'),
+    );
+    const r = await s.reply();
+    expect(r).toMatch(/^250 /);
+    const got = await e.app.emails.get(e.init.project_id, idOf(r));
+    expect(got).toMatchObject({ from_name: 'Ünï', to_emails: ['a@example.net'], subject: 'Grüße' });
+    // The line break before the final dot ends the body's last line: it is part of the body.
+    expect(got.html_body).toBe('<p>Grüße</p>\n');
+    expect(got.text_body).toBeNull();
+  });
+
+  it('answers a message with no envelope recipient in To with 554 5.6.0 and a clear text', async () => {
+    const e = await testEnv();
+    const port = await startRelay(e);
+    const s = await authed(port, await e.key());
+    const r = await data(s, 'news@example.com', ['b@example.net'], simple('a@example.net'));
+    expect(r).toMatch(/^554 5\.6\.0 The To header names none of the envelope recipients/);
+    expect(count(e, 'emails')).toBe(0);
+  });
+
+  it('answers a message that fails the API request rules with 554 5.6.0 naming the field', async () => {
+    const e = await testEnv();
+    const port = await startRelay(e);
+    const s = await authed(port, await e.key());
+    const r = await data(s, 'news@example.com', ['a@example.net'], simple('a@example.net', 'x'.repeat(1000)));
+    expect(r).toMatch(/^554 5\.6\.0 The request failed validation: subject: /);
+    expect(count(e, 'emails')).toBe(0);
+  });
+
+  it('leaves nothing when the client disconnects in the middle of DATA', async () => {
+    const e = await testEnv();
+    const port = await startRelay(e);
+    const s = await authed(port, await e.key());
+    await s.send('MAIL FROM:<news@example.com>');
+    await s.send('RCPT TO:<a@example.net>');
+    expect(await s.send('DATA')).toMatch(/^354 /);
+    s.write('From: news@example.com\r\nTo: a@example.net\r\nSubject: cut\r\n\r\nhalf a mess');
+    s.close();
+    await s.closed;
+    // A new session's complete message is the only one stored.
+    const t = await authed(port, await e.key());
+    expect(await data(t, 'news@example.com', ['a@example.net'], simple())).toMatch(/^250 /);
+    expect(count(e, 'emails')).toBe(1);
+    expect(emailRow((e.app.db.prepare('SELECT id FROM emails').get() as { id: string }).id).subject).toBe('Hi');
+  });
+});
+
+describe('limits', () => {
+  it('refuses a declared SIZE over 25 MiB at MAIL, and a larger streamed message with 552 5.3.4', async () => {
+    const e = await testEnv();
+    const port = await startRelay(e);
+    const s = await authed(port, await e.key());
+    expect(await s.send(`MAIL FROM:<news@example.com> SIZE=${25 * 1024 * 1024 + 1}`)).toMatch(/^552 5\.3\.4 /);
+    const line = `${'x'.repeat(998)}\r\n`;
+    const body = `From: news@example.com\r\nTo: a@example.net\r\nSubject: big\r\n\r\n${line.repeat(26 * 1050)}`;
+    expect(await data(s, 'news@example.com', ['a@example.net'], body)).toMatch(/^552 5\.3\.4 /);
+    expect(count(e, 'emails')).toBe(0);
+    // The session goes on.
+    expect(await data(s, 'news@example.com', ['a@example.net'], simple())).toMatch(/^250 /);
+  });
+
+  it('answers the 51st recipient with 452 4.5.3', async () => {
+    const e = await testEnv();
+    const port = await startRelay(e);
+    const s = await authed(port, await e.key());
+    await s.send('MAIL FROM:<news@example.com>');
+    for (let i = 0; i < 50; i++) expect(await s.send(`RCPT TO:<r${i}@example.net>`)).toMatch(/^250 /);
+    expect(await s.send('RCPT TO:<r50@example.net>')).toMatch(/^452 4\.5\.3 /);
+  });
+});
+
+describe('LIVE sends', () => {
+  async function liveEnv(plan: 'FREE' | 'UNLIMITED' = 'UNLIMITED') {
+    const e = await testEnv(plan);
+    verifyDomain(e, 'example.com');
+    return { e, key: await e.key({ env: 'LIVE' }), port: await startRelay(e) };
+  }
+
+  it('queues a LIVE message from a verified domain', async () => {
+    const { e, key, port } = await liveEnv();
+    const s = await authed(port, key);
+    const r = await data(s, 'news@example.com', ['a@example.net'], simple());
+    expect(emailRow(idOf(r))).toMatchObject({ status: 'QUEUED', source: 'SMTP', env: 'LIVE' });
+    expect(count(e, 'usage_counters')).toBeGreaterThan(0);
+  });
+
+  it('answers an unverified From domain with 550 5.7.1 naming it', async () => {
+    const { e, key, port } = await liveEnv();
+    const s = await authed(port, key);
+    const r = await data(s, 'news@other.example', ['a@example.net'], simple().replace('example.com', 'other.example'));
+    expect(r).toMatch(/^550 5\.7\.1 The domain other\.example is not verified for this project/);
+    expect(count(e, 'emails')).toBe(0);
+  });
+
+  it('refuses a suppressed recipient at RCPT with 550 5.1.1, and sends to the others', async () => {
+    const { e, key, port } = await liveEnv();
+    e.app.db
+      .prepare("INSERT INTO suppressions (project_id, email, reason, created_at) VALUES (?, ?, 'HARD_BOUNCE', ?)")
+      .run(e.init.project_id, 'gone@example.net', new Date(e.clock.now()).toISOString());
+    const s = await authed(port, key);
+    await s.send('MAIL FROM:<news@example.com>');
+    expect(await s.send('RCPT TO:<Gone@example.net>')).toMatch(
+      /^550 5\.1\.1 Gone@example\.net is on the suppression list \(HARD_BOUNCE\)/,
+    );
+    expect(await s.send('RCPT TO:<a@example.net>')).toMatch(/^250 /);
+    expect(await s.send('DATA')).toMatch(/^354 /);
+    s.write(`${simple('a@example.net, gone@example.net').replace(/\n/g, '\r\n')}\r\n.\r\n`);
+    const r = await s.reply();
+    expect(r).toMatch(/^250 /);
+    const got = await e.app.emails.get(e.init.project_id, idOf(r));
+    expect(got.to_emails).toEqual(['a@example.net']);
+    // Every recipient suppressed: no recipient, no DATA.
+    const t = await authed(port, key);
+    await t.send('MAIL FROM:<news@example.com>');
+    expect(await t.send('RCPT TO:<gone@example.net>')).toMatch(/^550 5\.1\.1 /);
+    expect(await t.send('DATA')).toMatch(/^503 /);
+  });
+
+  it('answers an exhausted monthly volume with 452 4.5.3', async () => {
+    const { e, key, port } = await liveEnv('FREE');
+    const s = await authed(port, key);
+    const to = Array.from({ length: 50 }, (_, i) => `r${i}@example.net`);
+    // FREE: 100 recipients a month, and one message a second.
+    for (let n = 0; n < 2; n++) {
+      expect(await data(s, 'news@example.com', to, simple(to.join(', ')))).toMatch(/^250 /);
+      e.clock.advance(1000);
+    }
+    expect(await data(s, 'news@example.com', ['a@example.net'], simple())).toMatch(/^452 4\.5\.3 /);
+    expect(count(e, 'emails')).toBe(2);
+  });
+
+  it('delivers a relayed LIVE message to the MX peer, DKIM-signed, with its Message-ID', async () => {
+    const dns = await startDnsServer();
+    const mx = await startMxPeer();
+    cleanups.push(
+      () => dns.close(),
+      () => mx.close(),
+    );
+    dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
+    dns.set('mx.dest.test', { A: ['127.0.0.1'] });
+    const d = await startDeliveryEnv(dns, { mxPort: String(mx.port) });
+    env = d.env;
+    cleanups.push(() => d.env.close());
+    const port = await startRelay(d.env);
+    const info = await transport(port, d.key).sendMail({
+      from: 'News <news@sender.test>',
+      to: 'a@dest.test',
+      bcc: 'b@dest.test',
+      subject: 'Relayed',
+      text: 'Hello from SMTP',
+      messageId: '<relay-1@app.example>',
+    });
+    const id = idOf(info.response);
+    await settle(d.env);
+    expect(d.email(id)).toMatchObject({ status: 'DELIVERED', source: 'SMTP' });
+    expect(mx.received).toHaveLength(1);
+    const got = mx.received[0]!;
+    expect(got.to.sort()).toEqual(['a@dest.test', 'b@dest.test']);
+    expect(await verifyDkim(got.raw, dns)).toMatchObject({ status: 'pass', domain: 'sender.test' });
+    const parsed = await simpleParser(got.raw);
+    expect(parsed.messageId).toBe('<relay-1@app.example>');
+    expect(parsed.text?.trim()).toBe('Hello from SMTP');
+    expect(parsed.headers.get('bcc')).toBeUndefined();
+  });
+});
+
+const swaks = ['/usr/bin/swaks', '/usr/local/bin/swaks'].find((p) => existsSync(p));
+
+describe.skipIf(!swaks)('swaks (when installed)', () => {
+  const run = (args: string[]) =>
+    new Promise<{ code: number; out: string }>((resolve) =>
+      execFile(swaks!, args, { timeout: 20_000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: stdout + stderr }),
+      ),
+    );
+
+  it('sends with AUTH LOGIN, and gets 535 with a wrong key', async () => {
+    const e = await testEnv();
+    const key = await e.key();
+    const port = await startRelay(e);
+    const base = [
+      '--server',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--from',
+      'news@example.com',
+      '--to',
+      'a@example.net',
+    ];
+    const ok = await run([...base, '--auth', 'LOGIN', '--auth-user', 'apikey', '--auth-password', key]);
+    expect(ok.code).toBe(0);
+    expect(ok.out).toMatch(/<- {2}250 2\.6\.0 Ok: queued as /);
+    expect(count(e, 'emails', "source = 'SMTP'")).toBe(1);
+    const bad = await run([...base, '--auth', 'PLAIN', '--auth-user', 'apikey', '--auth-password', 'svc_test_x']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.out).toMatch(/535 5\.7\.8/);
+  });
+});
