@@ -206,6 +206,8 @@ export interface PostfixInstance {
   masterPid(): number;
   /** "status=sent" deliveries in its log, and messages left in its queue. */
   tally(): { sent: number; queued: number };
+  /** Queue files in the hold queue (a flat directory: hold is not hashed by default). */
+  held(): number;
   stop(): Promise<void>;
   stopSync(): void;
 }
@@ -270,7 +272,7 @@ biff = no
  * the 250 to DATA). The `postfix` command reports fatal errors only to syslog
  * (absent here); its maillog_file is printed on failure.
  */
-export async function startPostfix(sinkPort: number): Promise<PostfixInstance> {
+export async function startPostfix(sinkPort: number, opts: { hold?: boolean } = {}): Promise<PostfixInstance> {
   const dir = ownTempDir('postfix');
   chmodSync(dir, 0o755); // the daemons run as the postfix user and must reach the queue
   const etc = join(dir, 'etc');
@@ -281,7 +283,9 @@ export async function startPostfix(sinkPort: number): Promise<PostfixInstance> {
   const gid = Number(spawnSync('id', ['-g', 'postfix'], { encoding: 'utf8' }).stdout.trim());
   chownSync(join(dir, 'data'), uid, gid);
   const port = await freePort();
-  writeFileSync(join(etc, 'main.cf'), MAIN_CF(dir, sinkPort));
+  // hold: every message accepted is put on the hold queue (fsynced like any other), never delivered.
+  const hold = opts.hold ? 'smtpd_end_of_data_restrictions = check_client_access static:HOLD\n' : '';
+  writeFileSync(join(etc, 'main.cf'), MAIN_CF(dir, sinkPort) + hold);
   writeFileSync(join(etc, 'master.cf'), MASTER_CF(port));
   const log = join(dir, 'maillog');
   let stopped = false;
@@ -304,6 +308,7 @@ export async function startPostfix(sinkPort: number): Promise<PostfixInstance> {
       const queued = q.status === 0 ? q.stdout.split('\n').filter(Boolean).length : NaN;
       return { sent, queued };
     },
+    held: () => readdirSync(join(dir, 'queue', 'hold')).length,
     stopSync() {
       if (stopped) return;
       stopped = true;

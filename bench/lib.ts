@@ -273,11 +273,11 @@ export async function untilHealthy(url: string, exited: Promise<unknown>, within
  * Starts a server in its own child process on a fresh temp data dir.
  *
  * svc is the real entry point, `svc serve --data-dir <tmp> --http-port <free>
- * --smtp-port 0 --log-level warn`; its first start prints the generated
+ * --smtp-port <smtpPort, 0 = off> --log-level warn`; its first start prints the generated
  * credentials, and the TEST API key is read from them. The floor
  * (bench/floor-server.ts) listens on port 0 and prints {"port","key"}.
  */
-export async function startServer(kind: ServerKind, extraNodeArgs: string[] = []): Promise<Server> {
+export async function startServer(kind: ServerKind, extraNodeArgs: string[] = [], smtpPort = 0): Promise<Server> {
   const dataDir = tempDir(kind);
   if (fromDist) await (built ??= buildDist());
   let args: string[];
@@ -285,7 +285,7 @@ export async function startServer(kind: ServerKind, extraNodeArgs: string[] = []
   if (kind === 'svc') {
     port = await freePort();
     const entry = fromDist ? [join(DIST, 'main.js')] : ['--import', 'tsx', 'src/main.ts'];
-    args = [...entry, 'serve', '--data-dir', dataDir, '--http-port', String(port), '--smtp-port', '0'];
+    args = [...entry, 'serve', '--data-dir', dataDir, '--http-port', String(port), '--smtp-port', String(smtpPort)];
     args.push('--log-level', 'warn', '--log-format', 'json');
   } else {
     args = [...(fromDist ? [join(DIST, 'floor-server.js')] : ['--import', 'tsx', 'bench/floor-server.ts']), dataDir];

@@ -1,4 +1,4 @@
-import type { AddressObject, EmailAddress, ParsedMail } from 'mailparser';
+import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail } from 'mailparser';
 import { AppError } from '../errors.ts';
 import { isReservedHeader } from '../emails/content.ts';
 
@@ -38,6 +38,29 @@ export const TAGS_HEADER = 'x-service-tags';
 
 /** RFC 5322 msg-id without its angle brackets: printable ASCII, one `@`, no spaces. */
 const MESSAGE_ID = /^[\x21-\x3b\x3d\x3f-\x7e]+@[\x21-\x3b\x3d\x3f-\x7e]+$/;
+
+/** Keep what the client wrote: no text made from the HTML, no HTML from the text, `cid:` links as they are. */
+const PARSER_OPTIONS = {
+  skipHtmlToText: true,
+  skipTextToHtml: true,
+  skipImageLinks: true,
+  skipTextLinks: true,
+  keepCidLinks: true,
+};
+
+/**
+ * Parses a message as received (mailparser) and maps it with its envelope (toSendRequest).
+ * Runs on the main thread: in worker threads it cost twice the CPU (docs/performance.md).
+ */
+export async function parseMessage(raw: Buffer, envelope: Envelope): Promise<RelayedMessage> {
+  let mail: ParsedMail;
+  try {
+    mail = await simpleParser(raw, PARSER_OPTIONS);
+  } catch {
+    throw new AppError('invalid_request', 'The message could not be parsed as MIME');
+  }
+  return toSendRequest(mail, envelope);
+}
 
 /**
  * Maps a parsed message and its envelope into the request `POST /v1/emails` takes

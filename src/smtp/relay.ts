@@ -1,6 +1,5 @@
 import { isIP } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { simpleParser } from 'mailparser';
 import {
   SMTPServer,
   type SMTPServerAuthentication,
@@ -12,7 +11,7 @@ import { AppError } from '../errors.ts';
 import { createFailureWindows } from '../lib/failure-windows.ts';
 import { assertAllowed, type KeyPrincipal } from '../keys/index.ts';
 import { LIMITS, requestRateOf } from '../limits/index.ts';
-import { toSendRequest } from './message.ts';
+import { parseMessage, type Envelope } from './message.ts';
 import { reply, smtpReplyOf, useOwnEnhancedCodes, type SmtpReplyError } from './replies.ts';
 
 /** The contract's SMTP username: the password is an API key (interface.md, "SMTP relay"). */
@@ -53,6 +52,8 @@ export interface SmtpRelay {
 
 interface RelayUser {
   token: string;
+  /** The key found at the current message's MAIL FROM. */
+  principal?: KeyPrincipal;
 }
 
 const LOOPBACK = new Set(['localhost', '::1']);
@@ -70,12 +71,23 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
   const failures = createFailureWindows(app.clock, opts.authFailures.windowMs);
   const insecureAuth = opts.plainAuth;
 
-  /** The session's key, checked again for each message: a revocation applies to an open session too. */
-  function principalOf(session: SMTPServerSession): KeyPrincipal {
+  /**
+   * The session's key, checked again at each MAIL FROM (one message is one request):
+   * a revocation or a narrowed permission applies to an open session's next message.
+   */
+  function authorize(session: SMTPServerSession): KeyPrincipal {
     const user = session.user as RelayUser | undefined;
     if (!user) throw new AppError('unauthorized', 'Authentication required');
     const principal = app.keys.authenticate(user.token);
     assertAllowed(principal.permissions, 'send');
+    user.principal = principal;
+    return principal;
+  }
+
+  /** The key as MAIL FROM found it, for the rest of that message. */
+  function principalOf(session: SMTPServerSession): KeyPrincipal {
+    const principal = (session.user as RelayUser | undefined)?.principal;
+    if (!principal) throw new AppError('unauthorized', 'Authentication required');
     return principal;
   }
 
@@ -111,7 +123,7 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
 
   function onMailFrom(_address: unknown, session: SMTPServerSession, done: (err?: Error | null) => void): void {
     try {
-      const principal = principalOf(session);
+      const principal = authorize(session);
       // One message is one request against the key's rate (decisions.md, "Plans, volume and rate limits").
       const limit = requestRateOf(principal.plan, principal.rate_limit_per_second, app.config.rateLimitPerSecond);
       if (limit !== null && !app.rateLimiter.hit(principal.id, limit).allowed) {
@@ -168,20 +180,9 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
     });
   }
 
-  async function accept(
-    raw: Buffer,
-    envelope: { mailFrom: string | null; rcptTo: string[] },
-    session: SMTPServerSession,
-  ): Promise<string> {
+  async function accept(raw: Buffer, envelope: Envelope, session: SMTPServerSession): Promise<string> {
     const principal = principalOf(session);
-    const mail = await simpleParser(raw, {
-      skipHtmlToText: true,
-      skipTextToHtml: true,
-      skipImageLinks: true,
-      skipTextLinks: true,
-      keepCidLinks: true,
-    });
-    const { request, messageId } = toSendRequest(mail, envelope);
+    const { request, messageId } = await parseMessage(raw, envelope);
     const response = await app.emails.sendRelayed(principal, request, messageId);
     return response.id;
   }
