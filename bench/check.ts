@@ -1,6 +1,7 @@
 // npm run bench:check — the hot paths beside their peers, short, in one go: accept
 // (bench:accept, one round of 5 s each against its floor), batch (bench:batch, likewise)
-// and deliver (bench:deliver, 2,000 messages against Postfix, when Postfix is installed).
+// deliver (bench:deliver, 2,000 messages against Postfix, when Postfix is installed) and
+// relay (bench:relay, 2,000 messages over SMTP against Postfix's ingest).
 // Prints one line per benchmark (svc, peer, ratio, CPU per unit of work, target) and the
 // machine-speed index taken before and after, so a change's figures can be recorded
 // beside the hour they were taken in (docs/performance.md). Exit 1 when a benchmark
@@ -8,7 +9,7 @@
 // (the machine is shared: compare ratios, alternate variants).
 //
 // Settings (env): BENCH_SECONDS (5), BENCH_MESSAGES (2000), BENCH_SKIP (comma list of
-// accept, batch, deliver), BENCH_DIST=1 as the benchmarks take it.
+// accept, batch, deliver, relay), BENCH_DIST=1 as the benchmarks take it.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,6 +23,12 @@ const benches: { name: string; script: string; env: Record<string, string>; tsx:
   { name: 'accept', script: 'bench/accept.ts', env: { BENCH_SECONDS: String(SECONDS), BENCH_WARMUP: '1' }, tsx: true },
   { name: 'batch', script: 'bench/batch.ts', env: { BENCH_SECONDS: String(SECONDS), BENCH_WARMUP: '1' }, tsx: true },
   { name: 'deliver', script: 'bench/deliver.ts', env: { BENCH_MESSAGES: String(MESSAGES) }, tsx: false },
+  {
+    name: 'relay',
+    script: 'bench/relay.ts',
+    env: { BENCH_MESSAGES: String(MESSAGES), BENCH_WARMUP: String(Math.round(MESSAGES / 10)) },
+    tsx: true,
+  },
 ];
 
 const dir = tempDir('check');
