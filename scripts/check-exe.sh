@@ -45,7 +45,7 @@ if [[ "${1:-}" != --inside ]]; then
   mkdir -p "$work/bin" "$work/home" "$work/run"
   cp "$exe" "$work/run/svc"
   cp "${BASH_SOURCE[0]}" "$work/check-exe.sh"
-  for tool in bash env cat grep sed sort sleep timeout; do
+  for tool in base64 bash env cat grep sed sort sleep timeout; do
     ln -s "$(command -v "$tool")" "$work/bin/$tool"
   done
   inner=(env -i "HOME=$work/home" "PATH=$work/bin" "SVC_VERSION=$version" "NODE_FLOOR_MS=$node_floor_ms"
@@ -143,12 +143,42 @@ else
   pass "svc init in $((($(now_us) - t0) / 1000)) ms, project $project"
 fi
 
-# 4. serve: HTTP up (SMTP off), then admin and client commands against it.
+# One SMTP reply from fd 3 (its last line, "NNN text"), within 10 s.
+smtp_reply() {
+  local line
+  while IFS= read -r -t 10 line <&3; do
+    line=${line%$'\r'}
+    [[ $line =~ ^[0-9]{3}- ]] && continue
+    printf '%s\n' "$line"
+    return 0
+  done
+  printf 'no reply\n'
+}
+
+# A relay session on port $1 with key $2: AUTH PLAIN, one message; prints the reply to its final dot.
+relay_send() {
+  local auth r
+  exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+  auth=$(printf '\0apikey\0%s' "$2" | base64 -w0)
+  smtp_reply >/dev/null
+  for cmd in 'EHLO check.test' "AUTH PLAIN $auth" 'MAIL FROM:<a@example.com>' 'RCPT TO:<b@example.com>' 'DATA'; do
+    printf '%s\r\n' "$cmd" >&3
+    r=$(smtp_reply)
+    [[ $r =~ ^(2|3) ]] || { printf '%s: %s\n' "$cmd" "$r"; exec 3>&-; return 0; }
+  done
+  printf 'From: a@example.com\r\nTo: b@example.com\r\nSubject: relay\r\n\r\nhello\r\n.\r\n' >&3
+  smtp_reply
+  printf 'QUIT\r\n' >&3
+  exec 3>&-
+}
+
+# 4. serve: HTTP and the SMTP relay up, then admin and client commands against them.
 if ! has_cmd serve || [[ -z ${project:-} ]]; then
   skip "svc serve (not in svc --help yet, or no project from init)"
 else
   port=$(free_port) || fail "no free TCP port found"
-  "$svc" serve --data-dir "$data" --http-port "$port" --smtp-port 0 >"$log" 2>&1 &
+  smtp_port=$(free_port) || fail "no free TCP port found"
+  "$svc" serve --data-dir "$data" --http-port "$port" --smtp-port "$smtp_port" >"$log" 2>&1 &
   server_pid=$!
   t0=$(now_us)
   for ((i = 0; i < 300; i++)); do
@@ -176,6 +206,9 @@ else
       --to b@example.com --subject hi --text hello --json) || fail "svc send exited $?: $out"
     [[ $(json_str status <<<"$out") == SIMULATED ]] || fail "svc send: status is not SIMULATED: $out"
     pass "svc send: status SIMULATED, id $(json_str id <<<"$out")"
+    out=$(relay_send "$smtp_port" "$key") || fail "the SMTP relay on port $smtp_port did not answer"
+    [[ $out =~ ^250\ 2\.6\.0\ Ok:\ queued\ as ]] || fail "the SMTP relay did not take a message: $out"
+    pass "SMTP relay: $out"
   fi
 
   # Everything is closed once it logs `stopped`: the process must be gone right after.
