@@ -99,6 +99,7 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
     const ip = session.remoteAddress;
     const wait = failures.waitMs(ip, opts.authFailures.perIp);
     if (wait > 0) {
+      app.logger.warn({ ip }, 'SMTP relay: AUTH refused, too many failures from this address');
       return done(
         reply(454, '4.7.0', `Too many failed authentications from ${ip}; try again in ${Math.ceil(wait / 1000)} s`),
       );
@@ -117,6 +118,7 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
       done(null, { user: { token: auth.password! } });
     } catch (e) {
       failures.recordFailure(ip);
+      app.logger.info({ ip, username: auth.username }, 'SMTP relay: AUTH failed');
       done(smtpReplyOf(e));
     }
   }
