@@ -214,7 +214,7 @@ describe('delivery to recipients’ mail servers', () => {
 
   it.each([
     ['nowhere.test', 'hard', 'dns-mx-failure'],
-    ['nullmx.test', 'hard', 'dns-mx-failure'],
+    ['nullmx.test', 'hard', 'invalid-recipient'],
   ])('bounces a recipient at %s (%s, %s)', async (domain, type, category) => {
     const id = await send([`x@${domain}`]);
     await settle(env);

@@ -95,14 +95,14 @@ const ROWS: Row[] = [
     REFUSED,
     'reputation-blocklist',
   ],
-  ['Gmail', '421-4.7.0 TLS required for RCPT domain, closing connection. d2si1234 - gsmtp', RETRY, 'auth-failure'],
+  ['Gmail', '421-4.7.0 TLS required for RCPT domain, closing connection. d2si1234 - gsmtp', RETRY, 'policy-rejection'],
   [
     'Gmail',
     '552-5.7.0 This message was blocked because its content presents a potential\n552 5.7.0 security issue. d2si1234 - gsmtp',
     REFUSED,
     'content-spam-block',
   ],
-  ['Gmail', '421-4.3.0 Temporary System Problem.  Try again later (10). d2si1234 - gsmtp', RETRY, 'connection-error'],
+  ['Gmail', '421-4.3.0 Temporary System Problem.  Try again later (10). d2si1234 - gsmtp', RETRY, 'unknown'],
   ['Gmail', '550 5.4.5 Daily user sending quota exceeded. d2si1234 - gsmtp', RETRY, 'rate-limited'],
 
   ['Outlook', '550 5.5.0 Requested action not taken: mailbox unavailable', DEAD, 'invalid-recipient'],
@@ -174,7 +174,7 @@ const ROWS: Row[] = [
     'Yahoo',
     '421 4.7.0 [TSS04] Messages from 1.2.3.4 temporarily deferred due to unexpected volume or user complaints - 4.16.55.1; see https://postmaster.yahooinc.com/error-codes',
     RETRY,
-    'reputation-blocklist',
+    'rate-limited',
   ],
   [
     'Yahoo',
@@ -187,7 +187,7 @@ const ROWS: Row[] = [
     'Yahoo',
     '554 5.7.9 Message not accepted for policy reasons.  See https://postmaster.yahooinc.com/error-codes',
     REFUSED,
-    'policy-rejection',
+    'content-spam-block',
   ],
   ['Yahoo', '554 30 Sorry, your message size exceeds 41943040 bytes.', REFUSED, 'message-too-large'],
   [
@@ -229,7 +229,7 @@ const ROWS: Row[] = [
     'Mimecast',
     '451 Internal resource temporarily unavailable - https://community.mimecast.com/docs/DOC-1369#451',
     RETRY,
-    'connection-error',
+    'unknown',
   ],
   ['Mimecast', '550 Invalid recipient - https://community.mimecast.com/docs/DOC-1369#550', DEAD, 'invalid-recipient'],
   [
@@ -257,8 +257,8 @@ const ROWS: Row[] = [
     DEAD,
     'invalid-recipient',
   ],
-  ['Postfix', '450 4.1.8 <a@b.example>: Sender address rejected: Domain not found', RETRY, 'policy-rejection'],
-  ['Postfix', '550 5.1.8 <a@b.example>: Sender address rejected: Domain not found', REFUSED, 'policy-rejection'],
+  ['Postfix', '450 4.1.8 <a@b.example>: Sender address rejected: Domain not found', RETRY, 'dns-mx-failure'],
+  ['Postfix', '550 5.1.8 <a@b.example>: Sender address rejected: Domain not found', REFUSED, 'dns-mx-failure'],
   [
     'Postfix',
     '554 5.7.1 Service unavailable; Client host [1.2.3.4] blocked using zen.spamhaus.org; https://www.spamhaus.org/query/ip/1.2.3.4',
@@ -272,9 +272,9 @@ const ROWS: Row[] = [
     'reputation-blocklist',
   ],
   ['Postfix', '552 5.3.4 Message size exceeds fixed limit', REFUSED, 'message-too-large'],
-  ['Postfix', '450 4.7.1 Client host rejected: cannot find your hostname, [1.2.3.4]', RETRY, 'auth-failure'],
+  ['Postfix', '450 4.7.1 Client host rejected: cannot find your hostname, [1.2.3.4]', RETRY, 'policy-rejection'],
   ['Postfix', '554 5.7.1 <x@y.example>: Relay access denied', REFUSED, 'policy-rejection'],
-  ['Postfix', '452 4.3.1 Insufficient system storage', RETRY, 'connection-error'],
+  ['Postfix', '452 4.3.1 Insufficient system storage', RETRY, 'unknown'],
   ['Postfix', '450 4.1.2 <x@nowhere.example>: Recipient address rejected: Domain not found', RETRY, 'dns-mx-failure'],
   ['Postfix', '550 5.1.2 <x@nowhere.example>: Recipient address rejected: Domain not found', DEAD, 'dns-mx-failure'],
   [
@@ -294,7 +294,7 @@ const ROWS: Row[] = [
 
   ['Exim', '550 Unrouteable address', DEAD, 'invalid-recipient'],
   ['Exim', '550-Verification failed for <x@y.example>\n550 Unrouteable address', REFUSED, 'policy-rejection'],
-  ['Exim', '451 Temporary local problem - please try later', RETRY, 'connection-error'],
+  ['Exim', '451 Temporary local problem - please try later', RETRY, 'unknown'],
   ['Exim', '550 5.7.1 Message rejected as spam by Content Filtering', REFUSED, 'content-spam-block'],
   ['Exim', '550 Administrative prohibition', REFUSED, 'policy-rejection'],
   ['Exim', '550 No Such User Here', DEAD, 'invalid-recipient'],
@@ -310,21 +310,21 @@ const ROWS: Row[] = [
     'sendmail',
     '553 5.1.8 <a@b.example>... Domain of sender address a@b.example does not exist',
     REFUSED,
-    'policy-rejection',
+    'dns-mx-failure',
   ],
   ['sendmail', '550 5.1.2 Host unknown', DEAD, 'dns-mx-failure'],
 
   ['generic', '421 Too many concurrent SMTP connections; please try again later', RETRY, 'rate-limited'],
   ['generic', '421 Service not available, closing transmission channel', RETRY, 'connection-error'],
-  ['generic', '554 5.7.9 Message not accepted for policy reasons', REFUSED, 'policy-rejection'],
+  ['generic', '554 5.7.9 Message not accepted for policy reasons', REFUSED, 'content-spam-block'],
   ['generic', '550 5.2.1 Mailbox disabled', DEAD, 'invalid-recipient'],
   ['generic', '550 5.1.1 Mailbox does not exist', DEAD, 'invalid-recipient'],
   ['generic', '550 5.1.2 Host unknown', DEAD, 'dns-mx-failure'],
-  ['generic', '556 5.1.10 Recipient address has null MX', DEAD, 'dns-mx-failure'],
+  ['generic', '556 5.1.10 Recipient address has null MX', DEAD, 'invalid-recipient'],
   ['generic', '554 5.4.4 Unable to route: no mail hosts for domain', REFUSED, 'dns-mx-failure'],
   ['generic', '550 5.7.23 SPF validation failed', REFUSED, 'auth-failure'],
   ['generic', '550 5.7.0 Authentication required', REFUSED, 'auth-failure'],
-  ['generic', '530 5.7.0 Must issue a STARTTLS command first', REFUSED, 'auth-failure'],
+  ['generic', '530 5.7.0 Must issue a STARTTLS command first', REFUSED, 'policy-rejection'],
   ['generic', '552 5.2.3 Message exceeds maximum size', REFUSED, 'message-too-large'],
   ['generic', '552 5.3.4 Message too big for system', REFUSED, 'message-too-large'],
   ['generic', '550 5.7.1 Your IP address 1.2.3.4 has been blocked', REFUSED, 'reputation-blocklist'],
@@ -412,7 +412,8 @@ describe('classifyReply', () => {
       const result = classifyReply(reply);
       expect(result.suppress).toBe(false);
       expect(result.outcome).toBe('soft');
-      expect(['reputation-blocklist', 'policy-rejection']).toContain(result.category);
+      // Our sender's domain not resolving is a DNS failure on our side (decisions.md), never the recipient's.
+      expect(['reputation-blocklist', 'policy-rejection', 'dns-mx-failure']).toContain(result.category);
     }
   });
 
@@ -486,7 +487,7 @@ describe('classifyReply', () => {
 describe('classifyFailure', () => {
   it.each<[FailureKind, Expected, BounceCategory]>([
     ['dns-nxdomain', DEAD, 'dns-mx-failure'],
-    ['dns-null-mx', DEAD, 'dns-mx-failure'],
+    ['dns-null-mx', DEAD, 'invalid-recipient'],
     ['dns-no-address', RETRY, 'dns-mx-failure'],
     ['dns-temporary', RETRY, 'dns-mx-failure'],
     ['connect', RETRY, 'connection-error'],
