@@ -396,6 +396,15 @@ describe('limits', () => {
     expect(await data(s, 'news@example.com', ['a@example.net'], simple())).toMatch(/^250 /);
   });
 
+  it('refuses at RCPT an address the API would refuse, with 553 5.1.3', async () => {
+    const e = await testEnv();
+    const port = await startRelay(e);
+    const s = await authed(port, await e.key());
+    await s.send('MAIL FROM:<news@example.com>');
+    expect(await s.send('RCPT TO:<üser@example.net>')).toMatch(/^553 5\.1\.3 üser@example\.net is not an address/);
+    expect(await s.send('RCPT TO:<a@example.net>')).toMatch(/^250 /);
+  });
+
   it('answers the 51st recipient with 452 4.5.3', async () => {
     const e = await testEnv();
     const port = await startRelay(e);

@@ -6,7 +6,9 @@ export {
   listQuerySchema,
   EMAIL_STATUSES,
   EVENT_TYPES,
+  isEmailAddress,
   type EmailStatus,
 } from './schema.ts';
+export { isReservedHeader } from './content.ts';
 export * as outputSchemas from './schema-out.ts';
 export { createEmailsExport, dashboardListQuerySchema, CSV_COLUMNS, type EmailsExport } from './export.ts';

@@ -31,6 +31,9 @@ export const EVENT_TYPES = [
 export type EventType = (typeof EVENT_TYPES)[number];
 
 const noLineBreaks = (s: string) => !/[\r\n]/.test(s);
+
+/** True for an address the send request takes as a recipient (the SMTP relay checks each RCPT TO). */
+export const isEmailAddress = (s: string): boolean => emailAddress.safeParse(s).success;
 const addresses = (max: number) => z.array(emailAddress).max(max);
 
 export const attachmentSchema = z.object({

@@ -1,6 +1,6 @@
 import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail } from 'mailparser';
 import { AppError } from '../errors.ts';
-import { isReservedHeader } from '../emails/content.ts';
+import { isReservedHeader } from '../emails/index.ts';
 
 /** The SMTP envelope of one message: MAIL FROM and the accepted RCPT TO addresses. */
 export interface Envelope {

@@ -9,6 +9,7 @@ import {
 import type { App } from '../app.ts';
 import { AppError } from '../errors.ts';
 import { createFailureWindows } from '../lib/failure-windows.ts';
+import { isEmailAddress } from '../emails/index.ts';
 import { assertAllowed, type KeyPrincipal } from '../keys/index.ts';
 import { LIMITS, requestRateOf } from '../limits/index.ts';
 import { parseMessage, type Envelope } from './message.ts';
@@ -147,6 +148,10 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
       principal = principalOf(session);
     } catch (e) {
       return done(smtpReplyOf(e));
+    }
+    // Refused here rather than after the whole DATA: the API would refuse the message for it.
+    if (!isEmailAddress(address.address)) {
+      return done(reply(553, '5.1.3', `${address.address} is not an address svc can send to`));
     }
     // A suppressed recipient is refused here, so the client learns it per address
     // (the API lists it in skipped_recipients; all suppressed is 550 5.1.1 there too).
