@@ -249,7 +249,7 @@ describe('messages', () => {
       replyTo: 'support@example.com',
       subject: 'Grüße aus 東京 ✓',
       text: 'Hallo Wörld\n東京 ✓',
-      html: '<p>Grüße <b>東京</b></p>',
+      html: '<p>Grüße <b>東京</b></p><img src="cid:logo@shop.example">',
       messageId: '<order-42@shop.example>',
       headers: {
         'X-Campaign': 'winter',
@@ -260,6 +260,7 @@ describe('messages', () => {
       attachments: [
         { filename: 'résumé 東京.pdf', content: pdf, contentType: 'application/pdf' },
         { filename: 'data.csv', content: 'a,b\n1,2\n', contentType: 'text/csv' },
+        { filename: 'logo.png', content: pdf.subarray(0, 100), contentType: 'image/png', cid: 'logo@shop.example' },
       ],
     });
     expect(info.response).toMatch(/^250 2\.6\.0 Ok: queued as [0-9a-f-]{36}$/);
@@ -277,22 +278,25 @@ describe('messages', () => {
       reply_to: ['support@example.com'],
       subject: 'Grüße aus 東京 ✓',
       text_body: 'Hallo Wörld\n東京 ✓',
-      html_body: '<p>Grüße <b>東京</b></p>',
+      html_body: '<p>Grüße <b>東京</b></p><img src="cid:logo@shop.example">',
       message_id: 'order-42@shop.example',
       tags: ['orders', 'winter'],
     });
     expect(got.headers).toEqual({ 'X-Campaign': 'winter', 'List-Unsubscribe': '<https://example.com/u>' });
     const files = e.app.db
       .prepare(
-        'SELECT filename, content_type, content FROM attachments a JOIN emails e ON e.seq = a.email_seq WHERE e.id = ? ORDER BY position',
+        'SELECT filename, content_type, content, content_id FROM attachments a JOIN emails e ON e.seq = a.email_seq WHERE e.id = ? ORDER BY position',
       )
-      .all(id) as { filename: string; content_type: string; content: Buffer }[];
-    expect(files.map((f) => [f.filename, f.content_type])).toEqual([
-      ['résumé 東京.pdf', 'application/pdf'],
-      ['data.csv', 'text/csv'],
+      .all(id) as { filename: string; content_type: string; content: Buffer; content_id: string | null }[];
+    // In the order of the message's parts: nodemailer puts the inline image beside the HTML first.
+    expect(files.map((f) => [f.filename, f.content_type, f.content_id])).toEqual([
+      ['logo.png', 'image/png', 'logo@shop.example'],
+      ['résumé 東京.pdf', 'application/pdf', null],
+      ['data.csv', 'text/csv', null],
     ]);
-    expect(files[0]!.content.equals(pdf)).toBe(true);
-    expect(files[1]!.content.toString()).toBe('a,b\n1,2\n');
+    expect(files[0]!.content.equals(pdf.subarray(0, 100))).toBe(true);
+    expect(files[1]!.content.equals(pdf)).toBe(true);
+    expect(files[2]!.content.toString()).toBe('a,b\n1,2\n');
   });
 
   it('makes envelope-only recipients bcc, and does not send to header addresses outside the envelope', async () => {
@@ -494,6 +498,8 @@ describe('LIVE sends', () => {
       bcc: 'b@dest.test',
       subject: 'Relayed',
       text: 'Hello from SMTP',
+      html: '<p>Hello <img src="cid:logo@app.example"></p>',
+      attachments: [{ filename: 'logo.png', content: Buffer.from('png bytes'), cid: 'logo@app.example' }],
       messageId: '<relay-1@app.example>',
     });
     const id = idOf(info.response);
@@ -503,9 +509,15 @@ describe('LIVE sends', () => {
     const got = mx.received[0]!;
     expect(got.to.sort()).toEqual(['a@dest.test', 'b@dest.test']);
     expect(await verifyDkim(got.raw, dns)).toMatchObject({ status: 'pass', domain: 'sender.test' });
-    const parsed = await simpleParser(got.raw);
+    const parsed = await simpleParser(got.raw, { keepCidLinks: true });
     expect(parsed.messageId).toBe('<relay-1@app.example>');
     expect(parsed.text?.trim()).toBe('Hello from SMTP');
+    // The inline image keeps its Content-ID, so the HTML's cid: link resolves (multipart/related).
+    expect(got.raw.toString()).toMatch(/Content-Type: multipart\/related/);
+    expect(parsed.attachments.map((a) => [a.cid, a.contentDisposition, a.content.toString()])).toEqual([
+      ['logo@app.example', 'inline', 'png bytes'],
+    ]);
+    expect(parsed.html).toContain('cid:logo@app.example');
     expect(parsed.headers.get('bcc')).toBeUndefined();
   });
 });

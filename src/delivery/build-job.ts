@@ -52,6 +52,7 @@ export async function buildJob(
       filename: a.filename,
       content_type: a.content_type,
       content: new Uint8Array(a.content),
+      content_id: a.content_id,
     })),
     dkim,
   };

@@ -11,6 +11,8 @@ export interface DeliveryAttachment {
   filename: string;
   content_type: string;
   content: Uint8Array;
+  /** Written as the part's Content-ID, so the HTML's `cid:` links resolve (multipart/related). */
+  content_id?: string | null;
 }
 
 export interface DkimKey {

@@ -45,6 +45,7 @@ export async function buildMessage(job: DeliveryJob): Promise<Buffer> {
       filename: a.filename,
       contentType: a.content_type,
       content: Buffer.from(a.content),
+      ...(a.content_id ? { cid: a.content_id } : {}),
     })),
   });
   const root = mail.compile();

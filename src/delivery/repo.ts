@@ -44,7 +44,7 @@ export interface QueueRecipient {
 export interface ClaimedEmail {
   seq: number;
   row: Record<string, unknown> & { id: string; from_email: string; created_at: string };
-  attachments: { filename: string; content_type: string; content: Buffer }[];
+  attachments: { filename: string; content_type: string; content: Buffer; content_id: string | null }[];
 }
 
 export interface RecipientOutcome {
@@ -75,7 +75,7 @@ export function createDeliveryRepo(
   );
   const email = db.prepare<[number], ClaimedEmail['row']>('SELECT * FROM emails WHERE seq = ?');
   const attachments = db.prepare<[number], ClaimedEmail['attachments'][number]>(
-    'SELECT filename, content_type, content FROM attachments WHERE email_seq = +? ORDER BY position',
+    'SELECT filename, content_type, content, content_id FROM attachments WHERE email_seq = +? ORDER BY position',
   );
   const event = db.prepare('INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES (?, ?, ?, ?, ?)');
   const toSending = db.prepare(

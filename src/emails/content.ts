@@ -24,6 +24,8 @@ export interface Attachment {
   filename: string;
   content_type: string;
   content: Buffer;
+  /** The part's Content-ID, without brackets, for `cid:` links (SMTP relay only; NULL from the API). */
+  content_id?: string | null;
 }
 
 /** True for a header name a client may not set (contract, send rule 4): the service writes these itself. */

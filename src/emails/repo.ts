@@ -114,14 +114,15 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
     ),
     tag: db.prepare('INSERT OR IGNORE INTO email_tags (email_seq, project_id, tag) VALUES (?, ?, ?)'),
     attachment: db.prepare(
-      'INSERT INTO attachments (email_seq, position, filename, content_type, size, content) VALUES (?, ?, ?, ?, ?, ?)',
+      `INSERT INTO attachments (email_seq, position, filename, content_type, size, content, content_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
     ),
     event: db.prepare('INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES (?, ?, ?, ?, ?)'),
   };
   const byId = db.prepare<[string], EmailRow>('SELECT * FROM emails WHERE id = ?');
   const trialOf = db.prepare<[string], { id: string }>('SELECT id FROM emails WHERE project_id = ? AND is_trial = 1');
   const attachmentsOf = db.prepare<[number], Attachment>(
-    'SELECT filename, content_type, content FROM attachments WHERE email_seq = ? ORDER BY position',
+    'SELECT filename, content_type, content, content_id FROM attachments WHERE email_seq = ? ORDER BY position',
   );
   const seqOf = db.prepare<[string, string], { seq: number; created_at: string }>(
     'SELECT seq, created_at FROM emails WHERE id = ? AND project_id = ?',
@@ -186,7 +187,9 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
       }
       recipientInsert(chunk.length).run(params);
     }
-    e.attachments.forEach((a, i) => w.attachment.run(seq, i, a.filename, a.content_type, a.content.length, a.content));
+    e.attachments.forEach((a, i) =>
+      w.attachment.run(seq, i, a.filename, a.content_type, a.content.length, a.content, a.content_id ?? null),
+    );
     w.event.run(e.event.id, seq, e.event.type, JSON.stringify(e.event.data), e.created_at);
   }
 

@@ -20,10 +20,12 @@ import {
   type SendRequest,
 } from './schema.ts';
 
-/** Which door an email came through, and the Message-ID its client gave. */
+/** Which door an email came through, the Message-ID its client gave, and its parts' Content-IDs. */
 interface Origin {
   source: NewEmail['source'];
   messageId: string | null;
+  /** Per attachment, in order (the SMTP relay; the API's attachments have none). */
+  contentIds?: readonly (string | null)[];
 }
 const API_ORIGIN: Origin = { source: 'API', messageId: null };
 
@@ -137,7 +139,9 @@ export function createEmailsService(deps: EmailsDeps) {
   ): Promise<{ email: NewEmail; recipients: Recipient[] }> {
     const headers = r.headers ?? {};
     checkHeaders(headers);
-    const attachments = decodeAttachments(r.attachments ?? []);
+    const attachments = decodeAttachments(r.attachments ?? []).map((a, i) =>
+      origin.contentIds?.[i] ? { ...a, content_id: origin.contentIds[i] } : a,
+    );
     const content = await resolveContent(sender, r);
     checkMessageSize(content, attachments);
     const recipients = recipientsOf(r);
@@ -221,9 +225,13 @@ export function createEmailsService(deps: EmailsDeps) {
      * Accepts one email that came through the SMTP relay, mapped into the same request
      * `send` takes: the same rules, with source SMTP and the client's Message-ID kept.
      */
-    async sendRelayed(sender: Sender, body: unknown, messageId: string | null): Promise<SendResponse> {
+    async sendRelayed(
+      sender: Sender,
+      body: unknown,
+      relayed: { messageId: string | null; contentIds: readonly (string | null)[] },
+    ): Promise<SendResponse> {
       const r = parseInput(sendRequestSchema, body);
-      const { email, recipients } = await buildEmail(sender, r, { source: 'SMTP', messageId });
+      const { email, recipients } = await buildEmail(sender, r, { source: 'SMTP', ...relayed });
       return (await repo.acceptEmail(email, recipients, acceptOptions(sender, null))).response;
     },
 

@@ -8,10 +8,12 @@ export interface Envelope {
   rcptTo: string[];
 }
 
-/** A relayed message as the send use case takes it: the API's request body, and the client's Message-ID. */
+/** A relayed message as the send use case takes it: the API's request body, the client's Message-ID and Content-IDs. */
 export interface RelayedMessage {
   request: Record<string, unknown>;
   messageId: string | null;
+  /** Per attachment of `request`, in order: its Content-ID without brackets, or null. */
+  contentIds: (string | null)[];
 }
 
 /**
@@ -115,7 +117,11 @@ export function toSendRequest(mail: ParsedMail, envelope: Envelope): RelayedMess
       content_base64: a.content.toString('base64'),
     })),
   };
-  return { request, messageId: messageIdOf(mail.messageId) };
+  return {
+    request,
+    messageId: messageIdOf(mail.messageId),
+    contentIds: mail.attachments.map((a) => contentIdOf(a.cid)),
+  };
 }
 
 /** Every address of an address header, groups flattened. */
@@ -155,6 +161,12 @@ function customHeaders(mail: ParsedMail): { headers: Record<string, string>; tag
     headers[name] = value;
   }
   return { headers, tags };
+}
+
+/** A part's Content-ID as svc can write it back in a header: printable ASCII, no brackets, or null. */
+function contentIdOf(cid: string | undefined): string | null {
+  const id = cid?.trim().replace(/^<|>$/g, '');
+  return id && id.length <= 255 && /^[\x21-\x3b\x3d\x3f-\x7e]+$/.test(id) ? id : null;
 }
 
 /** The client's Message-ID without brackets, or null when it has none or one svc could not write back. */

@@ -189,8 +189,8 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
 
   async function accept(raw: Buffer, envelope: Envelope, session: SMTPServerSession): Promise<string> {
     const principal = principalOf(session);
-    const { request, messageId } = await parseMessage(raw, envelope);
-    const response = await app.emails.sendRelayed(principal, request, messageId);
+    const { request, messageId, contentIds } = await parseMessage(raw, envelope);
+    const response = await app.emails.sendRelayed(principal, request, { messageId, contentIds });
     return response.id;
   }
 
