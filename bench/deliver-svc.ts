@@ -10,6 +10,7 @@ import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { initialize } from '../src/accounts/index.ts';
 import { buildMessage } from '../src/delivery/mime.ts';
+import { returnPathAddress } from '../src/delivery/return-path.ts';
 import type { DeliveryJob } from '../src/delivery/job.ts';
 import { bundleInto } from '../scripts/bundle.ts';
 import { freePort, ROOT, untilHealthy } from './lib.ts';
@@ -84,7 +85,7 @@ export async function wireMessage(n: number, key: KeyObject): Promise<Buffer> {
     email_id: id,
     destination: DEST_DOMAIN,
     recipients: b.to,
-    envelope_from: `bounces+${id}@bounces.${SENDER_DOMAIN}`,
+    envelope_from: returnPathAddress(Buffer.alloc(32), id, DEST_DOMAIN, SENDER_DOMAIN),
     message_id: `${id}@bench.svc.test`,
     date: new Date().toISOString(),
     from_email: b.from,

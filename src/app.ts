@@ -5,6 +5,7 @@ import { silentLogger, type Logger } from './lib/logger.ts';
 import { openDatabase, type Db } from './store/db.ts';
 import { findExposedPaths } from './store/data-dir.ts';
 import { createCommitter, type Committer } from './store/committer.ts';
+import { createSecrets } from './store/secrets.ts';
 import { createAccountsRepo, createAccountsService, createMembersService } from './accounts/index.ts';
 import { createKeysRepo, createKeysService } from './keys/index.ts';
 import { createAuditRepo, createAuditWriter } from './audit/index.ts';
@@ -15,7 +16,7 @@ import { createDnsResolver, createDomainsRepo, createDomainsService, hostnamePro
 import { createEmailsExport, createEmailsRepo, createEmailsService } from './emails/index.ts';
 import { createIdempotencySql } from './idempotency/index.ts';
 import { createRateLimiter, createUsageReport, createUsageSql, LIMITS } from './limits/index.ts';
-import { createDeliveryEngine, createDeliveryRepo, type DeliveryEngine } from './delivery/index.ts';
+import { createDeliveryEngine, createDeliveryRepo, RETURN_PATH_SECRET, type DeliveryEngine } from './delivery/index.ts';
 import { createTrackingRepo, createTrackingService } from './tracking/index.ts';
 import { createStatsRepo, createStatsService } from './stats/index.ts';
 import { createServerSettings, resolveHostname } from './config/server-settings.ts';
@@ -107,7 +108,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     accounts: accountsRepo,
     sandboxDomain: config.sandboxDomain,
   });
+  const secrets = createSecrets(db, tx, () => iso(clock.now()));
   const tracking = createTrackingService({
+    key: () => secrets.get('tracking'),
     repo: createTrackingRepo(db, tx),
     clock,
     publicUrl: publicUrlOf(config),
@@ -127,6 +130,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
         logger,
         keys: domains,
         tracking,
+        returnPathKey: () => secrets.get(RETURN_PATH_SECRET),
       },
       deliveryOptions(config, hostname),
     ));

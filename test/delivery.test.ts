@@ -3,6 +3,7 @@ import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
 import { count, createTestEnv, type TestEnv } from './harness.ts';
 import { addSigningDomain, settle, verifyDkim, SELECTOR } from './delivery-helpers.ts';
+import { parseReturnPath, returnPathCovers } from '../src/delivery/index.ts';
 
 let dns: DnsServer;
 let mx: MxPeer;
@@ -101,7 +102,17 @@ describe('delivery to recipients’ mail servers', () => {
       tls: false,
     });
     const msg = mx.received.find((m) => m.to.includes('ada@dest.test'))!;
-    expect(msg.from).toBe(`bounces+${id}@bounces.sender.test`);
+    // The return path names the email and is signed for this destination only (issue 15).
+    expect(msg.from).toMatch(new RegExp(`^bounces\\+${id.replaceAll('-', '')}-[0-9a-f]{12}@bounces\\.sender\\.test$`));
+    const rp = parseReturnPath(msg.from)!;
+    expect(rp).toMatchObject({ emailId: id, fromDomain: 'sender.test' });
+    const secret = (
+      env.app.db.prepare("SELECT value FROM server_secrets WHERE name = 'return-path'").get() as { value: Buffer }
+    ).value;
+    expect(returnPathCovers(secret, rp, 'dest.test')).toBe(true);
+    expect(returnPathCovers(secret, rp, 'DEST.test')).toBe(true);
+    expect(returnPathCovers(secret, rp, 'other.test')).toBe(false);
+    expect(returnPathCovers(Buffer.alloc(32), rp, 'dest.test')).toBe(false);
     expect(await verifyDkim(msg.raw, dns)).toEqual({ status: 'pass', domain: 'sender.test', selector: SELECTOR });
     expect(msg.raw.toString()).toContain(`Message-ID: <${id}@mta.svc.test>`);
   });

@@ -1,6 +1,7 @@
 import type { ClaimedEmail, DueRow } from './repo.ts';
 import type { DeliveryJob } from './job.ts';
 import type { SigningKeys } from './engine.ts';
+import { returnPathAddress } from './return-path.ts';
 
 const parse = <T>(v: unknown): T => (v == null ? (null as T) : (JSON.parse(v as string) as T));
 
@@ -25,6 +26,7 @@ export async function buildJob(
   group: BuiltJob['group'],
   keys: SigningKeys,
   hostname: string,
+  returnPathKey: Buffer,
   tracking?: HtmlTracking,
 ): Promise<BuiltJob> {
   const e = email.row;
@@ -35,8 +37,9 @@ export async function buildJob(
     email_id: e.id,
     destination: group.domain,
     recipients: group.rows.map((r) => r.address),
-    // The return path carries the email id, so asynchronous bounces can be matched later.
-    envelope_from: `bounces+${e.id}@bounces.${fromDomain}`,
+    // The return path names the email and is signed for this destination (return-path.ts),
+    // so asynchronous bounces can be matched, and forged ones refused.
+    envelope_from: returnPathAddress(returnPathKey, e.id, group.domain, fromDomain),
     message_id: (e.message_id as string | null) ?? `${e.id}@${hostname}`,
     date: e.created_at,
     from_email: e.from_email,

@@ -141,6 +141,7 @@ function engineOn(clock: FakeClock, q: ReturnType<typeof memoryQueue>, o: { perT
       clock,
       logger: silentLogger,
       keys: { getSigningKey: (d) => Promise.resolve({ domain: d, selector: 's', privateKeyPem: 'unused' }) },
+      returnPathKey: () => Promise.resolve(Buffer.alloc(32)),
     },
     {
       worker: {} as never,

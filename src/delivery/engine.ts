@@ -32,6 +32,8 @@ export interface EngineDeps {
   keys: SigningKeys;
   /** Click and open tracking of outgoing HTML; none sends bodies as stored. */
   tracking?: HtmlTracking;
+  /** The key that signs return paths (the server secret RETURN_PATH_SECRET). */
+  returnPathKey: () => Promise<Buffer>;
 }
 
 interface Group {
@@ -148,8 +150,11 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   }
 
   async function claim(groups: Group[], now: number): Promise<void> {
+    const returnPathKey = await deps.returnPathKey();
     const jobs = await Promise.all(
-      groups.map((g) => buildJob(repo.findEmail(g.seq), g, deps.keys, opts.worker.hostname, deps.tracking)),
+      groups.map((g) =>
+        buildJob(repo.findEmail(g.seq), g, deps.keys, opts.worker.hostname, returnPathKey, deps.tracking),
+      ),
     );
     const stamp = new Map<number, Stamp>(
       jobs.map((j) => [

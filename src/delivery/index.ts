@@ -1,3 +1,10 @@
 export { createDeliveryEngine, type DeliveryEngine, type SigningKeys } from './engine.ts';
 export { createDeliveryRepo, type DeliveryRepo, type QueueRecipient } from './repo.ts';
 export { nextAttemptAt } from './schedule.ts';
+export {
+  RETURN_PATH_SECRET,
+  parseReturnPath,
+  returnPathAddress,
+  returnPathCovers,
+  type ReturnPath,
+} from './return-path.ts';

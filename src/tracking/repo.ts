@@ -11,25 +11,14 @@ export interface TrackingEvent {
   at: string;
 }
 
-/** SQL of tracking: the server's secrets and the clicked/opened events. */
+/** SQL of tracking: the clicked/opened events. */
 export function createTrackingRepo(db: Db, tx: Committer) {
-  const addSecret = db.prepare('INSERT OR IGNORE INTO server_secrets (name, value, created_at) VALUES (?, ?, ?)');
-  const secret = db.prepare<[string], { value: Buffer }>('SELECT value FROM server_secrets WHERE name = ?');
   // One statement: the email is looked up and the event written atomically; no row when the email is gone.
   const addEvent = db.prepare(
     `INSERT INTO email_events (id, email_seq, type, data, ip_address, user_agent, created_at)
      SELECT ?, seq, ?, ?, ?, ?, ? FROM emails WHERE id = ?`,
   );
   return {
-    /**
-     * The named secret, stored on first use with `fresh` as its value. INSERT OR IGNORE
-     * then SELECT in one transaction: a CLI and a server on the same file agree on one value.
-     */
-    getOrCreateSecret: (name: string, fresh: Buffer, at: string) =>
-      tx.write(() => {
-        addSecret.run(name, fresh, at);
-        return secret.get(name)!.value;
-      }),
     /** Records the event; false when the email does not exist (any more). */
     addEvent: (e: TrackingEvent) =>
       tx.write(

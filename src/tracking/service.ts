@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
@@ -15,24 +14,13 @@ export interface TrackingDeps {
   publicUrl: string;
   /** The project's tracking settings, read at send time. */
   settings: (projectId: string) => Promise<TrackingSettings>;
+  /** The key of tracking tokens (the server secret `tracking`). */
+  key: () => Promise<Buffer>;
 }
 
-const SECRET_NAME = 'tracking';
-const SECRET_BYTES = 32;
-
 /** Click and open tracking: rewrites outgoing HTML, and turns signed tokens back into events. */
-export function createTrackingService({ repo, clock, publicUrl, settings }: TrackingDeps) {
+export function createTrackingService({ repo, clock, publicUrl, settings, key }: TrackingDeps) {
   const base = publicUrl.replace(/\/+$/, '');
-  let secret: Promise<Buffer> | undefined;
-
-  // Made on first use and kept; a failed read is retried next time rather than cached.
-  function key(): Promise<Buffer> {
-    secret ??= repo.getOrCreateSecret(SECRET_NAME, randomBytes(SECRET_BYTES), iso(clock.now())).catch((e: unknown) => {
-      secret = undefined;
-      throw e;
-    });
-    return secret;
-  }
 
   async function resolve<K extends TrackingTarget['kind']>(token: string, kind: K) {
     const target = verifyToken(await key(), token);

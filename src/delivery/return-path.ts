@@ -1,0 +1,51 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+/**
+ * The envelope sender of LIVE mail (issue 15): `bounces+<email id>-<tag>@bounces.<from
+ * domain>`, on the return-path subdomain that `svc domains add` publishes. The email id
+ * (32 hex digits) says which email a bounce is about; the tag, the first 48 bits of
+ * HMAC-SHA256(server secret, "<email id>|<destination domain>"), proves that svc wrote
+ * the address for that email and that destination. A bounce is applied only to a
+ * recipient at the domain the tag was made for (decisions.md, "Return path"), so an
+ * address seen by one recipient cannot be used to bounce one at another domain.
+ */
+export const RETURN_PATH_SECRET = 'return-path';
+
+const TAG_HEX = 12;
+const LOCAL = /^bounces\+([0-9a-f]{32})-([0-9a-f]{12})$/;
+
+const tagOf = (key: Buffer, id: string, destination: string) =>
+  createHmac('sha256', key).update(`${id}|${destination.toLowerCase()}`).digest('hex').slice(0, TAG_HEX);
+
+const compact = (emailId: string) => emailId.replaceAll('-', '').toLowerCase();
+
+const uuidOf = (hex: string) =>
+  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+
+/** The return path of one SMTP transaction: an email to the recipients at `destination`. */
+export function returnPathAddress(key: Buffer, emailId: string, destination: string, fromDomain: string): string {
+  const id = compact(emailId);
+  return `bounces+${id}-${tagOf(key, id, destination)}@bounces.${fromDomain.toLowerCase()}`;
+}
+
+/** A return-path address taken apart (its syntax only): the email id, the tag, and the sending domain. */
+export interface ReturnPath {
+  emailId: string;
+  tag: string;
+  fromDomain: string;
+}
+
+export function parseReturnPath(address: string): ReturnPath | null {
+  const at = address.lastIndexOf('@');
+  const m = LOCAL.exec(address.slice(0, at).toLowerCase());
+  const host = address.slice(at + 1).toLowerCase();
+  if (at < 0 || !m || !host.startsWith('bounces.')) return null;
+  return { emailId: uuidOf(m[1]!), tag: m[2]!, fromDomain: host.slice('bounces.'.length) };
+}
+
+/** True when `rp`'s tag was made by `key` for a recipient at `recipientDomain`. */
+export function returnPathCovers(key: Buffer, rp: ReturnPath, recipientDomain: string): boolean {
+  const want = Buffer.from(tagOf(key, compact(rp.emailId), recipientDomain));
+  const got = Buffer.from(rp.tag);
+  return want.length === got.length && timingSafeEqual(want, got);
+}
