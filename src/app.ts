@@ -6,6 +6,7 @@ import { openDatabase, type Db } from './store/db.ts';
 import { findExposedPaths } from './store/data-dir.ts';
 import { createCommitter, type Committer } from './store/committer.ts';
 import { createSecrets } from './store/secrets.ts';
+import { createInboundService } from './inbound/index.ts';
 import { createAccountsRepo, createAccountsService, createMembersService } from './accounts/index.ts';
 import { createKeysRepo, createKeysService } from './keys/index.ts';
 import { createAuditRepo, createAuditWriter } from './audit/index.ts';
@@ -93,13 +94,14 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     hostname,
     gracePeriodMs: config.domainGracePeriod,
   });
+  const emailsRepo = createEmailsRepo(db, tx, {
+    suppressions: suppressionsRepo,
+    usage: createUsageSql(db),
+    idempotency,
+    audit: auditWriter,
+  });
   const emails = createEmailsService({
-    repo: createEmailsRepo(db, tx, {
-      suppressions: suppressionsRepo,
-      usage: createUsageSql(db),
-      idempotency,
-      audit: auditWriter,
-    }),
+    repo: emailsRepo,
     clock,
     templates,
     renderer: lazyRenderer,
@@ -119,6 +121,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
   const rateLimiter = createRateLimiter(clock);
   const deliveryRepo = createDeliveryRepo(db, tx, {
     suppress: (projectId, email, _emailId, at) => suppressionsRepo.addSync(projectId, email, 'HARD_BOUNCE', at),
+  });
+  const inbound = createInboundService({
+    delivery: deliveryRepo,
+    findEmail: (id) => emailsRepo.findById(id),
+    returnPathKey: () => secrets.get(RETURN_PATH_SECRET),
+    clock,
+    logger,
   });
   let engine: DeliveryEngine | undefined;
   // The delivery engine is made on first use: `svc serve` starts it; admin commands never do.
@@ -199,6 +208,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     templates,
     domains,
     emails,
+    /** Bounces mailed back to return paths (the inbound listener, `svc inbound process`). */
+    inbound,
     /** The dashboard's CSV export of a project's emails, on top of the list use case. */
     emailsExport: createEmailsExport(emails),
     /** An organization's use of its plan (GET .../usage). */

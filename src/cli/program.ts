@@ -2,7 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { VERSION } from '../version.ts';
 import { EXIT_USAGE } from './io.ts';
 import { registerAccounts, registerKeys } from './commands/accounts.ts';
-import { registerEmails, registerSuppressions, registerTemplates } from './commands/content.ts';
+import { registerEmails, registerInbound, registerSuppressions, registerTemplates } from './commands/content.ts';
 import { registerDomains } from './commands/domains.ts';
 import { document } from './commands/kit.ts';
 import { registerSend, registerServe } from './commands/server.ts';
@@ -27,6 +27,7 @@ export function buildProgram(): Command {
   registerTemplates(program);
   registerSuppressions(program);
   registerEmails(program);
+  registerInbound(program);
   registerDomains(program);
   registerWebhooks(program);
   registerServe(program);

@@ -8,7 +8,14 @@ import { createLogger, type Logger } from '../lib/logger.ts';
 import { initializeFirstStart } from '../accounts/index.ts';
 import { startDomainChecks } from '../domains/index.ts';
 import { createHttpServer } from '../http/server.ts';
-import { createSmtpRelay, isLoopback, RELAY_DEFAULTS, type SmtpRelay } from '../smtp/index.ts';
+import {
+  createInboundListener,
+  createSmtpRelay,
+  isLoopback,
+  RELAY_DEFAULTS,
+  type InboundListener,
+  type SmtpRelay,
+} from '../smtp/index.ts';
 import type { GlobalOptions } from './context.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
@@ -43,6 +50,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     const url = `${https ? 'https' : 'http'}://${config.httpHost}:${port}`;
     logger.info({ url, data_dir: config.dataDir, hostname: app.hostname }, 'svc is serving');
     const relay = await startRelay(app, config, https);
+    const inbound = await startInbound(app, config, https);
     await app.delivery().start();
     await app.webhookDispatcher().start();
     const checks = startDomainChecks({
@@ -55,7 +63,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     // Before the store closes: a domain check waiting on DNS is cancelled, not waited for.
     await checks.stop();
     // Stop accepting first; app.close() then lets deliveries in flight finish or return to the queue.
-    await Promise.all([server.close(), relay?.close()]);
+    await Promise.all([server.close(), relay?.close(), inbound?.close()]);
   } finally {
     await app.close();
     logger.info('stopped');
@@ -81,6 +89,26 @@ async function startRelay(
   const port = await relay.listen();
   app.logger.info({ host: config.smtpHost, port, starttls: Boolean(tls) }, 'the SMTP relay is listening');
   return relay;
+}
+
+/** The inbound MX for bounces on --inbound-host/--inbound-port (0 = off). */
+async function startInbound(
+  app: App,
+  config: Config,
+  tls: { cert: Buffer; key: Buffer } | undefined,
+): Promise<InboundListener | undefined> {
+  if (config.inboundPort === 0) return undefined;
+  const listener = createInboundListener(app, {
+    host: config.inboundHost,
+    port: config.inboundPort,
+    tls,
+    maxSessions: config.smtpMaxSessions,
+    idleTimeoutMs: config.smtpIdleTimeout,
+    closeTimeoutMs: RELAY_DEFAULTS.closeTimeoutMs,
+  });
+  const port = await listener.listen();
+  app.logger.info({ host: config.inboundHost, port }, 'the inbound MX is listening');
+  return listener;
 }
 
 /** On a data dir with no organization, `init` with generated credentials, printed once. */

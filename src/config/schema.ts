@@ -24,6 +24,9 @@ export const configSchema = z.strictObject({
   smtpMaxSessions: z.coerce.number().int().min(1).max(100_000).default(100),
   /** An SMTP relay session idle this long is closed (RFC 5321 §4.5.3.2.7: 5 minutes). */
   smtpIdleTimeout: duration.default(parseDuration('5m')),
+  /** The inbound MX of the return-path domains (bounces); 0 = off. */
+  inboundHost: z.string().min(1).default('0.0.0.0'),
+  inboundPort: port.default(0),
   tlsCert: z.string().optional(),
   tlsKey: z.string().optional(),
   publicUrl: z.url({ protocol: /^https?$/ }).optional(),

@@ -45,6 +45,20 @@ export const SETTINGS: readonly SettingDoc[] = [
     example: '5m',
   },
   {
+    key: 'inboundHost',
+    value: 'host',
+    description: 'inbound MX (bounces to return paths) listen address',
+    default: '0.0.0.0',
+    example: '0.0.0.0',
+  },
+  {
+    key: 'inboundPort',
+    value: 'port',
+    description: 'inbound MX port (25 on a server), 0 = off',
+    default: '0',
+    example: 25,
+  },
+  {
     key: 'tlsCert',
     value: 'file',
     description: 'TLS certificate (PEM) for HTTPS and STARTTLS',

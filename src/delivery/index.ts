@@ -8,3 +8,5 @@ export {
   returnPathCovers,
   type ReturnPath,
 } from './return-path.ts';
+export { classifyReply, type BounceCategory } from './classify.ts';
+export type { Decision } from './outcome.ts';

@@ -98,6 +98,17 @@ export function createDeliveryRepo(
        bounce_type = @bounce_type, bounce_category = @bounce_category, final_smtp_code = @final_smtp_code,
        final_smtp_enhanced = @final_smtp_enhanced, final_smtp_text = @final_smtp_text WHERE seq = @seq`,
   );
+  // A bounce that comes after the transaction (a DSN) turns a delivered recipient BOUNCED;
+  // the MX host and the time it was sent stay as they were.
+  const lateBounce = db.prepare(
+    `UPDATE recipients SET status = 'BOUNCED', bounce_type = @bounce_type, bounce_category = @category,
+       smtp_code = @code, smtp_enhanced = @enhanced, smtp_text = @text, last_error = @detail, delivered_at = NULL,
+       updated_at = @now
+     WHERE id = @id AND status IN ('SENT', 'DELIVERED')`,
+  );
+  const recipientByAddress = db.prepare<[number, string], { id: number; address: string; status: string }>(
+    'SELECT id, address, status FROM recipients WHERE email_seq = ? AND address_lc = ?',
+  );
   const release = db.prepare(
     `UPDATE recipients SET lease_until = NULL, status = 'QUEUED', attempts = max(attempts - 1, 0) WHERE id = ? AND status = 'SENDING'`,
   );
@@ -172,6 +183,55 @@ export function createDeliveryRepo(
         refreshEmail(seq, at);
       }),
 
+    /** The recipient row of an email for an address (any case), if it has one. */
+    findRecipient: (seq: number, address: string) =>
+      Promise.resolve(recipientByAddress.get(seq, address.toLowerCase())),
+
+    /**
+     * Records a bounce that arrived after the transaction (a DSN): a SENT or DELIVERED
+     * recipient becomes BOUNCED with its `bounced` event (`source` says where it came
+     * from), the suppression a hard bounce earns, and the email's status, atomically.
+     * False when the recipient was not SENT or DELIVERED (already bounced, still queued).
+     */
+    recordLateBounce: (
+      r: { seq: number; projectId: string; emailId: string; recipientId: number; address: string },
+      d: Extract<Decision, { kind: 'bounced' }>,
+      source: string,
+      now: number,
+    ) =>
+      tx.write(() => {
+        const at = iso(now);
+        const reply = { code: d.reply?.code ?? null, enhanced: d.reply?.enhanced ?? null, text: d.reply?.text ?? null };
+        const detail = `${source}: ${d.reply ? `${d.reply.code} ${d.reply.enhanced ?? ''} ${d.reply.text}` : d.reason}`;
+        const changed = lateBounce.run({
+          id: r.recipientId,
+          bounce_type: d.bounce_type,
+          category: d.category,
+          ...reply,
+          detail: detail.replace(/\s+/g, ' ').trim(),
+          now: at,
+        }).changes;
+        if (!changed) return false;
+        addEvent(
+          r.seq,
+          'bounced',
+          {
+            recipient: r.address,
+            bounce_type: d.bounce_type,
+            bounce_category: d.category,
+            smtp_code: reply.code,
+            smtp_enhanced: reply.enhanced,
+            smtp_text: reply.text,
+            reason: d.reason,
+            source,
+          },
+          at,
+        );
+        if (d.suppress) deps.suppress(r.projectId, r.address.toLowerCase(), r.emailId, at);
+        refreshEmail(r.seq, at);
+        return true;
+      }),
+
     /** Puts leased rows back in the queue untouched (shutdown). */
     release: (ids: number[]) => tx.write(() => ids.forEach((id) => release.run(id))),
     /** Per recipient: where it stands in the queue and why (for `svc emails show`). */
@@ -243,6 +303,7 @@ export function createDeliveryRepo(
           smtp_enhanced: smtp.enhanced,
           smtp_text: smtp.text,
           reason: d.reason,
+          source: 'smtp',
         },
         at,
       );

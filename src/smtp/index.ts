@@ -6,3 +6,4 @@ export {
   type RelayOptions,
   type SmtpRelay,
 } from './relay.ts';
+export { createInboundListener, INBOUND_MAX_BYTES, type InboundListener, type InboundOptions } from './inbound.ts';

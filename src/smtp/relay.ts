@@ -1,5 +1,4 @@
 import { isIP } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import {
   SMTPServer,
   type SMTPServerAuthentication,
@@ -14,6 +13,7 @@ import { assertAllowed, type KeyPrincipal } from '../keys/index.ts';
 import { LIMITS, requestRateOf } from '../limits/index.ts';
 import { parseMessage, type Envelope } from './message.ts';
 import { reply, smtpReplyOf, useOwnEnhancedCodes, type SmtpReplyError } from './replies.ts';
+import { collectData, listenOn } from './server-kit.ts';
 
 /** The contract's SMTP username: the password is an API key (interface.md, "SMTP relay"). */
 export const RELAY_USERNAME = 'apikey';
@@ -167,24 +167,16 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
     session: SMTPServerSession,
     done: (err?: Error | null, message?: string) => void,
   ): void {
-    const chunks: Buffer[] = [];
-    stream.on('data', (chunk: Buffer) => {
-      // Over SIZE the rest is read and dropped: smtp-server answers 552 5.3.4 (rejectOversized).
-      if (!stream.sizeExceeded) chunks.push(chunk);
-    });
-    // The client went away before the final dot: nothing was stored, nothing will be.
-    stream.on('error', () => (chunks.length = 0));
-    stream.on('end', () => {
-      if (stream.sizeExceeded) return done(reply(552, '5.3.4', 'The message is larger than the SIZE limit'));
-      const envelope = {
-        mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null,
-        rcptTo: session.envelope.rcptTo.map((r) => r.address),
-      };
-      accept(Buffer.concat(chunks), envelope, session).then(
-        (id) => done(null, `Ok: queued as ${id}`),
-        (e: unknown) => done(failureOf(e, session)),
-      );
-    });
+    const envelope = {
+      mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address || null : null,
+      rcptTo: session.envelope.rcptTo.map((r) => r.address),
+    };
+    collectData(
+      stream,
+      done,
+      async (raw) => `Ok: queued as ${await accept(raw, envelope, session)}`,
+      (e) => failureOf(e, session),
+    );
   }
 
   async function accept(raw: Buffer, envelope: Envelope, session: SMTPServerSession): Promise<string> {
@@ -232,14 +224,7 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
   }
 
   return {
-    listen: () =>
-      new Promise((resolve, reject) => {
-        server.server.once('error', reject);
-        server.listen(opts.port, opts.host, () => {
-          server.server.off('error', reject);
-          resolve((server.server.address() as AddressInfo).port);
-        });
-      }),
+    listen: () => listenOn(server, opts.host, opts.port),
     close: () => new Promise((resolve) => server.close(() => resolve())),
     sessions: () => server.connections.size,
   };

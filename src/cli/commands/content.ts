@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 import type * as Templates from '../templates.ts';
 import type * as Suppressions from '../suppressions.ts';
 import type * as Emails from '../emails.ts';
+import type * as Inbound from '../inbound.ts';
 import { command, lazy, type ActionName } from './kit.ts';
 
 const PROJECT = ['--project <project>', 'project id or unique name'] as const;
@@ -121,4 +122,19 @@ export function registerEmails(program: Command): void {
   ])
     .argument('<id>', 'email id')
     .action(em('events'));
+}
+
+/** Bounces saved by hand (support cases): the same processing as the inbound listener. */
+export function registerInbound(program: Command): void {
+  const ib = (name: ActionName<typeof Inbound>) => lazy(async () => (await import('../inbound.ts'))[name]);
+  const i = command(program, 'inbound', 'bounces and reports mailed back to return paths', [
+    'svc inbound process bounce.eml',
+  ]);
+  command(i, 'process', 'apply a saved bounce (DSN) as if it had come to the inbound listener', [
+    'svc inbound process bounce.eml',
+    'svc inbound process bounce.eml --to bounces+0192f4c17c2e7b3a9d4e5f6a7b8c9d0e-0123456789ab@bounces.example.com --json',
+  ])
+    .argument('<file>', 'the message as received (.eml)')
+    .option('--to <address>', 'the return path it was sent to (default: the ones found in the message)')
+    .action(ib('processFile'));
 }

@@ -1,0 +1,37 @@
+import { readFileSync } from 'node:fs';
+import { AppError } from '../errors.ts';
+import { withApp, type GlobalOptions } from './context.ts';
+import { print } from './io.ts';
+
+type Opts = Record<string, unknown> & GlobalOptions;
+
+/** A return path anywhere in a message: its To, or the Return-Path of the original it quotes. */
+const RETURN_PATH = /bounces\+[0-9a-f]{32}-[0-9a-f]{12}@bounces\.[a-z0-9.-]+[a-z0-9]/gi;
+
+/** svc inbound process FILE.eml: feeds a saved bounce to the inbound processor, as if it had arrived by SMTP. */
+export async function processFile([file]: string[], opts: Opts): Promise<void> {
+  let raw: Buffer;
+  try {
+    raw = readFileSync(file!);
+  } catch (e) {
+    throw new AppError('invalid_request', `cannot read ${file}: ${(e as Error).message}`);
+  }
+  const given = typeof opts.to === 'string' ? [opts.to] : [];
+  const to = given.length ? given : [...new Set(raw.toString('latin1').match(RETURN_PATH) ?? [])];
+  if (!to.length) {
+    throw new AppError(
+      'invalid_request',
+      `no return path of svc in ${file}; give the address it was sent to with --to`,
+    );
+  }
+  const result = await withApp(opts, (app) => app.inbound.process(raw, to));
+  print(opts, result, () =>
+    [
+      `${file}: ${result.kind}`,
+      ...result.applied.map(
+        (a) => `  applied: ${a.recipient} of ${a.email_id} BOUNCED ${a.bounce_type} ${a.bounce_category}`,
+      ),
+      ...result.ignored.map((i) => `  ignored: ${i.recipient ?? '-'}: ${i.why}`),
+    ].join('\n'),
+  );
+}

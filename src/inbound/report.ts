@@ -1,0 +1,130 @@
+import { simpleParser, type ParsedMail } from 'mailparser';
+
+/** One recipient block of a delivery status notification (RFC 3464 §2.3). */
+export interface DsnRecipient {
+  /** Final-Recipient (else Original-Recipient), the address only. */
+  address: string;
+  /** failed, delayed, delivered, relayed or expanded. */
+  action: string;
+  /** The enhanced status code (Status), when valid. */
+  status: string | null;
+  /** Diagnostic-Code of type smtp: the remote server's reply. */
+  diagnostic: { code: number | null; text: string } | null;
+  remoteMta: string | null;
+}
+
+/** What an inbound message is, for the bounce processor. */
+export type InboundReport =
+  { kind: 'dsn'; recipients: DsnRecipient[] } | { kind: 'auto-reply' } | { kind: 'other'; reason: string };
+
+/** A report with more recipient blocks than this is not a bounce of ours (at most 50 recipients per email). */
+const MAX_DSN_RECIPIENTS = 100;
+const STATUS = /^[245]\.\d{1,3}\.\d{1,3}$/;
+const DELIVERY_STATUS = new Set(['message/delivery-status', 'message/global-delivery-status']);
+
+/**
+ * Reads an inbound message as a DSN (multipart/report; report-type=delivery-status, or
+ * the RFC 6533 global form), an auto-reply (RFC 3834 Auto-Submitted, the common
+ * vacation headers), or something else. Never throws for a bad message: malformed MIME
+ * is `other`.
+ */
+export async function readReport(raw: Buffer): Promise<InboundReport> {
+  let mail: ParsedMail;
+  try {
+    mail = await simpleParser(raw, { keepDeliveryStatus: true, skipHtmlToText: true, skipTextToHtml: true });
+  } catch {
+    return { kind: 'other', reason: 'not parseable as MIME' };
+  }
+  const status = mail.attachments.find((a) => DELIVERY_STATUS.has(a.contentType.toLowerCase()));
+  if (status) {
+    const recipients = parseDeliveryStatus(status.content.toString('utf8'));
+    if (recipients.length === 0) return { kind: 'other', reason: 'a delivery-status part with no recipient' };
+    if (recipients.length > MAX_DSN_RECIPIENTS) return { kind: 'other', reason: 'too many recipient blocks' };
+    return { kind: 'dsn', recipients };
+  }
+  if (isAutoReply(mail)) return { kind: 'auto-reply' };
+  return { kind: 'other', reason: 'no delivery-status part' };
+}
+
+/** The recipient blocks of a message/delivery-status body (the per-message block is skipped). */
+export function parseDeliveryStatus(body: string): DsnRecipient[] {
+  const blocks = body
+    .replace(/\r\n/g, '\n')
+    .split(/\n[ \t]*\n/)
+    .map(fieldsOf)
+    .filter((f) => f.size > 0);
+  const out: DsnRecipient[] = [];
+  for (const f of blocks) {
+    const address = addressOf(f.get('final-recipient') ?? f.get('original-recipient'));
+    const action = f.get('action')?.toLowerCase();
+    if (!address || !action) continue;
+    const status = f.get('status')?.split(/\s/)[0] ?? null;
+    out.push({
+      address,
+      action,
+      status: status && STATUS.test(status) ? status : null,
+      diagnostic: diagnosticOf(f.get('diagnostic-code')),
+      remoteMta: typed(f.get('remote-mta'))?.value ?? null,
+    });
+  }
+  return out;
+}
+
+/** "Name: value" fields of one block, names lower-cased, folded lines joined. */
+function fieldsOf(block: string): Map<string, string> {
+  const fields = new Map<string, string>();
+  let last: string | undefined;
+  for (const line of block.split('\n')) {
+    if (/^[ \t]/.test(line) && last) {
+      fields.set(last, `${fields.get(last)} ${line.trim()}`);
+      continue;
+    }
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    last = line.slice(0, colon).trim().toLowerCase();
+    if (!fields.has(last)) fields.set(last, line.slice(colon + 1).trim());
+  }
+  return fields;
+}
+
+/** "rfc822; user@example.com" → its type and value. */
+function typed(v: string | undefined): { type: string; value: string } | null {
+  if (!v) return null;
+  const semi = v.indexOf(';');
+  return semi < 0
+    ? { type: '', value: v.trim() }
+    : { type: v.slice(0, semi).trim().toLowerCase(), value: v.slice(semi + 1).trim() };
+}
+
+function addressOf(v: string | undefined): string | null {
+  const t = typed(v);
+  const a = t?.value.replace(/^<|>$/g, '').trim();
+  return a && /^[^\s@]+@[^\s@]+$/.test(a) ? a : null;
+}
+
+/** "smtp; 550 5.1.1 <a@b>: User unknown" → the reply code and the text after the type. */
+function diagnosticOf(v: string | undefined): DsnRecipient['diagnostic'] {
+  const t = typed(v);
+  if (!t || !t.value) return null;
+  const code = /^([245]\d\d)[ -]/.exec(t.value)?.[1];
+  return { code: code ? Number(code) : null, text: t.value };
+}
+
+/**
+ * RFC 3834's Auto-Submitted (anything but "no"), and the headers vacation responders
+ * send instead: X-Autoreply, X-Autorespond, Precedence auto_reply, Microsoft's
+ * X-Auto-Response-Suppress with an "Automatic reply" subject.
+ */
+function isAutoReply(mail: ParsedMail): boolean {
+  const h = (name: string) => {
+    const v = mail.headers.get(name);
+    return typeof v === 'string' ? v.toLowerCase() : v === undefined ? undefined : JSON.stringify(v).toLowerCase();
+  };
+  const submitted = h('auto-submitted');
+  if (submitted && !submitted.startsWith('no')) return true;
+  if (h('x-autoreply') !== undefined || h('x-autorespond') !== undefined) return true;
+  if (h('precedence') === 'auto_reply') return true;
+  return /^(?:auto(?:matic)?[ -]?reply|out of (?:the )?office|abwesend|r[ée]ponse automatique)\b/i.test(
+    mail.subject ?? '',
+  );
+}

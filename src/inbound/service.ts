@@ -1,0 +1,137 @@
+import type { Clock } from '../lib/clock.ts';
+import type { Logger } from '../lib/logger.ts';
+import {
+  classifyReply,
+  parseReturnPath,
+  returnPathCovers,
+  type Decision,
+  type DeliveryRepo,
+  type ReturnPath,
+} from '../delivery/index.ts';
+import { readReport, type DsnRecipient, type InboundReport } from './report.ts';
+
+export interface InboundDeps {
+  delivery: Pick<DeliveryRepo, 'findRecipient' | 'recordLateBounce'>;
+  /** The email a return path names: its seq, project, sender and environment. */
+  findEmail(
+    id: string,
+  ): Promise<(Record<string, unknown> & { seq: number; id: string; project_id: string }) | undefined>;
+  returnPathKey: () => Promise<Buffer>;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** What processing one inbound message did, for the log and `svc inbound process`. */
+export interface InboundResult {
+  kind: InboundReport['kind'];
+  applied: { email_id: string; recipient: string; bounce_type: string; bounce_category: string }[];
+  ignored: { recipient: string | null; why: string }[];
+}
+
+type Bounced = Extract<Decision, { kind: 'bounced' }>;
+
+/**
+ * Bounces that arrive after the SMTP transaction (issue 15): a DSN mailed back to an
+ * email's return path turns a delivered recipient BOUNCED, classified like a reply,
+ * suppressing only a dead address. Forged or stray messages change nothing.
+ */
+export function createInboundService(deps: InboundDeps) {
+  /** The email `address` is the return path of, when svc sent it (LIVE, from that domain). */
+  async function emailOf(
+    address: string,
+  ): Promise<{ rp: ReturnPath; email: NonNullable<Awaited<ReturnType<InboundDeps['findEmail']>>> } | null> {
+    const rp = parseReturnPath(address);
+    if (!rp) return null;
+    const email = await deps.findEmail(rp.emailId);
+    if (!email || email.env !== 'LIVE') return null;
+    const from = String(email.from_email).toLowerCase();
+    return from.slice(from.lastIndexOf('@') + 1) === rp.fromDomain ? { rp, email } : null;
+  }
+
+  async function apply(address: string, report: Extract<InboundReport, { kind: 'dsn' }>, result: InboundResult) {
+    const target = await emailOf(address);
+    if (!target) return void result.ignored.push({ recipient: null, why: `${address} is not a return path of ours` });
+    const key = await deps.returnPathKey();
+    for (const r of report.recipients) {
+      const decision = decisionOf(r);
+      if (!decision) {
+        result.ignored.push({ recipient: r.address, why: `action ${r.action}: nothing to record` });
+        continue;
+      }
+      const domain = r.address.slice(r.address.lastIndexOf('@') + 1);
+      // The tag was made for one destination: a DSN naming a recipient elsewhere is forged.
+      if (!returnPathCovers(key, target.rp, domain)) {
+        result.ignored.push({ recipient: r.address, why: 'the return path was not made for this recipient' });
+        continue;
+      }
+      const row = await deps.delivery.findRecipient(target.email.seq, r.address);
+      if (!row) {
+        result.ignored.push({ recipient: r.address, why: 'not a recipient of this email' });
+        continue;
+      }
+      const applied = await deps.delivery.recordLateBounce(
+        {
+          seq: target.email.seq,
+          projectId: target.email.project_id,
+          emailId: target.email.id,
+          recipientId: row.id,
+          address: row.address,
+        },
+        decision,
+        'dsn',
+        deps.clock.now(),
+      );
+      if (applied) {
+        result.applied.push({
+          email_id: target.email.id,
+          recipient: row.address,
+          bounce_type: decision.bounce_type,
+          bounce_category: decision.category,
+        });
+      } else {
+        result.ignored.push({ recipient: r.address, why: `the recipient is ${row.status}, not delivered` });
+      }
+    }
+  }
+
+  return {
+    /** RCPT TO at the inbound listener: only return paths of emails svc sent. */
+    async accepts(address: string): Promise<boolean> {
+      return (await emailOf(address)) !== null;
+    },
+
+    /** Applies one inbound message sent to the return paths `rcptTo`. */
+    async process(raw: Buffer, rcptTo: string[]): Promise<InboundResult> {
+      const report = await readReport(raw);
+      const result: InboundResult = { kind: report.kind, applied: [], ignored: [] };
+      if (report.kind === 'dsn') for (const address of rcptTo) await apply(address, report, result);
+      else
+        result.ignored.push({ recipient: null, why: report.kind === 'auto-reply' ? 'an auto-reply' : report.reason });
+      deps.logger.info({ rcpt_to: rcptTo, ...result }, 'inbound message processed');
+      return result;
+    },
+  };
+}
+
+export type InboundService = ReturnType<typeof createInboundService>;
+
+/**
+ * A recipient the remote server gave up on (Action: failed) as a final bounce: hard only
+ * when its reply says the address is dead (classifyReply); a 4xx it gave up on is soft.
+ */
+function decisionOf(r: DsnRecipient): Bounced | null {
+  if (r.action !== 'failed') return null;
+  const cls = r.status?.[0] ?? String(r.diagnostic?.code ?? 5)[0];
+  const code = r.diagnostic?.code ?? (cls === '4' ? 450 : 550);
+  const text = r.diagnostic?.text ?? '';
+  const c = classifyReply({ code, enhanced: r.status, text });
+  const hard = c.outcome === 'hard';
+  return {
+    kind: 'bounced',
+    bounce_type: hard ? 'hard' : 'soft',
+    category: c.category ?? 'unknown',
+    suppress: hard,
+    reply: { code, enhanced: r.status, text },
+    reason: c.reason,
+  };
+}

@@ -1,0 +1,83 @@
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import type { App } from '../app.ts';
+import { reply, useOwnEnhancedCodes } from './replies.ts';
+import { collectData, listenOn } from './server-kit.ts';
+
+/** Bounces and reports are small; a message over this is refused (552), never read whole into memory. */
+export const INBOUND_MAX_BYTES = 10 * 1024 * 1024;
+
+export interface InboundOptions {
+  host: string;
+  port: number;
+  tls?: { cert: Buffer; key: Buffer } | undefined;
+  maxSessions: number;
+  idleTimeoutMs: number;
+  closeTimeoutMs: number;
+}
+
+export interface InboundListener {
+  listen(): Promise<number>;
+  close(): Promise<void>;
+}
+
+/**
+ * The inbound MX of the return-path domains (issue 15, `--inbound-port`): it takes mail
+ * only for return paths of emails svc sent (550 5.1.1 for any other address: no open
+ * relay, no mailbox), without AUTH, and hands each message to the inbound service,
+ * which applies the bounces it reports. 250 is answered once they are committed.
+ */
+export function createInboundListener(app: App, opts: InboundOptions): InboundListener {
+  function onRcptTo(address: { address: string }, _session: SMTPServerSession, done: (err?: Error | null) => void) {
+    app.inbound.accepts(address.address).then(
+      (ok) => done(ok ? null : reply(550, '5.1.1', `${address.address}: no such user here`)),
+      () => done(reply(451, '4.3.0', 'Temporary failure, try again later')),
+    );
+  }
+
+  function onData(
+    stream: SMTPServerDataStream,
+    session: SMTPServerSession,
+    done: (err?: Error | null, message?: string) => void,
+  ) {
+    const rcptTo = session.envelope.rcptTo.map((r) => r.address);
+    collectData(
+      stream,
+      done,
+      async (raw) => {
+        await app.inbound.process(raw, rcptTo);
+        return 'Ok';
+      },
+      (err) => {
+        app.logger.error({ err, rcpt_to: rcptTo }, 'inbound: a message could not be processed');
+        return reply(451, '4.3.0', 'Temporary failure, try again later');
+      },
+    );
+  }
+
+  const server = new SMTPServer({
+    name: app.hostname,
+    banner: 'svc ESMTP',
+    size: INBOUND_MAX_BYTES,
+    rejectOversized: true,
+    maxRecipients: 10,
+    maxClients: opts.maxSessions,
+    socketTimeout: opts.idleTimeoutMs,
+    closeTimeout: opts.closeTimeoutMs,
+    authOptional: true,
+    hideENHANCEDSTATUSCODES: false,
+    hideDSN: true,
+    hideREQUIRETLS: true,
+    disabledCommands: opts.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    ...(opts.tls ? { cert: opts.tls.cert, key: opts.tls.key } : {}),
+    disableReverseLookup: true,
+    logger: false,
+    onRcptTo,
+    onData,
+  });
+  useOwnEnhancedCodes(server);
+  server.on('error', (err) => app.logger.warn({ err }, 'inbound: a session failed'));
+  return {
+    listen: () => listenOn(server, opts.host, opts.port),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}

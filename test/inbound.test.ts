@@ -1,0 +1,303 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createInboundListener, type InboundListener } from '../src/smtp/index.ts';
+import { parseDeliveryStatus } from '../src/inbound/index.ts';
+import { startDnsServer, type DnsServer } from './peers/dns.ts';
+import { startMxPeer, type MxPeer } from './peers/mx.ts';
+import { smtpTalk } from './peers/smtp-talk.ts';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { count } from './harness.ts';
+import { runSvc } from './cli-runner.ts';
+import { settle, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
+
+// Bounces that come back after the 250 (issue 15): DSNs mailed to an email's return
+// path, through the inbound MX listener, on real sockets.
+
+let dns: DnsServer;
+let mx: MxPeer;
+let d: DeliveryEnv;
+let inbound: InboundListener;
+let port: number;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  mx = await startMxPeer();
+  for (const domain of ['dest.test', 'other.test']) {
+    dns.set(domain, { MX: [{ exchange: `mx.${domain}`, priority: 10 }] });
+    dns.set(`mx.${domain}`, { A: ['127.0.0.1'] });
+  }
+  d = await startDeliveryEnv(dns, { mxPort: String(mx.port) });
+  inbound = createInboundListener(d.env.app, {
+    host: '127.0.0.1',
+    port: 0,
+    maxSessions: 10,
+    idleTimeoutMs: 10_000,
+    closeTimeoutMs: 50,
+  });
+  port = await inbound.listen();
+});
+
+afterAll(async () => {
+  await inbound.close();
+  await d.env.close();
+  await mx.close();
+  await dns.close();
+});
+
+/** Sends a LIVE email, delivers it, and returns its id and the return path each destination saw. */
+async function delivered(to: string[]): Promise<{ id: string; returnPath: (domain: string) => string }> {
+  const before = mx.received.length;
+  const id = await d.send(to);
+  await settle(d.env);
+  expect(d.email(id).status).toBe('DELIVERED');
+  const got = mx.received.slice(before);
+  return {
+    id,
+    returnPath: (domain) => got.find((m) => m.to.some((a) => a.endsWith(`@${domain}`)))!.from,
+  };
+}
+
+/** A DSN as Postfix writes one (RFC 3464), for the recipients given. */
+function dsn(to: string, recipients: { address: string; action?: string; status: string; diagnostic: string }[]) {
+  const blocks = recipients
+    .map((r) =>
+      [
+        `Final-Recipient: rfc822; ${r.address}`,
+        `Original-Recipient: rfc822;${r.address}`,
+        `Action: ${r.action ?? 'failed'}`,
+        `Status: ${r.status}`,
+        'Remote-MTA: dns; mailbox.dest.test',
+        // Folded, as MTAs write long diagnostics.
+        `Diagnostic-Code: smtp; ${r.diagnostic.replace(/ (\S+)$/, '\r\n    $1')}`,
+      ].join('\r\n'),
+    )
+    .join('\r\n\r\n');
+  return [
+    'From: MAILER-DAEMON@mx.dest.test (Mail Delivery System)',
+    `To: ${to}`,
+    'Subject: Undelivered Mail Returned to Sender',
+    'Auto-Submitted: auto-replied',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=delivery-status; boundary="BOUNDARY"',
+    '',
+    '--BOUNDARY',
+    'Content-Type: text/plain; charset=us-ascii',
+    '',
+    'This is the mail system at host mx.dest.test. Your message could not be delivered.',
+    '',
+    '--BOUNDARY',
+    'Content-Type: message/delivery-status',
+    '',
+    'Reporting-MTA: dns; mx.dest.test',
+    'Arrival-Date: Sun, 15 Mar 2026 12:00:00 +0000',
+    '',
+    blocks,
+    '',
+    '--BOUNDARY',
+    'Content-Type: text/rfc822-headers',
+    '',
+    'From: news@sender.test',
+    'Subject: Hello',
+    '',
+    '--BOUNDARY--',
+    '',
+  ].join('\r\n');
+}
+
+/** One message to `rcpt` with the null sender, as bounces come; resolves with the replies to RCPT and to the dot. */
+async function mail(rcpt: string, body: string): Promise<{ rcpt: string; data: string }> {
+  const s = await smtpTalk(port);
+  try {
+    await s.reply();
+    await s.send('EHLO mx.dest.test');
+    await s.send('MAIL FROM:<>');
+    const rcptReply = await s.send(`RCPT TO:<${rcpt}>`);
+    if (!rcptReply.startsWith('250')) return { rcpt: rcptReply, data: '' };
+    await s.send('DATA');
+    s.write(`${body.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}\r\n.\r\n`);
+    return { rcpt: rcptReply, data: await s.reply() };
+  } finally {
+    s.close();
+  }
+}
+
+const suppressed = (address: string) =>
+  count(d.env, 'suppressions', 'project_id = ? AND email = ?', d.env.init.project_id, address);
+
+describe('DSNs to a return path', () => {
+  it('turns a delivered recipient BOUNCED, hard, suppressed, with a bounced event from the DSN', async () => {
+    const { id, returnPath } = await delivered(['gone@dest.test']);
+    const rp = returnPath('dest.test');
+    const r = await mail(
+      rp,
+      dsn(rp, [
+        {
+          address: 'gone@dest.test',
+          status: '5.1.1',
+          diagnostic: '550 5.1.1 <gone@dest.test>: Recipient address rejected: User unknown in virtual mailbox table',
+        },
+      ]),
+    );
+    expect(r.data).toMatch(/^250 /);
+    expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard', bounce_category: 'invalid-recipient' });
+    expect(d.recipients(id)[0]).toMatchObject({ status: 'BOUNCED', smtp_code: 550, smtp_enhanced: '5.1.1' });
+    const events = d.events(id);
+    expect(events.map((e) => e.type)).toEqual(['queued', 'sending', 'smtp_connected', 'sent', 'delivered', 'bounced']);
+    expect(events.at(-1)).toMatchObject({
+      recipient: 'gone@dest.test',
+      bounce_type: 'hard',
+      bounce_category: 'invalid-recipient',
+      source: 'dsn',
+    });
+    expect(events[4]).not.toHaveProperty('source');
+    expect(suppressed('gone@dest.test')).toBe(1);
+    // The same DSN again changes nothing.
+    await mail(rp, dsn(rp, [{ address: 'gone@dest.test', status: '5.1.1', diagnostic: '550 5.1.1 User unknown' }]));
+    expect(d.events(id).filter((e) => e.type === 'bounced')).toHaveLength(1);
+  });
+
+  it('records a full mailbox the remote server gave up on as a soft bounce, not suppressed', async () => {
+    const { id, returnPath } = await delivered(['full@dest.test']);
+    const rp = returnPath('dest.test');
+    await mail(rp, dsn(rp, [{ address: 'full@dest.test', status: '4.2.2', diagnostic: '452 4.2.2 Mailbox full' }]));
+    expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'soft', bounce_category: 'mailbox-full' });
+    expect(suppressed('full@dest.test')).toBe(0);
+  });
+
+  it('never suppresses for a block of our IP reported later', async () => {
+    const { id, returnPath } = await delivered(['ip@dest.test']);
+    const rp = returnPath('dest.test');
+    const diagnostic = '554 5.7.1 Service unavailable; Client host [1.2.3.4] blocked using zen.spamhaus.org';
+    await mail(rp, dsn(rp, [{ address: 'ip@dest.test', status: '5.7.1', diagnostic }]));
+    expect(d.email(id)).toMatchObject({
+      status: 'BOUNCED',
+      bounce_type: 'soft',
+      bounce_category: 'reputation-blocklist',
+    });
+    expect(suppressed('ip@dest.test')).toBe(0);
+  });
+
+  it('ignores a delayed notice and an auto-reply', async () => {
+    const { id, returnPath } = await delivered(['slow@dest.test']);
+    const rp = returnPath('dest.test');
+    const delayed = await mail(
+      rp,
+      dsn(rp, [{ address: 'slow@dest.test', action: 'delayed', status: '4.4.1', diagnostic: '421 4.4.1 timeout' }]),
+    );
+    expect(delayed.data).toMatch(/^250 /);
+    const vacation = await mail(
+      rp,
+      `From: slow@dest.test\r\nTo: ${rp}\r\nSubject: Out of Office: Hello\r\nAuto-Submitted: auto-replied\r\n\r\nI am away until Monday.\r\n`,
+    );
+    expect(vacation.data).toMatch(/^250 /);
+    expect(d.email(id).status).toBe('DELIVERED');
+  });
+});
+
+describe('forged and stray mail', () => {
+  it('does not let one destination’s return path bounce a recipient at another domain', async () => {
+    const { id, returnPath } = await delivered(['ann@dest.test', 'bob@other.test']);
+    const rp = returnPath('dest.test');
+    const r = await mail(
+      rp,
+      dsn(rp, [{ address: 'bob@other.test', status: '5.1.1', diagnostic: '550 5.1.1 unknown' }]),
+    );
+    expect(r.data).toMatch(/^250 /);
+    expect(d.email(id).status).toBe('DELIVERED');
+    expect(suppressed('bob@other.test')).toBe(0);
+  });
+
+  it('does not apply a DSN to a return path whose tag is wrong', async () => {
+    const { id, returnPath } = await delivered(['tag@dest.test']);
+    const rp = returnPath('dest.test');
+    const forged = rp.replace(
+      /-([0-9a-f])([0-9a-f]{11})@/,
+      (_m, a: string, rest: string) => `-${a === '0' ? '1' : '0'}${rest}@`,
+    );
+    expect(forged).not.toBe(rp);
+    await mail(forged, dsn(forged, [{ address: 'tag@dest.test', status: '5.1.1', diagnostic: '550 5.1.1 unknown' }]));
+    expect(d.email(id).status).toBe('DELIVERED');
+    expect(suppressed('tag@dest.test')).toBe(0);
+  });
+
+  it('refuses any address that is not a return path of an email it sent: 550 5.1.1', async () => {
+    for (const rcpt of [
+      'postmaster@sender.test',
+      'someone@elsewhere.example',
+      'bounces+00000000000070008000000000000001-0123456789ab@bounces.sender.test',
+    ]) {
+      expect((await mail(rcpt, 'Subject: x\r\n\r\nx\r\n')).rcpt).toMatch(/^550 5\.1\.1 /);
+    }
+  });
+
+  it('takes malformed MIME without a crash and without a change', async () => {
+    const { id, returnPath } = await delivered(['odd@dest.test']);
+    const rp = returnPath('dest.test');
+    const body = `To: ${rp}\r\nContent-Type: multipart/report; report-type=delivery-status; boundary="X"\r\n\r\n--X\r\nContent-Type: message/delivery-status\r\n\r\nFinal-Recipient: garbage\r\nAction:\r\n--X`;
+    expect((await mail(rp, body)).data).toMatch(/^250 /);
+    expect(d.email(id).status).toBe('DELIVERED');
+  });
+});
+
+describe('svc inbound process', () => {
+  it('applies a saved bounce found by its return path, and says what it did', async () => {
+    const { id, returnPath } = await delivered(['saved@dest.test']);
+    const rp = returnPath('dest.test');
+    const file = join(d.env.dir, 'bounce.eml');
+    writeFileSync(
+      file,
+      dsn(rp, [{ address: 'saved@dest.test', status: '5.1.1', diagnostic: '550 5.1.1 No such user' }]),
+    );
+    const run = await runSvc(d.env.dir, ['inbound', 'process', file, '--json'], { SVC_DATA_DIR: d.env.dir });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.json()).toEqual({
+      kind: 'dsn',
+      applied: [
+        { email_id: id, recipient: 'saved@dest.test', bounce_type: 'hard', bounce_category: 'invalid-recipient' },
+      ],
+      ignored: [],
+    });
+    expect(d.email(id).status).toBe('BOUNCED');
+  });
+
+  it('says clearly when a file is missing or names no return path: exit 1', async () => {
+    const missing = await runSvc(d.env.dir, ['inbound', 'process', join(d.env.dir, 'nope.eml')], {
+      SVC_DATA_DIR: d.env.dir,
+    });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/cannot read .*nope\.eml/);
+    const file = join(d.env.dir, 'plain.eml');
+    writeFileSync(file, 'Subject: hi\r\n\r\nhello\r\n');
+    const none = await runSvc(d.env.dir, ['inbound', 'process', file], { SVC_DATA_DIR: d.env.dir });
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/no return path of svc in .*--to/);
+  });
+});
+
+describe('parseDeliveryStatus', () => {
+  it('reads every recipient block, folded fields and CRLF, and skips the per-message block', () => {
+    const body = [
+      'Reporting-MTA: dns; mx.example',
+      '',
+      'Final-Recipient: rfc822; a@example.com',
+      'Action: failed',
+      'Status: 5.1.1 (user unknown)',
+      'Diagnostic-Code: smtp; 550 5.1.1 <a@example.com>:',
+      '    Recipient address rejected',
+      '',
+      'Original-Recipient: rfc822; <b@example.com>',
+      'Action: Delayed',
+      'Status: 4.4.7',
+    ].join('\r\n');
+    expect(parseDeliveryStatus(body)).toEqual([
+      {
+        address: 'a@example.com',
+        action: 'failed',
+        status: '5.1.1',
+        diagnostic: { code: 550, text: '550 5.1.1 <a@example.com>: Recipient address rejected' },
+        remoteMta: null,
+      },
+      { address: 'b@example.com', action: 'delayed', status: '4.4.7', diagnostic: null, remoteMta: null },
+    ]);
+  });
+});
