@@ -120,7 +120,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
   });
   const rateLimiter = createRateLimiter(clock);
   const deliveryRepo = createDeliveryRepo(db, tx, {
-    suppress: (projectId, email, _emailId, at) => suppressionsRepo.addSync(projectId, email, 'HARD_BOUNCE', at),
+    suppress: (projectId, email, _emailId, at, reason) => suppressionsRepo.addSync(projectId, email, reason, at),
   });
   const inbound = createInboundService({
     delivery: deliveryRepo,

@@ -194,6 +194,81 @@ describe('DSNs to a return path', () => {
   });
 });
 
+/** An ARF report (RFC 5965) as feedback loops send them, about a message to `rcpt`. */
+function arf(to: string, rcpt: string, opts: { originalRcptTo?: boolean; returnPath?: string } = {}) {
+  return [
+    'From: feedback@fbl.dest.test',
+    `To: ${to}`,
+    'Subject: FW: Hello',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=feedback-report; boundary="ARF"',
+    '',
+    '--ARF',
+    'Content-Type: text/plain',
+    '',
+    'This is an email abuse report for an email message received from IP 1.2.3.4.',
+    '',
+    '--ARF',
+    'Content-Type: message/feedback-report',
+    '',
+    'Feedback-Type: abuse',
+    'User-Agent: SomeFBL/1.0',
+    'Version: 1',
+    ...(opts.originalRcptTo === false ? [] : [`Original-Rcpt-To: <${rcpt}>`]),
+    'Source-IP: 1.2.3.4',
+    '',
+    '--ARF',
+    'Content-Type: text/rfc822-headers',
+    '',
+    `Return-Path: <${opts.returnPath ?? to}>`,
+    'From: news@sender.test',
+    `To: ${rcpt}`,
+    'Subject: Hello',
+    '',
+    '--ARF--',
+    '',
+  ].join('\r\n');
+}
+
+const suppressionReason = (address: string) =>
+  (
+    d.env.app.db
+      .prepare('SELECT reason FROM suppressions WHERE project_id = ? AND email = ?')
+      .get(d.env.init.project_id, address) as { reason: string } | undefined
+  )?.reason;
+
+describe('ARF complaints', () => {
+  it('turns a delivered recipient COMPLAINED, with a complained event and a COMPLAINT suppression', async () => {
+    const { id, returnPath } = await delivered(['angry@dest.test']);
+    const rp = returnPath('dest.test');
+    expect((await mail(rp, arf(rp, 'angry@dest.test'))).data).toMatch(/^250 /);
+    expect(d.email(id).status).toBe('COMPLAINED');
+    expect(d.recipients(id)[0]!.status).toBe('COMPLAINED');
+    expect(d.events(id).at(-1)).toEqual({
+      type: 'complained',
+      recipient: 'angry@dest.test',
+      feedback_type: 'abuse',
+      source: 'arf',
+    });
+    expect(suppressionReason('angry@dest.test')).toBe('COMPLAINT');
+  });
+
+  it('finds the recipient in the reported headers when the report has no Original-Rcpt-To', async () => {
+    const { id, returnPath } = await delivered(['quiet@dest.test']);
+    const rp = returnPath('dest.test');
+    await mail(rp, arf(rp, 'quiet@dest.test', { originalRcptTo: false }));
+    expect(d.email(id).status).toBe('COMPLAINED');
+  });
+
+  it('does not take a complaint about a recipient at another domain than its return path', async () => {
+    const { id, returnPath } = await delivered(['cat@dest.test', 'dog@other.test']);
+    const rp = returnPath('dest.test');
+    await mail(rp, arf(rp, 'dog@other.test'));
+    expect(d.email(id).status).toBe('DELIVERED');
+    expect(suppressionReason('dog@other.test')).toBeUndefined();
+  });
+});
+
 describe('forged and stray mail', () => {
   it('does not let one destination’s return path bounce a recipient at another domain', async () => {
     const { id, returnPath } = await delivered(['ann@dest.test', 'bob@other.test']);
@@ -253,7 +328,13 @@ describe('svc inbound process', () => {
     expect(run.json()).toEqual({
       kind: 'dsn',
       applied: [
-        { email_id: id, recipient: 'saved@dest.test', bounce_type: 'hard', bounce_category: 'invalid-recipient' },
+        {
+          email_id: id,
+          recipient: 'saved@dest.test',
+          status: 'BOUNCED',
+          bounce_type: 'hard',
+          bounce_category: 'invalid-recipient',
+        },
       ],
       ignored: [],
     });

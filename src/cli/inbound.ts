@@ -29,7 +29,9 @@ export async function processFile([file]: string[], opts: Opts): Promise<void> {
     [
       `${file}: ${result.kind}`,
       ...result.applied.map(
-        (a) => `  applied: ${a.recipient} of ${a.email_id} BOUNCED ${a.bounce_type} ${a.bounce_category}`,
+        (a) =>
+          `  applied: ${a.recipient} of ${a.email_id} ${a.status} ` +
+          (a.status === 'BOUNCED' ? `${a.bounce_type} ${a.bounce_category}` : a.feedback_type),
       ),
       ...result.ignored.map((i) => `  ignored: ${i.recipient ?? '-'}: ${i.why}`),
     ].join('\n'),

@@ -59,7 +59,16 @@ export interface RecipientOutcome {
 export function createDeliveryRepo(
   db: Db,
   tx: Committer,
-  deps: { suppress: (projectId: string, address: string, emailId: string, at: string) => void },
+  deps: {
+    /** Puts an address on the project's suppression list, in the caller's transaction. */
+    suppress: (
+      projectId: string,
+      address: string,
+      emailId: string,
+      at: string,
+      reason: 'HARD_BOUNCE' | 'COMPLAINT',
+    ) => void;
+  },
 ) {
   // `LIMIT +@limit`, `email_seq = +?`: with a bare parameter there, SQLite (3.54) plans with the bound
   // value and re-prepares the statement every time it is bound anew (~5 µs, 3 times per transaction
@@ -105,6 +114,10 @@ export function createDeliveryRepo(
        smtp_code = @code, smtp_enhanced = @enhanced, smtp_text = @text, last_error = @detail, delivered_at = NULL,
        updated_at = @now
      WHERE id = @id AND status IN ('SENT', 'DELIVERED')`,
+  );
+  // A spam complaint (ARF) about a delivered recipient.
+  const complaint = db.prepare(
+    `UPDATE recipients SET status = 'COMPLAINED', updated_at = @now WHERE id = @id AND status = 'DELIVERED'`,
   );
   const recipientByAddress = db.prepare<[number, string], { id: number; address: string; status: string }>(
     'SELECT id, address, status FROM recipients WHERE email_seq = ? AND address_lc = ?',
@@ -227,7 +240,27 @@ export function createDeliveryRepo(
           },
           at,
         );
-        if (d.suppress) deps.suppress(r.projectId, r.address.toLowerCase(), r.emailId, at);
+        if (d.suppress) deps.suppress(r.projectId, r.address.toLowerCase(), r.emailId, at, 'HARD_BOUNCE');
+        refreshEmail(r.seq, at);
+        return true;
+      }),
+
+    /**
+     * Records a spam complaint (an ARF report) about a DELIVERED recipient: COMPLAINED, a
+     * `complained` event, the address on the suppression list (COMPLAINT) and the email's
+     * status, atomically. False when the recipient was not DELIVERED.
+     */
+    recordComplaint: (
+      r: { seq: number; projectId: string; emailId: string; recipientId: number; address: string },
+      feedbackType: string,
+      source: string,
+      now: number,
+    ) =>
+      tx.write(() => {
+        const at = iso(now);
+        if (!complaint.run({ id: r.recipientId, now: at }).changes) return false;
+        addEvent(r.seq, 'complained', { recipient: r.address, feedback_type: feedbackType, source }, at);
+        deps.suppress(r.projectId, r.address.toLowerCase(), r.emailId, at, 'COMPLAINT');
         refreshEmail(r.seq, at);
         return true;
       }),
@@ -307,7 +340,7 @@ export function createDeliveryRepo(
         },
         at,
       );
-      if (d.suppress) deps.suppress(projectId, o.address.toLowerCase(), emailId, at);
+      if (d.suppress) deps.suppress(projectId, o.address.toLowerCase(), emailId, at, 'HARD_BOUNCE');
     } else if (d.kind === 'failed') {
       setRecipient.run({
         ...base,

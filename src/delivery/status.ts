@@ -28,7 +28,8 @@ const PENDING = new Set(['QUEUED', 'SENDING']);
 /**
  * The email's status from its recipient rows (decisions.md, "Email lifecycle"):
  * SENDING while any recipient is still being tried; DELIVERED when all were;
- * BOUNCED when all are final and one bounced (the first bounce describes it);
+ * COMPLAINED when all were delivered and one complained; BOUNCED when all are final
+ * and one bounced (the first bounce describes it);
  * FAILED for an internal failure. Returns null while nothing has been tried.
  */
 export function summarize(rows: RecipientState[], now: string): EmailSummary | null {
@@ -53,12 +54,14 @@ export function summarize(rows: RecipientState[], now: string): EmailSummary | n
     final_smtp_text: describe?.smtp_text ?? null,
   };
   if (rows.some((r) => PENDING.has(r.status))) return base;
-  if (rows.every((r) => r.status === 'DELIVERED')) {
+  // A complaint comes about a delivered message: the email stays delivered, and says COMPLAINED.
+  if (rows.every((r) => r.status === 'DELIVERED' || r.status === 'COMPLAINED')) {
     const last = rows
       .map((r) => r.delivered_at ?? now)
       .sort()
       .at(-1)!;
-    return { ...base, status: 'DELIVERED', delivered_at: last };
+    const complained = rows.some((r) => r.status === 'COMPLAINED');
+    return { ...base, status: complained ? 'COMPLAINED' : 'DELIVERED', delivered_at: last };
   }
   return { ...base, status: bounce ? 'BOUNCED' : 'FAILED', failed_at: now };
 }

@@ -15,7 +15,18 @@ export interface DsnRecipient {
 
 /** What an inbound message is, for the bounce processor. */
 export type InboundReport =
-  { kind: 'dsn'; recipients: DsnRecipient[] } | { kind: 'auto-reply' } | { kind: 'other'; reason: string };
+  | { kind: 'dsn'; recipients: DsnRecipient[] }
+  | {
+      kind: 'arf';
+      /** Feedback-Type (RFC 5965): abuse, fraud, virus, other, not-spam… */
+      feedbackType: string;
+      /** Original-Rcpt-To, when the reporter kept it. */
+      originalRcptTo: string | null;
+      /** The header section of the reported message (its To, Return-Path, Message-ID). */
+      originalHeaders: string;
+    }
+  | { kind: 'auto-reply' }
+  | { kind: 'other'; reason: string };
 
 /** A report with more recipient blocks than this is not a bounce of ours (at most 50 recipients per email). */
 const MAX_DSN_RECIPIENTS = 100;
@@ -35,6 +46,8 @@ export async function readReport(raw: Buffer): Promise<InboundReport> {
   } catch {
     return { kind: 'other', reason: 'not parseable as MIME' };
   }
+  const feedback = mail.attachments.find((a) => a.contentType.toLowerCase() === 'message/feedback-report');
+  if (feedback) return feedbackOf(feedback.content.toString('utf8'), mail);
   const status = mail.attachments.find((a) => DELIVERY_STATUS.has(a.contentType.toLowerCase()));
   if (status) {
     const recipients = parseDeliveryStatus(status.content.toString('utf8'));
@@ -68,6 +81,22 @@ export function parseDeliveryStatus(body: string): DsnRecipient[] {
     });
   }
   return out;
+}
+
+/** An ARF report (RFC 5965): its feedback fields and the reported message's headers. */
+function feedbackOf(body: string, mail: ParsedMail): InboundReport {
+  const f = fieldsOf(body.replace(/\r\n/g, '\n'));
+  const original = mail.attachments.find((a) =>
+    ['message/rfc822', 'text/rfc822-headers', 'message/rfc822-headers'].includes(a.contentType.toLowerCase()),
+  );
+  const text = original?.content.toString('utf8') ?? '';
+  const end = text.search(/\r?\n\r?\n/);
+  return {
+    kind: 'arf',
+    feedbackType: (f.get('feedback-type') ?? 'abuse').toLowerCase(),
+    originalRcptTo: addressOf(f.get('original-rcpt-to')),
+    originalHeaders: end < 0 ? text : text.slice(0, end),
+  };
 }
 
 /** "Name: value" fields of one block, names lower-cased, folded lines joined. */

@@ -11,7 +11,7 @@ import {
 import { readReport, type DsnRecipient, type InboundReport } from './report.ts';
 
 export interface InboundDeps {
-  delivery: Pick<DeliveryRepo, 'findRecipient' | 'recordLateBounce'>;
+  delivery: Pick<DeliveryRepo, 'findRecipient' | 'recordLateBounce' | 'recordComplaint'>;
   /** The email a return path names: its seq, project, sender and environment. */
   findEmail(
     id: string,
@@ -24,11 +24,24 @@ export interface InboundDeps {
 /** What processing one inbound message did, for the log and `svc inbound process`. */
 export interface InboundResult {
   kind: InboundReport['kind'];
-  applied: { email_id: string; recipient: string; bounce_type: string; bounce_category: string }[];
+  applied: (
+    | { email_id: string; recipient: string; status: 'BOUNCED'; bounce_type: string; bounce_category: string }
+    | { email_id: string; recipient: string; status: 'COMPLAINED'; feedback_type: string }
+  )[];
   ignored: { recipient: string | null; why: string }[];
 }
 
 type Bounced = Extract<Decision, { kind: 'bounced' }>;
+
+/** A return path anywhere in a text (the Return-Path a receiver stamped on the reported message). */
+const RETURN_PATH_IN_TEXT = /bounces\+[0-9a-f]{32}-[0-9a-f]{12}@bounces\.[a-z0-9.-]+[a-z0-9]/gi;
+
+/** The only address of a header section's To field, or null when it has none or several. */
+function onlyTo(headers: string): string | null {
+  const to = /^to:[ \t]*(.*(?:\r?\n[ \t].*)*)/im.exec(headers)?.[1] ?? '';
+  const found = to.match(/[^\s<>,;"']+@[^\s<>,;"']+/g) ?? [];
+  return found.length === 1 ? found[0] : null;
+}
 
 /**
  * Bounces that arrive after the SMTP transaction (issue 15): a DSN mailed back to an
@@ -85,12 +98,53 @@ export function createInboundService(deps: InboundDeps) {
         result.applied.push({
           email_id: target.email.id,
           recipient: row.address,
+          status: 'BOUNCED',
           bounce_type: decision.bounce_type,
           bounce_category: decision.category,
         });
       } else {
         result.ignored.push({ recipient: r.address, why: `the recipient is ${row.status}, not delivered` });
       }
+    }
+  }
+
+  /**
+   * A spam complaint (ARF): the email is the one of the return path the report was sent
+   * to, or of the Return-Path the receiver stamped on the reported message; the recipient
+   * is Original-Rcpt-To, or the reported message's only To address.
+   */
+  async function complain(rcptTo: string[], report: Extract<InboundReport, { kind: 'arf' }>, result: InboundResult) {
+    let target: Awaited<ReturnType<typeof emailOf>> = null;
+    for (const address of [...rcptTo, ...(report.originalHeaders.match(RETURN_PATH_IN_TEXT) ?? [])]) {
+      if ((target = await emailOf(address))) break;
+    }
+    if (!target) return void result.ignored.push({ recipient: null, why: 'the report names no email of ours' });
+    const recipient = report.originalRcptTo ?? onlyTo(report.originalHeaders);
+    if (!recipient) {
+      return void result.ignored.push({ recipient: null, why: 'the report does not say which recipient complained' });
+    }
+    const domain = recipient.slice(recipient.lastIndexOf('@') + 1);
+    if (!returnPathCovers(await deps.returnPathKey(), target.rp, domain)) {
+      return void result.ignored.push({ recipient, why: 'the return path was not made for this recipient' });
+    }
+    const row = await deps.delivery.findRecipient(target.email.seq, recipient);
+    if (!row) return void result.ignored.push({ recipient, why: 'not a recipient of this email' });
+    const r = {
+      seq: target.email.seq,
+      projectId: target.email.project_id,
+      emailId: target.email.id,
+      recipientId: row.id,
+      address: row.address,
+    };
+    if (await deps.delivery.recordComplaint(r, report.feedbackType, 'arf', deps.clock.now())) {
+      result.applied.push({
+        email_id: target.email.id,
+        recipient: row.address,
+        status: 'COMPLAINED',
+        feedback_type: report.feedbackType,
+      });
+    } else {
+      result.ignored.push({ recipient, why: `the recipient is ${row.status}, not delivered` });
     }
   }
 
@@ -105,6 +159,7 @@ export function createInboundService(deps: InboundDeps) {
       const report = await readReport(raw);
       const result: InboundResult = { kind: report.kind, applied: [], ignored: [] };
       if (report.kind === 'dsn') for (const address of rcptTo) await apply(address, report, result);
+      else if (report.kind === 'arf') await complain(rcptTo, report, result);
       else
         result.ignored.push({ recipient: null, why: report.kind === 'auto-reply' ? 'an auto-reply' : report.reason });
       deps.logger.info({ rcpt_to: rcptTo, ...result }, 'inbound message processed');
