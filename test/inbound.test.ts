@@ -237,6 +237,79 @@ const suppressionReason = (address: string) =>
       .get(d.env.init.project_id, address) as { reason: string } | undefined
   )?.reason;
 
+describe('plain-text bounces', () => {
+  it('reads a qmail bounce', async () => {
+    const { id, returnPath } = await delivered(['q@dest.test']);
+    const rp = returnPath('dest.test');
+    const body = [
+      'From: MAILER-DAEMON@mx.dest.test',
+      `To: ${rp}`,
+      'Subject: failure notice',
+      '',
+      'Hi. This is the qmail-send program at mx.dest.test.',
+      "I'm afraid I wasn't able to deliver your message to the following addresses.",
+      "This is a permanent error; I've given up. Sorry it didn't work out.",
+      '',
+      '<q@dest.test>:',
+      'Sorry, no mailbox here by that name. (#5.1.1)',
+      '',
+      '--- Below this line is a copy of the message.',
+      '',
+      'From: news@sender.test',
+    ].join('\r\n');
+    await mail(rp, body);
+    expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard', bounce_category: 'invalid-recipient' });
+  });
+
+  it('reads an Exim bounce, and ignores its delay warning', async () => {
+    const { id, returnPath } = await delivered(['x@dest.test']);
+    const rp = returnPath('dest.test');
+    const warning = [
+      'From: Mail Delivery System <Mailer-Daemon@mx.dest.test>',
+      `To: ${rp}`,
+      'Subject: Warning: message 1abc-000 delayed 24 hours',
+      '',
+      'This message was created automatically by mail delivery software.',
+      'A message that you sent has not yet been delivered to one or more of its recipients.',
+      'No action is required on your part. Delivery attempts will continue for some time.',
+      '',
+      '  x@dest.test',
+      '    Delay reason: SMTP error from remote mail server after RCPT TO:<x@dest.test>:',
+      '    451 4.7.1 Greylisted',
+    ].join('\r\n');
+    await mail(rp, warning);
+    expect(d.email(id).status).toBe('DELIVERED');
+    const bounce = [
+      'From: Mail Delivery System <Mailer-Daemon@mx.dest.test>',
+      `To: ${rp}`,
+      'Subject: Mail delivery failed: returning message to sender',
+      '',
+      'This message was created automatically by mail delivery software.',
+      '',
+      'A message that you sent could not be delivered to one or more of its',
+      'recipients. This is a permanent error. The following address(es) failed:',
+      '',
+      '  x@dest.test',
+      '    host mailbox.dest.test [192.0.2.1]',
+      '    SMTP error from remote mail server after RCPT TO:<x@dest.test>:',
+      '    552 5.2.2 <x@dest.test>: Mailbox quota exceeded',
+      '',
+      '------ This is a copy of the message, including all the headers. ------',
+    ].join('\r\n');
+    await mail(rp, bounce);
+    expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'soft', bounce_category: 'mailbox-full' });
+  });
+
+  it('refuses a report bomb of thousands of parts without parsing it', async () => {
+    const { id, returnPath } = await delivered(['bomb@dest.test']);
+    const rp = returnPath('dest.test');
+    const parts = Array.from({ length: 5000 }, () => '--B\r\nContent-Type: text/plain\r\n\r\nx').join('\r\n');
+    const body = `To: ${rp}\r\nContent-Type: multipart/report; report-type=delivery-status; boundary="B"\r\n\r\n${parts}\r\n--B--\r\n`;
+    expect((await mail(rp, body)).data).toMatch(/^250 /);
+    expect(d.email(id).status).toBe('DELIVERED');
+  });
+});
+
 describe('ARF complaints', () => {
   it('turns a delivered recipient COMPLAINED, with a complained event and a COMPLAINT suppression', async () => {
     const { id, returnPath } = await delivered(['angry@dest.test']);

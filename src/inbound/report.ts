@@ -40,6 +40,8 @@ const DELIVERY_STATUS = new Set(['message/delivery-status', 'message/global-deli
  * is `other`.
  */
 export async function readReport(raw: Buffer): Promise<InboundReport> {
+  // A report bomb (thousands of MIME parts) is refused before the parser walks it.
+  if (partsIn(raw) > MAX_PARTS) return { kind: 'other', reason: `more than ${MAX_PARTS} MIME parts` };
   let mail: ParsedMail;
   try {
     mail = await simpleParser(raw, { keepDeliveryStatus: true, skipHtmlToText: true, skipTextToHtml: true });
@@ -56,7 +58,63 @@ export async function readReport(raw: Buffer): Promise<InboundReport> {
     return { kind: 'dsn', recipients };
   }
   if (isAutoReply(mail)) return { kind: 'auto-reply' };
+  const text = textBounce(mail);
+  if (text.length > MAX_DSN_RECIPIENTS) return { kind: 'other', reason: 'too many recipients in a text bounce' };
+  if (text.length) return { kind: 'dsn', recipients: text };
   return { kind: 'other', reason: 'no delivery-status part' };
+}
+
+/** Bounces and reports have a handful of parts. */
+const MAX_PARTS = 200;
+
+/** Boundary lines ("--…" at a line start) in the raw message: an upper bound of its parts. */
+function partsIn(raw: Buffer): number {
+  let n = 0;
+  for (let i = raw.indexOf('\n--'); i >= 0 && n <= MAX_PARTS; i = raw.indexOf('\n--', i + 3)) n++;
+  return n;
+}
+
+const BOUNCE_SUBJECT =
+  /undeliver|undelivered|delivery (?:status notification|failure|has failed)|failure notice|mail delivery failed|returned mail|delivery problem/i;
+const ENHANCED_IN_TEXT = /\b([245]\.\d{1,3}\.\d{1,3})\b/;
+
+/**
+ * The plain-text bounces of MTAs that send no delivery-status part: qmail's
+ * ("<a@b>:" then the reason, "This is a permanent error") and Exim's (the failed
+ * addresses indented under "The following address(es) failed:", the remote reply
+ * below each). Only in a message that reads as a bounce (its subject or a
+ * MAILER-DAEMON/postmaster sender), and only permanent failures: a delay warning is
+ * not a bounce.
+ */
+function textBounce(mail: ParsedMail): DsnRecipient[] {
+  const from = mail.from?.value[0]?.address?.toLowerCase() ?? '';
+  if (!BOUNCE_SUBJECT.test(mail.subject ?? '') && !/^(?:mailer-daemon|postmaster)@/.test(from)) return [];
+  const body = (mail.text ?? '').replace(/\r\n/g, '\n').split(/\n-{3,} ?(?:Below this line|This is a copy)/i)[0]!;
+  if (
+    !/permanent(?:ly)? (?:error|fatal|failure)|could not be delivered|wasn't able to deliver|failed permanently/i.test(
+      body,
+    )
+  )
+    return [];
+  const out: DsnRecipient[] = [];
+  const failed = (address: string, reason: string) => {
+    const text = reason.replace(/\s+/g, ' ').trim();
+    const code = /\b([45]\d\d)[ -]/.exec(text)?.[1];
+    out.push({
+      address,
+      action: 'failed',
+      status: ENHANCED_IN_TEXT.exec(text)?.[1] ?? null,
+      diagnostic: { code: code ? Number(code) : null, text },
+      remoteMta: null,
+    });
+  };
+  // qmail: "<a@b>:" on its own line, the reason in the lines after it.
+  for (const m of body.matchAll(/^<([^<>\s]+@[^<>\s]+)>:[ \t]*\n((?:.+\n?)+)/gm)) failed(m[1]!, m[2]!);
+  if (out.length) return out;
+  // Exim: addresses indented under "The following address(es) failed:", their details indented deeper.
+  const list = /the following address(?:es|\(es\))? failed:[ \t]*\n([\s\S]*)/i.exec(body)?.[1] ?? '';
+  for (const m of list.matchAll(/^ {1,3}<?([^<>\s]+@[^<>\s]+?)>?\n((?:(?: {4,}|\t).*\n?)*)/gm)) failed(m[1]!, m[2]!);
+  return out;
 }
 
 /** The recipient blocks of a message/delivery-status body (the per-message block is skipped). */
