@@ -156,6 +156,106 @@ describe('DSNs to a return path', () => {
     expect(d.events(id).filter((e) => e.type === 'bounced')).toHaveLength(1);
   });
 
+  it('reads Gmail’s DSN: nested HTML, a Diagnostic-Code folded over three reply lines', async () => {
+    const { id, returnPath } = await delivered(['nouser@dest.test']);
+    const rp = returnPath('dest.test');
+    const body = [
+      'From: Mail Delivery Subsystem <mailer-daemon@googlemail.com>',
+      `To: ${rp}`,
+      'Subject: Delivery Status Notification (Failure)',
+      'Auto-Submitted: auto-replied',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/report; boundary="000000000000a1b2c3"; report-type=delivery-status',
+      '',
+      '--000000000000a1b2c3',
+      'Content-Type: multipart/related; boundary="000000000000d4e5f6"',
+      '',
+      '--000000000000d4e5f6',
+      'Content-Type: multipart/alternative; boundary="000000000000g7h8"',
+      '',
+      '--000000000000g7h8',
+      'Content-Type: text/plain; charset="UTF-8"',
+      '',
+      '** Address not found **',
+      '',
+      "Your message wasn't delivered to nouser@dest.test because the address couldn't be found.",
+      '',
+      '--000000000000g7h8',
+      'Content-Type: text/html; charset="UTF-8"',
+      '',
+      '<html><body><h2>Address not found</h2></body></html>',
+      '--000000000000g7h8--',
+      '--000000000000d4e5f6--',
+      '--000000000000a1b2c3',
+      'Content-Type: message/delivery-status',
+      '',
+      'Reporting-MTA: dns; googlemail.com',
+      'Received-From-MTA: dns; mta.svc.test',
+      'Arrival-Date: Sun, 15 Mar 2026 05:00:00 -0700 (PDT)',
+      '',
+      'Final-Recipient: rfc822; nouser@dest.test',
+      'Action: failed',
+      'Status: 5.1.1',
+      'Remote-MTA: dns; mx.dest.test. (127.0.0.1, the server for the domain dest.test.)',
+      'Diagnostic-Code: smtp; 550-5.1.1 The email account that you tried to reach does not exist. Please try',
+      " 550-5.1.1 double-checking the recipient's email address for typos or",
+      ' 550 5.1.1 unnecessary spaces. https://support.google.com/mail/?p=NoSuchUser',
+      'Last-Attempt-Date: Sun, 15 Mar 2026 05:00:01 -0700 (PDT)',
+      '',
+      '--000000000000a1b2c3',
+      'Content-Type: message/rfc822',
+      '',
+      'From: news@sender.test',
+      'Subject: Hello',
+      '',
+      'Hi there',
+      '--000000000000a1b2c3--',
+      '',
+    ].join('\r\n');
+    await mail(rp, body);
+    expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard', bounce_category: 'invalid-recipient' });
+  });
+
+  it('reads Microsoft 365’s DSN (5.1.10, RecipientNotFound)', async () => {
+    const { id, returnPath } = await delivered(['absent@dest.test']);
+    const rp = returnPath('dest.test');
+    const body = [
+      'From: postmaster@dest.onmicrosoft.test',
+      `To: ${rp}`,
+      'Subject: Undeliverable: Hello',
+      'MIME-Version: 1.0',
+      'Content-Type: multipart/report; report-type=delivery-status; boundary="b1_ms"',
+      '',
+      '--b1_ms',
+      'Content-Type: text/html; charset="us-ascii"',
+      '',
+      "<p>Your message to absent@dest.test couldn't be delivered.</p>",
+      '--b1_ms',
+      'Content-Type: message/delivery-status',
+      '',
+      'Reporting-MTA: dns;AM0PR01MB1234.eurprd01.prod.exchangelabs.test',
+      'Received-From-MTA: dns;mta.svc.test',
+      '',
+      'Original-Recipient: rfc822;absent@dest.test',
+      'Final-Recipient: rfc822;absent@dest.test',
+      'Action: failed',
+      'Status: 5.1.10',
+      'Diagnostic-Code: smtp;550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found by SMTP address lookup',
+      '',
+      '--b1_ms',
+      'Content-Type: text/rfc822-headers',
+      '',
+      'From: news@sender.test',
+      'Subject: Hello',
+      '',
+      '--b1_ms--',
+      '',
+    ].join('\r\n');
+    await mail(rp, body);
+    expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard', bounce_category: 'invalid-recipient' });
+    expect(suppressed('absent@dest.test')).toBe(1);
+  });
+
   it('records a full mailbox the remote server gave up on as a soft bounce, not suppressed', async () => {
     const { id, returnPath } = await delivered(['full@dest.test']);
     const rp = returnPath('dest.test');
@@ -375,6 +475,24 @@ describe('forged and stray mail', () => {
       'bounces+00000000000070008000000000000001-0123456789ab@bounces.sender.test',
     ]) {
       expect((await mail(rcpt, 'Subject: x\r\n\r\nx\r\n')).rcpt).toMatch(/^550 5\.1\.1 /);
+    }
+  });
+
+  it('refuses a message over 10 MiB at MAIL when declared, and after DATA when not', async () => {
+    const { returnPath } = await delivered(['big@dest.test']);
+    const rp = returnPath('dest.test');
+    const s = await smtpTalk(port);
+    try {
+      await s.reply();
+      await s.send('EHLO mx.dest.test');
+      expect(await s.send(`MAIL FROM:<> SIZE=${11 * 1024 * 1024}`)).toMatch(/^552 5\.3\.4 /);
+      await s.send('MAIL FROM:<>');
+      await s.send(`RCPT TO:<${rp}>`);
+      await s.send('DATA');
+      s.write(`Subject: big\r\n\r\n${`${'x'.repeat(998)}\r\n`.repeat(11 * 1050)}.\r\n`);
+      expect(await s.reply()).toMatch(/^552 5\.3\.4 /);
+    } finally {
+      s.close();
     }
   });
 
