@@ -334,6 +334,11 @@ const ROWS: Row[] = [
   ['qmail', '451 qq temporary problem (#4.3.0)', 'retry', 'unknown'],
   ['qmail', '553 sorry, your envelope sender has been denied (#5.7.1)', 'soft', 'policy-rejection'],
 
+  ['Postfix', '451 4.4.7 Message delayed: delivery time expired', 'retry', 'connection-error'],
+  ['Postfix', '554 5.4.6 Too many hops', 'soft', 'unknown'],
+  ['generic', '452 4.2.1 Recipient is receiving too much mail, try again later', 'retry', 'rate-limited'],
+  ['generic', '421 4.7.0 Message deferred due to excessive volume from your domain', 'retry', 'rate-limited'],
+
   // No reason at all.
   ['generic', '554 5.0.0 Transaction failed', 'soft', 'unknown'],
   ['generic', '550 Rejected', 'soft', 'unknown'],

@@ -135,7 +135,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /rate[- ]?limit|too many (?:concurrent |simultaneous |parallel |smtp )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|exceeded(?:[^.;]|\.(?=\w)){0,30}(?:rate|limit)/i,
+      /rate[- ]?limit|too many (?:concurrent |simultaneous |parallel |smtp )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|excessive (?:volume|traffic|mail)|exceeded(?:[^.;]|\.(?=\w)){0,30}(?:rate|limit)/i,
     category: 'rate-limited',
   },
   {
@@ -199,6 +199,8 @@ export const ENHANCED_RULES: Readonly<Record<string, Rule>> = {
   '4.1': { category: 'connection-error' }, // no answer from host
   '4.2': { category: 'connection-error' }, // bad connection
   '4.5': { category: 'rate-limited' }, // mail system congestion
+  '4.6': { category: 'unknown' }, // routing loop detected: the receiver's own trouble
+  '4.7': { category: 'connection-error' }, // delivery time expired: the next hops could not be reached
   '5.3': { category: 'rate-limited' }, // too many recipients
   '7': { category: 'policy-rejection' }, // security or policy status
   '7.8': AUTH,
