@@ -400,6 +400,58 @@ describe('plain-text bounces', () => {
     expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'soft', bounce_category: 'mailbox-full' });
   });
 
+  it('reads Exchange’s text NDR and Gmail’s text bounce', async () => {
+    const ex = await delivered(['ex@dest.test']);
+    const exRp = ex.returnPath('dest.test');
+    const exchange = [
+      'From: postmaster@dest.test',
+      `To: ${exRp}`,
+      'Subject: Undeliverable: Hello',
+      '',
+      'Delivery has failed to these recipients or groups:',
+      '',
+      'ex@dest.test',
+      "The email address you entered couldn't be found. Please check the recipient's email address and try to resend the message.",
+      '',
+      'Diagnostic information for administrators:',
+      '',
+      'Generating server: MAIL01.dest.test',
+      '',
+      'ex@dest.test',
+      "Remote Server returned '550 5.1.1 RESOLVER.ADR.RecipNotFound; not found'",
+      '',
+      'Original message headers:',
+    ].join('\r\n');
+    await mail(exRp, exchange);
+    expect(d.email(ex.id)).toMatchObject({
+      status: 'BOUNCED',
+      bounce_type: 'hard',
+      bounce_category: 'invalid-recipient',
+    });
+
+    const gm = await delivered(['gm@dest.test']);
+    const gmRp = gm.returnPath('dest.test');
+    const gmail = [
+      'From: Mail Delivery Subsystem <mailer-daemon@googlemail.com>',
+      `To: ${gmRp}`,
+      'Subject: Delivery Status Notification (Failure)',
+      '',
+      '** Message not delivered **',
+      '',
+      "Your message wasn't delivered to gm@dest.test because the domain's mail server refused it.",
+      '',
+      'The response from the remote server was:',
+      '550 5.7.1 Message rejected as spam by Content Filtering',
+    ].join('\r\n');
+    await mail(gmRp, gmail);
+    expect(d.email(gm.id)).toMatchObject({
+      status: 'BOUNCED',
+      bounce_type: 'soft',
+      bounce_category: 'content-spam-block',
+    });
+    expect(suppressed('gm@dest.test')).toBe(0);
+  });
+
   it('refuses a report bomb of thousands of parts without parsing it', async () => {
     const { id, returnPath } = await delivered(['bomb@dest.test']);
     const rp = returnPath('dest.test');

@@ -80,9 +80,10 @@ const ENHANCED_IN_TEXT = /\b([245]\.\d{1,3}\.\d{1,3})\b/;
 
 /**
  * The plain-text bounces of MTAs that send no delivery-status part: qmail's
- * ("<a@b>:" then the reason, "This is a permanent error") and Exim's (the failed
+ * ("<a@b>:" then the reason, "This is a permanent error"), Exim's (the failed
  * addresses indented under "The following address(es) failed:", the remote reply
- * below each). Only in a message that reads as a bounce (its subject or a
+ * below each), Exchange's ("Diagnostic information for administrators", "Remote
+ * Server returned '…'") and Gmail's ("wasn't delivered to … The response was: …"). Only in a message that reads as a bounce (its subject or a
  * MAILER-DAEMON/postmaster sender), and only permanent failures: a delay warning is
  * not a bounce.
  */
@@ -91,7 +92,7 @@ function textBounce(mail: ParsedMail): DsnRecipient[] {
   if (!BOUNCE_SUBJECT.test(mail.subject ?? '') && !/^(?:mailer-daemon|postmaster)@/.test(from)) return [];
   const body = (mail.text ?? '').replace(/\r\n/g, '\n').split(/\n-{3,} ?(?:Below this line|This is a copy)/i)[0]!;
   if (
-    !/permanent(?:ly)? (?:error|fatal|failure)|could not be delivered|wasn't able to deliver|failed permanently/i.test(
+    !/permanent(?:ly)? (?:error|fatal|failure)|could(?:n't| not) be delivered|wasn't (?:able to deliver|delivered)|failed permanently|delivery has failed/i.test(
       body,
     )
   )
@@ -114,6 +115,21 @@ function textBounce(mail: ParsedMail): DsnRecipient[] {
   // Exim: addresses indented under "The following address(es) failed:", their details indented deeper.
   const list = /the following address(?:es|\(es\))? failed:[ \t]*\n([\s\S]*)/i.exec(body)?.[1] ?? '';
   for (const m of list.matchAll(/^ {1,3}<?([^<>\s]+@[^<>\s]+?)>?\n((?:(?: {4,}|\t).*\n?)*)/gm)) failed(m[1]!, m[2]!);
+  if (out.length) return out;
+  // Exchange: under "Diagnostic information for administrators", each address, then
+  // "Remote Server returned '550 5.1.1 …'" (or the older "#550 5.1.1 … ##").
+  const diagnostics = /diagnostic information for administrators:?([\s\S]*)/i.exec(body)?.[1] ?? '';
+  for (const m of diagnostics.matchAll(
+    /^[ \t]*<?([^<>\s'"]+@[^<>\s'"]+?)>?[ \t]*\n(?:[ \t]*\n)?[ \t]*(?:Remote Server returned '([^'\n]*)'|#(\d{3}[ -][^#\n]*)#*)/gim,
+  ))
+    failed(m[1]!, m[2] ?? m[3]!);
+  if (out.length) return out;
+  // Gmail: "wasn't delivered to a@b because …", then "The response (from the remote server) was:" and the reply.
+  const gmail = /wasn't delivered to ([^\s<>]+@[^\s<>]+?) because([\s\S]*)/i.exec(body);
+  if (gmail) {
+    const response = /the response(?: from the remote server)? was:\s*\n+((?:.+\n?)+)/i.exec(gmail[2]!)?.[1];
+    failed(gmail[1]!, response ?? gmail[2]!.split(/\n\s*\n/)[0]!);
+  }
   return out;
 }
 
