@@ -582,6 +582,11 @@ describe('svc inbound process', () => {
       ignored: [],
     });
     expect(d.email(id).status).toBe('BOUNCED');
+    // svc emails show says where each recipient's outcome came from.
+    const shown = await runSvc(d.env.dir, ['emails', 'show', id, '--json'], { SVC_DATA_DIR: d.env.dir });
+    expect(shown.json().delivery[0].outcome).toMatchObject({ type: 'bounced', source: 'dsn' });
+    const text = await runSvc(d.env.dir, ['emails', 'show', id], { SVC_DATA_DIR: d.env.dir });
+    expect(text.stdout).toMatch(/saved@dest\.test: BOUNCED.*; bounced \(from dsn\) at /);
   });
 
   it('says clearly when a file is missing or names no return path: exit 1', async () => {

@@ -32,14 +32,38 @@ function queueLine(q: QueueRecipient): string {
   return '  ' + parts.join('; ');
 }
 
+/** Events that settle a recipient, and where each came from: the SMTP reply, a DSN or an ARF report. */
+const OUTCOMES = new Set(['delivered', 'bounced', 'complained', 'failed']);
+
+interface Outcome {
+  type: string;
+  source: string;
+  at: string;
+}
+
+/** Per recipient (lower-case), its latest outcome event. */
+function outcomesOf(events: Record<string, unknown>[]): Map<string, Outcome> {
+  const out = new Map<string, Outcome>();
+  for (const e of events) {
+    const data = (e.data ?? {}) as { recipient?: string; source?: string };
+    if (!OUTCOMES.has(String(e.type)) || !data.recipient) continue;
+    const source = data.source ?? (e.type === 'failed' ? 'svc' : 'smtp');
+    out.set(data.recipient.toLowerCase(), { type: String(e.type), source, at: String(e.timestamp) });
+  }
+  return out;
+}
+
 export async function show([id]: string[], opts: Opts): Promise<void> {
-  const { email, queue } = await withApp(opts, async (app) => ({
+  const { email, queue, events } = await withApp(opts, async (app) => ({
     email: await app.emails.getAny(id!),
     queue: await app.explainQueue(id!),
+    events: await app.emails.eventsAny(id!),
   }));
+  const outcomes = outcomesOf(events);
   const delivery = queue.map((q) => ({
     recipient: q.address,
     status: q.status,
+    outcome: outcomes.get(q.address.toLowerCase()) ?? null,
     attempts: q.attempts,
     next_attempt_at: q.status === 'QUEUED' || q.status === 'SENDING' ? q.next_attempt_at : null,
     last_attempt_at: q.last_attempt_at,
@@ -52,7 +76,11 @@ export async function show([id]: string[], opts: Opts): Promise<void> {
       reason: q.throttle_reason,
     },
   }));
-  print(opts, { ...email, delivery }, () => `${record(email)}\ndelivery:\n${queue.map(queueLine).join('\n')}`);
+  const lines = queue.map((q) => {
+    const o = outcomes.get(q.address.toLowerCase());
+    return queueLine(q) + (o ? `; ${o.type} (from ${o.source}) at ${o.at}` : '');
+  });
+  print(opts, { ...email, delivery }, () => `${record(email)}\ndelivery:\n${lines.join('\n')}`);
 }
 
 export async function events([id]: string[], opts: Opts): Promise<void> {
