@@ -271,7 +271,14 @@ const ROWS: Row[] = [
     'soft',
     'policy-rejection',
   ],
-  ['Mimecast', '451 Internal resources are temporarily unavailable. Please try again later.', 'retry', 'unknown'],
+  // Mimecast's DOC-1369 gives this as its greylisting answer.
+  [
+    'Mimecast',
+    '451 Internal resource temporarily unavailable - https://community.mimecast.com/docs/DOC-1369#451',
+    'retry',
+    'greylisting',
+  ],
+  ['generic', '451 Internal resources are temporarily unavailable. Please try again later.', 'retry', 'unknown'],
   ['Mimecast', '550 Invalid Recipient - https://community.mimecast.com/docs/DOC-1369#550', 'hard', 'invalid-recipient'],
   ['Mimecast', '451 Mimecast Greylisting in action, please come back later', 'retry', 'greylisting'],
   [

@@ -26,6 +26,13 @@ const SENDER_REFUSED = "the recipient's server refused our sender address or gre
 const MAILBOX_DISABLED = "the recipient's server says the mailbox is disabled";
 const SENDER_DOMAIN_UNRESOLVED = "the recipient's server could not resolve our sender address's domain";
 
+/**
+ * A text that gives no reason at all (decisions.md: "transaction failed", "rejected"): the
+ * whole text is one of these. Only a specific enhanced code can then say more (classify.ts).
+ */
+export const NO_REASON =
+  /^(?:requested action not taken:? )?(?:the |your )?(?:message|mail|e-?mail)?\s*(?:was |has been )?(?:rejected|refused|blocked|denied|not accepted)\.?$|^transaction failed\.?$/i;
+
 export const TEXT_RULES: readonly TextRule[] = [
   // Yahoo's "[TSS04] ... temporarily deferred due to unexpected volume or user complaints": a
   // rate limit (decisions.md names the phrase), although its code is one of Yahoo's IP codes.
@@ -34,7 +41,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // S3150, Yahoo TSS04/TSS09, Proofpoint RULE3_x, Gmail's "unusual rate ... from your IP").
   {
     match:
-      /\b(?:spamhaus|barracuda\w*|spamcop|sorbs|surbl|uribl|invaluement|abuseat|mailspike|dnsbls?|rbl)\b|mail-abuse\.com|ipcheck\.proofpoint/i,
+      /\b(?:spamhaus|barracuda\w*|spamcop|sorbs|surbl|uribl|invaluement|abuseat|mailspike|dnsbls?|rbl\w*)\b|mail-abuse\.com|ipcheck\.proofpoint|\(BL\)|\bHL:IPB\b/i,
     category: 'reputation-blocklist',
   },
   {
@@ -48,16 +55,26 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /\b(?:your|the|this|sending|client) ip(?: address)?\b(?:[^.;]|\.(?=\w)){0,80}\b(?:block|ban|reject|refus|deni|not (?:allowed|authori[sz]ed|accepted|permitted)|poor|bad|low|listed)|unusual rate of unsolicited|(?:not accepted|refused|blocked|rejected) from (?:this|your|the sending) ip\b/i,
+      /\b(?:your|the|this|sending|client) ip(?: address)?\b(?:[^.;]|\.(?=\w)){0,80}\b(?:block|ban|reject|refus|deni|not (?:allowed|authori[sz]ed|accepted|permitted)|poor|bad|low|listed)|unusual (?:rate|amount) of unsolicited|(?:not accepted|refused|blocked|rejected) from (?:this|your|the sending) ip\b|\b(?:block|ban)\w*(?:[^.;]|\.(?=\w)){0,40}\b(?:your|this|the sending) ip\b|\b\d{1,3}(?:\.\d{1,3}){3}\b>?\]?(?:[^.;]|\.(?=\w)){0,30}\b(?:is |has been |was )?(?:blocked|blacklisted|banned)\b|spam sender|excessive unknown recipients|too many (?:unknown|invalid) recipients/i,
     category: 'reputation-blocklist',
   },
   // SPF, DKIM, DMARC, or SMTP AUTH at a smarthost.
-  { match: /\b(?:dmarc|dkim|spf)\b|authenticat|spoof/i, category: 'auth-failure' },
+  {
+    match:
+      /\b(?:dmarc|dkim|spf)\b|authenticat|spoof|domain owner policy|authori[sz]ation required|not logged in|must (?:be )?(?:authenticated|logged in)/i,
+    category: 'auth-failure',
+  },
   // Required TLS and the reverse DNS of our IP are the receiver's policy, not authentication
   // (decisions.md: "A missing PTR or reverse DNS is not this: it is policy").
   {
     match:
-      /starttls|\btls (?:is )?required|encryption (?:is )?required|reverse (?:dns|hostname)|\bptr\b|\brdns\b|cannot find your (?:reverse )?hostname/i,
+      /starttls|\btls (?:is )?required|encryption (?:is )?required|over a tls connection|reverse (?:dns|hostname)|\bptr\b|\brdns\b|cannot find your (?:reverse )?hostname/i,
+    category: 'policy-rejection',
+  },
+  // Header syntax (RFC 5322) is the receiver's rule, even when it says it fights spam with it.
+  {
+    match:
+      /rfc ?(?:5322|2822)|not (?:rfc|standards?)[ -]?compliant|duplicate headers?|invalid sender|emetteur invalide/i,
     category: 'policy-rejection',
   },
   // Our sender's domain does not resolve (4.1.8/5.1.8): a DNS failure on our side, never the recipient's.
@@ -67,6 +84,10 @@ export const TEXT_RULES: readonly TextRule[] = [
     category: 'dns-mx-failure',
     reason: SENDER_DOMAIN_UNRESOLVED,
   },
+  {
+    match: /gr[ae]y[ -]?list|\[GL\d\d\]|mimecast\W.*internal resource|internal resource.*mimecast/i,
+    category: 'greylisting',
+  },
   // About our envelope sender or HELO, even when the server words it like a dead address
   // ("Sender address rejected: Domain not found", Exim's "Verification failed for <sender>").
   {
@@ -75,12 +96,11 @@ export const TEXT_RULES: readonly TextRule[] = [
     category: 'policy-rejection',
     reason: SENDER_REFUSED,
   },
-  { match: /gr[ae]y[ -]?list|\[GL\d\d\]/i, category: 'greylisting' },
   // The address is dead: the domain does not exist or has a null MX (RFC 7505), or the mailbox
   // does not exist or is disabled.
   {
     match:
-      /domain (?:name )?(?:does not|doesn't|did not) exist|no such domain|non-?existent domain|(?:host|domain)(?: name)? (?:not found|unknown)|unknown (?:host|domain)|nxdomain/i,
+      /domain (?:name )?(?:does not|doesn't|did not) exist|no such domain|non-?existent domain|(?:host|domain)(?: name)? (?:not found|unknown)|unknown (?:host|domain)|\bnxdomain\b/i,
     category: 'dns-mx-failure',
     dead: true,
     reason: DOMAIN_DEAD,
@@ -108,14 +128,14 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /(?<!(?:your|ip|sender|sending) )\b(?:user|mailbox|account|recipient)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is|has been|was) (?:disabled|deactivated|inactive|closed|terminated|deleted|removed)|mailbox (?:disabled|inactive)/i,
+      /(?<!(?:your|ip|sender|sending) )\b(?:user|mailbox|account|recipient)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is|has been|was|currently) (?:disabled|deactivated|inactive|closed|terminated|deleted|removed|suspended)|mailbox (?:disabled|inactive|suspended)/i,
     category: 'invalid-recipient',
     dead: true,
     reason: MAILBOX_DISABLED,
   },
   {
     match:
-      /unable to route|unroutable|no (?:mx|mail hosts?)\b|mx (?:lookup|record)|dns (?:\w+ )?(?:error|failure|lookup|problem|query)|name (?:service|server) error|could not resolve|unresolvable/i,
+      /unable to route|unroute?able|no (?:mx|mail hosts?)\b|mx (?:lookup|record)|dns (?:\w+ )?(?:error|failure|look-?up|problem|query)|failure in dns|name (?:service|server) error|could not resolve|unresolvable/i,
     category: 'dns-mx-failure',
   },
   {
@@ -130,12 +150,12 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /\bspam|junk|virus|malware|infected|phish|unsolicited|suspicious|\bcontent\b(?!-)|bulk (?:e-?)?mail|\buce\b|security issue|not accepted for policy reasons|\[CS\d\d\]|\bDT:SPM\b|(?:attachment|file)(?:[^.;]|\.(?=\w)){0,20}(?:not allowed|blocked|prohibited|banned)/i,
+      /\bspam|junk|virus|malware|infected|phish|unsolicited|suspicious|\bcontent\b(?!-)|bulk (?:e-?)?mail|\buce\b|security issue|not accepted for policy reasons|\[CS\d\d\]|\bDT:SPM\b|forbidden[ _]file|spamassassin|(?:attachment|file)(?:[^.;]|\.(?=\w)){0,20}(?:not allowed|blocked|prohibited|banned)/i,
     category: 'content-spam-block',
   },
   {
     match:
-      /rate[- ]?limit|too many (?:concurrent |simultaneous |parallel |smtp )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|excessive (?:volume|traffic|mail)|exceeded(?:[^.;]|\.(?=\w)){0,30}(?:rate|limit)/i,
+      /rate[- ]?limit|too many (?:concurrent |simultaneous |parallel |smtp )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|too much (?:e-?)?mail|too quickly|excessive (?:volume|traffic|mail)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|exceeded (?:the |its )?threshold|\bHL:I[CF]C\b|\bRP:(?:CEL|QRC|TRC|RCL|QCL)\b|exceeded(?:[^.;]|\.(?=\w)){0,30}(?:rate|limit)/i,
     category: 'rate-limited',
   },
   {
@@ -145,13 +165,14 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /\bpolic(?:y|ies)\b|prohibit|not (?:permitted|allowed|authori[sz]ed)|access denied|\bdenied\b|\brefused\b|\bblocked\b|\bforbidden\b|\brestricted\b/i,
+      /\bpolic(?:y|ies)\b|prohibit|not (?:permitted|allowed|authori[sz]ed)|access denied|\bdenied\b|\brefused\b|\bblocked\b|\bforbidden\b|\brestricted\b|rejected by (?:the )?destination/i,
     category: 'policy-rejection',
   },
   // RFC 5321's stock 550 text and Exim's verdict when no router takes the address: weaker
   // evidence than the phrases above, so they only count when nothing more specific matched.
   {
-    match: /mailbox unavailable|unrouteable address|mailbox (?:name )?not allowed/i,
+    match:
+      /(?:mailbox|recipient) (?:is )?(?:temporarily )?(?:unavailable|not available)|mailbox (?:name )?not allowed/i,
     category: 'invalid-recipient',
     dead: true,
     reason: "the recipient's server says the mailbox is unavailable",
@@ -164,7 +185,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /server busy|service (?:is )?(?:temporarily )?(?:not available|unavailable)|closing (?:transmission )?(?:channel|connection)|connection (?:timed out|refused|reset|closed|lost|dropped)|lost (?:incoming )?connection|no route to host|timed out|timeout/i,
+      /(?<!mailbox )\bbusy\b|(?:unable|failed) to connect|could not connect|service (?:is )?(?:temporarily )?(?:not available|unavailable)|closing (?:transmission )?(?:channel|connection)|connection (?:timed out|refused|reset|closed|lost|dropped)|lost (?:incoming )?connection|no route to host|timed out|timeout/i,
     category: 'connection-error',
   },
   // Generic "come back later" wording: greylisting unless something above said why.

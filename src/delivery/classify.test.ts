@@ -227,9 +227,10 @@ const ROWS: Row[] = [
   ],
   [
     'Mimecast',
+    // Mimecast's own page gives this as its greylisting answer.
     '451 Internal resource temporarily unavailable - https://community.mimecast.com/docs/DOC-1369#451',
     RETRY,
-    'unknown',
+    'greylisting',
   ],
   ['Mimecast', '550 Invalid recipient - https://community.mimecast.com/docs/DOC-1369#550', DEAD, 'invalid-recipient'],
   [
@@ -292,7 +293,8 @@ const ROWS: Row[] = [
   ],
   ['Postfix', '452 4.5.3 Error: too many recipients', RETRY, 'rate-limited'],
 
-  ['Exim', '550 Unrouteable address', DEAD, 'invalid-recipient'],
+  // decisions.md lists "unroutable" under dns-mx-failure: not proof the mailbox is dead.
+  ['Exim', '550 Unrouteable address', REFUSED, 'dns-mx-failure'],
   ['Exim', '550-Verification failed for <x@y.example>\n550 Unrouteable address', REFUSED, 'policy-rejection'],
   ['Exim', '451 Temporary local problem - please try later', RETRY, 'unknown'],
   ['Exim', '550 5.7.1 Message rejected as spam by Content Filtering', REFUSED, 'content-spam-block'],
@@ -439,7 +441,9 @@ describe('classifyReply', () => {
   });
 
   it('prefers the given enhanced code to one in the text, and ignores a malformed one', () => {
-    expect(classifyReply({ code: 550, enhanced: '5.7.1', text: '5.1.1 Rejected' }).category).toBe('policy-rejection');
+    expect(classifyReply({ code: 550, enhanced: '5.3.4', text: '5.1.1 Rejected' }).category).toBe('message-too-large');
+    // A code that only names its class gives no reason to a text that has none.
+    expect(classifyReply({ code: 550, enhanced: '5.7.1', text: 'Message rejected.' }).category).toBe('unknown');
     expect(classifyReply({ code: 550, enhanced: ' 5.1.1 ', text: 'Rejected' }).outcome).toBe('hard');
     expect(classifyReply({ code: 550, enhanced: 'bogus', text: '5.1.1 Rejected' }).outcome).toBe('hard');
     expect(classifyReply({ code: 550, enhanced: '', text: 'Rejected' })).toMatchObject({

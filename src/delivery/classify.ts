@@ -2,7 +2,15 @@
 // recipient attempt in decisions.md ("Email lifecycle"): the address is dead (hard, suppressed),
 // this message is refused (soft, final), or temporary (retried). Pure: no clock, no I/O.
 // The rules themselves are data, in classify-rules.ts.
-import { BASIC_CODE_RULES, ENHANCED_RULES, FAILURE_RULES, REASONS, TEXT_RULES, type Rule } from './classify-rules.ts';
+import {
+  BASIC_CODE_RULES,
+  ENHANCED_RULES,
+  FAILURE_RULES,
+  NO_REASON,
+  REASONS,
+  TEXT_RULES,
+  type Rule,
+} from './classify-rules.ts';
 
 export const BOUNCE_CATEGORIES = [
   'invalid-recipient',
@@ -118,19 +126,27 @@ function validEnhanced(enhanced: string | null | undefined): string | undefined 
   return ENHANCED_CODE.test(trimmed) ? trimmed : undefined;
 }
 
-/** Text first, enhanced code second, basic code last: servers often send misleading codes. */
+/**
+ * Text first, enhanced code second, basic code last: servers often send misleading codes.
+ * A text with no reason at all ("Rejected") leaves it to a specific enhanced code (5.3.4
+ * says size); a code that only names its class (5.7.x: "security or policy") does not
+ * give the reply a reason it did not state.
+ */
 function findRule(parsed: ParsedReply, code: number): Rule {
+  if (NO_REASON.test(parsed.text.trim())) {
+    return findEnhancedRule(parsed.enhanced, true) ?? BASIC_CODE_RULES[code] ?? { category: 'unknown' };
+  }
   return (
     TEXT_RULES.find((rule) => rule.match.test(parsed.text)) ??
-    findEnhancedRule(parsed.enhanced) ??
+    findEnhancedRule(parsed.enhanced, false) ??
     BASIC_CODE_RULES[code] ?? { category: 'unknown' }
   );
 }
 
-function findEnhancedRule(enhanced: string | undefined): Rule | undefined {
+function findEnhancedRule(enhanced: string | undefined, specificOnly: boolean): Rule | undefined {
   if (enhanced === undefined) return undefined;
   const [, subject, detail] = enhanced.split('.');
-  return ENHANCED_RULES[`${subject}.${detail}`] ?? ENHANCED_RULES[subject ?? ''];
+  return ENHANCED_RULES[`${subject}.${detail}`] ?? (specificOnly ? undefined : ENHANCED_RULES[subject ?? '']);
 }
 
 function decideOutcome(replyClass: 4 | 5, rule: Rule): Outcome {
