@@ -102,30 +102,56 @@ describe('delivery to recipients’ mail servers', () => {
       tls: false,
     });
     const msg = mx.received.find((m) => m.to.includes('ada@dest.test'))!;
-    // The return path names the email and is signed for this destination only (issue 15).
+    // The return path names the email and is signed for this recipient only (issue 15).
     expect(msg.from).toMatch(new RegExp(`^bounces\\+${id.replaceAll('-', '')}-[0-9a-f]{12}@bounces\\.sender\\.test$`));
     const rp = parseReturnPath(msg.from)!;
     expect(rp).toMatchObject({ emailId: id, fromDomain: 'sender.test' });
     const secret = (
       env.app.db.prepare("SELECT value FROM server_secrets WHERE name = 'return-path'").get() as { value: Buffer }
     ).value;
-    expect(returnPathCovers(secret, rp, 'dest.test')).toBe(true);
-    expect(returnPathCovers(secret, rp, 'DEST.test')).toBe(true);
-    expect(returnPathCovers(secret, rp, 'other.test')).toBe(false);
-    expect(returnPathCovers(Buffer.alloc(32), rp, 'dest.test')).toBe(false);
+    expect(returnPathCovers(secret, rp, 'ada@dest.test')).toBe(true);
+    expect(returnPathCovers(secret, rp, 'Ada@DEST.test')).toBe(true);
+    expect(returnPathCovers(secret, rp, 'bob@dest.test')).toBe(false);
+    expect(returnPathCovers(Buffer.alloc(32), rp, 'ada@dest.test')).toBe(false);
     expect(await verifyDkim(msg.raw, dns)).toEqual({ status: 'pass', domain: 'sender.test', selector: SELECTOR });
     expect(msg.raw.toString()).toContain(`Message-ID: <${id}@mta.svc.test>`);
   });
 
-  it('sends one transaction per destination with several RCPT TO, and bcc stays out of the headers', async () => {
+  it('sends one message to a destination once built, one transaction per recipient with its own return path; bcc stays out of the headers', async () => {
     const before = mx.received.length;
     const id = await send(['a1@dest.test'], { cc: ['a2@dest.test'], bcc: ['a3@dest.test'] });
     await settle(env);
     expect(email(id).status).toBe('DELIVERED');
     const got = mx.received.slice(before);
-    expect(got).toHaveLength(1);
-    expect(got[0]!.to.sort()).toEqual(['a1@dest.test', 'a2@dest.test', 'a3@dest.test']);
+    expect(got.map((m) => m.to)).toEqual([['a1@dest.test'], ['a2@dest.test'], ['a3@dest.test']]);
+    // Built and signed once: the same bytes in every transaction.
+    expect(new Set(got.map((m) => m.raw.toString())).size).toBe(1);
     expect(got[0]!.raw.toString()).not.toMatch(/a3@dest\.test/);
+    // Each return path is signed for its own recipient only.
+    const secret = (
+      env.app.db.prepare("SELECT value FROM server_secrets WHERE name = 'return-path'").get() as { value: Buffer }
+    ).value;
+    expect(new Set(got.map((m) => m.from)).size).toBe(3);
+    for (const m of got) {
+      const rp = parseReturnPath(m.from)!;
+      expect(returnPathCovers(secret, rp, m.to[0]!)).toBe(true);
+      for (const other of ['a1@dest.test', 'a2@dest.test', 'a3@dest.test'].filter((a) => a !== m.to[0]))
+        expect(returnPathCovers(secret, rp, other)).toBe(false);
+    }
+  });
+
+  it('goes on with the next recipient on the same session after one is refused at RCPT', async () => {
+    mx.behaviour.set('b2@dest.test', { rcpt: [550, '5.1.1 <b2@dest.test>: Recipient address rejected: User unknown'] });
+    const before = mx.received.length;
+    const id = await send(['b1@dest.test', 'b2@dest.test', 'b3@dest.test']);
+    await settle(env);
+    expect(mx.received.slice(before).map((m) => m.to)).toEqual([['b1@dest.test'], ['b3@dest.test']]);
+    expect(recipients(id).map((r) => [r.address, r.status])).toEqual([
+      ['b1@dest.test', 'DELIVERED'],
+      ['b2@dest.test', 'BOUNCED'],
+      ['b3@dest.test', 'DELIVERED'],
+    ]);
+    expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard' });
   });
 
   it('bounces a dead address hard and suppresses it', async () => {

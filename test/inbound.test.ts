@@ -507,6 +507,17 @@ describe('forged and stray mail', () => {
     expect(suppressed('bob@other.test')).toBe(0);
   });
 
+  it('does not let one recipient’s return path bounce a co-recipient at the same domain', async () => {
+    const { id } = await delivered(['ann2@dest.test', 'cat2@dest.test']);
+    const annRp = mx.received.find((m) => m.to.includes('ann2@dest.test'))!.from;
+    await mail(annRp, dsn(annRp, [{ address: 'cat2@dest.test', status: '5.1.1', diagnostic: '550 5.1.1 unknown' }]));
+    expect(d.email(id).status).toBe('DELIVERED');
+    expect(suppressed('cat2@dest.test')).toBe(0);
+    // Its own recipient, it does bounce.
+    await mail(annRp, dsn(annRp, [{ address: 'ann2@dest.test', status: '5.1.1', diagnostic: '550 5.1.1 unknown' }]));
+    expect(d.recipients(id).map((r) => r.status)).toEqual(['BOUNCED', 'DELIVERED']);
+  });
+
   it('does not apply a DSN to a return path whose tag is wrong', async () => {
     const { id, returnPath } = await delivered(['tag@dest.test']);
     const rp = returnPath('dest.test');

@@ -33,13 +33,15 @@ export async function buildJob(
   const html = e.html_body as string | null;
   const fromDomain = e.from_email.slice(e.from_email.lastIndexOf('@') + 1).toLowerCase();
   const dkim = (await keys.getSigningKey(fromDomain)) ?? null;
+  const returnPaths = group.rows.map((r) => returnPathAddress(returnPathKey, e.id, r.address, fromDomain));
   const job: DeliveryJob = {
     email_id: e.id,
     destination: group.domain,
     recipients: group.rows.map((r) => r.address),
-    // The return path names the email and is signed for this destination (return-path.ts),
-    // so asynchronous bounces can be matched, and forged ones refused.
-    envelope_from: returnPathAddress(returnPathKey, e.id, group.domain, fromDomain),
+    // Each recipient's return path names the email and is signed for that recipient
+    // (return-path.ts), so asynchronous bounces can be matched, and forged ones refused.
+    envelope_from: returnPaths[0]!,
+    return_paths: returnPaths.length > 1 ? returnPaths : null,
     message_id: (e.message_id as string | null) ?? `${e.id}@${hostname}`,
     date: e.created_at,
     from_email: e.from_email,

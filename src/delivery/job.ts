@@ -27,6 +27,11 @@ export interface DeliveryJob {
   destination: string;
   recipients: string[];
   envelope_from: string;
+  /**
+   * A return path per recipient (same order), when the destination has several: each
+   * recipient then gets its own transaction on the same session, with the same message.
+   */
+  return_paths: string[] | null;
   message_id: string;
   date: string;
   from_email: string;

@@ -2,30 +2,30 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
  * The envelope sender of LIVE mail (issue 15): `bounces+<email id>-<tag>@bounces.<from
- * domain>`, on the return-path subdomain that `svc domains add` publishes. The email id
- * (32 hex digits) says which email a bounce is about; the tag, the first 48 bits of
- * HMAC-SHA256(server secret, "<email id>|<destination domain>"), proves that svc wrote
- * the address for that email and that destination. A bounce is applied only to a
- * recipient at the domain the tag was made for (decisions.md, "Return path"), so an
- * address seen by one recipient cannot be used to bounce one at another domain.
+ * domain>`, on the return-path subdomain that `svc domains add` publishes, one per
+ * recipient. The email id (32 hex digits) says which email a bounce is about; the tag,
+ * the first 48 bits of HMAC-SHA256(server secret, "<email id>|<recipient>"), proves that
+ * svc wrote the address for that email and that recipient. A bounce is applied only to
+ * the recipient its tag was made for (docs/decisions.md, "Delivery"), so the address one
+ * recipient sees cannot bounce or suppress anyone else.
  */
 export const RETURN_PATH_SECRET = 'return-path';
 
 const TAG_HEX = 12;
 const LOCAL = /^bounces\+([0-9a-f]{32})-([0-9a-f]{12})$/;
 
-const tagOf = (key: Buffer, id: string, destination: string) =>
-  createHmac('sha256', key).update(`${id}|${destination.toLowerCase()}`).digest('hex').slice(0, TAG_HEX);
+const tagOf = (key: Buffer, id: string, recipient: string) =>
+  createHmac('sha256', key).update(`${id}|${recipient.toLowerCase()}`).digest('hex').slice(0, TAG_HEX);
 
 const compact = (emailId: string) => emailId.replaceAll('-', '').toLowerCase();
 
 const uuidOf = (hex: string) =>
   `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 
-/** The return path of one SMTP transaction: an email to the recipients at `destination`. */
-export function returnPathAddress(key: Buffer, emailId: string, destination: string, fromDomain: string): string {
+/** The return path of an email to one recipient. */
+export function returnPathAddress(key: Buffer, emailId: string, recipient: string, fromDomain: string): string {
   const id = compact(emailId);
-  return `bounces+${id}-${tagOf(key, id, destination)}@bounces.${fromDomain.toLowerCase()}`;
+  return `bounces+${id}-${tagOf(key, id, recipient)}@bounces.${fromDomain.toLowerCase()}`;
 }
 
 /** A return-path address taken apart (its syntax only): the email id, the tag, and the sending domain. */
@@ -43,9 +43,9 @@ export function parseReturnPath(address: string): ReturnPath | null {
   return { emailId: uuidOf(m[1]!), tag: m[2]!, fromDomain: host.slice('bounces.'.length) };
 }
 
-/** True when `rp`'s tag was made by `key` for a recipient at `recipientDomain`. */
-export function returnPathCovers(key: Buffer, rp: ReturnPath, recipientDomain: string): boolean {
-  const want = Buffer.from(tagOf(key, compact(rp.emailId), recipientDomain));
+/** True when `rp`'s tag was made by `key` for `recipient`. */
+export function returnPathCovers(key: Buffer, rp: ReturnPath, recipient: string): boolean {
+  const want = Buffer.from(tagOf(key, compact(rp.emailId), recipient));
   const got = Buffer.from(rp.tag);
   return want.length === got.length && timingSafeEqual(want, got);
 }

@@ -43,16 +43,29 @@ function relayTarget(relay: string): ConnectTarget {
   };
 }
 
-const failAll = (job: DeliveryJob, kind: RecipientResult['failure']): RecipientResult[] =>
-  job.recipients.map((recipient) => ({ recipient, stage: 'connect', reply: null, failure: kind }));
+const failAll = (recipients: string[], kind: RecipientResult['failure']): RecipientResult[] =>
+  recipients.map((recipient) => ({ recipient, stage: 'connect', reply: null, failure: kind }));
+
+/** One SMTP transaction: a return path and the recipients it carries. */
+interface Envelope {
+  from: string;
+  to: string[];
+}
+
+/** Each recipient with its own return path when the job has them, else one transaction for all. */
+function envelopesOf(job: DeliveryJob): Envelope[] {
+  const paths = job.return_paths;
+  if (!paths) return [{ from: job.envelope_from, to: job.recipients }];
+  return job.recipients.map((recipient, i) => ({ from: paths[i] ?? job.envelope_from, to: [recipient] }));
+}
 
 /** Maps a completed transaction (some recipients may have been refused at RCPT) to per-recipient results. */
 function resultsOfSend(
-  job: DeliveryJob,
+  recipients: string[],
   info: { accepted: string[]; rejectedErrors?: SendError[]; response: string },
 ): RecipientResult[] {
   const refused = new Map((info.rejectedErrors ?? []).map((e) => [String(e.recipient).toLowerCase(), e]));
-  return job.recipients.map((recipient) => {
+  return recipients.map((recipient) => {
     const e = refused.get(recipient.toLowerCase());
     if (e) return { recipient, stage: 'rcpt', reply: parseReply(e.response, e.responseCode), failure: null };
     return { recipient, stage: 'data', reply: parseReply(info.response, 250), failure: null };
@@ -60,33 +73,39 @@ function resultsOfSend(
 }
 
 /** Maps a failed transaction to per-recipient results. */
-function resultsOfError(job: DeliveryJob, e: SendError): RecipientResult[] {
+function resultsOfError(recipients: string[], e: SendError): RecipientResult[] {
   if (e.rejectedErrors?.length && e.command === 'RCPT TO')
-    return resultsOfSend(job, { accepted: [], rejectedErrors: e.rejectedErrors, response: '' });
+    return resultsOfSend(recipients, { accepted: [], rejectedErrors: e.rejectedErrors, response: '' });
   const reply = parseReply(e.response, e.responseCode);
-  if (!reply) return failAll(job, failureOf(e));
+  if (!reply) return failAll(recipients, failureOf(e));
   const stage = e.command === 'DATA' || e.command === 'end of DATA' ? 'data' : 'rcpt';
-  return job.recipients.map((recipient) => ({ recipient, stage, reply, failure: null }));
+  return recipients.map((recipient) => ({ recipient, stage, reply, failure: null }));
 }
 
 type SendInfo = { accepted: string[]; rejectedErrors?: SendError[]; response: string };
 type RawSend = (envelope: object, message: Buffer, cb: (err: SendError | null, info: SendInfo) => void) => void;
 
-function send(session: Session, job: DeliveryJob, raw: Buffer) {
+function send(session: Session, envelope: Envelope, raw: Buffer) {
   return new Promise<SendInfo>((resolve, reject) =>
     (session.conn.send.bind(session.conn) as unknown as RawSend)(
-      { from: job.envelope_from, to: job.recipients },
+      { from: envelope.from, to: envelope.to },
       raw,
       (err, info) => (err ? reject(err) : resolve(info)),
     ),
   );
 }
 
+/** RSET after a transaction refused midway, so the next can start; false when the session broke. */
+function reset(session: Session): Promise<boolean> {
+  return new Promise((resolve) => session.conn.reset((err) => resolve(!err)));
+}
+
 /**
- * Delivers one job: builds and signs the message, finds the destination's
- * mail hosts (or the relay), and runs one SMTP transaction with every
- * recipient of that destination, trying the next address or host on
- * connection-level failures.
+ * Delivers one job: builds and signs the message once, finds the destination's
+ * mail hosts (or the relay), and runs its transactions on one session (one for
+ * every recipient of that destination, or one per recipient when each has its
+ * own return path), trying the next address or host on connection-level
+ * failures before any transaction was answered.
  */
 export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<JobResult> {
   const base = { email_id: job.email_id, destination: job.destination, dkim_signed: job.dkim !== null };
@@ -109,11 +128,12 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
       return {
         ...base,
         connection: null,
-        results: failAll(job, { kind: res.kind, message: res.message }),
+        results: failAll(job.recipients, { kind: res.kind, message: res.message }),
         internal_error: null,
       };
     targets = connectTargets(job, res.targets, deps.settings);
   }
+  const envelopes = envelopesOf(job);
   let last: RecipientResult[] = [];
   for (const t of targets) {
     let session;
@@ -121,25 +141,49 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
       session = await deps.pool.acquire(t);
     } catch (e) {
       const f = failureOf(e as SendError);
-      last = failAll(job, { ...f, message: `${t.host} [${t.ip}]:${t.port}: ${f.message}` });
+      last = failAll(job.recipients, { ...f, message: `${t.host} [${t.ip}]:${t.port}: ${f.message}` });
       continue;
     }
     const connection = { mx_host: t.host, ip: t.ip, tls: session.tls, tls_version: session.tlsVersion };
-    try {
-      const info = await send(session, job, raw);
-      // The end of DATA was answered: the transaction is over and the session clean (no RSET needed).
-      deps.pool.release(t, session, true, true);
-      return { ...base, connection, results: resultsOfSend(job, info), internal_error: null };
-    } catch (e) {
-      const err = e as SendError;
-      const healthy = Boolean(err.responseCode) && err.code !== 'ECONNECTION';
-      deps.pool.release(t, session, healthy);
-      if (isConnectionLevel(err) && !err.responseCode) {
-        last = failAll(job, failureOf(err));
-        continue;
+    const results: RecipientResult[] = [];
+    const rest = (from: number) => envelopes.slice(from).flatMap((e) => e.to);
+    let broken: SendError | null = null;
+    let clean = true;
+    for (let i = 0; i < envelopes.length; i++) {
+      const envelope = envelopes[i]!;
+      if (!clean && !(await reset(session))) {
+        broken = Object.assign(new Error('the session broke after a refused transaction'), { code: 'ECONNECTION' });
+        results.push(...failAll(rest(i), failureOf(broken)));
+        break;
       }
-      return { ...base, connection, results: resultsOfError(job, err), internal_error: null };
+      try {
+        // The end of DATA was answered: the transaction is over and the session clean (no RSET needed).
+        results.push(...resultsOfSend(envelope.to, await send(session, envelope, raw)));
+        clean = true;
+      } catch (e) {
+        const err = e as SendError;
+        if (isConnectionLevel(err) && !err.responseCode) {
+          broken = err;
+          // Nothing answered on this host yet: the next address or host may do better.
+          if (i === 0) break;
+          results.push(...failAll(rest(i), failureOf(err)));
+          break;
+        }
+        if (err.code === 'ECONNECTION') broken = err;
+        results.push(...resultsOfError(envelope.to, err));
+        if (broken) {
+          results.push(...failAll(rest(i + 1), failureOf(err)));
+          break;
+        }
+        clean = false;
+      }
     }
+    deps.pool.release(t, session, broken === null, clean);
+    if (broken && results.length === 0) {
+      last = failAll(job.recipients, failureOf(broken));
+      continue;
+    }
+    return { ...base, connection, results, internal_error: null };
   }
   return { ...base, connection: null, results: last, internal_error: null };
 }

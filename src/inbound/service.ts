@@ -71,9 +71,8 @@ export function createInboundService(deps: InboundDeps) {
         result.ignored.push({ recipient: r.address, why: `action ${r.action}: nothing to record` });
         continue;
       }
-      const domain = r.address.slice(r.address.lastIndexOf('@') + 1);
-      // The tag was made for one destination: a DSN naming a recipient elsewhere is forged.
-      if (!returnPathCovers(key, target.rp, domain)) {
+      // The tag was made for one recipient: a DSN naming anyone else is forged.
+      if (!returnPathCovers(key, target.rp, r.address)) {
         result.ignored.push({ recipient: r.address, why: 'the return path was not made for this recipient' });
         continue;
       }
@@ -123,8 +122,7 @@ export function createInboundService(deps: InboundDeps) {
     if (!recipient) {
       return void result.ignored.push({ recipient: null, why: 'the report does not say which recipient complained' });
     }
-    const domain = recipient.slice(recipient.lastIndexOf('@') + 1);
-    if (!returnPathCovers(await deps.returnPathKey(), target.rp, domain)) {
+    if (!returnPathCovers(await deps.returnPathKey(), target.rp, recipient)) {
       return void result.ignored.push({ recipient, why: 'the return path was not made for this recipient' });
     }
     const row = await deps.delivery.findRecipient(target.email.seq, recipient);

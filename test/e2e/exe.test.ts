@@ -303,9 +303,12 @@ describe('the packaged executable delivering LIVE mail', () => {
       status = ((await got.json()) as { data: { status: string } }).data.status;
     }
     expect(status).toBe('DELIVERED');
-    expect(mx.received).toHaveLength(1);
-    expect(mx.received[0]!.to.sort()).toEqual(['ada@dest.test', 'grace@dest.test']);
-    expect(await verifyDkim(mx.received[0]!.raw, dns)).toMatchObject({ status: 'pass', domain: 'sender.test' });
+    // One transaction per recipient, each with its own signed return path.
+    expect(mx.received.map((m) => m.to[0]).sort()).toEqual(['ada@dest.test', 'grace@dest.test']);
+    for (const m of mx.received) {
+      expect(m.from).toMatch(/^bounces\+[0-9a-f]{32}-[0-9a-f]{12}@bounces\.sender\.test$/);
+      expect(await verifyDkim(m.raw, dns)).toMatchObject({ status: 'pass', domain: 'sender.test' });
+    }
 
     const r = await stopServer();
     expect(r).toMatchObject({ code: 0, stopped: true });
