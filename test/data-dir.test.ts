@@ -36,6 +36,8 @@ describe.each(['022', '000'])('under umask %s', (umask) => {
         'svc.sqlite': '600',
         'svc.sqlite-wal': '600',
         'svc.sqlite-shm': '600',
+        // The running server's pid, for svc restore (removed when it stops).
+        'serve.pid': '600',
       });
       expect(served.log()).not.toContain('readable by others');
     } finally {

@@ -1,6 +1,7 @@
 import { AppError, isAppError } from '../errors.ts';
 import { ConfigError } from '../config/error.ts';
 import { StoreOpenError } from '../store/open-error.ts';
+import { BackupRefused } from '../store/backup.ts';
 
 export interface OutputOptions {
   json?: boolean;
@@ -33,6 +34,7 @@ function describe(e: unknown): { code: string; message: string; details: unknown
   if (isAppError(e)) return { code: e.code, message: e.message, details: e.details };
   if (e instanceof ConfigError) return { code: 'invalid_setting', message: e.message, details: null };
   if (e instanceof StoreOpenError) return { code: 'store_unavailable', message: e.message, details: null };
+  if (e instanceof BackupRefused) return { code: 'refused', message: e.message, details: null };
   const err = e as NodeJS.ErrnoException;
   if (err?.code && typeof err.code === 'string' && err.syscall) {
     return { code: 'io_error', message: err.message, details: null };

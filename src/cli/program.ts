@@ -5,7 +5,7 @@ import { registerAccounts, registerKeys } from './commands/accounts.ts';
 import { registerEmails, registerInbound, registerSuppressions, registerTemplates } from './commands/content.ts';
 import { registerDomains } from './commands/domains.ts';
 import { document } from './commands/kit.ts';
-import { registerSend, registerServe } from './commands/server.ts';
+import { registerBackup, registerSend, registerServe } from './commands/server.ts';
 import { registerWebhooks } from './commands/webhooks.ts';
 
 /** Builds the `svc` program. Subcommand modules are imported inside their actions. */
@@ -31,6 +31,7 @@ export function buildProgram(): Command {
   registerDomains(program);
   registerWebhooks(program);
   registerServe(program);
+  registerBackup(program);
   registerSend(program);
   exitOverrideAll(program);
   return program;

@@ -17,6 +17,7 @@ import {
   type SmtpRelay,
 } from '../smtp/index.ts';
 import type { GlobalOptions } from './context.ts';
+import { markServing } from '../store/backup.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const CONFIG_FLAGS = new Set(['dataDir', 'config', 'json']);
@@ -35,6 +36,8 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
   // Listening from the start: a SIGTERM during start-up still stops cleanly once started.
   const stopSignal = untilSignal(logger);
   const app = createApp(config, { logger, checkpointWorker: true, createDataDir: true, webhookThread: true });
+  // svc restore refuses to replace the database under a running server.
+  const unmark = markServing(config.dataDir);
   try {
     await firstStart(app, config);
     await app.recordServerSettings();
@@ -66,6 +69,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     await Promise.all([server.close(), relay?.close(), inbound?.close()]);
   } finally {
     await app.close();
+    unmark();
     logger.info('stopped');
   }
 }

@@ -50,3 +50,19 @@ export function registerSend(program: Command): void {
     .option('--retries <n>', 'retries of a request refused with 429 or 5xx', '3')
     .action(lazy(async () => (await import('../send.ts')).send));
 }
+
+/** Backups of the data dir's database, online, and their restore. */
+export function registerBackup(program: Command): void {
+  command(program, 'backup', 'copy the database while the server runs (consistent, readable by its owner only)', [
+    'svc backup /var/backups/svc-2026-11-26.sqlite',
+    'svc backup svc.sqlite.bak --data-dir /var/lib/svc --json',
+  ])
+    .argument('<file>', 'a new file to write')
+    .action(lazy(async () => (await import('../backup.ts')).backup));
+  command(program, 'restore', "replace a stopped server's database with a backup", [
+    'svc restore /var/backups/svc-2026-11-26.sqlite --data-dir /var/lib/svc --force',
+  ])
+    .argument('<file>', 'a backup made by svc backup')
+    .option('--force', 'replace the database the data dir already holds')
+    .action(lazy(async () => (await import('../backup.ts')).restore));
+}
