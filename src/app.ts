@@ -14,7 +14,7 @@ import { createLoginThrottle, createSessionsRepo, createSessionsService } from '
 import { createSuppressionsRepo, createSuppressionsService } from './suppressions/index.ts';
 import { createTemplatesRepo, createTemplatesService, createRenderer, type Renderer } from './templates/index.ts';
 import { createDnsResolver, createDomainsRepo, createDomainsService, hostnameProblem } from './domains/index.ts';
-import { createEmailsExport, createEmailsRepo, createEmailsService } from './emails/index.ts';
+import { createEmailsExport, createEmailsRepo, createEmailsService, createRetention } from './emails/index.ts';
 import { createIdempotencySql } from './idempotency/index.ts';
 import { createRateLimiter, createUsageReport, createUsageSql, LIMITS } from './limits/index.ts';
 import { createDeliveryEngine, createDeliveryRepo, RETURN_PATH_SECRET, type DeliveryEngine } from './delivery/index.ts';
@@ -99,6 +99,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     usage: createUsageSql(db),
     idempotency,
     audit: auditWriter,
+  });
+  const retention = createRetention({
+    repo: emailsRepo,
+    clock,
+    logger,
+    retentionMs: config.bodyRetention,
+    intervalMs: 3_600_000,
   });
   const emails = createEmailsService({
     repo: emailsRepo,
@@ -208,6 +215,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     templates,
     domains,
     emails,
+    /** Drops old emails' bodies and attachments (`--body-retention`); `svc serve` starts it. */
+    retention,
     /** Bounces mailed back to return paths (the inbound listener, `svc inbound process`). */
     inbound,
     /** The dashboard's CSV export of a project's emails, on top of the list use case. */

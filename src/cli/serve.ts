@@ -56,6 +56,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     const inbound = await startInbound(app, config, https);
     await app.delivery().start();
     await app.webhookDispatcher().start();
+    const retention = app.retention.start();
     const checks = startDomainChecks({
       service: app.domains,
       clock: app.clock,
@@ -65,6 +66,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     await stopSignal;
     // Before the store closes: a domain check waiting on DNS is cancelled, not waited for.
     await checks.stop();
+    await retention.stop();
     // Stop accepting first; app.close() then lets deliveries in flight finish or return to the queue.
     await Promise.all([server.close(), relay?.close(), inbound?.close()]);
   } finally {

@@ -61,6 +61,8 @@ export const configSchema = z.strictObject({
   templateTimeout: duration.default(parseDuration('1s')),
   /** How long a verified domain's DKIM or SPF record may fail before it becomes unverified. */
   domainGracePeriod: duration.default(parseDuration('72h')),
+  /** Bodies and attachments of emails older than this are dropped; metadata and events stay. */
+  bodyRetention: duration.pipe(z.number().min(3_600_000, 'at least 1h')).default(parseDuration('30d')),
   /** Time between the server's checks of every domain's records. */
   domainCheckInterval: duration.pipe(z.number().min(1000, 'at least 1s')).default(parseDuration('1h')),
   /** SMTP transactions in flight at once per destination domain (Postfix's default_destination_concurrency_limit is 20). */

@@ -150,6 +150,13 @@ export const SETTINGS: readonly SettingDoc[] = [
     example: '2m',
   },
   {
+    key: 'bodyRetention',
+    value: 'duration',
+    description: 'bodies and attachments of older emails are dropped (metadata and events stay)',
+    default: '30d',
+    example: '30d',
+  },
+  {
     key: 'logLevel',
     value: 'level',
     description: 'trace|debug|info|warn|error|fatal|silent',

@@ -12,3 +12,4 @@ export {
 export { isReservedHeader } from './content.ts';
 export * as outputSchemas from './schema-out.ts';
 export { createEmailsExport, dashboardListQuerySchema, CSV_COLUMNS, type EmailsExport } from './export.ts';
+export { createRetention } from './retention.ts';

@@ -132,6 +132,13 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
   const events = db.prepare<[number], EventRow>(
     'SELECT id, type, data, ip_address, user_agent, created_at FROM email_events WHERE email_seq = +? ORDER BY seq',
   );
+  const retentionPage = db.prepare<[number, number], { seq: number; created_at: string; status: string }>(
+    'SELECT seq, created_at, status FROM emails WHERE seq > ? ORDER BY seq LIMIT ?',
+  );
+  const dropBodies = db.prepare(
+    'UPDATE emails SET html_body = NULL, text_body = NULL WHERE seq = ? AND (html_body IS NOT NULL OR text_body IS NOT NULL)',
+  );
+  const dropAttachments = db.prepare('DELETE FROM attachments WHERE email_seq = ?');
   const listCache = new Map<string, ReturnType<Db['prepare']>>();
   const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
 
@@ -320,6 +327,27 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
     /** Why `address` is on the project's suppression list, or null (the relay refuses it at RCPT). */
     suppressionOf: (projectId: string, address: string): Promise<string | null> =>
       Promise.resolve(deps.suppressions.findSync(projectId, address.toLowerCase())?.reason ?? null),
+    /**
+     * One batch of retention (issue 16): from the email after `afterSeq` on, in seq order
+     * (the order emails came in), drops the bodies and attachments of final emails created
+     * before `cutoff`; the rows, recipients and events stay. `next` is where the next batch
+     * starts; `done` once an email at or after the cutoff is reached, or there is no more.
+     */
+    dropContentBefore: (cutoff: string, afterSeq: number, limit: number) =>
+      tx.write(() => {
+        let dropped = 0;
+        let next = afterSeq;
+        const rows = retentionPage.all(afterSeq, limit);
+        for (const r of rows) {
+          if (r.created_at >= cutoff) return { dropped, next, done: true };
+          next = r.seq;
+          // Still being delivered (a retry schedule longer than the retention): kept for now.
+          if (r.status === 'QUEUED' || r.status === 'SENDING') continue;
+          const changed = dropBodies.run(r.seq).changes + dropAttachments.run(r.seq).changes;
+          if (changed > 0) dropped++;
+        }
+        return { dropped, next, done: rows.length < limit };
+      }),
     findById: (id: string) => Promise.resolve(byId.get(id)),
     /** The stored attachments of an email, in their order. */
     listAttachments: (seq: number) => Promise.resolve(attachmentsOf.all(seq)),
