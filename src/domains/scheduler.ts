@@ -1,5 +1,6 @@
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
+import { startPeriodic } from '../lib/periodic.ts';
 import type { DomainsService } from './service.ts';
 
 export interface DomainChecksDeps {
@@ -27,24 +28,10 @@ export interface DomainChecks {
  * its own. A run still going when the next is due is not doubled.
  */
 export function startDomainChecks({ service, clock, logger, intervalMs }: DomainChecksDeps): DomainChecks {
-  const stopping = new AbortController();
-  let running: Promise<void> | undefined;
-  const tick = () => {
-    if (running || stopping.signal.aborted) return;
-    running = service
-      .verifyAll(stopping.signal)
+  return startPeriodic(clock, intervalMs, (signal) =>
+    service
+      .verifyAll(signal)
       .then((r) => logger.debug(r, 'domain checks done'))
-      .catch((e: unknown) => logger.error({ err: e }, 'domain checks failed'))
-      .finally(() => (running = undefined));
-  };
-  const first = clock.setTimeout(tick, 0);
-  const every = clock.setInterval(tick, intervalMs);
-  return {
-    async stop() {
-      first.cancel();
-      every.cancel();
-      stopping.abort();
-      await running;
-    },
-  };
+      .catch((e: unknown) => logger.error({ err: e }, 'domain checks failed')),
+  );
 }

@@ -1,5 +1,6 @@
 import { iso, type Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
+import { startPeriodic } from '../lib/periodic.ts';
 import type { EmailsRepo } from './repo.ts';
 
 /** Emails per batch: one short transaction each, so the accept path never waits long. */
@@ -40,28 +41,13 @@ export function createRetention(deps: RetentionDeps) {
   return {
     runOnce,
     /** Runs a pass at start and every intervalMs until stopped. */
-    start() {
-      const stopping = new AbortController();
-      let running: Promise<void> | undefined;
-      const tick = () => {
-        if (running || stopping.signal.aborted) return;
-        running = runOnce(stopping.signal)
+    start: () =>
+      startPeriodic(deps.clock, deps.intervalMs, (signal) =>
+        runOnce(signal)
           .then((dropped) => {
             if (dropped) deps.logger.info({ dropped }, 'retention: bodies and attachments of old emails dropped');
           })
-          .catch((err: unknown) => deps.logger.error({ err }, 'retention failed'))
-          .finally(() => (running = undefined));
-      };
-      const first = deps.clock.setTimeout(tick, 0);
-      const every = deps.clock.setInterval(tick, deps.intervalMs);
-      return {
-        async stop() {
-          first.cancel();
-          every.cancel();
-          stopping.abort();
-          await running;
-        },
-      };
-    },
+          .catch((err: unknown) => deps.logger.error({ err }, 'retention failed')),
+      ),
   };
 }
