@@ -28,7 +28,7 @@ const emptyDevtools: Plugin = {
 };
 
 /**
- * Bundles `src/main.ts`, the worker entries and `extra` (paths from the
+ * Bundles `bin/svc.ts` (as main.js), the worker entries and `extra` (paths from the
  * repository root) into a flat `outDir` (absolute, or from the root), replacing
  * it, with the SQL migrations in `outDir/migrations/`. Returns main.js's path.
  */
@@ -44,7 +44,8 @@ export async function bundleInto(outDir: string, extra: string[] = []): Promise<
   );
   await build({
     absWorkingDir: ROOT,
-    entryPoints: ['src/main.ts', ...extra, ...workers],
+    // bin/svc.ts, the executable's entry, comes out as main.js.
+    entryPoints: [{ in: 'bin/svc.ts', out: 'main' }, ...extra, ...workers],
     outdir: out,
     entryNames: '[name]',
     chunkNames: '[name]-[hash]',

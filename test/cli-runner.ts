@@ -2,8 +2,8 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-/** The CLI's entry point, run from source. */
-export const SVC_ENTRY = join(ROOT, 'src/main.ts');
+/** The CLI's entry point (the executable's, bin/svc.ts), run from source. */
+export const SVC_ENTRY = join(ROOT, 'bin/svc.ts');
 
 export interface Run {
   code: number;

@@ -18,7 +18,7 @@ export function spawnServe(
   opts: { cwd: string; env?: NodeJS.ProcessEnv },
 ): { child: ChildProcess; url: Promise<string> } {
   const all = ['serve', '--data-dir', dataDir, '--http-port', '0', '--smtp-port', '0', '--log-format', 'json', ...args];
-  const child = spawn(process.execPath, [join(ROOT, 'src/main.ts'), ...all], { cwd: opts.cwd, env: opts.env });
+  const child = spawn(process.execPath, [join(ROOT, 'bin/svc.ts'), ...all], { cwd: opts.cwd, env: opts.env });
   const url = new Promise<string>((resolve, reject) => {
     let log = '';
     child.stderr.on('data', (c: Buffer) => {
