@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { FakeClock } from '../lib/clock.ts';
 import { silentLogger } from '../lib/logger.ts';
-import { createDeliveryEngine } from './engine.ts';
+import { createDeliveryEngine, envelopesFor } from './engine.ts';
 import type { DeliveryJob, JobResult } from './job.ts';
 import type { DueRow } from './repo.ts';
 
@@ -258,5 +258,48 @@ describe('delivery engine: claims ahead of the slots', () => {
       order.push(...pool.running.map((x) => x.job.destination));
     }
     expect(order).toContain('b.test');
+  });
+});
+
+describe('envelopesFor', () => {
+  const row = (id: number, address: string) => ({
+    id,
+    email_seq: 1,
+    address,
+    domain: 'dest.test',
+    attempts: 0,
+    last_error: null,
+  });
+  const built = (paths: string[] | null) =>
+    ({
+      group: {
+        seq: 1,
+        domain: 'dest.test',
+        rows: [row(1, 'a@dest.test'), row(2, 'b@dest.test'), row(3, 'c@dest.test')],
+      },
+      job: { envelope_from: paths?.[0] ?? 'rp-all', return_paths: paths },
+    }) as unknown as Parameters<typeof envelopesFor>[0];
+
+  it('keeps each leased recipient with its own return path when a claim got only some of the group', () => {
+    const j = built(['rp-a', 'rp-b', 'rp-c']);
+    expect(envelopesFor(j, [row(1, 'a@dest.test'), row(3, 'c@dest.test')])).toEqual({
+      recipients: ['a@dest.test', 'c@dest.test'],
+      return_paths: ['rp-a', 'rp-c'],
+      envelope_from: 'rp-a',
+    });
+    expect(envelopesFor(j, [row(2, 'b@dest.test')])).toEqual({
+      recipients: ['b@dest.test'],
+      return_paths: null,
+      envelope_from: 'rp-b',
+    });
+  });
+
+  it('leaves a one-recipient group as it was built', () => {
+    const j = built(null);
+    expect(envelopesFor(j, [row(1, 'a@dest.test')])).toEqual({
+      recipients: ['a@dest.test'],
+      return_paths: null,
+      envelope_from: 'rp-all',
+    });
   });
 });

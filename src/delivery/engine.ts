@@ -73,6 +73,22 @@ function groupRows(rows: DueRow[]): Group[] {
  * a slot that frees up starts the next transaction at once instead of after a
  * query and a commit. A destination's slots bound its SMTP transactions only.
  */
+/**
+ * The recipients this claim leased (a subset of the group when some were taken
+ * elsewhere) and each one's own return path, in the same order.
+ */
+export function envelopesFor(
+  j: BuiltJob,
+  rows: DueRow[],
+): Pick<DeliveryJob, 'recipients' | 'return_paths' | 'envelope_from'> {
+  const recipients = rows.map((r) => r.address);
+  const paths = j.job.return_paths;
+  if (!paths) return { recipients, return_paths: null, envelope_from: j.job.envelope_from };
+  const byAddress = new Map(j.group.rows.map((r, i) => [r.address, paths[i]!]));
+  const mine = recipients.map((a) => byAddress.get(a)!);
+  return { recipients, return_paths: mine.length > 1 ? mine : null, envelope_from: mine[0]! };
+}
+
 export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   const { repo, clock, logger } = deps;
   const throttle = createThrottle(opts.throttle);
@@ -238,7 +254,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   function dispatch(c: Claimed): void {
     const { j, rows } = c;
     running++;
-    const job: DeliveryJob = { ...j.job, recipients: rows.map((r) => r.address) };
+    const job: DeliveryJob = { ...j.job, ...envelopesFor(j, rows) };
     const run: Promise<JobResult> = j.failure
       ? Promise.resolve({
           email_id: job.email_id,
