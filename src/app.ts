@@ -1,9 +1,12 @@
+import { statSync } from 'node:fs';
 import { cpus } from 'node:os';
+import { join } from 'node:path';
 import type { Config } from './config/schema.ts';
 import { iso, systemClock, type Clock } from './lib/clock.ts';
 import { silentLogger, type Logger } from './lib/logger.ts';
 import { openDatabase, type Db } from './store/db.ts';
-import { findExposedPaths } from './store/data-dir.ts';
+import { DATABASE_FILE, findExposedPaths } from './store/data-dir.ts';
+import { createOpsMetrics } from './http/metrics.ts';
 import { createCommitter, type Committer } from './store/committer.ts';
 import { createSecrets } from './store/secrets.ts';
 import { createInboundService } from './inbound/index.ts';
@@ -56,7 +59,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     create: overrides.createDataDir ?? false,
   });
   const db: Db = store.db;
-  const tx: Committer = createCommitter(db);
+  const metrics = createOpsMetrics();
+  const tx: Committer = createCommitter(db, { windowMs: 2, maxBatch: 500, onCommit: (s) => metrics.committed(s) });
   const serverSettings = createServerSettings(db, tx);
   // `svc serve` passes its own (configured or OS) host name; an admin command given none
   // uses the one the server last ran with, so both name and check the same host.
@@ -116,6 +120,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     idempotency,
     accounts: accountsRepo,
     sandboxDomain: config.sandboxDomain,
+    onAccepted: (env, source) => metrics.accepted(env, source),
   });
   const secrets = createSecrets(db, tx, () => iso(clock.now()));
   const tracking = createTrackingService({
@@ -135,6 +140,25 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     returnPathKey: () => secrets.get(RETURN_PATH_SECRET),
     clock,
     logger,
+    observe: (outcome, category, type, source) => metrics.outcome(outcome, category, type, source),
+  });
+  metrics.watchStore({
+    queue: () => {
+      const q = deliveryRepo.queueStats();
+      return { recipients: q.recipients, oldestSeconds: q.oldest ? (clock.now() - Date.parse(q.oldest)) / 1000 : 0 };
+    },
+    throttled: () => deliveryRepo.throttledNow(),
+    storeBytes: () => {
+      const size = (f: string) => {
+        try {
+          return statSync(f).size;
+        } catch {
+          return 0;
+        }
+      };
+      const file = join(config.dataDir, DATABASE_FILE);
+      return { database: size(file), wal: size(`${file}-wal`) };
+    },
   });
   let engine: DeliveryEngine | undefined;
   // The delivery engine is made on first use: `svc serve` starts it; admin commands never do.
@@ -147,6 +171,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
         keys: domains,
         tracking,
         returnPathKey: () => secrets.get(RETURN_PATH_SECRET),
+        observe: (decisions) => {
+          for (const d of decisions) {
+            if (d.kind === 'retry') metrics.outcome('deferred', d.category, null, 'smtp');
+            else if (d.kind === 'bounced') metrics.outcome('bounced', d.category, d.bounce_type, 'smtp');
+            else metrics.outcome(d.kind, null, null, 'smtp');
+          }
+        },
       },
       deliveryOptions(config, hostname),
     ));
@@ -215,6 +246,8 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     templates,
     domains,
     emails,
+    /** The counters and gauges an operator alerts on (merged into /metrics). */
+    metrics,
     /** Drops old emails' bodies and attachments (`--body-retention`); `svc serve` starts it. */
     retention,
     /** Bounces mailed back to return paths (the inbound listener, `svc inbound process`). */

@@ -1,6 +1,7 @@
 import { Resolver } from 'node:dns/promises';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import type { DnsServer } from './peers/dns.ts';
+import { startDnsServer, type DnsServer } from './peers/dns.ts';
+import { startMxPeer, type MxPeer } from './peers/mx.ts';
 import { count, createTestEnv, type TestEnv } from './harness.ts';
 import { insertSigningDomain } from './signing-domain.ts';
 import type { ConfigInput } from '../src/config/schema.ts';
@@ -106,4 +107,15 @@ export async function startDeliveryEnv(dns: DnsServer, settings: Partial<ConfigI
           .all(id) as { type: string; data: string }[]
       ).map((e) => ({ type: e.type, ...JSON.parse(e.data) })),
   };
+}
+
+/** A loopback DNS server and an MX peer for `domains` (each `mx.<domain>` at 127.0.0.1). */
+export async function startDestinations(domains: string[] = ['dest.test']): Promise<{ dns: DnsServer; mx: MxPeer }> {
+  const dns = await startDnsServer();
+  const mx = await startMxPeer();
+  for (const domain of domains) {
+    dns.set(domain, { MX: [{ exchange: `mx.${domain}`, priority: 10 }] });
+    dns.set(`mx.${domain}`, { A: ['127.0.0.1'] });
+  }
+  return { dns, mx };
 }

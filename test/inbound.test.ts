@@ -151,6 +151,10 @@ describe('DSNs to a return path', () => {
     });
     expect(events[4]).not.toHaveProperty('source');
     expect(suppressed('gone@dest.test')).toBe(1);
+    const metrics = (await d.env.server.inject({ url: '/metrics' })).body;
+    expect(metrics).toContain(
+      'svc_recipient_outcomes_total{outcome="bounced",category="invalid-recipient",type="hard",source="dsn"} 1',
+    );
     // The same DSN again changes nothing.
     await mail(rp, dsn(rp, [{ address: 'gone@dest.test', status: '5.1.1', diagnostic: '550 5.1.1 User unknown' }]));
     expect(d.events(id).filter((e) => e.type === 'bounced')).toHaveLength(1);

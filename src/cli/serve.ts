@@ -93,6 +93,7 @@ async function startRelay(
     idleTimeoutMs: config.smtpIdleTimeout,
   });
   const port = await relay.listen();
+  app.metrics.watchRelay(() => relay.sessions());
   app.logger.info({ host: config.smtpHost, port, starttls: Boolean(tls) }, 'the SMTP relay is listening');
   return relay;
 }

@@ -4,7 +4,7 @@ import type { Clock, Timer } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import { WORKER_YOUNG_GENERATION_MB } from '../lib/server-flags.ts';
 import { sleep } from '../lib/sleep.ts';
-import { classify, decide, describeAttempt, type RetryPolicy } from './outcome.ts';
+import { classify, decide, describeAttempt, type Decision, type RetryPolicy } from './outcome.ts';
 import type { DeliveryJob, DkimKey, JobResult, WorkerSettings } from './job.ts';
 import type { DeliveryRepo, DueRow, RecipientOutcome, Stamp } from './repo.ts';
 import { createThrottle, type ThrottleOptions } from './throttle.ts';
@@ -34,6 +34,8 @@ export interface EngineDeps {
   tracking?: HtmlTracking;
   /** The key that signs return paths (the server secret RETURN_PATH_SECRET). */
   returnPathKey: () => Promise<Buffer>;
+  /** Told of every recorded recipient outcome (/metrics). */
+  observe?: (decisions: Decision[]) => void;
 }
 
 interface Group {
@@ -326,6 +328,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     });
     adapt(rows[0]!.domain, result, now);
     await repo.record(seq, projectId, result.email_id, result.connection, outcomes, now);
+    deps.observe?.(outcomes.map((o) => o.decision));
   }
 
   /** 421 or 4.7.x "slow down" cuts the destination's rate; deliveries win it back. Changes are persisted. */

@@ -119,6 +119,14 @@ export function createDeliveryRepo(
   const complaint = db.prepare(
     `UPDATE recipients SET status = 'COMPLAINED', updated_at = @now WHERE id = @id AND status = 'DELIVERED'`,
   );
+  // The queue for /metrics: the partial index recipients_due walks only waiting rows.
+  const queueStats = db.prepare<[], { recipients: number; oldest: string | null }>(
+    `SELECT count(*) AS recipients, min(e.created_at) AS oldest
+     FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE r.next_attempt_at IS NOT NULL`,
+  );
+  const throttles = db.prepare<[], { domain: string; concurrency: number }>(
+    'SELECT domain, concurrency FROM destination_throttles ORDER BY domain',
+  );
   const recipientByAddress = db.prepare<[number, string], { id: number; address: string; status: string }>(
     'SELECT id, address, status FROM recipients WHERE email_seq = ? AND address_lc = ?',
   );
@@ -196,6 +204,10 @@ export function createDeliveryRepo(
         refreshEmail(seq, at);
       }),
 
+    /** Recipients waiting or being tried, and the creation time of the oldest email among them. */
+    queueStats: () => queueStats.get()!,
+    /** Destinations slowed down now (a row exists only while one is). */
+    throttledNow: () => throttles.all(),
     /** The recipient row of an email for an address (any case), if it has one. */
     findRecipient: (seq: number, address: string) =>
       Promise.resolve(recipientByAddress.get(seq, address.toLowerCase())),

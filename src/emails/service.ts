@@ -80,6 +80,8 @@ export interface EmailsDeps {
   accounts: AccountsPort;
   /** The server's onboarding-trial domain (`--sandbox-domain`), if any. */
   sandboxDomain?: string | undefined;
+  /** Told of every email accepted (not of replays), for /metrics. */
+  onAccepted?: (env: string, source: string) => void;
 }
 
 export interface BatchItemResult {
@@ -193,7 +195,9 @@ export function createEmailsService(deps: EmailsDeps) {
 
   async function sendParsed(sender: Sender, r: SendRequest, idem: AcceptOptions['idempotency'] = null) {
     const { email, recipients } = await buildEmail(sender, r);
-    return repo.acceptEmail(email, recipients, acceptOptions(sender, idem));
+    const result = await repo.acceptEmail(email, recipients, acceptOptions(sender, idem));
+    if (!result.replay) deps.onAccepted?.(email.env, email.source);
+    return result;
   }
 
   return {
@@ -232,7 +236,9 @@ export function createEmailsService(deps: EmailsDeps) {
     ): Promise<SendResponse> {
       const r = parseInput(sendRequestSchema, body);
       const { email, recipients } = await buildEmail(sender, r, { source: 'SMTP', ...relayed });
-      return (await repo.acceptEmail(email, recipients, acceptOptions(sender, null))).response;
+      const { response } = await repo.acceptEmail(email, recipients, acceptOptions(sender, null));
+      deps.onAccepted?.(email.env, email.source);
+      return response;
     },
 
     /**

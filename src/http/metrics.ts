@@ -69,3 +69,109 @@ export function registerWebhookMetrics(registry: Registry, source: WebhookMetric
     },
   });
 }
+
+/** What the operator gauges read at each scrape (all cheap: indexes and file sizes). */
+export interface OpsSource {
+  /** Recipients waiting for an attempt or being tried, and the age (s) of the oldest email among them. */
+  queue(): { recipients: number; oldestSeconds: number };
+  /** Destinations slowed down now (a 421 or a rate limit): domain and concurrency. */
+  throttled(): { domain: string; concurrency: number }[];
+  /** Sizes of the database file and its WAL, bytes. */
+  storeBytes(): { database: number; wal: number };
+}
+
+/**
+ * The counters and gauges an operator alerts on (issue 16, item 4), in a registry of
+ * the app's own, merged into /metrics: accepted emails, recipient outcomes by
+ * category, the queue, throttled destinations, relay sessions, commit latency and
+ * the store's size. Counters count from the process's start (Prometheus rates).
+ */
+export function createOpsMetrics() {
+  const registry = new Registry();
+  const accepted = new Counter({
+    name: 'svc_emails_accepted_total',
+    help: 'Emails accepted (202 or 250), by key environment and door',
+    labelNames: ['env', 'source'] as const,
+    registers: [registry],
+  });
+  const outcomes = new Counter({
+    name: 'svc_recipient_outcomes_total',
+    help: 'Recipient attempts by outcome (delivered, deferred, bounced, failed, complained), category, bounce type and where it came from (smtp, dsn, arf)',
+    labelNames: ['outcome', 'category', 'type', 'source'] as const,
+    registers: [registry],
+  });
+  const commit = new Histogram({
+    name: 'svc_store_commit_seconds',
+    help: 'Time of each group COMMIT (its fsync): what every 202 and 250 waits for',
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  });
+  let relaySessions: () => number = () => 0;
+  new Gauge({
+    name: 'svc_smtp_relay_sessions',
+    help: 'SMTP relay sessions open now',
+    registers: [registry],
+    collect() {
+      this.set(relaySessions());
+    },
+  });
+  return {
+    registry,
+    accepted: (env: string, source: string) => accepted.inc({ env, source }),
+    outcome: (outcome: string, category: string | null, type: string | null, source: string) =>
+      outcomes.inc({ outcome, category: category ?? '', type: type ?? '', source }),
+    committed: (seconds: number) => commit.observe(seconds),
+    /** The relay's session count, once `svc serve` started it. */
+    watchRelay: (sessions: () => number) => (relaySessions = sessions),
+    /** The gauges read from the store at each scrape. */
+    watchStore(source: OpsSource) {
+      new Gauge({
+        name: 'svc_queue_recipients',
+        help: 'Recipients waiting for an attempt or being tried',
+        registers: [registry],
+        collect() {
+          this.set(source.queue().recipients);
+        },
+      });
+      new Gauge({
+        name: 'svc_queue_oldest_seconds',
+        help: 'Age of the oldest email with a recipient still waiting (0 when none)',
+        registers: [registry],
+        collect() {
+          this.set(source.queue().oldestSeconds);
+        },
+      });
+      new Gauge({
+        name: 'svc_destination_concurrency',
+        help: 'Transactions allowed at once to each destination slowed down now (throttled ones only)',
+        labelNames: ['domain'] as const,
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const t of source.throttled()) this.set({ domain: t.domain }, t.concurrency);
+        },
+      });
+      new Gauge({
+        name: 'svc_destinations_throttled',
+        help: 'Destinations slowed down now after a 421 or a rate-limit reply',
+        registers: [registry],
+        collect() {
+          this.set(source.throttled().length);
+        },
+      });
+      new Gauge({
+        name: 'svc_store_bytes',
+        help: 'Size of the database file and of its WAL',
+        labelNames: ['file'] as const,
+        registers: [registry],
+        collect() {
+          const b = source.storeBytes();
+          this.set({ file: 'database' }, b.database);
+          this.set({ file: 'wal' }, b.wal);
+        },
+      });
+    },
+  };
+}
+
+export type OpsMetrics = ReturnType<typeof createOpsMetrics>;

@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { App } from '../app.ts';
 import { buildOpenApi } from './openapi.ts';
-import type { HttpMetrics } from './metrics.ts';
+import type { Registry } from 'prom-client';
 
 /** Unauthenticated operational endpoints (cli.md) and the OpenAPI document. */
-export function registerOpsRoutes(server: FastifyInstance, app: App, metrics: HttpMetrics): void {
+export function registerOpsRoutes(server: FastifyInstance, app: App, metrics: { registry: Registry }): void {
   let openapi: unknown;
   server.get('/healthz', (_req, reply) => reply.send({ data: { status: 'ok' } }));
   server.get('/readyz', async (_req, reply) => {

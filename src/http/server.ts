@@ -5,6 +5,7 @@ import type { App } from '../app.ts';
 import { AppError } from '../errors.ts';
 import { LIMITS } from '../limits/index.ts';
 import { sendError } from './envelope.ts';
+import { Registry } from 'prom-client';
 import { createHttpMetrics, registerWebhookMetrics } from './metrics.ts';
 import { registerEmailRoutes } from './routes-emails.ts';
 import { registerOpsRoutes } from './routes-ops.ts';
@@ -80,7 +81,8 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
     return sendError(req, reply, err);
   });
 
-  registerOpsRoutes(server, app, metrics);
+  // The HTTP server's own metrics and the app's (delivery, store, relay), on one page.
+  registerOpsRoutes(server, app, { registry: Registry.merge([metrics.registry, app.metrics.registry]) });
   registerEmailRoutes(server, app);
   registerTrackingRoutes(server, app);
   // Only the auth routes read or set a cookie: the cookie plugin's hooks run in their scope alone.

@@ -19,6 +19,8 @@ export interface InboundDeps {
   returnPathKey: () => Promise<Buffer>;
   clock: Clock;
   logger: Logger;
+  /** Told of every bounce or complaint applied (/metrics). */
+  observe?: (outcome: 'bounced' | 'complained', category: string | null, type: string | null, source: string) => void;
 }
 
 /** What processing one inbound message did, for the log and `svc inbound process`. */
@@ -94,6 +96,7 @@ export function createInboundService(deps: InboundDeps) {
         deps.clock.now(),
       );
       if (applied) {
+        deps.observe?.('bounced', decision.category, decision.bounce_type, 'dsn');
         result.applied.push({
           email_id: target.email.id,
           recipient: row.address,
@@ -135,6 +138,7 @@ export function createInboundService(deps: InboundDeps) {
       address: row.address,
     };
     if (await deps.delivery.recordComplaint(r, report.feedbackType, 'arf', deps.clock.now())) {
+      deps.observe?.('complained', null, null, 'arf');
       result.applied.push({
         email_id: target.email.id,
         recipient: row.address,

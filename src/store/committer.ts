@@ -31,6 +31,8 @@ export interface CommitterOptions {
   maxBatch: number;
   /** How long a group waits for another connection's write lock before its writes fail (default 5 s). */
   busyTimeoutMs?: number;
+  /** Told of each committed group: the COMMIT's seconds (the fsync) and its writes (/metrics). */
+  onCommit?: (seconds: number, writes: number) => void;
 }
 
 /** Pause between two tries for a write lock held by another connection. */
@@ -152,7 +154,15 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
         begin.run();
         results = runIsolated(batch);
       }
+      const t0 = performance.now();
       commit.run();
+      const seconds = (performance.now() - t0) / 1000;
+      // After the commit: an observer's failure must not look like a failed write.
+      try {
+        opts.onCommit?.(seconds, batch.length);
+      } catch {
+        /* metrics only */
+      }
     } catch (e) {
       if (db.inTransaction) rollback.run();
       for (const p of batch) p.reject(e);
