@@ -13,9 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
-import { initialize } from '../src/accounts/index.ts';
-import { createApp } from '../src/app.ts';
-import { loadConfig } from '../src/config/load.ts';
+import { initDataDir } from '../test/e2e/init-data-dir.ts';
 import { startDnsServer } from '../test/peers/dns.ts';
 import { startMxPeer } from '../test/peers/mx.ts';
 import { insertSigningDomain } from '../test/signing-domain.ts';
@@ -41,15 +39,7 @@ dns.set('mx.dest.test', { A: ['127.0.0.1'] });
 // Slow answers to DATA keep transactions in flight when the server is killed.
 const mx = await startMxPeer({ dataDelayMs: 30 });
 
-const app = createApp(loadConfig({ flags: { dataDir } }), { createDataDir: true });
-const init = await initialize(app.accounts, app.keys, {
-  email: 'o@example.com',
-  password: 'pw-123456789',
-  org: 'A',
-  project: 'P',
-  plan: 'UNLIMITED',
-  acceptDpa: true,
-});
+const { app, init } = await initDataDir(dataDir);
 insertSigningDomain(app.db, {
   organizationId: init.organization_id,
   projectId: init.project_id,

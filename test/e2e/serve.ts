@@ -1,9 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { initialize, type InitResult } from '../../src/accounts/index.ts';
-import { createApp, type App } from '../../src/app.ts';
-import { loadConfig } from '../../src/config/load.ts';
+export { initDataDir } from './init-data-dir.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -29,23 +27,6 @@ export function spawnServe(
     child.once('exit', (code, signal) => reject(new Error(`server exited ${code ?? signal}: ${log}`)));
   });
   return { child, url };
-}
-
-/**
- * A new data dir with an owner, organization "A" and project "P" (UNLIMITED, DPA accepted),
- * opened for the test to add what it needs; close the app before `svc serve` takes it.
- */
-export async function initDataDir(dataDir: string): Promise<{ app: App; init: InitResult }> {
-  const app = createApp(loadConfig({ flags: { dataDir } }), { createDataDir: true });
-  const init = await initialize(app.accounts, app.keys, {
-    email: 'o@example.com',
-    password: 'pw-123456789',
-    org: 'A',
-    project: 'P',
-    plan: 'UNLIMITED',
-    acceptDpa: true,
-  });
-  return { app, init };
 }
 
 /** POSTs `n` emails from n@sender.test to r<i>@dest.test, one at a time; each must be 202. Their ids. */
