@@ -5,7 +5,7 @@ import { registerAccounts, registerKeys } from './commands/accounts.ts';
 import { registerEmails, registerInbound, registerSuppressions, registerTemplates } from './commands/content.ts';
 import { registerDomains } from './commands/domains.ts';
 import { document } from './commands/kit.ts';
-import { registerBackup, registerSend, registerServe } from './commands/server.ts';
+import { registerBackup, registerSend, registerServe, registerTop } from './commands/server.ts';
 import { registerWebhooks } from './commands/webhooks.ts';
 
 /** Builds the `svc` program. Subcommand modules are imported inside their actions. */
@@ -32,6 +32,7 @@ export function buildProgram(): Command {
   registerWebhooks(program);
   registerServe(program);
   registerBackup(program);
+  registerTop(program);
   registerSend(program);
   exitOverrideAll(program);
   return program;

@@ -137,3 +137,16 @@ function startCheckpointer(file: string, settings: CheckpointerSettings): { stop
     },
   };
 }
+
+/**
+ * A read-only connection to the data dir's database, for views that must never block
+ * or change a running server (`svc top`): WAL lets it read beside the writer.
+ */
+export function openReadOnly(dataDir: string): Db {
+  const file = prepareDataDir(dataDir, false);
+  try {
+    return new Database(file, { readonly: true, timeout: 5000 });
+  } catch (e) {
+    throw new StoreOpenError(`cannot open database ${file}: ${(e as Error).message}`);
+  }
+}

@@ -66,3 +66,11 @@ export function registerBackup(program: Command): void {
     .option('--force', 'replace the database the data dir already holds')
     .action(lazy(async () => (await import('../backup.ts')).restore));
 }
+
+/** svc top: what the server is doing, from the data dir. */
+export function registerTop(program: Command): void {
+  command(program, 'top', 'queue, throughput, destinations and the latest emails, from the data dir (read-only)', [
+    'svc top',
+    'svc top --data-dir /var/lib/svc --json',
+  ]).action(lazy(async () => (await import('../top.ts')).top));
+}

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DnsServer } from './peers/dns.ts';
+import type { MxPeer } from './peers/mx.ts';
+import { settle, startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
+import { runSvc } from './cli-runner.ts';
+import { openReadOnly } from '../src/store/db.ts';
+import { readSnapshot } from '../src/top/repo.ts';
+
+// svc top outside a terminal (issue 16, item 1 in part): one snapshot of the data dir,
+// read-only, beside a server that has the database open.
+
+let dns: DnsServer;
+let mx: MxPeer;
+let d: DeliveryEnv;
+
+beforeAll(async () => {
+  ({ dns, mx } = await startDestinations(['dest.test', 'slow.test']));
+  d = await startDeliveryEnv(dns, { mxPort: String(mx.port) });
+});
+
+afterAll(async () => {
+  await d.env.close();
+  await mx.close();
+  await dns.close();
+});
+
+describe('svc top, outside a terminal', () => {
+  it('prints the queue, the throughput, the waiting destinations and the latest emails, as JSON and text', async () => {
+    mx.behaviour.set('later@slow.test', { rcpt: [451, '4.7.1 Greylisted, please try again later'] });
+    const delivered = await d.send(['ok@dest.test']);
+    const waiting = await d.send(['later@slow.test'], { subject: 'Waits' });
+    await settle(d.env);
+
+    const run = await runSvc(d.env.dir, ['top', '--json'], { SVC_DATA_DIR: d.env.dir });
+    expect(run.code, run.stderr).toBe(0);
+    const s = run.json();
+    expect(s.queue).toEqual({ recipients: 1, oldest_seconds: expect.any(Number) });
+    expect(s.waiting_by_destination).toEqual([
+      { domain: 'slow.test', recipients: 1, throttled: false, concurrency: null },
+    ]);
+    expect(s.latest.map((e: { id: string }) => e.id).slice(0, 2)).toEqual([waiting, delivered]);
+    expect(s.latest[0]).toMatchObject({ status: 'SENDING', to: ['later@slow.test'], subject: 'Waits' });
+    // The CLI reads the real clock; the counts of an hour are checked below on the test's clock.
+    expect(s).toHaveProperty('this_hour');
+    expect(s).toHaveProperty('last_minute');
+    expect(s.webhooks).toEqual({ pending_events: 0, auto_disabled: [] });
+    expect(run.stderr).toBe('');
+
+    const text = await runSvc(d.env.dir, ['top'], { SVC_DATA_DIR: d.env.dir });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^svc top — /);
+    expect(text.stdout).toMatch(/queue: 1 recipients waiting, oldest \d+ s/);
+    expect(text.stdout).toContain('slow.test: 1');
+    for (const line of text.stdout.trimEnd().split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
+  });
+
+  it('counts the events of the last minute and of this hour', () => {
+    const db = openReadOnly(d.env.dir);
+    try {
+      const s = readSnapshot(db, d.env.clock.now());
+      expect(s.this_hour).toMatchObject({ queued: 2, delivered: 1 });
+      expect(s.last_minute).toMatchObject({ queued: 2, delivered: 1, sending: 2 });
+      expect(s.previous_hour).toEqual({});
+    } finally {
+      db.close();
+    }
+  });
+
+  it('exits 1 with one clear line on a data dir that does not exist', async () => {
+    const run = await runSvc(d.env.dir, ['top'], { SVC_DATA_DIR: `${d.env.dir}/nope` });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/no svc data dir at/);
+  });
+});
