@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DnsServer } from './peers/dns.ts';
 import type { MxPeer } from './peers/mx.ts';
 import { settle, startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
-import { runSvc } from './cli-runner.ts';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { runSvc, SVC_ENTRY } from './cli-runner.ts';
 import { openReadOnly } from '../src/store/db.ts';
 import { readSnapshot } from '../src/top/repo.ts';
 
@@ -70,5 +72,55 @@ describe('svc top, outside a terminal', () => {
     const run = await runSvc(d.env.dir, ['top'], { SVC_DATA_DIR: `${d.env.dir}/nope` });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/no svc data dir at/);
+  });
+});
+
+const SCRIPT = ['/usr/bin/script', '/bin/script'].find((p) => existsSync(p));
+
+describe.skipIf(!SCRIPT)('svc top in a terminal (a pseudo-terminal from util-linux script)', () => {
+  /** svc top in a PTY: its screen so far, keys to type, and its exit code. */
+  function inTerminal() {
+    const child = spawn(SCRIPT!, ['-qfec', `${process.execPath} ${SVC_ENTRY} top`, '/dev/null'], {
+      env: { ...process.env, SVC_DATA_DIR: d.env.dir, COLUMNS: '100', LINES: '40', TERM: 'xterm-256color' },
+    });
+    let screen = '';
+    child.stdout.on('data', (c: Buffer) => (screen += c.toString()));
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const until = async (what: RegExp) => {
+      for (let i = 0; i < 200 && !what.test(screen); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(screen).toMatch(what);
+    };
+    return { screen: () => screen, type: (keys: string) => child.stdin.write(keys), until, exited };
+  }
+
+  it('shows the panels, selects an email with the arrows, opens its events with Enter, and q restores the terminal', async () => {
+    const t = inTerminal();
+    await t.until(/latest emails/);
+    await t.until(/Waits/);
+    expect(t.screen()).toMatch(/waiting by destination/);
+    expect(t.screen()).toMatch(/slow\.test\s+1/);
+    // The newest email is selected; one down is the delivered one.
+    t.type('\x1b[B');
+    t.type('\r');
+    await t.until(/events of [0-9a-f-]{36}/);
+    await t.until(/delivered\s+ok@dest\.test 250/);
+    // Esc closes the events: the next frame has none.
+    const before = t.screen().length;
+    t.type('\x1b');
+    for (let i = 0; i < 40 && !/svc top —/.test(t.screen().slice(before)); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    const frames = t.screen().slice(before).split('svc top —');
+    expect(frames.at(-1)).not.toContain('events of');
+    t.type('q');
+    expect(await t.exited).toBe(0);
+    // The cursor is shown again.
+    expect(t.screen().slice(-40)).toContain('\x1b[?25h');
+  });
+
+  it('leaves on Ctrl-C too, with exit 0', async () => {
+    const t = inTerminal();
+    await t.until(/latest emails/);
+    t.type('\x03');
+    expect(await t.exited).toBe(0);
   });
 });

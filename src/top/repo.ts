@@ -74,3 +74,28 @@ export function readSnapshot(db: Db, now = Date.now()): Snapshot {
     webhooks: { pending_events: pending, auto_disabled: disabled },
   };
 }
+
+/** An email's events for the detail pane, oldest first. */
+export function readEvents(
+  db: Db,
+  emailId: string,
+): { type: string; at: string; recipient: string | null; detail: string }[] {
+  const rows = db
+    .prepare<[string], { type: string; created_at: string; data: string }>(
+      `SELECT ev.type, ev.created_at, ev.data FROM email_events ev JOIN emails e ON e.seq = ev.email_seq
+       WHERE e.id = ? ORDER BY ev.seq`,
+    )
+    .all(emailId);
+  return rows.map((r) => {
+    const data = JSON.parse(r.data) as Record<string, unknown>;
+    const text = [data.smtp_code, data.smtp_enhanced, data.smtp_text ?? data.reason ?? data.previous_attempt]
+      .filter((x): x is string | number => typeof x === 'string' || typeof x === 'number')
+      .join(' ');
+    return {
+      type: r.type,
+      at: r.created_at,
+      recipient: typeof data.recipient === 'string' ? data.recipient : null,
+      detail: text,
+    };
+  });
+}
