@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { runSvc, SVC_ENTRY } from './cli-runner.ts';
 import { openReadOnly } from '../src/store/db.ts';
-import { readSnapshot } from '../src/top/repo.ts';
+import { createTopReader } from '../src/top/repo.ts';
 
 // svc top outside a terminal (issue 16, item 1 in part): one snapshot of the data dir,
 // read-only, beside a server that has the database open.
@@ -59,10 +59,14 @@ describe('svc top, outside a terminal', () => {
   it('counts the events of the last minute and of this hour', () => {
     const db = openReadOnly(d.env.dir);
     try {
-      const s = readSnapshot(db, d.env.clock.now());
+      const reader = createTopReader(db);
+      const s = reader.snapshot(d.env.clock.now());
       expect(s.this_hour).toMatchObject({ queued: 2, delivered: 1 });
       expect(s.last_minute).toMatchObject({ queued: 2, delivered: 1, sending: 2 });
       expect(s.previous_hour).toEqual({});
+      // A later reading adds only what is new, and a minute later the old events have left the window.
+      expect(reader.snapshot(d.env.clock.now() + 1000).last_minute).toEqual(s.last_minute);
+      expect(reader.snapshot(d.env.clock.now() + 61_000).last_minute).toEqual({});
     } finally {
       db.close();
     }
@@ -101,6 +105,7 @@ describe.skipIf(!SCRIPT)('svc top in a terminal (a pseudo-terminal from util-lin
     expect(t.screen()).toMatch(/slow\.test\s+1/);
     // The newest email is selected; one down is the delivered one.
     t.type('\x1b[B');
+    await t.until(/> \d\d:\d\d:\d\d DELIVERED/);
     t.type('\r');
     await t.until(/events of [0-9a-f-]{36}/);
     await t.until(/delivered\s+ok@dest\.test 250/);

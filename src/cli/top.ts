@@ -1,7 +1,7 @@
 import { loadConfig } from '../config/load.ts';
 import { openReadOnly } from '../store/db.ts';
 import { formatSnapshot } from '../top/format.ts';
-import { readEvents, readSnapshot } from '../top/repo.ts';
+import { createTopReader } from '../top/repo.ts';
 import type { GlobalOptions } from './context.ts';
 import { print } from './io.ts';
 
@@ -15,12 +15,13 @@ export async function top(_args: string[], opts: Opts): Promise<void> {
   const { dataDir } = loadConfig({ env: process.env, file: opts.config, flags: { dataDir: opts.dataDir } });
   const db = openReadOnly(dataDir);
   try {
+    const reader = createTopReader(db);
     if (!opts.json && process.stdout.isTTY && process.stdin.isTTY) {
       const { runTop } = await import('../tui/top.ts');
-      await runTop({ snapshot: () => readSnapshot(db), events: (id) => readEvents(db, id) });
+      await runTop({ snapshot: () => reader.snapshot(), events: (id) => reader.events(id) });
       return;
     }
-    const snapshot = readSnapshot(db);
+    const snapshot = reader.snapshot();
     print(opts, snapshot, () => formatSnapshot(snapshot));
   } finally {
     db.close();

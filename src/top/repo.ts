@@ -3,7 +3,7 @@ import type { Db } from '../store/db.ts';
 /** What `svc top` shows: one reading of the data dir, by cheap queries only. */
 export interface Snapshot {
   at: string;
-  /** Events of the last minute, by type (at most the newest EVENT_SCAN events are read). */
+  /** Events of the last minute, by type. */
   last_minute: Record<string, number>;
   /** Events of this UTC hour and the one before, by type (the stats rollup). */
   this_hour: Record<string, number>;
@@ -15,65 +15,99 @@ export interface Snapshot {
   webhooks: { pending_events: number; auto_disabled: { id: string; url: string }[] };
 }
 
-/** Events read back from the newest for the last minute: bounds the cost on a busy server. */
+/** Events read back from the newest at the first reading: bounds the cost on a busy server. */
 const EVENT_SCAN = 200_000;
+/** Events read per step when catching up. */
+const STEP = 20_000;
 
 const byType = (rows: { type: string; n: number }[]) => Object.fromEntries(rows.map((r) => [r.type, r.n]));
 const hourOf = (ms: number) => new Date(ms).toISOString().slice(0, 13);
 
 /**
- * The SQL of `svc top` (its repository: a PostgreSQL store implements the same read).
- * Meant for a read-only connection (openReadOnly): a server writing beside it is
- * never blocked (WAL), and nothing is written.
+ * The SQL of `svc top` (its repository: a PostgreSQL store implements the same read),
+ * meant for a read-only connection (openReadOnly): a server writing beside it is never
+ * blocked (WAL), and nothing is written. The last minute is kept as per-second counts
+ * and each reading adds only the events written since the one before, so a live view
+ * refreshing every second reads what the server wrote in that second, not a minute's.
  */
-export function readSnapshot(db: Db, now = Date.now()): Snapshot {
-  const since = new Date(now - 60_000).toISOString();
-  const lastMinute = db
-    .prepare<[number, string], { type: string; n: number }>(
-      `SELECT type, count(*) AS n FROM email_events
-         WHERE seq > (SELECT coalesce(max(seq), 0) FROM email_events) - ? AND created_at >= ? GROUP BY type`,
-    )
-    .all(EVENT_SCAN, since);
+export function createTopReader(db: Db) {
+  const maxSeq = db.prepare<[], { seq: number | null }>('SELECT max(seq) AS seq FROM email_events');
+  const newer = db.prepare<[number, number], { seq: number; type: string; created_at: string }>(
+    'SELECT seq, type, created_at FROM email_events WHERE seq > ? ORDER BY seq LIMIT ?',
+  );
   const hour = db.prepare<[string], { type: string; n: number }>(
     'SELECT type, sum(count) AS n FROM email_stats WHERE bucket_hour = ? GROUP BY type',
   );
-  const queue = db
-    .prepare<[], { recipients: number; oldest: string | null }>(
-      `SELECT count(*) AS recipients, min(e.created_at) AS oldest
-         FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE r.next_attempt_at IS NOT NULL`,
-    )
-    .get()!;
-  const waiting = db
-    .prepare<[], { domain: string; recipients: number; concurrency: number | null }>(
-      `SELECT r.domain, count(*) AS recipients, t.concurrency
-         FROM recipients r LEFT JOIN destination_throttles t ON t.domain = r.domain
-         WHERE r.next_attempt_at IS NOT NULL GROUP BY r.domain ORDER BY recipients DESC, r.domain LIMIT 10`,
-    )
-    .all();
-  const latest = db
-    .prepare<
-      [],
-      { id: string; status: string; from_email: string; to_emails: string; subject: string; created_at: string }
-    >('SELECT id, status, from_email, to_emails, subject, created_at FROM emails ORDER BY seq DESC LIMIT 10')
-    .all();
-  const pending = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM webhook_outbox WHERE skip = 0').get()!.n;
-  const disabled = db
-    .prepare<[], { id: string; url: string }>('SELECT id, url FROM webhooks WHERE auto_disabled = 1 ORDER BY id')
-    .all();
+  const queue = db.prepare<[], { recipients: number; oldest: string | null }>(
+    `SELECT count(*) AS recipients, min(e.created_at) AS oldest
+     FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE r.next_attempt_at IS NOT NULL`,
+  );
+  const waiting = db.prepare<[], { domain: string; recipients: number; concurrency: number | null }>(
+    `SELECT r.domain, count(*) AS recipients, t.concurrency
+     FROM recipients r LEFT JOIN destination_throttles t ON t.domain = r.domain
+     WHERE r.next_attempt_at IS NOT NULL GROUP BY r.domain ORDER BY recipients DESC, r.domain LIMIT 10`,
+  );
+  const latest = db.prepare<
+    [],
+    { id: string; status: string; from_email: string; to_emails: string; subject: string; created_at: string }
+  >('SELECT id, status, from_email, to_emails, subject, created_at FROM emails ORDER BY seq DESC LIMIT 10');
+  const pending = db.prepare<[], { n: number }>('SELECT count(*) AS n FROM webhook_outbox WHERE skip = 0');
+  const disabled = db.prepare<[], { id: string; url: string }>(
+    'SELECT id, url FROM webhooks WHERE auto_disabled = 1 ORDER BY id',
+  );
+
+  let after: number | undefined;
+  /** Per second (epoch s) of the last minute: events by type. */
+  const seconds = new Map<number, Map<string, number>>();
+
+  function lastMinute(now: number): Record<string, number> {
+    const floor = Math.floor(now / 1000) - 60;
+    after ??= Math.max(0, (maxSeq.get()?.seq ?? 0) - EVENT_SCAN);
+    for (let read = 0; read < EVENT_SCAN; read += STEP) {
+      const rows = newer.all(after, STEP);
+      for (const r of rows) {
+        after = r.seq;
+        const second = Math.floor(Date.parse(r.created_at) / 1000);
+        if (second < floor) continue;
+        const bucket = seconds.get(second) ?? new Map<string, number>();
+        bucket.set(r.type, (bucket.get(r.type) ?? 0) + 1);
+        seconds.set(second, bucket);
+      }
+      if (rows.length < STEP) break;
+    }
+    const total: Record<string, number> = {};
+    for (const [second, bucket] of seconds) {
+      if (second < floor) {
+        seconds.delete(second);
+        continue;
+      }
+      for (const [type, n] of bucket) total[type] = (total[type] ?? 0) + n;
+    }
+    return total;
+  }
+
   return {
-    at: new Date(now).toISOString(),
-    last_minute: byType(lastMinute),
-    this_hour: byType(hour.all(hourOf(now))),
-    previous_hour: byType(hour.all(hourOf(now - 3_600_000))),
-    queue: {
-      recipients: queue.recipients,
-      oldest_seconds: queue.oldest ? Math.max(0, Math.round((now - Date.parse(queue.oldest)) / 1000)) : 0,
+    snapshot(now = Date.now()): Snapshot {
+      const q = queue.get()!;
+      return {
+        at: new Date(now).toISOString(),
+        last_minute: lastMinute(now),
+        this_hour: byType(hour.all(hourOf(now))),
+        previous_hour: byType(hour.all(hourOf(now - 3_600_000))),
+        queue: {
+          recipients: q.recipients,
+          oldest_seconds: q.oldest ? Math.max(0, Math.round((now - Date.parse(q.oldest)) / 1000)) : 0,
+        },
+        waiting_by_destination: waiting.all().map((w) => ({ ...w, throttled: w.concurrency !== null })),
+        latest: latest.all().map(({ to_emails, ...e }) => ({ ...e, to: JSON.parse(to_emails) as string[] })),
+        webhooks: { pending_events: pending.get()!.n, auto_disabled: disabled.all() },
+      };
     },
-    waiting_by_destination: waiting.map((w) => ({ ...w, throttled: w.concurrency !== null })),
-    latest: latest.map(({ to_emails, ...e }) => ({ ...e, to: JSON.parse(to_emails) as string[] })),
-    webhooks: { pending_events: pending, auto_disabled: disabled },
+    events: (emailId: string) => readEvents(db, emailId),
   };
 }
+
+export type TopReader = ReturnType<typeof createTopReader>;
 
 /** An email's events for the detail pane, oldest first. */
 export function readEvents(
