@@ -104,6 +104,8 @@ function Top({ source, refreshMs }: { source: TopSource; refreshMs: number }): R
 
 /** The live view of `svc top`: refreshes every `refreshMs` until q or Ctrl-C; the terminal is restored on exit. */
 export async function runTop(source: TopSource, refreshMs = 1000): Promise<void> {
-  const app = render(h(Top, { source, refreshMs }), { exitOnCtrlC: false });
+  // svc top starts this only when stdin and stdout are terminals: a live view then, even
+  // when the environment says CI (Ink would otherwise print only the last frame, at exit).
+  const app = render(h(Top, { source, refreshMs }), { exitOnCtrlC: false, interactive: true });
   await app.waitUntilExit();
 }
