@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { runSvc, SVC_ENTRY } from './cli-runner.ts';
 import { openReadOnly } from '../src/store/db.ts';
 import { createTopReader } from '../src/top/repo.ts';
+import { sparkline } from '../src/tui/top.ts';
 
 // svc top outside a terminal (issue 16, item 1 in part): one snapshot of the data dir,
 // read-only, beside a server that has the database open.
@@ -64,6 +65,12 @@ describe('svc top, outside a terminal', () => {
       expect(s.this_hour).toMatchObject({ queued: 2, delivered: 1 });
       expect(s.last_minute).toMatchObject({ queued: 2, delivered: 1, sending: 2 });
       expect(s.previous_hour).toEqual({});
+      // Per second over the minute, for the sparklines.
+      const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+      expect(s.per_second.accepted).toHaveLength(60);
+      expect(sum(s.per_second.accepted)).toBe(2);
+      expect(sum(s.per_second.delivered)).toBe(1);
+      expect(sum(s.per_second.bounced)).toBe(0);
       // A later reading adds only what is new, and a minute later the old events have left the window.
       expect(reader.snapshot(d.env.clock.now() + 1000).last_minute).toEqual(s.last_minute);
       expect(reader.snapshot(d.env.clock.now() + 61_000).last_minute).toEqual({});
@@ -80,6 +87,13 @@ describe('svc top, outside a terminal', () => {
 });
 
 const SCRIPT = ['/usr/bin/script', '/bin/script'].find((p) => existsSync(p));
+
+describe('sparkline', () => {
+  it('scales to the largest value, and is flat when all are zero', () => {
+    expect(sparkline([0, 1, 2, 4, 8])).toBe('▁▁▂▄█');
+    expect(sparkline([0, 0, 0])).toBe('▁▁▁');
+  });
+});
 
 describe.skipIf(!SCRIPT)('svc top in a terminal (a pseudo-terminal from util-linux script)', () => {
   /** svc top in a PTY: its screen so far, keys to type, and its exit code. */
@@ -102,6 +116,7 @@ describe.skipIf(!SCRIPT)('svc top in a terminal (a pseudo-terminal from util-lin
     await t.until(/latest emails/);
     await t.until(/Waits/);
     expect(t.screen()).toMatch(/waiting by destination/);
+    expect(t.screen()).toMatch(/accepted {2}[▁▂▃▄▅▆▇█]{60} \d+\/s/);
     expect(t.screen()).toMatch(/slow\.test\s+1/);
     // The newest email is selected; one down is the delivered one.
     t.type('\x1b[B');

@@ -5,6 +5,11 @@ export interface Snapshot {
   at: string;
   /** Events of the last minute, by type. */
   last_minute: Record<string, number>;
+  /**
+   * Per second over the last minute, oldest first (60 values): emails accepted (queued
+   * or simulated), recipients delivered, recipients bounced or failed.
+   */
+  per_second: { accepted: number[]; delivered: number[]; bounced: number[] };
   /** Events of this UTC hour and the one before, by type (the stats rollup). */
   this_hour: Record<string, number>;
   previous_hour: Record<string, number>;
@@ -60,6 +65,15 @@ export function createTopReader(db: Db) {
   /** Per second (epoch s) of the last minute: events by type. */
   const seconds = new Map<number, Map<string, number>>();
 
+  /** Per second of the 60 before `now`, oldest first, the events of `types`. */
+  function series(now: number, types: string[]): number[] {
+    const last = Math.floor(now / 1000);
+    return Array.from({ length: 60 }, (_, i) => {
+      const bucket = seconds.get(last - 59 + i);
+      return bucket ? types.reduce((a, t) => a + (bucket.get(t) ?? 0), 0) : 0;
+    });
+  }
+
   function lastMinute(now: number): Record<string, number> {
     const floor = Math.floor(now / 1000) - 60;
     after ??= Math.max(0, (maxSeq.get()?.seq ?? 0) - EVENT_SCAN);
@@ -92,6 +106,11 @@ export function createTopReader(db: Db) {
       return {
         at: new Date(now).toISOString(),
         last_minute: lastMinute(now),
+        per_second: {
+          accepted: series(now, ['queued', 'simulated']),
+          delivered: series(now, ['delivered']),
+          bounced: series(now, ['bounced', 'failed']),
+        },
         this_hour: byType(hour.all(hourOf(now))),
         previous_hour: byType(hour.all(hourOf(now - 3_600_000))),
         queue: {

@@ -14,6 +14,13 @@ const counts = (c: Record<string, number>) =>
         .join('  ')
     : '—';
 const cut = (t: string, n: number) => (t.length > n ? `${t.slice(0, Math.max(0, n - 1))}…` : t);
+const BARS = '▁▂▃▄▅▆▇█';
+/** A sparkline of `values`, scaled to their maximum (a flat line when all are 0). */
+export const sparkline = (values: number[]): string => {
+  const max = Math.max(...values, 0);
+  return values.map((v) => (max === 0 ? BARS[0] : BARS[Math.min(7, Math.floor((v / max) * 7.999))])).join('');
+};
+const perSecond = (values: number[]) => `${values.at(-2) ?? 0}/s`;
 
 function Top({ source, refreshMs }: { source: TopSource; refreshMs: number }): ReactElement {
   const { exit } = useApp();
@@ -38,6 +45,9 @@ function Top({ source, refreshMs }: { source: TopSource; refreshMs: number }): R
     { flexDirection: 'column', marginTop: 1 },
     h(Text, null, `last minute    ${counts(snap.last_minute)}`),
     h(Text, null, `this hour      ${counts(snap.this_hour)}`),
+    h(Text, null, `accepted  ${sparkline(snap.per_second.accepted)} ${perSecond(snap.per_second.accepted)}`),
+    h(Text, null, `delivered ${sparkline(snap.per_second.delivered)} ${perSecond(snap.per_second.delivered)}`),
+    h(Text, null, `bounced   ${sparkline(snap.per_second.bounced)} ${perSecond(snap.per_second.bounced)}`),
     h(Text, null, `queue          ${snap.queue.recipients} waiting, oldest ${snap.queue.oldest_seconds} s`),
     h(
       Text,
