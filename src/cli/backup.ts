@@ -1,13 +1,9 @@
 import { Presets, SingleBar } from 'cli-progress';
-import { loadConfig } from '../config/load.ts';
 import { backupDatabase, restoreDatabase } from '../store/backup.ts';
-import type { GlobalOptions } from './context.ts';
+import { dataDirOf, type GlobalOptions } from './context.ts';
 import { print } from './io.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
-
-const dataDirOf = (opts: Opts) =>
-  loadConfig({ env: process.env, file: opts.config, flags: { dataDir: opts.dataDir } }).dataDir;
 
 /** svc backup FILE: a consistent copy of the database while the server runs, with a progress bar on a TTY. */
 export async function backup([file]: string[], opts: Opts): Promise<void> {
@@ -33,8 +29,7 @@ export async function backup([file]: string[], opts: Opts): Promise<void> {
 }
 
 /** svc restore FILE: replaces a stopped server's database with a backup. */
-export function restore([file]: string[], opts: Opts): Promise<void> {
-  const r = restoreDatabase(dataDirOf(opts), file!, { force: opts.force === true });
+export async function restore([file]: string[], opts: Opts): Promise<void> {
+  const r = await restoreDatabase(dataDirOf(opts), file!, { force: opts.force === true });
   print(opts, r, () => `restored ${file} into ${r.file} (${r.bytes} bytes, schema version ${r.schema_version})`);
-  return Promise.resolve();
 }

@@ -7,6 +7,11 @@ export interface GlobalOptions {
   config?: string;
 }
 
+/** The data dir a command works on: --data-dir, else SVC_DATA_DIR, else the config file, else ./svc-data. */
+export function dataDirOf(opts: GlobalOptions): string {
+  return loadConfig({ env: process.env, file: opts.config, flags: { dataDir: opts.dataDir } }).dataDir;
+}
+
 /**
  * Opens the data dir for an admin command, runs `fn` and closes it again.
  * Admin commands work on the SQLite file directly; WAL lets them run beside a server.

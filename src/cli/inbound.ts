@@ -1,12 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { AppError } from '../errors.ts';
+import { returnPathsIn } from '../delivery/index.ts';
 import { withApp, type GlobalOptions } from './context.ts';
 import { print } from './io.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
-
-/** A return path anywhere in a message: its To, or the Return-Path of the original it quotes. */
-const RETURN_PATH = /bounces\+[0-9a-f]{32}-[0-9a-f]{12}@bounces\.[a-z0-9.-]+[a-z0-9]/gi;
 
 /** svc inbound process FILE.eml: feeds a saved bounce to the inbound processor, as if it had arrived by SMTP. */
 export async function processFile([file]: string[], opts: Opts): Promise<void> {
@@ -17,7 +15,8 @@ export async function processFile([file]: string[], opts: Opts): Promise<void> {
     throw new AppError('invalid_request', `cannot read ${file}: ${(e as Error).message}`);
   }
   const given = typeof opts.to === 'string' ? [opts.to] : [];
-  const to = given.length ? given : [...new Set(raw.toString('latin1').match(RETURN_PATH) ?? [])];
+  // Its To, or the Return-Path of the original it quotes.
+  const to = given.length ? given : returnPathsIn(raw.toString('latin1'));
   if (!to.length) {
     throw new AppError(
       'invalid_request',

@@ -1,8 +1,7 @@
-import { loadConfig } from '../config/load.ts';
 import { openReadOnly } from '../store/db.ts';
 import { formatSnapshot } from '../top/format.ts';
 import { createTopReader } from '../top/repo.ts';
-import type { GlobalOptions } from './context.ts';
+import { dataDirOf, type GlobalOptions } from './context.ts';
 import { print } from './io.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
@@ -12,13 +11,12 @@ type Opts = Record<string, unknown> & GlobalOptions;
  * data dir; outside one, or with --json, one snapshot as text or JSON.
  */
 export async function top(_args: string[], opts: Opts): Promise<void> {
-  const { dataDir } = loadConfig({ env: process.env, file: opts.config, flags: { dataDir: opts.dataDir } });
-  const db = openReadOnly(dataDir);
+  const db = openReadOnly(dataDirOf(opts));
   try {
     const reader = createTopReader(db);
     if (!opts.json && process.stdout.isTTY && process.stdin.isTTY) {
       const { runTop } = await import('../tui/top.ts');
-      await runTop({ snapshot: () => reader.snapshot(), events: (id) => reader.events(id) });
+      await runTop(reader);
       return;
     }
     const snapshot = reader.snapshot();

@@ -1,11 +1,12 @@
 export { createDeliveryEngine, type DeliveryEngine, type SigningKeys } from './engine.ts';
-export { createDeliveryRepo, type DeliveryRepo, type QueueRecipient } from './repo.ts';
+export { createDeliveryRepo, QUEUE_STATS_SQL, type DeliveryRepo, type QueueRecipient } from './repo.ts';
 export { nextAttemptAt } from './schedule.ts';
 export {
   RETURN_PATH_SECRET,
   parseReturnPath,
   returnPathAddress,
   returnPathCovers,
+  returnPathsIn,
   type ReturnPath,
 } from './return-path.ts';
 export { classifyReply, type BounceCategory } from './classify.ts';

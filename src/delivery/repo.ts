@@ -55,6 +55,14 @@ export interface RecipientOutcome {
   detail: string;
 }
 
+/**
+ * The queue for /metrics and `svc top`: recipients waiting for an attempt or being tried
+ * (a due time is set until the outcome is final), and the creation time of the oldest
+ * email among them; the partial index recipients_due walks only those rows.
+ */
+export const QUEUE_STATS_SQL = `SELECT count(*) AS recipients, min(e.created_at) AS oldest
+  FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE r.next_attempt_at IS NOT NULL`;
+
 /** SQL of the delivery queue: claim due recipients with a lease, record results, explain. */
 export function createDeliveryRepo(
   db: Db,
@@ -119,11 +127,7 @@ export function createDeliveryRepo(
   const complaint = db.prepare(
     `UPDATE recipients SET status = 'COMPLAINED', updated_at = @now WHERE id = @id AND status = 'DELIVERED'`,
   );
-  // The queue for /metrics: the partial index recipients_due walks only waiting rows.
-  const queueStats = db.prepare<[], { recipients: number; oldest: string | null }>(
-    `SELECT count(*) AS recipients, min(e.created_at) AS oldest
-     FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE r.next_attempt_at IS NOT NULL`,
-  );
+  const queueStats = db.prepare<[], { recipients: number; oldest: string | null }>(QUEUE_STATS_SQL);
   const throttles = db.prepare<[], { domain: string; concurrency: number }>(
     'SELECT domain, concurrency FROM destination_throttles ORDER BY domain',
   );

@@ -43,6 +43,13 @@ export function parseReturnPath(address: string): ReturnPath | null {
   return { emailId: uuidOf(m[1]!), tag: m[2]!, fromDomain: host.slice('bounces.'.length) };
 }
 
+const IN_TEXT = /bounces\+[0-9a-f]{32}-[0-9a-f]{12}@bounces\.[a-z0-9.-]+[a-z0-9]/gi;
+
+/** Every return path written in a text (a bounce's To, the Return-Path of a quoted message), once each. */
+export function returnPathsIn(text: string): string[] {
+  return [...new Set(text.match(IN_TEXT) ?? [])];
+}
+
 /** True when `rp`'s tag was made by `key` for `recipient`. */
 export function returnPathCovers(key: Buffer, rp: ReturnPath, recipient: string): boolean {
   const want = Buffer.from(tagOf(key, compact(rp.emailId), recipient));

@@ -4,6 +4,7 @@ import {
   classifyReply,
   parseReturnPath,
   returnPathCovers,
+  returnPathsIn,
   type Decision,
   type DeliveryRepo,
   type ReturnPath,
@@ -34,9 +35,6 @@ export interface InboundResult {
 }
 
 type Bounced = Extract<Decision, { kind: 'bounced' }>;
-
-/** A return path anywhere in a text (the Return-Path a receiver stamped on the reported message). */
-const RETURN_PATH_IN_TEXT = /bounces\+[0-9a-f]{32}-[0-9a-f]{12}@bounces\.[a-z0-9.-]+[a-z0-9]/gi;
 
 /** The only address of a header section's To field, or null when it has none or several. */
 function onlyTo(headers: string): string | null {
@@ -117,7 +115,7 @@ export function createInboundService(deps: InboundDeps) {
    */
   async function complain(rcptTo: string[], report: Extract<InboundReport, { kind: 'arf' }>, result: InboundResult) {
     let target: Awaited<ReturnType<typeof emailOf>> = null;
-    for (const address of [...rcptTo, ...(report.originalHeaders.match(RETURN_PATH_IN_TEXT) ?? [])]) {
+    for (const address of [...rcptTo, ...returnPathsIn(report.originalHeaders)]) {
       if ((target = await emailOf(address))) break;
     }
     if (!target) return void result.ignored.push({ recipient: null, why: 'the report names no email of ours' });

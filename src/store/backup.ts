@@ -124,7 +124,11 @@ export interface RestoreResult {
  * database, synced and renamed over it (the old WAL and shared memory go first); the
  * restored database is then migrated and checked like at a start.
  */
-export function restoreDatabase(dataDir: string, source: string, opts: { force: boolean }): RestoreResult {
+export async function restoreDatabase(
+  dataDir: string,
+  source: string,
+  opts: { force: boolean },
+): Promise<RestoreResult> {
   const version = checkBackup(source);
   const pid = runningServer(dataDir);
   if (pid !== null) {
@@ -146,8 +150,7 @@ export function restoreDatabase(dataDir: string, source: string, opts: { force: 
   for (const suffix of ['-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
   renameSync(tmp, target);
   syncFile(dataDir);
-  const { close } = openDatabase(dataDir);
-  void close();
+  await openDatabase(dataDir).close();
   return { file: resolve(target), bytes: statSync(target).size, schema_version: version };
 }
 

@@ -1,14 +1,19 @@
 import type { Snapshot } from './repo.ts';
 
+/** Counts by type as "type n" joined by `sep`, or `none` when there are none. */
+export const countsText = (c: Record<string, number>, sep = ', ', none = 'none') =>
+  Object.keys(c).length
+    ? Object.entries(c)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(sep)
+    : none;
+
+/** `t` cut to `n` characters, with an ellipsis when cut. */
+export const cut = (t: string, n: number) => (t.length > n ? `${t.slice(0, Math.max(0, n - 1))}…` : t);
+
 /** The snapshot as text that fits 80 columns. */
 export function formatSnapshot(s: Snapshot): string {
-  const counts = (c: Record<string, number>) =>
-    Object.keys(c).length
-      ? Object.entries(c)
-          .map(([k, v]) => `${k} ${v}`)
-          .join(', ')
-      : 'none';
-  const cut = (t: string, n: number) => (t.length > n ? `${t.slice(0, n - 1)}…` : t);
+  const counts = (c: Record<string, number>) => countsText(c);
   const lines = [
     `svc top — ${s.at}`,
     `last minute:   ${counts(s.last_minute)}`,

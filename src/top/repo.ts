@@ -1,4 +1,6 @@
+import { systemClock, type Clock } from '../lib/clock.ts';
 import type { Db } from '../store/db.ts';
+import { QUEUE_STATS_SQL } from '../delivery/index.ts';
 
 /** What `svc top` shows: one reading of the data dir, by cheap queries only. */
 export interface Snapshot {
@@ -35,7 +37,7 @@ const hourOf = (ms: number) => new Date(ms).toISOString().slice(0, 13);
  * and each reading adds only the events written since the one before, so a live view
  * refreshing every second reads what the server wrote in that second, not a minute's.
  */
-export function createTopReader(db: Db) {
+export function createTopReader(db: Db, clock: Clock = systemClock) {
   const maxSeq = db.prepare<[], { seq: number | null }>('SELECT max(seq) AS seq FROM email_events');
   const newer = db.prepare<[number, number], { seq: number; type: string; created_at: string }>(
     'SELECT seq, type, created_at FROM email_events WHERE seq > ? ORDER BY seq LIMIT ?',
@@ -43,10 +45,7 @@ export function createTopReader(db: Db) {
   const hour = db.prepare<[string], { type: string; n: number }>(
     'SELECT type, sum(count) AS n FROM email_stats WHERE bucket_hour = ? GROUP BY type',
   );
-  const queue = db.prepare<[], { recipients: number; oldest: string | null }>(
-    `SELECT count(*) AS recipients, min(e.created_at) AS oldest
-     FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE r.next_attempt_at IS NOT NULL`,
-  );
+  const queue = db.prepare<[], { recipients: number; oldest: string | null }>(QUEUE_STATS_SQL);
   const waiting = db.prepare<[], { domain: string; recipients: number; concurrency: number | null }>(
     `SELECT r.domain, count(*) AS recipients, t.concurrency
      FROM recipients r LEFT JOIN destination_throttles t ON t.domain = r.domain
@@ -101,7 +100,7 @@ export function createTopReader(db: Db) {
   }
 
   return {
-    snapshot(now = Date.now()): Snapshot {
+    snapshot(now = clock.now()): Snapshot {
       const q = queue.get()!;
       return {
         at: new Date(now).toISOString(),

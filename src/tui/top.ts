@@ -1,19 +1,12 @@
 import { createElement as h, useEffect, useState, type ReactElement } from 'react';
 import { Box, Text, render, useApp, useInput } from 'ink';
-import type { Snapshot } from '../top/repo.ts';
+import { countsText, cut } from '../top/format.ts';
+import type { TopReader } from '../top/repo.ts';
 
-export interface TopSource {
-  snapshot(): Snapshot;
-  events(emailId: string): { type: string; at: string; recipient: string | null; detail: string }[];
-}
+/** What the view reads: the snapshot and an email's events (src/top/repo.ts). */
+export type TopSource = Pick<TopReader, 'snapshot' | 'events'>;
 
-const counts = (c: Record<string, number>) =>
-  Object.keys(c).length
-    ? Object.entries(c)
-        .map(([k, v]) => `${k} ${v}`)
-        .join('  ')
-    : '—';
-const cut = (t: string, n: number) => (t.length > n ? `${t.slice(0, Math.max(0, n - 1))}…` : t);
+const counts = (c: Record<string, number>) => countsText(c, '  ', '—');
 const BARS = '▁▂▃▄▅▆▇█';
 /** A sparkline of `values`, scaled to their maximum (a flat line when all are 0). */
 export const sparkline = (values: number[]): string => {
