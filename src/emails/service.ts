@@ -193,8 +193,13 @@ export function createEmailsService(deps: EmailsDeps) {
     };
   }
 
-  async function sendParsed(sender: Sender, r: SendRequest, idem: AcceptOptions['idempotency'] = null) {
-    const { email, recipients } = await buildEmail(sender, r);
+  async function sendParsed(
+    sender: Sender,
+    r: SendRequest,
+    idem: AcceptOptions['idempotency'] = null,
+    origin: Origin = API_ORIGIN,
+  ) {
+    const { email, recipients } = await buildEmail(sender, r, origin);
     const result = await repo.acceptEmail(email, recipients, acceptOptions(sender, idem));
     if (!result.replay) deps.onAccepted?.(email.env, email.source);
     return result;
@@ -235,10 +240,7 @@ export function createEmailsService(deps: EmailsDeps) {
       relayed: { messageId: string | null; contentIds: readonly (string | null)[] },
     ): Promise<SendResponse> {
       const r = parseInput(sendRequestSchema, body);
-      const { email, recipients } = await buildEmail(sender, r, { source: 'SMTP', ...relayed });
-      const { response } = await repo.acceptEmail(email, recipients, acceptOptions(sender, null));
-      deps.onAccepted?.(email.env, email.source);
-      return response;
+      return (await sendParsed(sender, r, null, { source: 'SMTP', ...relayed })).response;
     },
 
     /**
