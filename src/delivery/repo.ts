@@ -231,7 +231,9 @@ export function createDeliveryRepo(
       tx.write(() => {
         const at = iso(now);
         const reply = { code: d.reply?.code ?? null, enhanced: d.reply?.enhanced ?? null, text: d.reply?.text ?? null };
-        const detail = `${source}: ${d.reply ? `${d.reply.code} ${d.reply.enhanced ?? ''} ${d.reply.text}` : d.reason}`;
+        // A DSN's diagnostic already starts with its reply code; say it once.
+        const said = d.reply?.text || (d.reply ? `${d.reply.code} ${d.reply.enhanced ?? ''}` : d.reason);
+        const detail = `${source}: ${said}`;
         const changed = lateBounce.run({
           id: r.recipientId,
           bounce_type: d.bounce_type,
