@@ -16,6 +16,7 @@ import { bundleInto } from '../scripts/bundle.ts';
 import { freePort, ROOT, untilHealthy } from './lib.ts';
 import { insertSigningDomain } from '../test/signing-domain.ts';
 import { track } from './deliver-peers.ts';
+import { startDnsServer, type DnsServer } from '../test/peers/dns.ts';
 
 export const SENDER_DOMAIN = 'sender.test';
 export const DEST_DOMAIN = 'dest.test';
@@ -106,6 +107,23 @@ export async function wireMessage(n: number, key: KeyObject): Promise<Buffer> {
     },
   };
   return buildMessage(job);
+}
+
+/**
+ * The loopback DNS server of the delivery benchmarks: the destination's MX, and the
+ * sending domain's DKIM and SPF records, so svc's periodic domain check finds them
+ * (bench.svc.test is --hostname).
+ */
+export async function startBenchDns(dkimPublic: KeyObject): Promise<DnsServer> {
+  const dns = await startDnsServer();
+  dns.set(DEST_DOMAIN, { MX: [{ exchange: `mx.${DEST_DOMAIN}`, priority: 10 }] });
+  dns.set(`mx.${DEST_DOMAIN}`, { A: ['127.0.0.1'] });
+  dns.set(`${SELECTOR}._domainkey.${SENDER_DOMAIN}`, {
+    TXT: [`v=DKIM1; k=rsa; p=${dkimPublic.export({ type: 'spki', format: 'der' }).toString('base64')}`],
+  });
+  dns.set(SENDER_DOMAIN, { TXT: ['v=spf1 a:bench.svc.test ~all'] });
+  dns.set('bench.svc.test', { A: ['127.0.0.1'] });
+  return dns;
 }
 
 /** A data dir with an owner, a verified signing domain bound to the project, and a LIVE key. */

@@ -24,7 +24,6 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { cpuMs, env, fmt, machine, mb, median, reportResult, RssSampler, threadCpuMs, verdict } from './lib.ts';
-import { startDnsServer } from '../test/peers/dns.ts';
 import {
   machineTicks,
   missingTools,
@@ -39,11 +38,11 @@ import {
 } from './deliver-peers.ts';
 import {
   DEST_DOMAIN,
-  SELECTOR,
   buildDist,
   SENDER_DOMAIN,
   emailBody5k,
   prepareDataDir,
+  startBenchDns,
   startSvc,
   statusCounts,
   wireMessage,
@@ -293,15 +292,7 @@ const messageFile = join(work, 'message.eml');
 writeFileSync(messageFile, message.toString('latin1').replace(/\r\n/g, '\n'), 'latin1');
 const requestBytes = Buffer.byteLength(JSON.stringify(emailBody5k(0)));
 
-const dns = await startDnsServer();
-dns.set(DEST_DOMAIN, { MX: [{ exchange: `mx.${DEST_DOMAIN}`, priority: 10 }] });
-dns.set(`mx.${DEST_DOMAIN}`, { A: ['127.0.0.1'] });
-// The sending domain's records, so svc's periodic domain check finds them (bench.svc.test is --hostname).
-dns.set(`${SELECTOR}._domainkey.${SENDER_DOMAIN}`, {
-  TXT: [`v=DKIM1; k=rsa; p=${dkim.publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`],
-});
-dns.set(SENDER_DOMAIN, { TXT: ['v=spf1 a:bench.svc.test ~all'] });
-dns.set('bench.svc.test', { A: ['127.0.0.1'] });
+const dns = await startBenchDns(dkim.publicKey);
 const sink = await startSink(work);
 
 console.log(

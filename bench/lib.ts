@@ -76,7 +76,7 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 // ---------------------------------------------------------------------------
 // /proc sampling (Linux).
 
-function procStatus(pid: number): Record<string, number> {
+export function procStatus(pid: number): Record<string, number> {
   const out: Record<string, number> = {};
   for (const line of readFileSync(`/proc/${pid}/status`, 'utf8').split('\n')) {
     const m = /^(Vm\w+|Threads):\s+(\d+)/.exec(line);

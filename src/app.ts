@@ -104,13 +104,6 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     idempotency,
     audit: auditWriter,
   });
-  const retention = createRetention({
-    repo: emailsRepo,
-    clock,
-    logger,
-    retentionMs: config.bodyRetention,
-    intervalMs: 3_600_000,
-  });
   const emails = createEmailsService({
     repo: emailsRepo,
     clock,
@@ -194,6 +187,14 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     ...(overrides.webhookCa ? { ca: overrides.webhookCa } : {}),
   });
   const webhooksRepo = createWebhooksRepo(db, tx, auditWriter);
+  const retention = createRetention({
+    repo: emailsRepo,
+    webhooks: webhooksRepo,
+    clock,
+    logger,
+    bodyRetentionMs: config.bodyRetention,
+    emailRetentionMs: config.emailRetention,
+  });
   const webhooks = createWebhooksService({
     repo: webhooksRepo,
     clock,

@@ -47,7 +47,7 @@ describe('body retention', () => {
     env.clock.advance(2 * DAY);
 
     const dropped = await env.app.retention.runOnce();
-    expect(dropped).toBe(450);
+    expect(dropped).toEqual({ bodies: 450, emails: 0, deliveries: 0 });
     for (const id of [old[0]!, old[449]!]) {
       expect(row(id)).toMatchObject({ html_body: null, text_body: null, status: 'SIMULATED' });
       expect(count(env, 'attachments', 'email_seq = ?', row(id).seq)).toBe(0);
@@ -62,7 +62,7 @@ describe('body retention', () => {
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toMatchObject({ id: old[0], subject: 'n0', html_body: null, text_body: null });
     // A second pass has nothing left to drop.
-    expect(await env.app.retention.runOnce()).toBe(0);
+    expect((await env.app.retention.runOnce()).bodies).toBe(0);
   });
 
   it('keeps the bodies of an old email that is still being delivered', async () => {
@@ -71,7 +71,71 @@ describe('body retention', () => {
     const live = await env.key({ env: 'LIVE' });
     const queued = await send(live, 1);
     env.clock.advance(40 * DAY);
-    expect(await env.app.retention.runOnce()).toBe(0);
+    expect((await env.app.retention.runOnce()).bodies).toBe(0);
     expect(row(queued)).toMatchObject({ status: 'QUEUED', text_body: 'hello' });
+    // Once final, the next pass comes back to it although its walk has moved on.
+    await send(live, 2);
+    env.clock.advance(40 * DAY);
+    env.app.db.prepare("UPDATE emails SET status = 'DELIVERED' WHERE id = ?").run(queued);
+    expect((await env.app.retention.runOnce()).bodies).toBe(1);
+    expect(row(queued)).toMatchObject({ status: 'DELIVERED', text_body: null });
+  });
+});
+
+describe('email retention', () => {
+  const stats = () =>
+    env.app.db.prepare("SELECT sum(count) FROM email_stats WHERE type = 'simulated'").pluck().get() as number;
+
+  it('deletes final emails older than 90 days with their recipients and events, and keeps the hourly stats', async () => {
+    env = await createTestEnv();
+    const key = await env.key();
+    const old: string[] = [];
+    for (let i = 0; i < 250; i++) old.push(await send(key, i, { tags: ['old'] }));
+    env.clock.advance(60 * DAY);
+    const recent = await send(key, 999);
+    env.clock.advance(31 * DAY);
+    expect(stats()).toBe(251);
+    expect(count(env, 'email_tags', '1')).toBe(250);
+
+    expect(await env.app.retention.runOnce()).toEqual({ bodies: 251, emails: 250, deliveries: 0 });
+    const auth = { authorization: `Bearer ${key}` };
+    expect((await env.server.inject({ url: `/v1/emails/${old[0]}`, headers: auth })).statusCode).toBe(404);
+    expect((await env.server.inject({ url: `/v1/emails/${recent}`, headers: auth })).statusCode).toBe(200);
+    for (const table of ['emails', 'recipients', 'email_events', 'attachments', 'email_tags'])
+      // The recent email has no tags, and its attachment went with its body.
+      expect(count(env, table, '1'), table).toBe(table === 'attachments' || table === 'email_tags' ? 0 : 1);
+    // Stats and usage are counts kept apart from the emails.
+    expect(stats()).toBe(251);
+    expect((await env.app.retention.runOnce()).emails).toBe(0);
+  });
+
+  it('deletes webhook attempt records older than the email retention', async () => {
+    env = await createTestEnv({ emailRetention: '30d' });
+    const db = env.app.db;
+    db.prepare(
+      `INSERT INTO webhooks (id, project_id, url, events, secret, created_at, updated_at)
+       VALUES ('w1', ?, 'https://hooks.example.com/x', '["*"]', 'whsec_x', '2026-03-15', '2026-03-15')`,
+    ).run(env.init.project_id);
+    const record = db.prepare(
+      `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, attempt, status, request_body, created_at)
+       VALUES (?, 'w1', 'e', 'email.sent', 1, 'succeeded', '{}', ?)`,
+    );
+    for (let i = 0; i < 450; i++) record.run(`old${i}`, new Date(env.clock.now()).toISOString());
+    env.clock.advance(31 * DAY);
+    record.run('new', new Date(env.clock.now()).toISOString());
+    expect((await env.app.retention.runOnce()).deliveries).toBe(450);
+    expect(db.prepare('SELECT id FROM webhook_deliveries').pluck().all()).toEqual(['new']);
+  });
+
+  it('is off with `off`, and may not be shorter than the body retention', async () => {
+    env = await createTestEnv({ emailRetention: 'off' });
+    const key = await env.key();
+    await send(key, 1);
+    env.clock.advance(3650 * DAY);
+    expect(await env.app.retention.runOnce()).toEqual({ bodies: 1, emails: 0, deliveries: 0 });
+    await expect(createTestEnv({ emailRetention: '1d', bodyRetention: '2d' })).rejects.toThrow(
+      'invalid setting --email-retention: shorter than --body-retention; make it longer, or off',
+    );
+    await expect(createTestEnv({ emailRetention: '5m' })).rejects.toThrow(/--email-retention.*at least 10m, or off/);
   });
 });

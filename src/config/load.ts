@@ -52,6 +52,10 @@ export function loadConfig(sources: ConfigSources = {}): Config {
   if (Boolean(parsed.data.tlsCert) !== Boolean(parsed.data.tlsKey)) {
     throw new ConfigError('invalid setting --tls-cert/--tls-key: give both or neither');
   }
+  const { bodyRetention, emailRetention } = parsed.data;
+  if (emailRetention !== 0 && emailRetention < bodyRetention) {
+    throw new ConfigError('invalid setting --email-retention: shorter than --body-retention; make it longer, or off');
+  }
   return parsed.data;
 }
 

@@ -62,7 +62,14 @@ export const configSchema = z.strictObject({
   /** How long a verified domain's DKIM or SPF record may fail before it becomes unverified. */
   domainGracePeriod: duration.default(parseDuration('72h')),
   /** Bodies and attachments of emails older than this are dropped; metadata and events stay. */
-  bodyRetention: duration.pipe(z.number().min(3_600_000, 'at least 1h')).default(parseDuration('30d')),
+  bodyRetention: duration.pipe(z.number().min(600_000, 'at least 10m')).default(parseDuration('30d')),
+  /**
+   * Final emails older than this are deleted with their recipients and events, and webhook
+   * attempt records with them; the hourly stats stay. `off` (0) keeps them forever.
+   */
+  emailRetention: z
+    .union([z.literal('off').transform(() => 0), duration.pipe(z.number().min(600_000, 'at least 10m, or off'))])
+    .default(parseDuration('90d')),
   /** Time between the server's checks of every domain's records. */
   domainCheckInterval: duration.pipe(z.number().min(1000, 'at least 1s')).default(parseDuration('1h')),
   /** SMTP transactions in flight at once per destination domain (Postfix's default_destination_concurrency_limit is 20). */

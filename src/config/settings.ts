@@ -157,6 +157,13 @@ export const SETTINGS: readonly SettingDoc[] = [
     example: '30d',
   },
   {
+    key: 'emailRetention',
+    value: 'duration',
+    description: 'older final emails are deleted with their events (hourly stats stay); off keeps them',
+    default: '90d',
+    example: '90d',
+  },
+  {
     key: 'logLevel',
     value: 'level',
     description: 'trace|debug|info|warn|error|fatal|silent',

@@ -135,12 +135,44 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
   const retentionPage = db.prepare<[number, number], { seq: number; created_at: string; status: string }>(
     'SELECT seq, created_at, status FROM emails WHERE seq > ? ORDER BY seq LIMIT ?',
   );
+  const retentionAt = db.prepare<[string], { seq: number; created_at: string; status: string }>(
+    'SELECT seq, created_at, status FROM emails WHERE seq IN (SELECT value FROM json_each(?))',
+  );
   const dropBodies = db.prepare(
     'UPDATE emails SET html_body = NULL, text_body = NULL WHERE seq = ? AND (html_body IS NOT NULL OR text_body IS NOT NULL)',
   );
   const dropAttachments = db.prepare('DELETE FROM attachments WHERE email_seq = ?');
+  // Recipients, tags, attachments and events go with it (ON DELETE CASCADE).
+  const deleteEmail = db.prepare('DELETE FROM emails WHERE seq = ?');
   const listCache = new Map<string, ReturnType<Db['prepare']>>();
   const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
+
+  /**
+   * A retention batch in one short write transaction: `page.held` (emails skipped earlier
+   * because they were still being delivered) are looked at again, then up to `page.limit`
+   * emails after `page.after`. `apply` runs on each final email created before `cutoff`
+   * and says whether it changed anything. `done` once an email at or after the cutoff is
+   * reached, or there are no more; `held` lists those still QUEUED or SENDING.
+   */
+  function retentionBatch(cutoff: string, page: RetentionPage, apply: (seq: number) => number) {
+    return tx.write(() => {
+      let changed = 0;
+      let next = page.after;
+      const held: number[] = [];
+      const visit = (r: { seq: number; created_at: string; status: string }) => {
+        if (r.status === 'QUEUED' || r.status === 'SENDING') held.push(r.seq);
+        else if (apply(r.seq) > 0) changed++;
+      };
+      if (page.held.length) for (const r of retentionAt.all(JSON.stringify(page.held))) visit(r);
+      const rows = retentionPage.all(page.after, page.limit);
+      for (const r of rows) {
+        if (r.created_at >= cutoff) return { changed, next, held, done: true };
+        next = r.seq;
+        visit(r);
+      }
+      return { changed, next, held, done: rows.length < page.limit };
+    });
+  }
 
   /** Inserts a new email with its recipients, attachments and first event; runs inside a caller's transaction. */
   function insertEmail(e: NewEmail, recipients: Recipient[]): void {
@@ -328,26 +360,19 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
     suppressionOf: (projectId: string, address: string): Promise<string | null> =>
       Promise.resolve(deps.suppressions.findSync(projectId, address.toLowerCase())?.reason ?? null),
     /**
-     * One batch of retention (issue 16): from the email after `afterSeq` on, in seq order
-     * (the order emails came in), drops the bodies and attachments of final emails created
-     * before `cutoff`; the rows, recipients and events stay. `next` is where the next batch
-     * starts; `done` once an email at or after the cutoff is reached, or there is no more.
+     * One batch of body retention (issue 16): from the email after `afterSeq` on, in seq
+     * order (the order emails came in), drops the bodies and attachments of final emails
+     * created before `cutoff`; the rows, recipients and events stay. See retentionBatch.
      */
-    dropContentBefore: (cutoff: string, afterSeq: number, limit: number) =>
-      tx.write(() => {
-        let dropped = 0;
-        let next = afterSeq;
-        const rows = retentionPage.all(afterSeq, limit);
-        for (const r of rows) {
-          if (r.created_at >= cutoff) return { dropped, next, done: true };
-          next = r.seq;
-          // Still being delivered (a retry schedule longer than the retention): kept for now.
-          if (r.status === 'QUEUED' || r.status === 'SENDING') continue;
-          const changed = dropBodies.run(r.seq).changes + dropAttachments.run(r.seq).changes;
-          if (changed > 0) dropped++;
-        }
-        return { dropped, next, done: rows.length < limit };
-      }),
+    dropContentBefore: (cutoff: string, page: RetentionPage) =>
+      retentionBatch(cutoff, page, (seq) => dropBodies.run(seq).changes + dropAttachments.run(seq).changes),
+    /**
+     * One batch of email retention (`--email-retention`), walked the same way: final emails
+     * created before `cutoff` are deleted with their recipients, tags, attachments and
+     * events. The hourly stats (email_stats) and the usage counters stay.
+     */
+    deleteBefore: (cutoff: string, page: RetentionPage) =>
+      retentionBatch(cutoff, page, (seq) => deleteEmail.run(seq).changes),
     findById: (id: string) => Promise.resolve(byId.get(id)),
     /** The stored attachments of an email, in their order. */
     listAttachments: (seq: number) => Promise.resolve(attachmentsOf.all(seq)),
@@ -357,6 +382,13 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
 }
 
 export type EmailsRepo = ReturnType<typeof createEmailsRepo>;
+
+/** Where a retention batch starts: after this email, plus the emails it held back before. */
+export interface RetentionPage {
+  after: number;
+  held: number[];
+  limit: number;
+}
 
 /** Same key and same body replays; same key and another body is 422 (decisions.md, "Idempotency"). */
 function replayOf(prior: { request_hash: string; response: string }, hash: string): AcceptResult {

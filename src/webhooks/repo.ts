@@ -137,7 +137,24 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
   };
   const read = <T>(v: T) => Promise.resolve(v);
 
+  const deliveriesPage = db.prepare<[number, number], { seq: number; created_at: string }>(
+    'SELECT seq, created_at FROM webhook_deliveries WHERE seq > ? ORDER BY seq LIMIT ?',
+  );
+  const deleteDeliveries = db.prepare('DELETE FROM webhook_deliveries WHERE seq > ? AND seq <= ?');
   return {
+    /**
+     * One batch of retention (`--email-retention`): the attempt records written before
+     * `cutoff`, in seq order from after `afterSeq` (they are written in time order).
+     */
+    deleteDeliveriesBefore: (cutoff: string, afterSeq: number, limit: number) =>
+      tx.write(() => {
+        const rows = deliveriesPage.all(afterSeq, limit);
+        const old = rows.findIndex((r) => r.created_at >= cutoff);
+        const upTo = old === -1 ? rows.length : old;
+        const next = upTo ? rows[upTo - 1]!.seq : afterSeq;
+        const changed = upTo ? deleteDeliveries.run(afterSeq, next).changes : 0;
+        return { changed, next, done: old !== -1 || rows.length < limit };
+      }),
     findById: (id: string) => read(q.byId.get(id)),
     listOfProject: (projectId: string) => read(q.ofProject.all(projectId)),
     /**
