@@ -1,3 +1,5 @@
+import { createTopService } from './top/service.ts';
+import { createNodesRepo } from './nodes/repo.ts';
 import { statSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
@@ -251,6 +253,10 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     metrics,
     /** Drops old emails' bodies and attachments (`--body-retention`); `svc serve` starts it. */
     retention,
+    /** This server's row in `nodes` (relay sessions, liveness); `svc serve` keeps it fresh. */
+    nodes: createNodesRepo(db, tx),
+    /** svc top through the server (GET /v1/top). */
+    top: createTopService(db, clock),
     /** Bounces mailed back to return paths (the inbound listener, `svc inbound process`). */
     inbound,
     /** The dashboard's CSV export of a project's emails, on top of the list use case. */

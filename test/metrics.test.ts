@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DnsServer } from './peers/dns.ts';
 import type { MxPeer } from './peers/mx.ts';
 import { settle, startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
+import { createTopReader } from '../src/top/repo.ts';
+import { destinationText } from '../src/top/format.ts';
 
 // /metrics (issue 16, item 4): the counters and gauges an operator alerts on.
 
@@ -73,5 +75,13 @@ describe('/metrics', () => {
     const text = await scrape();
     expect(sample(text, 'svc_destinations_throttled')).toBe(1);
     expect(sample(text, 'svc_destination_concurrency{domain="dest.test"}')).toBeGreaterThanOrEqual(1);
+    // svc top shows the same destination as throttled, with its concurrency and until when it pauses.
+    const top = createTopReader(d.env.app.db, { clock: d.env.clock }).snapshot();
+    const dest = top.destinations.find((x) => x.domain === 'dest.test')!;
+    // The greylisted recipient of the test before, and this one.
+    expect(dest).toMatchObject({ throttled: true, waiting: 2, deferred: 2 });
+    expect(dest.concurrency).toBe(sample(text, 'svc_destination_concurrency{domain="dest.test"}'));
+    expect(dest.reason).toMatch(/421/);
+    expect(destinationText(dest, 78)).toMatch(/^dest\.test\s+2\s+2\s+\d+\s+\d+ (throttled to \d+|paused to \d\d:\d\d:\d\d)$/);
   });
 });

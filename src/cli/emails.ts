@@ -1,6 +1,6 @@
 import { withApp, type GlobalOptions } from './context.ts';
 import { print, record, table } from './io.ts';
-import type { QueueRecipient } from '../delivery/index.ts';
+import { waitingLine } from '../delivery/repo.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -17,19 +17,6 @@ export async function list(_args: string[], opts: Opts): Promise<void> {
     app.emails.list((await app.accounts.getProject(str(opts.project)!)).id, query),
   );
   print(opts, rows, () => table(rows, ['id', 'status', 'from_email', 'to_emails', 'subject', 'created_at']));
-}
-
-/** One line per recipient: where it stands and why it waits. */
-function queueLine(q: QueueRecipient): string {
-  const parts = [`${q.address}: ${q.status}`, `attempts ${q.attempts}`];
-  if (q.next_attempt_at && (q.status === 'QUEUED' || q.status === 'SENDING'))
-    parts.push(`next attempt ${q.next_attempt_at}`);
-  if (q.last_error) parts.push(`last: ${q.last_error}`);
-  if (q.throttle_concurrency !== null) {
-    const until = q.throttle_paused_until ? `, paused until ${q.throttle_paused_until}` : '';
-    parts.push(`${q.domain} throttled (concurrency ${q.throttle_concurrency}${until}: ${q.throttle_reason ?? ''})`);
-  }
-  return '  ' + parts.join('; ');
 }
 
 /** Events that settle a recipient, and where each came from: the SMTP reply, a DSN or an ARF report. */
@@ -78,7 +65,7 @@ export async function show([id]: string[], opts: Opts): Promise<void> {
   }));
   const lines = queue.map((q) => {
     const o = outcomes.get(q.address.toLowerCase());
-    return queueLine(q) + (o ? `; ${o.type} (from ${o.source}) at ${o.at}` : '');
+    return '  ' + waitingLine(q) + (o ? `; ${o.type} (from ${o.source}) at ${o.at}` : '');
   });
   print(opts, { ...email, delivery }, () => `${record(email)}\ndelivery:\n${lines.join('\n')}`);
 }

@@ -1,3 +1,4 @@
+import { startHeartbeat } from '../nodes/heartbeat.ts';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { createApp, type App } from '../app.ts';
@@ -57,6 +58,12 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     await app.delivery().start();
     await app.webhookDispatcher().start();
     const retention = app.retention.start();
+    const heartbeat = startHeartbeat({
+      repo: app.nodes,
+      clock: app.clock,
+      logger,
+      relaySessions: () => relay?.sessions() ?? 0,
+    });
     const checks = startDomainChecks({
       service: app.domains,
       clock: app.clock,
@@ -67,6 +74,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     // Before the store closes: a domain check waiting on DNS is cancelled, not waited for.
     await checks.stop();
     await retention.stop();
+    await heartbeat.stop();
     // Stop accepting first; app.close() then lets deliveries in flight finish or return to the queue.
     await Promise.all([server.close(), relay?.close(), inbound?.close()]);
   } finally {

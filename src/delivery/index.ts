@@ -1,5 +1,12 @@
 export { createDeliveryEngine, type DeliveryEngine, type SigningKeys } from './engine.ts';
-export { createDeliveryRepo, QUEUE_STATS_SQL, type DeliveryRepo, type QueueRecipient } from './repo.ts';
+export {
+  createDeliveryRepo,
+  EXPLAIN_SQL,
+  QUEUE_STATS_SQL,
+  waitingLine,
+  type DeliveryRepo,
+  type QueueRecipient,
+} from './repo.ts';
 export { nextAttemptAt } from './schedule.ts';
 export {
   RETURN_PATH_SECRET,

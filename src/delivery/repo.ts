@@ -63,6 +63,25 @@ export interface RecipientOutcome {
 export const QUEUE_STATS_SQL = `SELECT count(*) AS recipients, min(e.created_at) AS oldest
   FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE r.next_attempt_at IS NOT NULL`;
 
+/** Per recipient of an email (by id): where it stands in the queue, and its destination's throttle. */
+export const EXPLAIN_SQL = `SELECT r.address, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error, r.domain,
+    t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until, t.reason AS throttle_reason
+  FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
+  WHERE e.id = ? ORDER BY r.id`;
+
+/** Why a recipient waits, or where it stands, in one line (`svc emails show`, `svc top`). */
+export function waitingLine(q: QueueRecipient): string {
+  const parts = [`${q.address}: ${q.status}`, `attempts ${q.attempts}`];
+  if (q.next_attempt_at && (q.status === 'QUEUED' || q.status === 'SENDING'))
+    parts.push(`next attempt ${q.next_attempt_at}`);
+  if (q.last_error) parts.push(`last: ${q.last_error}`);
+  if (q.throttle_concurrency !== null) {
+    const until = q.throttle_paused_until ? `, paused until ${q.throttle_paused_until}` : '';
+    parts.push(`${q.domain} throttled (concurrency ${q.throttle_concurrency}${until}: ${q.throttle_reason ?? ''})`);
+  }
+  return parts.join('; ');
+}
+
 /** SQL of the delivery queue: claim due recipients with a lease, record results, explain. */
 export function createDeliveryRepo(
   db: Db,
@@ -137,12 +156,7 @@ export function createDeliveryRepo(
   const release = db.prepare(
     `UPDATE recipients SET lease_until = NULL, status = 'QUEUED', attempts = max(attempts - 1, 0) WHERE id = ? AND status = 'SENDING'`,
   );
-  const explainRows = db.prepare<[string], QueueRecipient>(
-    `SELECT r.address, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error, r.domain,
-            t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until, t.reason AS throttle_reason
-     FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
-     WHERE e.id = ? ORDER BY r.id`,
-  );
+  const explainRows = db.prepare<[string], QueueRecipient>(EXPLAIN_SQL);
   const saveThrottle = db.prepare(
     `INSERT INTO destination_throttles (domain, concurrency, paused_until, reason, updated_at) VALUES (@domain, @concurrency, @paused_until, @reason, @at)
      ON CONFLICT (domain) DO UPDATE SET concurrency = excluded.concurrency, paused_until = excluded.paused_until,

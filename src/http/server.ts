@@ -8,6 +8,7 @@ import { sendError } from './envelope.ts';
 import { Registry } from 'prom-client';
 import { createHttpMetrics, registerWebhookMetrics } from './metrics.ts';
 import { registerEmailRoutes } from './routes-emails.ts';
+import { registerTopRoutes } from './routes-top.ts';
 import { registerOpsRoutes } from './routes-ops.ts';
 import { registerTrackingRoutes } from './routes-tracking.ts';
 import { registerAuthRoutes } from './routes-auth.ts';
@@ -84,6 +85,7 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
   // The HTTP server's own metrics and the app's (delivery, store, relay), on one page.
   registerOpsRoutes(server, app, { registry: Registry.merge([metrics.registry, app.metrics.registry]) });
   registerEmailRoutes(server, app);
+  registerTopRoutes(server, app);
   registerTrackingRoutes(server, app);
   // Only the auth routes read or set a cookie: the cookie plugin's hooks run in their scope alone.
   void server.register(async (scope) => {

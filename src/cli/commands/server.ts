@@ -67,10 +67,21 @@ export function registerBackup(program: Command): void {
     .action(lazy(async () => (await import('../backup.ts')).restore));
 }
 
-/** svc top: what the server is doing, from the data dir. */
+/** svc top: what the server is doing, from the data dir or through a running server. */
 export function registerTop(program: Command): void {
-  command(program, 'top', 'queue, throughput, destinations and the latest emails, from the data dir (read-only)', [
-    'svc top',
-    'svc top --data-dir /var/lib/svc --json',
-  ]).action(lazy(async () => (await import('../top.ts')).top));
+  command(
+    program,
+    'top',
+    'queue, throughput, destinations and the latest emails: live on a terminal, else one snapshot',
+    [
+      'svc top',
+      'svc top --data-dir /var/lib/svc --json',
+      'svc top --filter "bounced tag:welcome"',
+      'svc top --server https://mail.example.com --api-key $READ_ONLY_KEY',
+    ],
+  )
+    .option('--server <url>', 'read a running server (GET /v1/top, the key\'s project) instead of the data dir')
+    .option('--api-key <key>', 'with --server: a key that may read, READ_ONLY is enough (SVC_API_KEY)')
+    .option('--filter <text>', 'latest emails only of a status, a recipient address or a tag (as / does)')
+    .action(lazy(async () => (await import('../top.ts')).top));
 }

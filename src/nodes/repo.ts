@@ -1,0 +1,32 @@
+import type { Committer } from '../store/committer.ts';
+import type { Db } from '../store/db.ts';
+
+/** A running `svc serve` as it last said (the `nodes` table). */
+export interface NodeRow {
+  id: string;
+  hostname: string;
+  pid: number;
+  version: string;
+  started_at: string;
+  seen_at: string;
+  relay_sessions: number;
+}
+
+/** The SQL of the nodes table: each server writes its own row; readers list the fresh ones. */
+export function createNodesRepo(db: Db, tx: Committer) {
+  const upsert = db.prepare(
+    `INSERT INTO nodes (id, hostname, pid, version, started_at, seen_at, relay_sessions)
+     VALUES (@id, @hostname, @pid, @version, @started_at, @seen_at, @relay_sessions)
+     ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, relay_sessions = excluded.relay_sessions`,
+  );
+  const remove = db.prepare('DELETE FROM nodes WHERE id = ?');
+  return {
+    save: (row: NodeRow) => tx.write(() => void upsert.run(row)),
+    remove: (id: string) => tx.write(() => void remove.run(id)),
+  };
+}
+
+export type NodesRepo = ReturnType<typeof createNodesRepo>;
+
+/** Nodes seen since `since` (ISO), for readers on any connection (svc top's read-only one). */
+export const FRESH_NODES_SQL = 'SELECT * FROM nodes WHERE seen_at >= ? ORDER BY id';
