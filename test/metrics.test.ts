@@ -82,6 +82,8 @@ describe('/metrics', () => {
     expect(dest).toMatchObject({ throttled: true, waiting: 2, deferred: 2 });
     expect(dest.concurrency).toBe(sample(text, 'svc_destination_concurrency{domain="dest.test"}'));
     expect(dest.reason).toMatch(/421/);
-    expect(destinationText(dest, 78)).toMatch(/^dest\.test\s+2\s+2\s+\d+\s+\d+ (throttled to \d+|paused to \d\d:\d\d:\d\d)$/);
+    expect(destinationText(dest, 78)).toMatch(
+      /^dest\.test\s+2\s+2\s+\d+\s+\d+ (throttled to \d+|paused to \d\d:\d\d:\d\d)$/,
+    );
   });
 });

@@ -80,7 +80,7 @@ export function registerTop(program: Command): void {
       'svc top --server https://mail.example.com --api-key $READ_ONLY_KEY',
     ],
   )
-    .option('--server <url>', 'read a running server (GET /v1/top, the key\'s project) instead of the data dir')
+    .option('--server <url>', "read a running server (GET /v1/top, the key's project) instead of the data dir")
     .option('--api-key <key>', 'with --server: a key that may read, READ_ONLY is enough (SVC_API_KEY)')
     .option('--filter <text>', 'latest emails only of a status, a recipient address or a tag (as / does)')
     .action(lazy(async () => (await import('../top.ts')).top));
