@@ -13,13 +13,11 @@
 // BENCH_BODY_RETENTION (10m), BENCH_EMAIL_RETENTION (20m), BENCH_DIST=1 (svc from a bundle),
 // BENCH_KEEP=1 keeps the temp dirs.
 import Database from 'better-sqlite3';
-import { generateKeyPairSync } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { Pool } from 'undici';
-import { cpuMs, env, fmt, machine, mb, percentile, procStatus } from './lib.ts';
-import { missingTools, ownTempDir, removeDir, startSink } from './deliver-peers.ts';
-import { buildDist, emailBody5k, prepareDataDir, startBenchDns, startSvc } from './deliver-svc.ts';
+import { cpuMs, env, fmt, machine, mb, procStatus } from './lib.ts';
+import { missingTools } from './deliver-peers.ts';
+import { startLiveSvc, startPoster } from './live-load.ts';
 
 const RATE = env.num('BENCH_RATE', 100);
 const MINUTES = env.num('BENCH_MINUTES', 60);
@@ -57,55 +55,14 @@ interface Sample {
   rssMb: number;
 }
 
-const dist = process.env.BENCH_DIST === '1' ? await buildDist() : undefined;
-if (dist) process.on('exit', () => dist.remove());
-const work = ownTempDir('growth');
-const dkim = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const dns = await startBenchDns(dkim.publicKey);
-const sink = await startSink(work);
-const dataDir = join(work, 'data');
-const key = await prepareDataDir(dataDir, dkim);
-const svc = await startSvc({
-  entry: dist?.main,
-  dataDir,
-  dnsServer: dns.server,
-  mxPort: sink.port,
-  nodeArgs: [],
-  extraArgs: ['--body-retention', BODY_RETENTION, '--email-retention', EMAIL_RETENTION],
-});
+const live = await startLiveSvc('growth', ['--body-retention', BODY_RETENTION, '--email-retention', EMAIL_RETENTION]);
+const { svc, sink, dataDir } = live;
 
 console.log(`bench:growth — ${machine()}, ${new Date().toISOString()}`);
 console.log(
   `${RATE} LIVE emails/s (3 recipients, ~5 KB, DKIM-signed) for ${MINUTES} min, open loop; ` +
     `svc serve --body-retention ${BODY_RETENTION} --email-retention ${EMAIL_RETENTION}; delivered to smtp-sink`,
 );
-
-const pool = new Pool(svc.url, { connections: 50, pipelining: 1, keepAliveTimeout: 60_000 });
-const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
-let sent = 0;
-let accepted = 0;
-let failed = 0;
-const problems: string[] = [];
-let latencies: number[] = [];
-const inFlight = new Set<Promise<void>>();
-
-function post(i: number): void {
-  const t = performance.now();
-  const p = pool
-    .request({ method: 'POST', path: '/v1/emails', headers, body: JSON.stringify(emailBody5k(i)) })
-    .then(async (res) => {
-      const text = await res.body.text();
-      latencies.push(performance.now() - t);
-      if (res.statusCode === 202) accepted++;
-      else if (++failed && problems.length < 5) problems.push(`${res.statusCode} ${text.slice(0, 200)}`);
-    })
-    .catch((err: unknown) => {
-      failed++;
-      if (problems.length < 5) problems.push(String(err));
-    })
-    .finally(() => inFlight.delete(p));
-  inFlight.add(p);
-}
 
 const db = new Database(join(dataDir, 'svc.sqlite'), { readonly: true, fileMustExist: true });
 const emailsCount = db.prepare<[], number>('SELECT count(*) FROM emails').pluck();
@@ -128,15 +85,14 @@ function sample(): void {
     freeBytes: free,
     emails: emailsCount.get()!,
     queued: queuedCount.get()!,
-    accepted,
+    accepted: poster.state.accepted,
     delivered: sink.count() - sinkBase,
-    p99Ms: latencies.length ? percentile(latencies, 99) : 0,
+    p99Ms: poster.takeP99(),
     cpuPct: (100 * (cpu - cpuBefore)) / (now - sampledAt),
     rssMb: mb(procStatus(svc.pid).VmRSS ?? 0),
   };
   cpuBefore = cpu;
   sampledAt = now;
-  latencies = [];
   samples.push(s);
   console.log(
     `  ${s.minute.toFixed(1).padStart(5)} min  db ${fmt(s.dbBytes / 1e6, 1).padStart(7)} MB  wal ${fmt(s.walBytes / 1e6, 1).padStart(6)} MB  ` +
@@ -147,23 +103,16 @@ function sample(): void {
 }
 
 let exitCode = 0;
+const poster = startPoster(live, RATE, RCPTS);
 try {
   const end = t0 + MINUTES * 60_000;
-  let nextSample = t0 + SAMPLE_S * 1000;
-  // Open loop: every 100 ms the emails due by then, whatever the server's pace.
-  for (let tick = t0; tick < end; tick += 100) {
-    const due = Math.floor(((tick + 100 - t0) / 1000) * RATE);
-    while (sent < due) post(sent++);
-    if (performance.now() >= nextSample) {
-      sample();
-      nextSample += SAMPLE_S * 1000;
-    }
-    const wait = tick + 100 - performance.now();
-    if (wait > 0) await sleep(wait);
+  while (performance.now() < end) {
+    await sleep(Math.min(SAMPLE_S * 1000, end - performance.now()));
+    sample();
   }
-  await Promise.all(inFlight);
+  await poster.stop();
   sample();
-  await pool.close();
+  const { sent, accepted, failed, problems } = poster.state;
 
   const last = samples.at(-1)!;
   const third = samples.find((s) => s.minute >= (last.minute * 2) / 3) ?? samples[0]!;
@@ -188,9 +137,6 @@ try {
   if (failed) exitCode = 1;
 } finally {
   db.close();
-  await svc.stop();
-  await sink.stop();
-  await dns.close();
-  if (process.env.BENCH_KEEP !== '1') removeDir(work);
+  await live.stop();
 }
 process.exit(exitCode);
