@@ -93,7 +93,12 @@ export async function startDeliveryEnv(dns: DnsServer, settings: Partial<ConfigI
       if (res.statusCode !== 202) throw new Error(`send failed: ${res.statusCode} ${res.body}`);
       return res.json().data.id as string;
     },
-    email: (id) => db.prepare('SELECT * FROM emails WHERE id = ?').get(id) as Record<string, any>,
+    email: (id) =>
+      db
+        .prepare(
+          'SELECT e.*, b.html_body, b.text_body FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.id = ?',
+        )
+        .get(id) as Record<string, any>,
     recipients: (id) =>
       db
         .prepare('SELECT r.* FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE e.id = ? ORDER BY r.id')

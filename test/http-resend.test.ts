@@ -204,7 +204,9 @@ describe('resend over the Management API', () => {
     expect(errorOf(await resend('0190c4d8-0000-7000-8000-000000000000'))).toEqual([404, 'not_found']);
     expect(errorOf(await resend('not-a-uuid'))).toEqual([404, 'not_found']);
     expect(errorOf(await resend(original, 'VIEWER'))).toEqual([403, 'forbidden']);
-    env.app.db.prepare('UPDATE emails SET html_body = NULL, text_body = NULL WHERE id = ?').run(original);
+    env.app.db
+      .prepare('DELETE FROM email_bodies WHERE email_seq = (SELECT seq FROM emails WHERE id = ?)')
+      .run(original);
     expect(errorOf(await resend(original))).toEqual([409, 'conflict']);
     expect(count(env, 'emails')).toBe(1);
   });

@@ -29,7 +29,11 @@ async function send(key: string, n: number, extra: Record<string, unknown> = {})
 }
 
 const row = (id: string) =>
-  env.app.db.prepare('SELECT seq, html_body, text_body, status FROM emails WHERE id = ?').get(id) as {
+  env.app.db
+    .prepare(
+      'SELECT seq, html_body, text_body, status FROM emails LEFT JOIN email_bodies ON email_seq = seq WHERE id = ?',
+    )
+    .get(id) as {
     seq: number;
     html_body: string | null;
     text_body: string | null;
@@ -101,9 +105,9 @@ describe('email retention', () => {
     const auth = { authorization: `Bearer ${key}` };
     expect((await env.server.inject({ url: `/v1/emails/${old[0]}`, headers: auth })).statusCode).toBe(404);
     expect((await env.server.inject({ url: `/v1/emails/${recent}`, headers: auth })).statusCode).toBe(200);
-    for (const table of ['emails', 'recipients', 'email_events', 'attachments', 'email_tags'])
-      // The recent email has no tags, and its attachment went with its body.
-      expect(count(env, table, '1'), table).toBe(table === 'attachments' || table === 'email_tags' ? 0 : 1);
+    for (const table of ['emails', 'recipients', 'email_events', 'attachments', 'email_tags', 'email_bodies'])
+      // The recent email has no tags, and its bodies and attachment went with the body retention.
+      expect(count(env, table, '1'), table).toBe(['emails', 'recipients', 'email_events'].includes(table) ? 1 : 0);
     // Stats and usage are counts kept apart from the emails.
     expect(stats()).toBe(251);
     expect((await env.app.retention.runOnce()).emails).toBe(0);

@@ -109,7 +109,9 @@ export function createDeliveryRepo(
     `UPDATE recipients SET lease_until = @lease, status = 'SENDING', attempts = attempts + 1, last_attempt_at = @now, updated_at = @now
      WHERE id = @id AND (lease_until IS NULL OR lease_until <= @now)`,
   );
-  const email = db.prepare<[number], ClaimedEmail['row']>('SELECT * FROM emails WHERE seq = ?');
+  const email = db.prepare<[number], ClaimedEmail['row']>(
+    'SELECT e.*, b.html_body, b.text_body FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.seq = ?',
+  );
   const attachments = db.prepare<[number], ClaimedEmail['attachments'][number]>(
     'SELECT filename, content_type, content, content_id FROM attachments WHERE email_seq = +? ORDER BY position',
   );

@@ -108,10 +108,11 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
     // Positional parameters: binding a fresh object by name costs more per email than the insert of a tag.
     email: db.prepare(
       `INSERT INTO emails (id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails, cc_emails,
-         bcc_emails, reply_to, subject, tags, headers, html_body, text_body, template_id, template_version, created_at,
+         bcc_emails, reply_to, subject, tags, headers, template_id, template_version, created_at,
          dkim_signing_status, is_trial, resent_from, message_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    body: db.prepare('INSERT INTO email_bodies (email_seq, html_body, text_body) VALUES (?, ?, ?)'),
     tag: db.prepare('INSERT OR IGNORE INTO email_tags (email_seq, project_id, tag) VALUES (?, ?, ?)'),
     attachment: db.prepare(
       `INSERT INTO attachments (email_seq, position, filename, content_type, size, content, content_id)
@@ -119,7 +120,9 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
     ),
     event: db.prepare('INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES (?, ?, ?, ?, ?)'),
   };
-  const byId = db.prepare<[string], EmailRow>('SELECT * FROM emails WHERE id = ?');
+  const byId = db.prepare<[string], EmailRow>(
+    `SELECT e.*, b.html_body, b.text_body FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.id = ?`,
+  );
   const trialOf = db.prepare<[string], { id: string }>('SELECT id FROM emails WHERE project_id = ? AND is_trial = 1');
   const attachmentsOf = db.prepare<[number], Attachment>(
     'SELECT filename, content_type, content, content_id FROM attachments WHERE email_seq = ? ORDER BY position',
@@ -138,9 +141,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
   const retentionAt = db.prepare<[string], { seq: number; created_at: string; status: string }>(
     'SELECT seq, created_at, status FROM emails WHERE seq IN (SELECT value FROM json_each(?))',
   );
-  const dropBodies = db.prepare(
-    'UPDATE emails SET html_body = NULL, text_body = NULL WHERE seq = ? AND (html_body IS NOT NULL OR text_body IS NOT NULL)',
-  );
+  const dropBodies = db.prepare('DELETE FROM email_bodies WHERE email_seq = ?');
   const dropAttachments = db.prepare('DELETE FROM attachments WHERE email_seq = ?');
   // Recipients, tags, attachments and events go with it (ON DELETE CASCADE).
   const deleteEmail = db.prepare('DELETE FROM emails WHERE seq = ?');
@@ -194,8 +195,6 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
         e.subject,
         JSON.stringify(e.tags),
         JSON.stringify(e.headers),
-        e.html,
-        e.text,
         e.template_id,
         e.template_version,
         e.created_at,
@@ -205,6 +204,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
         e.message_id ?? null,
       ).lastInsertRowid,
     );
+    if (e.html !== null || e.text !== null) w.body.run(seq, e.html, e.text);
     for (const t of new Set(e.tags)) w.tag.run(seq, e.project_id, t);
     for (let i = 0; i < recipients.length; i += RECIPIENTS_PER_INSERT) {
       const chunk = recipients.slice(i, i + RECIPIENTS_PER_INSERT);
