@@ -90,6 +90,43 @@ describe('openDatabase', () => {
     await s.close();
   });
 
+  it('upgrades a version 17 database: bodies move to email_bodies, and deleting an email takes them and its tags', async () => {
+    const dir = tempDir();
+    const v17 = new Database(join(dir, 'svc.sqlite'));
+    v17.pragma('journal_mode = WAL');
+    v17.pragma('foreign_keys = OFF');
+    for (const m of loadMigrations().filter((m) => m.version <= 17)) v17.exec(m.sql);
+    v17.pragma('user_version = 17');
+    const email = v17.prepare(
+      `INSERT INTO emails (seq, id, project_id, env, status, from_email, to_emails, subject, html_body, text_body, created_at)
+       VALUES (?, ?, 'p1', 'LIVE', 'DELIVERED', 'a@x.test', '["b@y.test"]', 'hi', ?, ?, '2026-11-23T00:00:00.000Z')`,
+    );
+    email.run(1, 'e1', '<p>one</p>', 'one');
+    email.run(2, 'e2', null, 'two');
+    email.run(3, 'e3', null, null);
+    v17.prepare("INSERT INTO email_tags (email_seq, project_id, tag) VALUES (1, 'p1', 'news')").run();
+    v17.close();
+
+    const s = openDatabase(dir, { create: true });
+    expect(s.db.pragma('user_version', { simple: true })).toBe(loadMigrations().at(-1)!.version);
+    expect(s.db.prepare('SELECT * FROM email_bodies ORDER BY email_seq').all()).toEqual([
+      { email_seq: 1, html_body: '<p>one</p>', text_body: 'one' },
+      { email_seq: 2, html_body: null, text_body: 'two' },
+    ]);
+    const columns = (s.db.pragma('table_info(emails)') as { name: string }[]).map((c) => c.name);
+    expect(columns).not.toContain('html_body');
+    expect(columns).not.toContain('text_body');
+    s.db.prepare('DELETE FROM emails WHERE seq = 1').run();
+    expect(s.db.prepare('SELECT count(*) FROM email_bodies').pluck().get()).toBe(1);
+    expect(s.db.prepare('SELECT count(*) FROM email_tags').pluck().get()).toBe(0);
+    // The tags of a deleted email are found by their index, not by reading every tag.
+    const plan = s.db.prepare('EXPLAIN QUERY PLAN SELECT 1 FROM email_tags WHERE email_seq = ?').all(1) as {
+      detail: string;
+    }[];
+    expect(plan.map((p) => p.detail).join()).toMatch(/USING (COVERING )?INDEX email_tags_email/);
+    await s.close();
+  });
+
   it('writes a small webhook outbox row with each event: its seq and the email status then, skip when inactive', async () => {
     const dir = tempDir();
     const s = openDatabase(dir, { create: true });
