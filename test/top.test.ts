@@ -8,6 +8,7 @@ import { runSvc, SVC_ENTRY } from './cli-runner.ts';
 import { openReadOnly } from '../src/store/db.ts';
 import { createTopReader } from '../src/top/repo.ts';
 import { parseFilterText } from '../src/top/filter.ts';
+import { emailDetailSchema, snapshotSchema } from '../src/top/schema.ts';
 import { layout, sparkline } from '../src/tui/top.ts';
 import { startHeartbeat } from '../src/nodes/heartbeat.ts';
 import { createLogger } from '../src/lib/logger.ts';
@@ -176,6 +177,8 @@ describe('svc top --server: the same readings through GET /v1/top, for the keyâ€
     const run = await runSvc(d.env.dir, ['top', '--json', '--server', url, '--api-key', readOnlyKey]);
     expect(run.code, run.stderr).toBe(0);
     const s = run.json();
+    // What /v1/openapi.json says of GET /v1/top, field for field.
+    expect(snapshotSchema.parse(s)).toEqual(s);
     expect(s.project_id).toBe(d.env.init.project_id);
     expect(s.queue.recipients).toBe(1);
     expect(s.latest.map((e: { id: string }) => e.id).slice(0, 2)).toEqual([waiting, delivered]);
@@ -202,6 +205,14 @@ describe('svc top --server: the same readings through GET /v1/top, for the keyâ€
     const detail = await get(`/v1/top/emails/${waiting}`, readOnlyKey);
     expect(detail.statusCode).toBe(200);
     expect(detail.json().data.waiting[0]).toMatch(/next attempt/);
+    expect(emailDetailSchema.parse(detail.json().data)).toEqual(detail.json().data);
+    const doc = (await get('/v1/openapi.json')).json();
+    expect(doc.paths['/v1/top'].get.parameters.map((p: { name: string }) => p.name)).toEqual([
+      'status',
+      'to_email',
+      'tag',
+    ]);
+    expect(doc.paths['/v1/top/emails/{email_id}'].get.operationId).toBe('getTopEmail');
     const other = await d.env.app.accounts.createProject(d.env.init.organization_id, { name: 'Other' });
     const otherKey = (await d.env.app.keys.createKey(other.id, { name: 'r', env: 'LIVE', permissions: 'READ_ONLY' }))
       .key!;

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { batchRequestSchema, listQuerySchema, outputSchemas as out, sendRequestSchema } from '../emails/index.ts';
 import { errorRegistry } from '../errors.ts';
+import { emailDetailSchema, snapshotSchema } from '../top/schema.ts';
+import { topFilterSchema } from '../top/filter.ts';
 import { VERSION } from '../version.ts';
 import { operations, type Operation } from './org-route.ts';
 
@@ -52,6 +54,8 @@ export function buildOpenApi(): Record<string, unknown> {
         EmailDetail: json(out.emailDetailSchema),
         EmailEventPublic: json(out.eventSchema),
         Error: json(out.errorEnvelopeSchema),
+        TopSnapshot: json(snapshotSchema),
+        TopEmail: json(emailDetailSchema),
       },
     },
     security: [{ apiKey: [] }],
@@ -102,6 +106,29 @@ export function buildOpenApi(): Record<string, unknown> {
           parameters: [idParam],
           responses: {
             '200': { description: 'oldest first', content: data({ type: 'array', items: ref('EmailEventPublic') }) },
+            ...errors(401, 403, 404, 429),
+          },
+        },
+      },
+      // svc's own, beside the contract's Public API: what `svc top --server` reads (docs/decisions.md, "svc top").
+      '/v1/top': {
+        get: {
+          operationId: 'getTopSnapshot',
+          parameters: Object.entries(
+            (json(topFilterSchema, 'input') as { properties: Record<string, object> }).properties,
+          ).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
+          responses: {
+            '200': { description: "the key's project, now", content: data(ref('TopSnapshot')) },
+            ...errors(401, 403, 422, 429),
+          },
+        },
+      },
+      '/v1/top/emails/{email_id}': {
+        get: {
+          operationId: 'getTopEmail',
+          parameters: [idParam],
+          responses: {
+            '200': { description: 'its events and why it waits', content: data(ref('TopEmail')) },
             ...errors(401, 403, 404, 429),
           },
         },

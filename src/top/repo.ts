@@ -4,65 +4,9 @@ import { EXPLAIN_SQL, QUEUE_STATS_SQL, waitingLine, type QueueRecipient } from '
 import { FRESH_NODES_SQL, type NodeRow } from '../nodes/repo.ts';
 import { NODE_STALE_MS } from '../nodes/heartbeat.ts';
 import type { TopFilter } from './filter.ts';
+import type { Destination, EmailDetail, LatestEmail, Snapshot } from './schema.ts';
 
-/** One destination domain: what waits for it, what it took in the last minute, its throttle. */
-export interface Destination {
-  domain: string;
-  /** Recipients waiting for it. */
-  waiting: number;
-  /** Of those, the ones waiting after an attempt that did not succeed (deferred). */
-  deferred: number;
-  /** Recipients delivered to it, and bounced or failed, in the last minute. */
-  delivered: number;
-  bounced: number;
-  throttled: boolean;
-  concurrency: number | null;
-  paused_until: string | null;
-  reason: string | null;
-}
-
-export interface LatestEmail {
-  id: string;
-  status: string;
-  from_email: string;
-  to: string[];
-  subject: string;
-  created_at: string;
-}
-
-/** What `svc top` shows: one reading, by cheap queries only. */
-export interface Snapshot {
-  at: string;
-  /** The project read, or null for the whole server (the data dir). */
-  project_id: string | null;
-  /** Events of the last minute, by type. */
-  last_minute: Record<string, number>;
-  /**
-   * Per second over the last minute, oldest first (60 values): emails accepted (queued
-   * or simulated), recipients delivered, recipients bounced or failed.
-   */
-  per_second: { accepted: number[]; delivered: number[]; bounced: number[] };
-  /** Events of this UTC hour and the one before, by type (the stats rollup). */
-  this_hour: Record<string, number>;
-  previous_hour: Record<string, number>;
-  queue: { recipients: number; oldest_seconds: number };
-  /** Destinations with recipients waiting or mail in the last minute, the busiest first (10 at most). */
-  destinations: Destination[];
-  /** The filter of `latest` (`/` in the live view). */
-  filter: TopFilter;
-  latest: LatestEmail[];
-  webhooks: { pending_events: number; failed_last_hour: number; auto_disabled: { id: string; url: string }[] };
-  /** Servers running on this store (seen in the last 30 s) and the SMTP relay sessions they hold. */
-  relay: { nodes: number; sessions: number };
-}
-
-/** An email in the detail pane: its events, and where each recipient stands and why it waits. */
-export interface EmailDetail {
-  id: string;
-  status: string;
-  events: { type: string; at: string; recipient: string | null; detail: string }[];
-  waiting: string[];
-}
+export type { Destination, EmailDetail, LatestEmail, Snapshot };
 
 /** Events read back from the newest at the first reading: bounds the cost on a busy server. */
 const EVENT_SCAN = 200_000;
