@@ -328,10 +328,21 @@ describe.skipIf(!SCRIPT)('svc top in a terminal (a pseudo-terminal from util-lin
     expect(await t.exited).toBe(0);
   });
 
-  it('reads a running server with --server and a READ_ONLY key', async () => {
+  it('reads a running server with --server and a READ_ONLY key, and follows what it takes meanwhile', async () => {
     const t = inTerminal(['--server', url], { cols: 100, rows: 30 }, { SVC_API_KEY: readOnlyKey });
     await t.until(new RegExp(`project ${d.env.init.project_id}`));
     await t.until(/Waits/);
+    // Emails sent while it runs show up, newest first, as the API lists them.
+    const sent: string[] = [];
+    for (let i = 0; i < 5; i++) sent.push(await d.send([`new${i}@dest.test`], { subject: `Live ${i}` }));
+    const mark = t.screen().length;
+    await t.until(/Live 4[^]*Live 3[^]*Live 2[^]*Live 1[^]*Live 0/, mark);
+    const listed = await d.env.server.inject({
+      url: '/v1/emails?limit=5',
+      headers: { authorization: `Bearer ${readOnlyKey}` },
+    });
+    expect(listed.json().data.map((e: { id: string }) => e.id)).toEqual(sent.reverse());
+    await settle(d.env);
     t.type('q');
     expect(await t.exited).toBe(0);
   });
