@@ -211,6 +211,29 @@ else
     pass "SMTP relay: $out"
   fi
 
+  # svc top: a snapshot of the data dir, the same through the server with a READ_ONLY key,
+  # and the Ink live view (yoga's wasm from inside the executable) in a pseudo-terminal.
+  if ! has_cmd top || [[ -z ${key:-} ]]; then
+    skip "svc top (not in svc --help yet, or no key)"
+  else
+    out=$(run top --data-dir "$data" --json) || fail "svc top --json exited $?: $out"
+    [[ $out == *'"simulated": 2'* && $out == *'"nodes": 1'* ]] ||
+      fail "svc top --json does not show the 2 simulated emails and the running server: $out"
+    ro=$(run keys create --data-dir "$data" --project "$project" --name top --env TEST --permissions READ_ONLY --json) ||
+      fail "svc keys create READ_ONLY exited $?: $ro"
+    out=$(run top --server "http://127.0.0.1:$port" --api-key "$(json_str key <<<"$ro")") ||
+      fail "svc top --server exited $?: $out"
+    [[ $out == *"project $project"* ]] || fail "svc top --server does not show the key's project: $out"
+    if [[ -x /usr/bin/script ]]; then
+      screen=$( (sleep 3; printf q) | SVC_DATA_DIR="$data" timeout 20 /usr/bin/script -qfec "stty cols 80 rows 24; $svc top" /dev/null) ||
+        fail "svc top in a terminal exited $?: ${screen: -300}"
+      [[ $screen == *'latest emails'* && $screen == *'svc top — '* ]] || fail "svc top drew no live view: ${screen: -300}"
+      pass "svc top: snapshot, --server with a READ_ONLY key, and the live view in a pseudo-terminal"
+    else
+      pass "svc top: snapshot and --server with a READ_ONLY key (no util-linux script for the live view)"
+    fi
+  fi
+
   # Everything is closed once it logs `stopped`: the process must be gone right after.
   kill -TERM "$server_pid"
   t0=$(now_us)
