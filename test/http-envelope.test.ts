@@ -191,10 +191,23 @@ describe('protocol errors', () => {
     const own = await createTestEnv();
     const base = await own.server.listen({ port: 0, host: '127.0.0.1' });
     try {
+      const body = JSON.stringify(email({ text: 'x'.repeat(40 * MiB) }));
+      // Without a key it is refused before the body is read: an anonymous client cannot make svc hold 40 MiB.
+      const anonymous = await fetch(`${base}/v1/emails`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-request-id': 'big-0' },
+        body,
+      });
+      expect(anonymous.status).toBe(401);
+      expect(await anonymous.json()).toMatchObject({ error: { code: 'unauthorized', request_id: 'big-0' } });
       const res = await fetch(`${base}/v1/emails`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-request-id': 'big-1' },
-        body: JSON.stringify(email({ text: 'x'.repeat(40 * MiB) })),
+        headers: {
+          'content-type': 'application/json',
+          'x-request-id': 'big-1',
+          authorization: `Bearer ${await own.key()}`,
+        },
+        body,
       });
       expect(res.status).toBe(413);
       expect(res.headers.get('x-request-id')).toBe('big-1');

@@ -4,8 +4,8 @@ import { principalOf, requireKey } from './auth.ts';
 
 /** The Public API: five endpoints, each a thin call into the emails service. */
 export function registerEmailRoutes(server: FastifyInstance, app: App): void {
-  const send = { preHandler: requireKey(app, 'send') };
-  const read = { preHandler: requireKey(app, 'read') };
+  const send = { onRequest: requireKey(app, 'send') };
+  const read = { onRequest: requireKey(app, 'read') };
 
   server.post('/v1/emails', send, async (req, reply) => {
     const key = req.headers['idempotency-key'];

@@ -7,7 +7,7 @@ import { principalOf, requireKey } from './auth.ts';
  * that may read (docs/decisions.md, "svc top").
  */
 export function registerTopRoutes(server: FastifyInstance, app: App): void {
-  const read = { preHandler: requireKey(app, 'read') };
+  const read = { onRequest: requireKey(app, 'read') };
   server.get('/v1/top', read, (req, reply) =>
     reply.send({ data: app.top.snapshot(principalOf(req).project_id, req.query) }),
   );
