@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // One PostgreSQL server for the run; each test file that needs it takes a database of its own.
+    globalSetup: ['test/postgres/global-setup.ts'],
   },
 });

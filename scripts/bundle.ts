@@ -68,9 +68,12 @@ export async function bundleInto(outDir: string, extra: string[] = []): Promise<
   });
   // db.ts reads them at run time from ./migrations/ beside the bundle; pkg embeds them
   // as assets ("pkg.assets"). Its virtual fs answers string paths only, not URL objects.
-  cpSync(join(ROOT, 'src/store/migrations'), join(out, 'migrations'), {
-    recursive: true,
-    filter: (f) => f.endsWith('.sql') || statSync(f).isDirectory(),
-  });
+  // pg.ts reads PostgreSQL's from ./migrations-pg/ the same way.
+  for (const dir of ['migrations', 'migrations-pg']) {
+    cpSync(join(ROOT, 'src/store', dir), join(out, dir), {
+      recursive: true,
+      filter: (f) => f.endsWith('.sql') || statSync(f).isDirectory(),
+    });
+  }
   return join(out, 'main.js');
 }
