@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Config } from './config/schema.ts';
 import { iso, systemClock, type Clock } from './lib/clock.ts';
 import { silentLogger, type Logger } from './lib/logger.ts';
-import { openDatabase, type Db } from './store/db.ts';
+import { openDatabase, StoreOpenError, type Db } from './store/db.ts';
 import { DATABASE_FILE, findExposedPaths } from './store/data-dir.ts';
 import { createOpsMetrics } from './http/metrics.ts';
 import { createCommitter, type Committer } from './store/committer.ts';
@@ -56,6 +56,12 @@ export interface AppOverrides {
 export function createApp(config: Config, overrides: AppOverrides = {}) {
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? silentLogger;
+  if (config.database) {
+    // The PostgreSQL store has its schema (svc migrate) but not yet its repositories.
+    throw new StoreOpenError(
+      'svc runs on PostgreSQL only for svc migrate so far: leave out --database (SVC_DATABASE_URL) to use the data dir',
+    );
+  }
   const store = openDatabase(config.dataDir, {
     checkpointWorker: overrides.checkpointWorker ?? false,
     create: overrides.createDataDir ?? false,

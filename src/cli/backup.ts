@@ -14,7 +14,7 @@ export async function backup([file]: string[], opts: Opts): Promise<void> {
   let started = false;
   const t0 = performance.now();
   try {
-    const r = await backupDatabase(dataDirOf(opts), file!, (done, total) => {
+    const r = await backupDatabase(dataDirOf(opts, 'backup'), file!, (done, total) => {
       if (!started) bar?.start(total, 0);
       started = true;
       bar?.setTotal(total);
@@ -30,6 +30,6 @@ export async function backup([file]: string[], opts: Opts): Promise<void> {
 
 /** svc restore FILE: replaces a stopped server's database with a backup. */
 export async function restore([file]: string[], opts: Opts): Promise<void> {
-  const r = await restoreDatabase(dataDirOf(opts), file!, { force: opts.force === true });
+  const r = await restoreDatabase(dataDirOf(opts, 'restore'), file!, { force: opts.force === true });
   print(opts, r, () => `restored ${file} into ${r.file} (${r.bytes} bytes, schema version ${r.schema_version})`);
 }

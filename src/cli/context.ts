@@ -1,15 +1,31 @@
 import { createApp, type App } from '../app.ts';
 import { loadConfig } from '../config/load.ts';
+import { StoreOpenError } from '../store/open-error.ts';
 
 export interface GlobalOptions {
   dataDir?: string;
+  database?: string;
   json?: boolean;
   config?: string;
 }
 
-/** The data dir a command works on: --data-dir, else SVC_DATA_DIR, else the config file, else ./svc-data. */
-export function dataDirOf(opts: GlobalOptions): string {
-  return loadConfig({ env: process.env, file: opts.config, flags: { dataDir: opts.dataDir } }).dataDir;
+/**
+ * The data dir a command that works on the SQLite file works on: --data-dir, else SVC_DATA_DIR,
+ * else the config file, else ./svc-data. Refused when --database names PostgreSQL instead,
+ * rather than quietly working on a file the servers do not use.
+ */
+export function dataDirOf(opts: GlobalOptions, command: string): string {
+  const config = loadConfig({
+    env: process.env,
+    file: opts.config,
+    flags: { dataDir: opts.dataDir, database: opts.database },
+  });
+  if (config.database) {
+    throw new StoreOpenError(
+      `svc ${command} works on the data dir's SQLite file, and --database (SVC_DATABASE_URL) names PostgreSQL`,
+    );
+  }
+  return config.dataDir;
 }
 
 /**
@@ -22,7 +38,11 @@ export async function withApp<T>(
   fn: (app: App) => Promise<T>,
   { create = false }: { create?: boolean } = {},
 ): Promise<T> {
-  const config = loadConfig({ env: process.env, file: opts.config, flags: { dataDir: opts.dataDir } });
+  const config = loadConfig({
+    env: process.env,
+    file: opts.config,
+    flags: { dataDir: opts.dataDir, database: opts.database },
+  });
   const app = createApp(config, { createDataDir: create });
   try {
     return await fn(app);

@@ -5,7 +5,7 @@ import { registerAccounts, registerKeys } from './commands/accounts.ts';
 import { registerEmails, registerInbound, registerSuppressions, registerTemplates } from './commands/content.ts';
 import { registerDomains } from './commands/domains.ts';
 import { document } from './commands/kit.ts';
-import { registerBackup, registerSend, registerServe, registerTop } from './commands/server.ts';
+import { registerBackup, registerMigrate, registerSend, registerServe, registerTop } from './commands/server.ts';
 import { registerWebhooks } from './commands/webhooks.ts';
 
 /** Builds the `svc` program. Subcommand modules are imported inside their actions. */
@@ -17,6 +17,7 @@ export function buildProgram(): Command {
   ])
     .version(VERSION, '-V, --version')
     .option('--data-dir <dir>', 'data directory (SVC_DATA_DIR, default ./svc-data)')
+    .option('--database <url>', "PostgreSQL in place of the data dir's SQLite file (SVC_DATABASE_URL)")
     .option('--config <file>', 'JSON config file (SVC_CONFIG)')
     .option('--json', 'print one JSON document')
     .showHelpAfterError()
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
   registerWebhooks(program);
   registerServe(program);
   registerBackup(program);
+  registerMigrate(program);
   registerTop(program);
   registerSend(program);
   exitOverrideAll(program);

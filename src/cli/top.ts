@@ -26,7 +26,7 @@ export async function top(_args: string[], opts: Opts): Promise<void> {
     const client = createApiClient({ server: opts.server, apiKey: opts.apiKey as string | undefined, retries: 0 });
     source = serverSource(client, opts.server);
   } else {
-    const dir = dataDirOf(opts);
+    const dir = dataDirOf(opts, 'top');
     const db = openReadOnly(dir);
     close = () => db.close();
     source = readerSource(createTopReader(db), dir);

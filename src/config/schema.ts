@@ -16,6 +16,8 @@ const bool = z.union([z.boolean(), z.enum(['1', '0', 'true', 'false']).transform
 /** Every server setting, its default and its check. Flags beat env, env beats the config file. */
 export const configSchema = z.strictObject({
   dataDir: z.string().min(1).default('./svc-data'),
+  /** PostgreSQL in place of the data dir's SQLite file, for several nodes (architecture.md, "Scale"). */
+  database: z.url({ protocol: /^postgres(ql)?$/, error: 'a postgres:// URL' }).optional(),
   httpHost: z.string().min(1).default('127.0.0.1'),
   httpPort: port.default(8080),
   smtpHost: z.string().min(1).default('127.0.0.1'),

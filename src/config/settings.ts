@@ -20,6 +20,12 @@ export interface SettingDoc {
  */
 export const SETTINGS: readonly SettingDoc[] = [
   { key: 'dataDir', value: 'dir', description: 'data directory', default: './svc-data', example: '/var/lib/svc' },
+  {
+    key: 'database',
+    value: 'url',
+    description: "PostgreSQL in place of the data dir's SQLite file (svc migrate only, so far)",
+    example: 'postgres://svc:secret@db.internal:5432/svc',
+  },
   { key: 'httpHost', value: 'host', description: 'HTTP listen address', default: '127.0.0.1', example: '0.0.0.0' },
   { key: 'httpPort', value: 'port', description: 'HTTP port', default: '8080', example: 8080 },
   {
@@ -226,7 +232,9 @@ const words = (key: string) => key.replace(/[A-Z]/g, (c) => ' ' + c.toLowerCase(
 /** `httpPort` -> `--http-port`. */
 export const flagOf = (key: string): string => '--' + words(key).join('-');
 /** `httpPort` -> `SVC_HTTP_PORT`. */
-export const envOf = (key: string): string => 'SVC_' + words(key).join('_').toUpperCase();
+export const envOf = (key: string): string => ENV_NAMES[key] ?? 'SVC_' + words(key).join('_').toUpperCase();
+/** Settings whose variable is named the way such settings usually are, not after the key. */
+const ENV_NAMES: Record<string, string> = { database: 'SVC_DATABASE_URL' };
 /** `httpPort` -> `http-port`, the spelling a config file shows first. */
 export const fileKeyOf = (key: string): string => words(key).join('-');
 

@@ -93,6 +93,23 @@ export function openDatabase(dataDir: string, opts: OpenOptions = {}): { db: Db;
   };
 }
 
+/**
+ * `svc migrate` on the data dir: the migrations its file lacks, applied as `openDatabase` does,
+ * and the versions before and after. A missing data dir is refused, as by other admin commands.
+ */
+export async function migrateDataDir(dataDir: string): Promise<{ from: number; to: number; applied: string[] }> {
+  const reader = openReadOnly(dataDir);
+  const from = reader.pragma('user_version', { simple: true }) as number;
+  reader.close();
+  const store = openDatabase(dataDir);
+  const to = store.db.pragma('user_version', { simple: true }) as number;
+  await store.close();
+  const applied = loadMigrations()
+    .filter((m) => m.version > from && m.version <= to)
+    .map((m) => m.name);
+  return { from, to, applied };
+}
+
 function migrate(db: Db, file: string): void {
   const migrations = loadMigrations();
   const latest = migrations.at(-1)?.version ?? 0;

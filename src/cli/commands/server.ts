@@ -10,7 +10,8 @@ export function registerServe(program: Command): void {
     'svc --config /etc/svc/svc.json serve',
   ]);
   for (const s of SETTINGS) {
-    if (s.key === 'dataDir') continue;
+    // Global options, given before or after the command.
+    if (s.key === 'dataDir' || s.key === 'database') continue;
     const defaults = s.default === undefined ? '' : `, default ${s.default}`;
     serve.option(`${flagOf(s.key)}${s.value ? ` <${s.value}>` : ''}`, `${s.description} (${envOf(s.key)}${defaults})`);
   }
@@ -65,6 +66,15 @@ export function registerBackup(program: Command): void {
     .argument('<file>', 'a backup made by svc backup')
     .option('--force', 'replace the database the data dir already holds')
     .action(lazy(async () => (await import('../backup.ts')).restore));
+}
+
+/** svc migrate: the schema brought to this binary's version, without starting a server. */
+export function registerMigrate(program: Command): void {
+  command(program, 'migrate', "bring the database's schema to this svc's version (svc serve also does at start)", [
+    'svc migrate --data-dir /var/lib/svc',
+    'svc migrate --database postgres://svc:secret@db.internal:5432/svc',
+    'SVC_DATABASE_URL=postgres://svc@db.internal/svc svc migrate --json',
+  ]).action(lazy(async () => (await import('../migrate.ts')).migrate));
 }
 
 /** svc top: what the server is doing, from the data dir or through a running server. */
