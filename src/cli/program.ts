@@ -5,7 +5,14 @@ import { registerAccounts, registerKeys } from './commands/accounts.ts';
 import { registerEmails, registerInbound, registerSuppressions, registerTemplates } from './commands/content.ts';
 import { registerDomains } from './commands/domains.ts';
 import { document } from './commands/kit.ts';
-import { registerBackup, registerMigrate, registerSend, registerServe, registerTop } from './commands/server.ts';
+import {
+  registerBackup,
+  registerDb,
+  registerMigrate,
+  registerSend,
+  registerServe,
+  registerTop,
+} from './commands/server.ts';
 import { registerWebhooks } from './commands/webhooks.ts';
 
 /** Builds the `svc` program. Subcommand modules are imported inside their actions. */
@@ -34,6 +41,7 @@ export function buildProgram(): Command {
   registerServe(program);
   registerBackup(program);
   registerMigrate(program);
+  registerDb(program);
   registerTop(program);
   registerSend(program);
   exitOverrideAll(program);

@@ -77,6 +77,19 @@ export function registerMigrate(program: Command): void {
   ]).action(lazy(async () => (await import('../migrate.ts')).migrate));
 }
 
+/** svc db copy: the data dir's SQLite database into PostgreSQL, for several nodes. */
+export function registerDb(program: Command): void {
+  const db = command(program, 'db', 'move the database between stores', [
+    'svc db copy --data-dir /var/lib/svc --database postgres://svc:secret@db.internal:5432/svc',
+  ]);
+  command(db, 'copy', "copy the data dir's SQLite database into an empty PostgreSQL one (resumable)", [
+    'svc db copy --data-dir /var/lib/svc --database postgres://svc:secret@db.internal:5432/svc',
+    'SVC_DATABASE_URL=postgres://svc@db.internal/svc svc db copy --json',
+  ])
+    .option('--batch <rows>', 'rows per transaction', '1000')
+    .action(lazy(async () => (await import('../db-copy.ts')).dbCopy));
+}
+
 /** svc top: what the server is doing, from the data dir or through a running server. */
 export function registerTop(program: Command): void {
   command(
