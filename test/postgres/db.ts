@@ -1,6 +1,8 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
+import { migratePostgres, openPostgres } from '../../src/store/pg.ts';
+import { createPgCommitter, type PgCommitter } from '../../src/store/pg-committer.ts';
 
 /**
  * A new, empty database on the run's PostgreSQL server (test/postgres/global-setup.ts), for one
@@ -30,4 +32,36 @@ export async function freshPgDatabase(label = 't'): Promise<{ url: string; drop:
       }
     },
   };
+}
+
+/** One node's connection to a database: its pool and its group commit, as `svc serve` would hold them. */
+export interface PgNode {
+  pool: pg.Pool;
+  tx: PgCommitter;
+  close(): Promise<void>;
+}
+
+export async function pgNode(url: string): Promise<PgNode> {
+  const pool = await openPostgres(url);
+  const tx = createPgCommitter(pool, { windowMs: 1, maxBatch: 100 });
+  return {
+    pool,
+    tx,
+    async close() {
+      await tx.close();
+      await pool.end();
+    },
+  };
+}
+
+/** A fresh database, migrated to the latest schema. */
+export async function migratedPgDatabase(label: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const db = await freshPgDatabase(label);
+  const pool = await openPostgres(db.url);
+  try {
+    await migratePostgres(pool);
+  } finally {
+    await pool.end();
+  }
+  return db;
 }

@@ -1,0 +1,345 @@
+import { randomUUID } from 'node:crypto';
+import { iso } from '../lib/clock.ts';
+import { newId } from '../lib/ids.ts';
+import type { PgPool } from '../store/pg.ts';
+import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
+import type { ConnectionInfo } from './job.ts';
+import { summarize, type RecipientState } from './status.ts';
+import type { ClaimedEmail, DueRow, QueueRecipient, RecipientOutcome, Stamp } from './repo.ts';
+
+/** A claimed recipient, with the token of its claim: its outcome is recorded under that token only. */
+export type LeasedRow = DueRow & { lease: string };
+
+function alignedRelaxed(a: string, b: string): boolean {
+  return a === b || a.endsWith(`.${b}`) || b.endsWith(`.${a}`);
+}
+
+/**
+ * The delivery queue on PostgreSQL, shared by several nodes (issue 17, item 2): the SQLite
+ * repository's operations (repo.ts), async, with what several nodes need.
+ *
+ * - A claim takes only rows no other claim holds, without waiting for them (`FOR UPDATE SKIP
+ *   LOCKED`), and names itself with a token (`lease_token`).
+ * - Outcomes and releases name that token: a node whose lease ran out and whose recipient
+ *   another node took since records nothing over the other's claim.
+ * - Leases are never voided at start: another node's may be alive. A dead node's expire.
+ */
+export function createPgDeliveryRepo(
+  pool: PgPool,
+  tx: PgCommitter,
+  deps: {
+    /** Puts an address on the project's suppression list, in the caller's transaction. */
+    suppress: (
+      t: PgTx,
+      projectId: string,
+      address: string,
+      emailId: string,
+      at: string,
+      reason: 'HARD_BOUNCE' | 'COMPLAINT',
+    ) => Promise<void>;
+  },
+) {
+  const addEvent = (t: PgTx, seq: number, type: string, data: object, at: string) =>
+    t.query('INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES ($1, $2, $3, $4, $5)', [
+      newId(Date.parse(at)),
+      seq,
+      type,
+      JSON.stringify(data),
+      at,
+    ]);
+
+  async function refreshEmail(t: PgTx, seq: number, now: string): Promise<void> {
+    const rows = await t.query<RecipientState>(
+      `SELECT status, bounce_type, bounce_category, smtp_code, smtp_enhanced, smtp_text, sent_at, delivered_at,
+              updated_at
+       FROM recipients WHERE email_seq = $1 ORDER BY id`,
+      [seq],
+    );
+    const s = summarize(rows.rows, now);
+    if (!s) return;
+    await t.query(
+      `UPDATE emails SET status = $2, sent_at = $3, delivered_at = $4, failed_at = $5, bounce_type = $6,
+         bounce_category = $7, final_smtp_code = $8, final_smtp_enhanced = $9, final_smtp_text = $10
+       WHERE seq = $1`,
+      [
+        seq,
+        s.status,
+        s.sent_at,
+        s.delivered_at,
+        s.failed_at,
+        s.bounce_type,
+        s.bounce_category,
+        s.final_smtp_code,
+        s.final_smtp_enhanced,
+        s.final_smtp_text,
+      ],
+    );
+  }
+
+  /** One recipient's new state, under the claim's token; false when the claim is no longer its. */
+  async function setRecipient(
+    t: PgTx,
+    o: RecipientOutcome,
+    lease: string,
+    at: string,
+    conn: ConnectionInfo | null,
+    s: {
+      status: string;
+      next: string | null;
+      bounce_type: string | null;
+      category: string | null;
+      sent_at: string | null;
+      delivered_at: string | null;
+    },
+  ): Promise<boolean> {
+    const reply = o.decision.reply;
+    const r = await t.query(
+      `UPDATE recipients SET status = $3, next_attempt_at = $4, lease_until = NULL, lease_token = NULL,
+         last_error = $5, smtp_code = $6, smtp_enhanced = $7, smtp_text = $8, mx_host = $9, bounce_type = $10,
+         bounce_category = $11, sent_at = coalesce(sent_at, $12), delivered_at = $13, updated_at = $14
+       WHERE id = $1 AND lease_token = $2`,
+      [
+        o.recipient_id,
+        lease,
+        s.status,
+        s.next,
+        o.detail,
+        reply?.code ?? null,
+        reply?.enhanced ?? null,
+        reply?.text ?? null,
+        conn?.mx_host ?? null,
+        s.bounce_type,
+        s.category,
+        s.sent_at,
+        s.delivered_at,
+        at,
+      ],
+    );
+    return (r.rowCount ?? 0) > 0;
+  }
+
+  async function applyOutcome(
+    t: PgTx,
+    seq: number,
+    projectId: string,
+    emailId: string,
+    conn: ConnectionInfo | null,
+    o: RecipientOutcome,
+    lease: string,
+    at: string,
+  ): Promise<boolean> {
+    const d = o.decision;
+    const smtp = { smtp_code: d.reply?.code ?? null, smtp_enhanced: d.reply?.enhanced ?? null };
+    const text = d.reply?.text ?? null;
+    const none = { bounce_type: null, category: null, sent_at: null, delivered_at: null };
+    let state: Parameters<typeof setRecipient>[5];
+    if (d.kind === 'delivered') state = { ...none, status: 'DELIVERED', next: null, sent_at: at, delivered_at: at };
+    else if (d.kind === 'bounced')
+      state = { ...none, status: 'BOUNCED', next: null, bounce_type: d.bounce_type, category: d.category };
+    else if (d.kind === 'failed') state = { ...none, status: 'FAILED', next: null };
+    else state = { ...none, status: 'QUEUED', next: iso(d.at), category: d.category };
+    if (!(await setRecipient(t, o, lease, at, conn, state))) return false;
+    if (conn) await addEvent(t, seq, 'smtp_connected', { recipient: o.address, ...conn }, at);
+    if (d.kind === 'delivered') {
+      await addEvent(t, seq, 'sent', { recipient: o.address, mx_host: conn?.mx_host ?? null }, at);
+      await addEvent(
+        t,
+        seq,
+        'delivered',
+        { recipient: o.address, ...smtp, smtp_text: text, mx_host: conn?.mx_host ?? null },
+        at,
+      );
+    } else if (d.kind === 'bounced') {
+      await addEvent(
+        t,
+        seq,
+        'bounced',
+        {
+          recipient: o.address,
+          bounce_type: d.bounce_type,
+          bounce_category: d.category,
+          ...smtp,
+          smtp_text: text,
+          reason: d.reason,
+          source: 'smtp',
+        },
+        at,
+      );
+      if (d.suppress) await deps.suppress(t, projectId, o.address.toLowerCase(), emailId, at, 'HARD_BOUNCE');
+    } else if (d.kind === 'failed') {
+      await addEvent(t, seq, 'failed', { recipient: o.address, reason: d.reason }, at);
+    }
+    return true;
+  }
+
+  return {
+    /** Due recipient rows (not leased), oldest first. */
+    findDue: async (now: number, limit: number): Promise<DueRow[]> =>
+      (
+        await pool.query<DueRow>(
+          `SELECT id, email_seq, address, domain, attempts, last_error FROM recipients
+           WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+           ORDER BY next_attempt_at, email_seq LIMIT $2`,
+          [iso(now), limit],
+        )
+      ).rows,
+
+    findEmail: async (seq: number): Promise<ClaimedEmail> => {
+      const [row, attachments] = await Promise.all([
+        pool.query<ClaimedEmail['row']>(
+          'SELECT e.*, b.html_body, b.text_body FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.seq = $1',
+          [seq],
+        ),
+        pool.query<ClaimedEmail['attachments'][number]>(
+          'SELECT filename, content_type, content, content_id FROM attachments WHERE email_seq = $1 ORDER BY position',
+          [seq],
+        ),
+      ]);
+      return { seq, row: row.rows[0]!, attachments: attachments.rows };
+    },
+
+    /**
+     * Leases the rows no other claim holds for one attempt, under one new token, and writes
+     * their `sending` events; returns the rows it got. Rows another node is claiming at this
+     * moment are skipped, not waited for.
+     */
+    claim: (rows: DueRow[], now: number, leaseMs: number, stamp: Map<number, Stamp>) =>
+      tx.write(async (t): Promise<LeasedRow[]> => {
+        const at = iso(now);
+        const lease = randomUUID();
+        const got = await t.query<{ id: number }>(
+          `UPDATE recipients SET lease_until = $3, lease_token = $4, status = 'SENDING', attempts = attempts + 1,
+             last_attempt_at = $2, updated_at = $2
+           WHERE id IN (SELECT id FROM recipients WHERE id = ANY($1::bigint[])
+                          AND (lease_until IS NULL OR lease_until <= $2) FOR UPDATE SKIP LOCKED)
+           RETURNING id`,
+          [rows.map((r) => r.id), at, iso(now + leaseMs), lease],
+        );
+        const ids = new Set(got.rows.map((r) => r.id));
+        const leased = rows.filter((r) => ids.has(r.id)).map((r) => ({ ...r, lease }));
+        // A retry says why the previous attempt did not finish, so the events explain the wait.
+        for (const r of leased) {
+          const data = {
+            recipient: r.address,
+            attempt: r.attempts + 1,
+            ...(r.last_error ? { previous_attempt: r.last_error } : {}),
+          };
+          await addEvent(t, r.email_seq, 'sending', data, at);
+        }
+        const seqs = new Set(leased.map((r) => r.email_seq));
+        for (const [seq, st] of stamp) {
+          if (!seqs.has(seq)) continue;
+          await t.query(
+            `UPDATE emails SET status = 'SENDING', message_id = coalesce(message_id, $2), dkim_d = $3,
+               dkim_selector = $4, dkim_signing_status = $5, dkim_aligned = $6, spf_domain = $7, spf_aligned = $8,
+               dmarc_aligned = $6
+             WHERE seq = $1 AND status IN ('QUEUED', 'SENDING')`,
+            [
+              seq,
+              st.message_id,
+              st.dkim?.d ?? null,
+              st.dkim?.s ?? null,
+              st.dkim ? 'expected' : 'not_signed',
+              // d= is the From domain, so DKIM aligns (and DMARC passes on it) whenever we sign.
+              st.dkim ? 1 : 0,
+              st.spf_domain,
+              alignedRelaxed(st.spf_domain, st.from_domain) ? 1 : 0,
+            ],
+          );
+        }
+        return leased;
+      }),
+
+    /**
+     * Records the outcomes of one transaction under the claim's token: rows, events,
+     * suppressions and the email's status, atomically. Returns how many outcomes were
+     * recorded: one whose recipient another claim took since is dropped.
+     */
+    record: (
+      seq: number,
+      projectId: string,
+      emailId: string,
+      conn: ConnectionInfo | null,
+      outcomes: RecipientOutcome[],
+      now: number,
+      lease: string,
+    ) =>
+      tx.write(async (t) => {
+        const at = iso(now);
+        let recorded = 0;
+        for (const o of outcomes) {
+          if (await applyOutcome(t, seq, projectId, emailId, conn, o, lease, at)) recorded++;
+        }
+        if (recorded > 0) await refreshEmail(t, seq, at);
+        return recorded;
+      }),
+
+    /** Puts rows this claim leased back in the queue untouched (shutdown). */
+    release: (ids: number[], lease: string) =>
+      tx.write(async (t) => {
+        await t.query(
+          `UPDATE recipients SET lease_until = NULL, lease_token = NULL, status = 'QUEUED',
+             attempts = greatest(attempts - 1, 0)
+           WHERE id = ANY($1::bigint[]) AND status = 'SENDING' AND lease_token = $2`,
+          [ids, lease],
+        );
+      }),
+
+    /**
+     * Several nodes: a lease at start may be a live node's, so none is voided (SQLite's single
+     * server voids them all). A dead node's leases expire, and its recipients become due again.
+     */
+    releaseStaleLeases: () => Promise.resolve(0),
+
+    /** Recipients waiting or being tried, and the creation time of the oldest email among them. */
+    queueStats: async () =>
+      (
+        await pool.query<{ recipients: number; oldest: string | null }>(
+          `SELECT count(*) AS recipients, min(e.created_at) AS oldest
+           FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE r.next_attempt_at IS NOT NULL`,
+        )
+      ).rows[0]!,
+
+    /** Destinations slowed down now (a row exists only while one is). */
+    throttledNow: async () =>
+      (
+        await pool.query<{ domain: string; concurrency: number }>(
+          'SELECT domain, concurrency FROM destination_throttles ORDER BY domain COLLATE "C"',
+        )
+      ).rows,
+
+    /** Per recipient: where it stands in the queue and why (for `svc emails show`). */
+    explain: async (emailId: string): Promise<QueueRecipient[]> =>
+      (
+        await pool.query<QueueRecipient>(
+          `SELECT r.address, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error, r.domain,
+                  t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until,
+                  t.reason AS throttle_reason
+           FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
+           WHERE e.id = $1 ORDER BY r.id`,
+          [emailId],
+        )
+      ).rows,
+
+    /** Persists a destination's slow-down (null = recovered) so other nodes can see it. */
+    saveThrottle: (
+      domain: string,
+      state: { concurrency: number; paused_until: string | null; reason: string } | null,
+      now: number,
+    ) =>
+      tx.write(async (t) => {
+        if (!state) await t.query('DELETE FROM destination_throttles WHERE domain = $1', [domain]);
+        else {
+          await t.query(
+            `INSERT INTO destination_throttles (domain, concurrency, paused_until, reason, updated_at)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (domain) DO UPDATE SET concurrency = excluded.concurrency,
+               paused_until = excluded.paused_until, reason = excluded.reason, updated_at = excluded.updated_at`,
+            [domain, state.concurrency, state.paused_until, state.reason, iso(now)],
+          );
+        }
+      }),
+  };
+}
+
+export type PgDeliveryRepo = ReturnType<typeof createPgDeliveryRepo>;

@@ -1,0 +1,189 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createPgDeliveryRepo, type LeasedRow, type PgDeliveryRepo } from '../src/delivery/repo-pg.ts';
+import type { RecipientOutcome } from '../src/delivery/repo.ts';
+import { migratedPgDatabase, pgNode, type PgNode } from './postgres/db.ts';
+
+// The delivery queue shared by several nodes over one PostgreSQL (issue 17, item 2): two nodes
+// (each its own pool, group commit and repository) claim from one queue; no recipient is
+// claimed twice, and a node whose lease ran out records nothing over the next claim.
+
+const T0 = Date.parse('2026-11-26T12:00:00.000Z');
+const LEASE_MS = 60_000;
+
+type Node = PgNode & { repo: PgDeliveryRepo };
+
+let url: string;
+let drop: () => Promise<void>;
+let a: Node;
+let b: Node;
+
+async function node(): Promise<Node> {
+  const n = await pgNode(url);
+  const repo = createPgDeliveryRepo(n.pool, n.tx, {
+    suppress: async (t, projectId, address, _emailId, at, reason) => {
+      await t.query(
+        `INSERT INTO suppressions (project_id, email, reason, created_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (project_id, email) DO UPDATE SET reason = excluded.reason`,
+        [projectId, address, reason, at],
+      );
+    },
+  });
+  return { ...n, repo };
+}
+
+beforeAll(async () => {
+  ({ url, drop } = await migratedPgDatabase('delivery'));
+  [a, b] = [await node(), await node()];
+});
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  await drop?.();
+});
+
+/** `emails` emails of `each` due recipients each, LIVE and QUEUED. */
+async function queue(emails: number, each: number): Promise<void> {
+  await a.pool.query(
+    `TRUNCATE organizations, users, emails, suppressions RESTART IDENTITY CASCADE;
+     INSERT INTO organizations (id, name, plan, created_at) VALUES ('o1', 'Org', 'FREE', 'x');
+     INSERT INTO projects (id, organization_id, name, created_at) VALUES ('p1', 'o1', 'P', 'x')`,
+  );
+  const at = new Date(T0).toISOString();
+  for (let e = 0; e < emails; e++) {
+    const seq = (
+      await a.pool.query<{ seq: number }>(
+        `INSERT INTO emails (id, project_id, env, status, from_email, to_emails, subject, created_at)
+         VALUES ($1, 'p1', 'LIVE', 'QUEUED', 'a@example.com', '[]', 's', $2) RETURNING seq`,
+        [`e${e}`, at],
+      )
+    ).rows[0]!.seq;
+    for (let r = 0; r < each; r++) {
+      const address = `r${e}-${r}@example.net`;
+      await a.pool.query(
+        `INSERT INTO recipients (email_seq, project_id, address, address_lc, kind, status, next_attempt_at, updated_at,
+                                 domain)
+         VALUES ($1, 'p1', $2, $2, 'to', 'QUEUED', $3, $3, 'example.net')`,
+        [seq, address, at],
+      );
+    }
+  }
+}
+
+const delivered = (r: LeasedRow): RecipientOutcome => ({
+  recipient_id: r.id,
+  address: r.address,
+  attempts: r.attempts + 1,
+  decision: { kind: 'delivered', reply: { code: 250, enhanced: '2.0.0', text: 'ok' } },
+  detail: '250 ok',
+});
+
+const CONN = { mx_host: 'mx.example.net', mx_ip: '127.0.0.1', tls: false } as never;
+
+async function one<T>(sql: string, params: unknown[] = []): Promise<T> {
+  return (await a.pool.query(sql, params)).rows[0] as T;
+}
+
+describe('the delivery queue on PostgreSQL, with two nodes', () => {
+  beforeEach(() => queue(50, 4));
+
+  it('hands every due recipient to exactly one of two nodes claiming at once', async () => {
+    const claimed = new Map<number, string>();
+    let claims = 0;
+    const work = (n: Node, name: string) => async () => {
+      for (;;) {
+        const due = await n.repo.findDue(T0, 16);
+        if (due.length === 0) return;
+        const got = await n.repo.claim(due, T0, LEASE_MS, new Map());
+        if (got.length > 0) claims++;
+        for (const r of got) {
+          expect(claimed.has(r.id), `recipient ${r.id} claimed twice`).toBe(false);
+          claimed.set(r.id, name);
+        }
+      }
+    };
+    await Promise.all([work(a, 'a')(), work(b, 'b')(), work(a, 'a')(), work(b, 'b')()]);
+    expect(claimed.size).toBe(200);
+    // Both nodes took a share.
+    expect(new Set(claimed.values())).toEqual(new Set(['a', 'b']));
+    expect(await one('SELECT count(*)::int AS n, max(attempts) AS max FROM recipients')).toEqual({ n: 200, max: 1 });
+    expect(await one("SELECT count(*)::int AS n FROM email_events WHERE type = 'sending'")).toEqual({ n: 200 });
+    // Each claim named its rows with a token of its own.
+    expect(await one("SELECT count(DISTINCT lease_token)::int AS n FROM recipients WHERE status = 'SENDING'")).toEqual({
+      n: claims,
+    });
+  });
+
+  it("records nothing over another node's claim once its own lease ran out", async () => {
+    const [first] = await a.repo.claim(await a.repo.findDue(T0, 1), T0, LEASE_MS, new Map());
+    // Node a stalls past its lease; node b finds the recipient due again and takes it.
+    const later = T0 + LEASE_MS + 1;
+    const again = (await b.repo.findDue(later, 10)).find((r) => r.id === first!.id)!;
+    expect(again).toBeDefined();
+    const [second] = await b.repo.claim([again], later, LEASE_MS, new Map());
+    expect(second!.lease).not.toBe(first!.lease);
+
+    expect(await a.repo.record(second!.email_seq, 'p1', 'e0', CONN, [delivered(first!)], later + 5, first!.lease)).toBe(
+      0,
+    );
+    expect(await one('SELECT status, attempts, lease_token FROM recipients WHERE id = $1', [first!.id])).toEqual({
+      status: 'SENDING',
+      attempts: 2,
+      lease_token: second!.lease,
+    });
+    expect(await one("SELECT count(*)::int AS n FROM email_events WHERE type = 'delivered'")).toEqual({ n: 0 });
+
+    expect(
+      await b.repo.record(second!.email_seq, 'p1', 'e0', CONN, [delivered(second!)], later + 6, second!.lease),
+    ).toBe(1);
+    expect(await one('SELECT status, lease_token FROM recipients WHERE id = $1', [first!.id])).toEqual({
+      status: 'DELIVERED',
+      lease_token: null,
+    });
+    const events = await a.pool.query<{ type: string }>(
+      "SELECT type FROM email_events WHERE type IN ('smtp_connected', 'sent', 'delivered') ORDER BY seq",
+    );
+    expect(events.rows.map((r) => r.type)).toEqual(['smtp_connected', 'sent', 'delivered']);
+  });
+
+  it('releases only the rows of its own claim, and a hard bounce suppresses in the same transaction', async () => {
+    const rows = await a.repo.claim(await a.repo.findDue(T0, 4), T0, LEASE_MS, new Map());
+    expect(rows).toHaveLength(4);
+    await b.repo.release(
+      rows.map((r) => r.id),
+      'not-this-claim',
+    );
+    expect(await one("SELECT count(*)::int AS n FROM recipients WHERE status = 'SENDING'")).toEqual({ n: 4 });
+    await a.repo.release(
+      rows.slice(0, 3).map((r) => r.id),
+      rows[0]!.lease,
+    );
+    expect(await one("SELECT count(*)::int AS n FROM recipients WHERE status = 'SENDING'")).toEqual({ n: 1 });
+    expect(await one('SELECT attempts, lease_token FROM recipients WHERE id = $1', [rows[0]!.id])).toEqual({
+      attempts: 0,
+      lease_token: null,
+    });
+
+    const last = rows[3]!;
+    const bounce: RecipientOutcome = {
+      recipient_id: last.id,
+      address: last.address,
+      attempts: 1,
+      decision: {
+        kind: 'bounced',
+        bounce_type: 'hard',
+        category: 'invalid-recipient',
+        reason: 'no such user',
+        suppress: true,
+        reply: { code: 550, enhanced: '5.1.1', text: 'no such user' },
+      } as never,
+      detail: '550 5.1.1 no such user',
+    };
+    expect(await a.repo.record(last.email_seq, 'p1', 'e0', CONN, [bounce], T0 + 1000, last.lease)).toBe(1);
+    expect(await one('SELECT reason FROM suppressions WHERE email = $1', [last.address])).toEqual({
+      reason: 'HARD_BOUNCE',
+    });
+    expect(await one('SELECT status FROM recipients WHERE id = $1', [last.id])).toEqual({ status: 'BOUNCED' });
+    expect(await a.repo.queueStats()).toEqual({ recipients: 199, oldest: new Date(T0).toISOString() });
+    expect((await a.repo.explain('e0')).map((q) => q.status).sort()).toContain('BOUNCED');
+  });
+});
