@@ -91,8 +91,8 @@ export type KeysRepo = ReturnType<typeof createKeysRepo>;
 /** At most this many resolved keys are kept; past it the oldest is dropped. */
 const MAX_KEPT = 10_000;
 
-/** Resolved keys by token hash, valid for one value of the auth epoch. */
-function createPrincipalCache() {
+/** Resolved keys by token hash, valid for one value of the auth epoch (both stores). */
+export function createPrincipalCache() {
   const kept = new Map<string, KeyPrincipal>();
   let epoch: number | undefined;
   return {

@@ -1,0 +1,41 @@
+import { iso } from '../lib/clock.ts';
+import { newId } from '../lib/ids.ts';
+import type { PgTx } from '../store/pg-committer.ts';
+import type { Actor, AuditEntry } from './schema.ts';
+
+/**
+ * Writes audit rows on PostgreSQL, inside the caller's own transaction (`tx`), so a write and
+ * its audit row commit together: the SQLite writer's contract (repo.ts), async.
+ */
+export function createPgAuditWriter() {
+  const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+  return {
+    async record(tx: PgTx, actor: Actor, e: AuditEntry, atMs: number): Promise<void> {
+      await tx.query(
+        `INSERT INTO audit_logs (id, organization_id, project_id, actor_type, actor_id, actor_name, ip, action,
+                                 target_type, target_id, before, after, created_at)
+         VALUES ($1, coalesce($2, (SELECT organization_id FROM projects WHERE id = $3)), $3, $4, $5,
+                 -- A user's email at the time of the change, so the log reads well after the user is gone.
+                 CASE WHEN $4 = 'user' THEN (SELECT email::text FROM users WHERE id = $5) ELSE $6 END,
+                 $7, $8, $9, $10, $11, $12, $13)`,
+        [
+          newId(atMs),
+          e.organization_id ?? null,
+          e.project_id ?? null,
+          actor.type,
+          actor.type === 'user' ? actor.user_id : null,
+          actor.type === 'user' ? null : actor.os_user,
+          actor.type === 'user' ? actor.ip : null,
+          e.action,
+          e.target_type,
+          e.target_id,
+          json(e.before),
+          json(e.after),
+          iso(atMs),
+        ],
+      );
+    },
+  };
+}
+
+export type PgAuditWriter = ReturnType<typeof createPgAuditWriter>;
