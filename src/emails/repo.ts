@@ -311,11 +311,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
       if (prior) return replayOf(prior, opts.idempotency.hash);
     }
     // Inside the write: of two trial sends at once, the second sees the first's row.
-    if (e.trial && trialOf.get(e.project_id)) {
-      throw new AppError('trial_restricted', 'This project has already sent its one onboarding-trial email', {
-        reason: 'trial_used',
-      });
-    }
+    if (e.trial && trialOf.get(e.project_id)) throw trialUsed();
     const { kept, skipped } = opts.suppress ? applySuppression(e, recipients) : { kept: recipients, skipped: [] };
     if (kept.length === 0) {
       throw new AppError('all_recipients_suppressed', 'Every recipient is on the suppression list', {
@@ -390,8 +386,15 @@ export interface RetentionPage {
   limit: number;
 }
 
+/** The project sent its one onboarding-trial email already. */
+export function trialUsed(): AppError {
+  return new AppError('trial_restricted', 'This project has already sent its one onboarding-trial email', {
+    reason: 'trial_used',
+  });
+}
+
 /** Same key and same body replays; same key and another body is 422 (decisions.md, "Idempotency"). */
-function replayOf(prior: { request_hash: string; response: string }, hash: string): AcceptResult {
+export function replayOf(prior: { request_hash: string; response: string }, hash: string): AcceptResult {
   if (prior.request_hash !== hash) throw new AppError('idempotency_key_reused');
   return { replay: true, response: JSON.parse(prior.response) as SendResponse };
 }

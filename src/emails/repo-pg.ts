@@ -1,0 +1,192 @@
+import { AppError } from '../errors.ts';
+import type { PgIdempotency } from '../idempotency/pg.ts';
+import type { PgUsage } from '../limits/usage-pg.ts';
+import type { PgPool } from '../store/pg.ts';
+import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
+import type {
+  AcceptOptions,
+  AcceptResult,
+  EmailRow,
+  EventRow,
+  NewEmail,
+  Recipient,
+  SendResponse,
+  SkippedRecipient,
+} from './repo.ts';
+import { replayOf, trialUsed } from './repo.ts';
+
+const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
+
+/**
+ * The accept of an email on PostgreSQL (issue 17): the SQLite repository's `acceptEmail`
+ * (repo.ts), async, in few statements, since each is a round trip and a group's items run
+ * one after another on its connection (bench:commit). The email, its body, recipients, tags
+ * and first event go in one statement; the triggers (stats, webhook outbox) run as they do
+ * on SQLite.
+ */
+export function createPgEmailsRepo(
+  pool: PgPool,
+  tx: PgCommitter,
+  deps: { usage: PgUsage; idempotency: PgIdempotency },
+) {
+  /** Drops suppressed recipients from the email: one read for all of them. */
+  async function applySuppression(
+    t: PgTx,
+    e: NewEmail,
+    recipients: Recipient[],
+  ): Promise<{ kept: Recipient[]; skipped: SkippedRecipient[] }> {
+    const lc = recipients.map((r) => r.address.toLowerCase());
+    const found = await t.query<{ email: string; reason: string }>(
+      'SELECT email, reason FROM suppressions WHERE project_id = $1 AND email = ANY($2::text[])',
+      [e.project_id, lc],
+    );
+    if (found.rows.length === 0) return { kept: recipients, skipped: [] };
+    const reasons = new Map(found.rows.map((r) => [r.email, r.reason]));
+    const skipped: SkippedRecipient[] = [];
+    const kept = recipients.filter((r, i) => {
+      const reason = reasons.get(lc[i]!);
+      if (reason) skipped.push({ email: r.address, reason });
+      return !reason;
+    });
+    const dropped = new Set(skipped.map((s) => s.email.toLowerCase()));
+    const keep = (list: string[] | null) => list && list.filter((a) => !dropped.has(a.toLowerCase()));
+    Object.assign(e, { to: keep(e.to), cc: keep(e.cc), bcc: keep(e.bcc) });
+    return { kept, skipped };
+  }
+
+  /** The email, its body, recipients, tags and first event in one statement; then its attachments. */
+  async function insertEmail(t: PgTx, e: NewEmail, recipients: Recipient[]): Promise<number> {
+    const live = e.env === 'LIVE';
+    const lc = recipients.map((r) => r.address.toLowerCase());
+    const r = await t.query<{ seq: number }>(
+      `WITH e AS (
+         INSERT INTO emails (id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails,
+           cc_emails, bcc_emails, reply_to, subject, tags, headers, template_id, template_version, created_at,
+           dkim_signing_status, is_trial, resent_from, message_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+         RETURNING seq),
+       b AS (
+         INSERT INTO email_bodies (email_seq, html_body, text_body)
+         SELECT seq, $23, $24 FROM e WHERE $23::text IS NOT NULL OR $24::text IS NOT NULL),
+       r AS (
+         INSERT INTO recipients (email_seq, project_id, address, address_lc, domain, kind, status, next_attempt_at,
+                                 updated_at)
+         SELECT e.seq, $2, x.address, x.lc, x.domain, x.kind, $6, $25, $18
+         FROM e, unnest($26::text[], $27::text[], $28::text[], $29::text[]) WITH ORDINALITY
+              AS x(address, lc, domain, kind, n)
+         ORDER BY x.n),
+       g AS (
+         INSERT INTO email_tags (email_seq, project_id, tag)
+         SELECT e.seq, $2, tag FROM e, unnest($30::text[]) AS tag ON CONFLICT DO NOTHING),
+       v AS (
+         INSERT INTO email_events (id, email_seq, type, data, created_at) SELECT $31, seq, $32, $33, $18 FROM e)
+       SELECT seq FROM e`,
+      [
+        e.id,
+        e.project_id,
+        e.api_key_id,
+        e.env,
+        e.source,
+        e.status,
+        e.from_email,
+        e.from_name,
+        JSON.stringify(e.to),
+        json(e.cc),
+        json(e.bcc),
+        json(e.reply_to),
+        e.subject,
+        JSON.stringify(e.tags),
+        JSON.stringify(e.headers),
+        e.template_id,
+        e.template_version,
+        e.created_at,
+        live ? 'not_signed' : null,
+        e.trial ? 1 : 0,
+        e.resent_from ?? null,
+        e.message_id ?? null,
+        e.html,
+        e.text,
+        live ? e.created_at : null,
+        recipients.map((x) => x.address),
+        lc,
+        lc.map((a) => a.slice(a.lastIndexOf('@') + 1)),
+        recipients.map((x) => x.kind),
+        [...new Set(e.tags)],
+        e.event.id,
+        e.event.type,
+        JSON.stringify(e.event.data),
+      ],
+    );
+    const seq = r.rows[0]!.seq;
+    if (e.attachments.length > 0) {
+      await t.query(
+        `INSERT INTO attachments (email_seq, position, filename, content_type, size, content, content_id)
+         SELECT $1, a.n - 1, a.filename, a.content_type, a.size, a.content, a.content_id
+         FROM unnest($2::text[], $3::text[], $4::int[], $5::bytea[], $6::text[]) WITH ORDINALITY
+              AS a(filename, content_type, size, content, content_id, n)`,
+        [
+          seq,
+          e.attachments.map((a) => a.filename),
+          e.attachments.map((a) => a.content_type),
+          e.attachments.map((a) => a.content.length),
+          e.attachments.map((a) => a.content),
+          e.attachments.map((a) => a.content_id ?? null),
+        ],
+      );
+    }
+    return seq;
+  }
+
+  async function accept(t: PgTx, e: NewEmail, recipients: Recipient[], opts: AcceptOptions): Promise<AcceptResult> {
+    if (opts.idempotency) {
+      const { key, hash, expiresAt } = opts.idempotency;
+      const prior = await deps.idempotency.claim(t, e.project_id, key, hash, e.created_at, expiresAt);
+      if (prior) return replayOf(prior, hash);
+    }
+    if (
+      e.trial &&
+      (await t.query('SELECT 1 FROM emails WHERE project_id = $1 AND is_trial = 1', [e.project_id])).rowCount
+    ) {
+      throw trialUsed();
+    }
+    const { kept, skipped } = opts.suppress
+      ? await applySuppression(t, e, recipients)
+      : { kept: recipients, skipped: [] };
+    if (kept.length === 0) {
+      throw new AppError('all_recipients_suppressed', 'Every recipient is on the suppression list', {
+        skipped_recipients: skipped,
+      });
+    }
+    if (opts.volume) await deps.usage.reserve(t, opts.volume.orgId, kept.length, opts.volume.limits, opts.volume.now);
+    await insertEmail(t, e, kept);
+    const response: SendResponse = { id: e.id, status: e.status, skipped_recipients: skipped };
+    if (opts.idempotency) await deps.idempotency.save(t, e.project_id, opts.idempotency.key, response, e.id);
+    return { replay: false, response };
+  }
+
+  return {
+    acceptEmail: (e: NewEmail, recipients: Recipient[], opts: AcceptOptions) =>
+      tx.write((t) => accept(t, e, recipients, opts)),
+    /** A committed idempotency record for this key, if any (checked before doing any work). */
+    findIdempotent: async (projectId: string, key: string, hash: string, nowIso: string) => {
+      const prior = await deps.idempotency.find(projectId, key, nowIso);
+      return prior && replayOf(prior, hash);
+    },
+    findById: async (id: string) =>
+      (
+        await pool.query<EmailRow>(
+          'SELECT e.*, b.html_body, b.text_body FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.id = $1',
+          [id],
+        )
+      ).rows[0],
+    listEvents: async (seq: number) =>
+      (
+        await pool.query<EventRow>(
+          'SELECT id, type, data, ip_address, user_agent, created_at FROM email_events WHERE email_seq = $1 ORDER BY seq',
+          [seq],
+        )
+      ).rows,
+  };
+}
+
+export type PgEmailsRepo = ReturnType<typeof createPgEmailsRepo>;
