@@ -13,9 +13,7 @@ import type {
   SendResponse,
   SkippedRecipient,
 } from './repo.ts';
-import { replayOf, trialUsed } from './repo.ts';
-
-const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
+import { emailValues, replayOf, trialUsed } from './repo.ts';
 
 /**
  * The accept of an email on PostgreSQL (issue 17): the SQLite repository's `acceptEmail`
@@ -82,28 +80,7 @@ export function createPgEmailsRepo(
          INSERT INTO email_events (id, email_seq, type, data, created_at) SELECT $31, seq, $32, $33, $18 FROM e)
        SELECT seq FROM e`,
       [
-        e.id,
-        e.project_id,
-        e.api_key_id,
-        e.env,
-        e.source,
-        e.status,
-        e.from_email,
-        e.from_name,
-        JSON.stringify(e.to),
-        json(e.cc),
-        json(e.bcc),
-        json(e.reply_to),
-        e.subject,
-        JSON.stringify(e.tags),
-        JSON.stringify(e.headers),
-        e.template_id,
-        e.template_version,
-        e.created_at,
-        live ? 'not_signed' : null,
-        e.trial ? 1 : 0,
-        e.resent_from ?? null,
-        e.message_id ?? null,
+        ...emailValues(e),
         e.html,
         e.text,
         live ? e.created_at : null,

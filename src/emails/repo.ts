@@ -146,7 +146,6 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
   // Recipients, tags, attachments and events go with it (ON DELETE CASCADE).
   const deleteEmail = db.prepare('DELETE FROM emails WHERE seq = ?');
   const listCache = new Map<string, ReturnType<Db['prepare']>>();
-  const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
 
   /**
    * A retention batch in one short write transaction: `page.held` (emails skipped earlier
@@ -178,32 +177,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
   /** Inserts a new email with its recipients, attachments and first event; runs inside a caller's transaction. */
   function insertEmail(e: NewEmail, recipients: Recipient[]): void {
     const live = e.env === 'LIVE';
-    const seq = Number(
-      w.email.run(
-        e.id,
-        e.project_id,
-        e.api_key_id,
-        e.env,
-        e.source,
-        e.status,
-        e.from_email,
-        e.from_name,
-        JSON.stringify(e.to),
-        json(e.cc),
-        json(e.bcc),
-        json(e.reply_to),
-        e.subject,
-        JSON.stringify(e.tags),
-        JSON.stringify(e.headers),
-        e.template_id,
-        e.template_version,
-        e.created_at,
-        live ? 'not_signed' : null,
-        e.trial ? 1 : 0,
-        e.resent_from ?? null,
-        e.message_id ?? null,
-      ).lastInsertRowid,
-    );
+    const seq = Number(w.email.run(...emailValues(e)).lastInsertRowid);
     if (e.html !== null || e.text !== null) w.body.run(seq, e.html, e.text);
     for (const t of new Set(e.tags)) w.tag.run(seq, e.project_id, t);
     for (let i = 0; i < recipients.length; i += RECIPIENTS_PER_INSERT) {
@@ -385,6 +359,41 @@ export interface RetentionPage {
   held: number[];
   limit: number;
 }
+
+/**
+ * The values of an `emails` row for a new email, in the column order both stores' inserts
+ * name: id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails,
+ * cc_emails, bcc_emails, reply_to, subject, tags, headers, template_id, template_version,
+ * created_at, dkim_signing_status, is_trial, resent_from, message_id.
+ */
+export function emailValues(e: NewEmail): unknown[] {
+  return [
+    e.id,
+    e.project_id,
+    e.api_key_id,
+    e.env,
+    e.source,
+    e.status,
+    e.from_email,
+    e.from_name,
+    JSON.stringify(e.to),
+    json(e.cc),
+    json(e.bcc),
+    json(e.reply_to),
+    e.subject,
+    JSON.stringify(e.tags),
+    JSON.stringify(e.headers),
+    e.template_id,
+    e.template_version,
+    e.created_at,
+    e.env === 'LIVE' ? 'not_signed' : null,
+    e.trial ? 1 : 0,
+    e.resent_from ?? null,
+    e.message_id ?? null,
+  ];
+}
+
+const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
 
 /** The project sent its one onboarding-trial email already. */
 export function trialUsed(): AppError {
