@@ -8,8 +8,17 @@
 // synchronous_commit on, both on this machine's disk.
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
+import { createAuditWriter } from '../src/audit/repo.ts';
+import { createEmailsRepo, type AcceptOptions, type NewEmail } from '../src/emails/repo.ts';
+import { createPgEmailsRepo } from '../src/emails/repo-pg.ts';
+import { createIdempotencySql } from '../src/idempotency/index.ts';
+import { createPgIdempotency } from '../src/idempotency/pg.ts';
+import { createUsageSql } from '../src/limits/usage.ts';
+import { createPgUsage } from '../src/limits/usage-pg.ts';
+import { createSuppressionsRepo } from '../src/suppressions/repo.ts';
 import { createCommitter } from '../src/store/committer.ts';
-import { openPostgres, type PgPool } from '../src/store/pg.ts';
+import { openDatabase } from '../src/store/db.ts';
+import { migratePostgres, openPostgres, type PgPool } from '../src/store/pg.ts';
 import { createPgCommitter } from '../src/store/pg-committer.ts';
 import { startTestPostgres } from '../test/postgres/server.ts';
 import { env, fmt, machine, percentile, tempDir } from './lib.ts';
@@ -113,6 +122,105 @@ function pgPlainCase(pool: PgPool): Case {
   };
 }
 
+/** A LIVE email of 1 recipient with a ~1 KB body, as `POST /v1/emails` accepts it. */
+let emails = 0;
+function liveEmail(): NewEmail {
+  const id = `bench-${++emails}`;
+  return {
+    id,
+    project_id: 'p1',
+    api_key_id: 'k1',
+    env: 'LIVE',
+    source: 'API',
+    status: 'QUEUED',
+    from_email: 'news@example.com',
+    from_name: null,
+    to: [`r${emails}@example.net`],
+    cc: null,
+    bcc: null,
+    reply_to: null,
+    subject: 'Hello',
+    tags: ['bench'],
+    headers: {},
+    html: `<p>${BODY}</p>`,
+    text: BODY,
+    template_id: null,
+    template_version: null,
+    created_at: new Date().toISOString(),
+    attachments: [],
+    event: { id: `ev-${id}`, type: 'queued', data: {} },
+  };
+}
+const ACCEPT: AcceptOptions = {
+  suppress: true,
+  volume: { orgId: 'o1', limits: { monthly: null, daily: null }, now: Date.now() },
+  idempotency: null,
+};
+const ACCOUNT = `INSERT INTO organizations (id, name, plan, created_at) VALUES ('o1', 'Org', 'FREE', 'x');
+  INSERT INTO projects (id, organization_id, name, created_at) VALUES ('p1', 'o1', 'P', 'x')`;
+
+/** The accept of a LIVE email by each store's own repository and group commit. */
+async function acceptCases(): Promise<void> {
+  console.log('\nthe accept of a LIVE email (1 recipient, ~2 KB of body, suppression list, volume):');
+  const { db, close } = openDatabase(join(dir, 'accept'), { create: true });
+  db.exec(ACCOUNT);
+  const tx = createCommitter(db, { windowMs: 2, maxBatch: 500 });
+  const audit = createAuditWriter(db);
+  const lite = createEmailsRepo(db, tx, {
+    suppressions: createSuppressionsRepo(db, tx, audit),
+    usage: createUsageSql(db),
+    idempotency: createIdempotencySql(db),
+    audit,
+  });
+  const name = `accept_${process.pid}`;
+  await pool.query(`CREATE DATABASE ${name}`);
+  const url = new URL(server.url);
+  url.pathname = `/${name}`;
+  const pgPool = await openPostgres(url.toString(), { max: 16 });
+  await migratePostgres(pgPool);
+  await pgPool.query(ACCOUNT);
+  // Diagnosis: without the rows every accept updates (the hourly stats row, the month's and
+  // the day's counters), to see what their locks cost.
+  const noHotRows = env.flag('BENCH_NO_HOT_ROWS');
+  if (noHotRows) {
+    db.exec('DROP TRIGGER email_events_stats');
+    await pgPool.query('DROP TRIGGER email_events_stats ON email_events');
+  }
+  const opts = noHotRows ? { ...ACCEPT, volume: null } : ACCEPT;
+  const pgTx = createPgCommitter(pgPool, { windowMs: 2, maxBatch: PG_BATCH, parallel: PG_PARALLEL });
+  const pg = createPgEmailsRepo(pgPool, pgTx, {
+    usage: createPgUsage(pgPool),
+    idempotency: createPgIdempotency(pgPool),
+  });
+  const results: Record<string, number> = {};
+  for (const [label, repo] of [
+    ['SQLite', lite],
+    ['PostgreSQL', pg],
+  ] as const) {
+    const r = await run(
+      {
+        name: label,
+        write: () => {
+          const e = liveEmail();
+          return repo.acceptEmail(e, [{ address: e.to[0]!, kind: 'to' }], opts);
+        },
+        commits: () => 0,
+      },
+      1,
+    );
+    results[label] = r.perSecond;
+    console.log(
+      `  ${label.padEnd(38)} ${fmt(r.perSecond).padStart(7)} emails/s  p50 ${fmt(r.p50, 1).padStart(6)} ms  ` +
+        `p99 ${fmt(r.p99, 1).padStart(6)} ms`,
+    );
+  }
+  console.log(`  PostgreSQL's accept: ${fmt(results.PostgreSQL! / results.SQLite!, 2)}× SQLite's`);
+  tx.close();
+  await close();
+  await pgTx.close();
+  await pgPool.end();
+}
+
 console.log(`bench:commit — ${machine()}, ${new Date().toISOString()}`);
 console.log(
   `${WRITERS} writers, closed loop, ${SECONDS} s a case; both stores durable, on disk; ` +
@@ -150,6 +258,7 @@ try {
     );
     await pool.query('TRUNCATE t');
   }
+  await acceptCases();
 } finally {
   await pool.end();
   await server.stop();
