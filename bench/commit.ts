@@ -110,7 +110,12 @@ function pgPlainCase(pool: PgPool): Case {
       try {
         await c.query('BEGIN');
         for (let i = 0; i < statements; i++) {
-          await c.query('INSERT INTO t (id, body) VALUES ($1, $2)', [`w${n}-${i}`, BODY]);
+          // Prepared once per connection, as the group commit's statements are.
+          await c.query({
+            name: 'ins',
+            text: 'INSERT INTO t (id, body) VALUES ($1, $2)',
+            values: [`w${n}-${i}`, BODY],
+          });
         }
         await c.query('COMMIT');
         commits++;

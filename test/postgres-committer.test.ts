@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { openPostgres, type PgPool } from '../src/store/pg.ts';
-import { createPgCommitter, type PgCommitter, type PgCommitterOptions } from '../src/store/pg-committer.ts';
+import { createPgCommitter, type PgCommitter, type PgCommitterOptions, type PgTx } from '../src/store/pg-committer.ts';
 import { freshPgDatabase } from './postgres/db.ts';
 
 // Group commit on PostgreSQL (issue 17, item 3): a write is answered only after its group's
@@ -157,6 +157,51 @@ describe('the PostgreSQL group commit', () => {
       ['xab', 'yab'],
       ['xba', 'yba'],
     ]).toContainEqual(rows);
+  });
+
+  it('writes a counter that many writes add to once per group, with their sum; a refused item adds nothing', async () => {
+    await pool.query('CREATE TABLE IF NOT EXISTS counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)');
+    await pool.query('TRUNCATE counter');
+    const c = start({ parallel: 1 });
+    let writes = 0;
+    const add = async (tx: PgTx, total: number) => {
+      writes++;
+      await tx.query('INSERT INTO counter VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET n = counter.n + excluded.n', [
+        total,
+      ]);
+      return true;
+    };
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, (_v, i) =>
+        c.write(async (tx) => {
+          await tx.addAtCommit('counter 1', 2, add);
+          if (i === 7) throw new Error('refused after counting');
+        }),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'rejected')).toHaveLength(1);
+    expect((await other.query('SELECT n FROM counter')).rows).toEqual([{ n: 98 }]);
+    expect(writes).toBe(commits.length);
+  });
+
+  it('runs a group item by item when the sum is refused, so each write gets its own answer', async () => {
+    await pool.query('CREATE TABLE IF NOT EXISTS counter (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)');
+    await pool.query('TRUNCATE counter');
+    const c = start({ parallel: 1 });
+    // A ceiling of 10: of six writes of 3, three fit.
+    const add = async (tx: PgTx, total: number) =>
+      ((
+        await tx.query(
+          `INSERT INTO counter VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET n = counter.n + excluded.n
+           WHERE counter.n + excluded.n <= 10`,
+          [total],
+        )
+      ).rowCount ?? 0) > 0 && total <= 10;
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => c.write((tx) => tx.addAtCommit('counter 1', 3, add))),
+    );
+    expect(results).toEqual([true, true, true, false, false, false]);
+    expect((await other.query('SELECT n FROM counter')).rows).toEqual([{ n: 9 }]);
   });
 
   it('commits what is queued on close, and refuses writes after', async () => {

@@ -40,7 +40,10 @@ export function createPgUsage(pool: PgPool) {
     async reserve(t: PgTx, orgId: string, units: number, limits: VolumeLimits, now: number): Promise<void> {
       const day = new Date(now).toISOString().slice(0, 10);
       const month = day.slice(0, 7);
-      if (!(await add(t, orgId, month, units, limits.monthly))) {
+      // Counted once per group, at its end (PgTx.addAtCommit): every send of an organization
+      // updates these two rows, and their locks would make the nodes' groups take turns.
+      const monthly = (tx: PgTx, total: number) => add(tx, orgId, month, total, limits.monthly);
+      if (!(await t.addAtCommit(`usage ${orgId} ${month}`, units, monthly))) {
         throw new AppError(
           'monthly_volume_exceeded',
           `The monthly volume of ${limits.monthly} recipients is used up`,
@@ -48,7 +51,8 @@ export function createPgUsage(pool: PgPool) {
           secondsToNextMonth(now),
         );
       }
-      if (!(await add(t, orgId, day, units, limits.daily))) {
+      const daily = (tx: PgTx, total: number) => add(tx, orgId, day, total, limits.daily);
+      if (!(await t.addAtCommit(`usage ${orgId} ${day}`, units, daily))) {
         throw new AppError(
           'daily_limit_exceeded',
           `The daily limit of ${limits.daily} recipients is reached`,
