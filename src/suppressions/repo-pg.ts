@@ -1,0 +1,62 @@
+import type { Audited } from '../audit/index.ts';
+import type { PgAuditWriter } from '../audit/repo-pg.ts';
+import type { PgPool } from '../store/pg.ts';
+import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
+import type { Suppression, SuppressionReason } from './schema.ts';
+
+const UPSERT = `INSERT INTO suppressions (project_id, email, reason, created_at) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (project_id, email) DO UPDATE SET reason = excluded.reason`;
+
+/**
+ * The per-project suppression list on PostgreSQL (repo.ts; addresses stored lower-cased).
+ * Pages are ordered by bytes (`COLLATE "C"`), as SQLite orders them, whatever the database's
+ * collation: a page's `after` must mean the same on both stores.
+ */
+export function createPgSuppressionsRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWriter) {
+  return {
+    find: async (projectId: string, email: string) =>
+      (
+        await pool.query<Suppression>(
+          'SELECT project_id, email, reason, created_at FROM suppressions WHERE project_id = $1 AND email = $2',
+          [projectId, email],
+        )
+      ).rows[0],
+    /** Keyset page ordered by address; `after` is the last address of the previous page. */
+    listPage: async (projectId: string, after: string, limit: number) =>
+      (
+        await pool.query<Suppression>(
+          `SELECT project_id, email, reason, created_at FROM suppressions
+           WHERE project_id = $1 AND email COLLATE "C" > $2 ORDER BY email COLLATE "C" LIMIT $3`,
+          [projectId, after, limit],
+        )
+      ).rows,
+    /** An upsert inside another transaction (a hard bounce recorded with its delivery result). */
+    add: async (t: PgTx, projectId: string, email: string, reason: SuppressionReason, at: string) => {
+      await t.query(UPSERT, [projectId, email, reason, at]);
+    },
+    /** Adds or updates entries in one transaction with their audit row. */
+    addMany: (projectId: string, rows: { email: string; reason: SuppressionReason }[], at: string, a: Audited) =>
+      tx.write(async (t) => {
+        if (rows.length > 0) {
+          // One statement for the lot; the last reason given for an address wins, as row by row.
+          const last = new Map(rows.map((r) => [r.email, r.reason]));
+          await t.query(
+            `INSERT INTO suppressions (project_id, email, reason, created_at)
+             SELECT $1, e, r, $4 FROM unnest($2::text[], $3::text[]) AS x(e, r)
+             ON CONFLICT (project_id, email) DO UPDATE SET reason = excluded.reason`,
+            [projectId, [...last.keys()], [...last.values()], at],
+          );
+        }
+        await audit.record(t, a.actor, a.entry, a.atMs);
+      }),
+    remove: (projectId: string, email: string, a: Audited) =>
+      tx.write(async (t) => {
+        const r = await t.query('DELETE FROM suppressions WHERE project_id = $1 AND email = $2', [projectId, email]);
+        const changed = (r.rowCount ?? 0) > 0;
+        if (changed) await audit.record(t, a.actor, a.entry, a.atMs);
+        return changed;
+      }),
+  };
+}
+
+export type PgSuppressionsRepo = ReturnType<typeof createPgSuppressionsRepo>;

@@ -1,0 +1,249 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuditWriter } from '../src/audit/repo.ts';
+import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
+import { createServerSettings } from '../src/config/server-settings.ts';
+import { createPgServerSettings } from '../src/config/server-settings-pg.ts';
+import { createNodesRepo, FRESH_NODES_SQL, type NodeRow } from '../src/nodes/repo.ts';
+import { createPgNodesRepo } from '../src/nodes/repo-pg.ts';
+import { createStatsRepo } from '../src/stats/repo.ts';
+import { createPgStatsRepo } from '../src/stats/repo-pg.ts';
+import { createCommitter } from '../src/store/committer.ts';
+import { openDatabase } from '../src/store/db.ts';
+import { createSecrets } from '../src/store/secrets.ts';
+import { createPgSecrets } from '../src/store/secrets-pg.ts';
+import { createSuppressionsRepo } from '../src/suppressions/repo.ts';
+import { createPgSuppressionsRepo } from '../src/suppressions/repo-pg.ts';
+import { createTemplatesRepo } from '../src/templates/repo.ts';
+import { createPgTemplatesRepo } from '../src/templates/repo-pg.ts';
+import { createTrackingRepo } from '../src/tracking/repo.ts';
+import { createPgTrackingRepo } from '../src/tracking/repo-pg.ts';
+import { migratedPgDatabase, pgNode } from './postgres/db.ts';
+
+// The store seam (issue 17, item 1): the same scenarios against the SQLite repositories and
+// their PostgreSQL twins, through the async operations both offer. A difference in what a
+// store answers fails here, whichever store is wrong.
+
+const AT = '2026-11-26T12:00:00.000Z';
+const SEED = `INSERT INTO users (id, email, password_hash, created_at) VALUES ('u1', 'owner@example.com', 'h', 'x');
+  INSERT INTO organizations (id, name, plan, created_at) VALUES ('o1', 'Org', 'FREE', 'x');
+  INSERT INTO projects (id, organization_id, name, created_at) VALUES ('p1', 'o1', 'P', 'x');
+  INSERT INTO emails (id, project_id, env, status, from_email, to_emails, subject, created_at)
+    VALUES ('e1', 'p1', 'LIVE', 'DELIVERED', 'a@x.test', '[]', 's', '${AT}')`;
+
+function storeOf(kind: 'sqlite' | 'postgres') {
+  return async () => {
+    if (kind === 'sqlite') {
+      const dir = mkdtempSync(join(tmpdir(), 'svc-contract-'));
+      const { db, close } = openDatabase(join(dir, 'data'), { create: true });
+      db.exec(SEED);
+      const tx = createCommitter(db, { windowMs: 1, maxBatch: 100 });
+      const audit = createAuditWriter(db);
+      const settings = createServerSettings(db, tx);
+      const nodes = createNodesRepo(db, tx);
+      return {
+        query: (sql: string, ...params: unknown[]) => Promise.resolve(db.prepare(sql).all(...params)),
+        event: (id: string, type: string, at: string) =>
+          Promise.resolve(
+            void db
+              .prepare(
+                "INSERT INTO email_events (id, email_seq, type, created_at) SELECT ?, seq, ?, ? FROM emails WHERE id = 'e1'",
+              )
+              .run(id, type, at),
+          ),
+        nodes: {
+          ...nodes,
+          fresh: (since: string) => Promise.resolve(db.prepare<[string], NodeRow>(FRESH_NODES_SQL).all(since)),
+        },
+        secrets: createSecrets(db, tx, () => AT),
+        stats: createStatsRepo(db),
+        tracking: createTrackingRepo(db, tx),
+        settings: { stored: () => Promise.resolve(settings.stored()), record: settings.record },
+        suppressions: createSuppressionsRepo(db, tx, audit),
+        templates: createTemplatesRepo(db, tx, audit),
+        async close() {
+          tx.close();
+          await close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    }
+    const { url, drop } = await migratedPgDatabase('contract');
+    const n = await pgNode(url);
+    await n.pool.query(SEED);
+    const audit = createPgAuditWriter();
+    return {
+      query: async (sql: string, ...params: unknown[]) =>
+        (
+          await n.pool.query(
+            sql.replace(
+              /\?/g,
+              (() => {
+                let i = 0;
+                return () => `$${++i}`;
+              })(),
+            ),
+            params,
+          )
+        ).rows,
+      event: async (id: string, type: string, at: string) =>
+        void (await n.pool.query(
+          "INSERT INTO email_events (id, email_seq, type, created_at) SELECT $1, seq, $2, $3 FROM emails WHERE id = 'e1'",
+          [id, type, at],
+        )),
+      nodes: createPgNodesRepo(n.pool, n.tx),
+      secrets: createPgSecrets(n.tx, () => AT),
+      stats: createPgStatsRepo(n.pool),
+      tracking: createPgTrackingRepo(n.tx),
+      settings: createPgServerSettings(n.pool, n.tx),
+      suppressions: createPgSuppressionsRepo(n.pool, n.tx, audit),
+      templates: createPgTemplatesRepo(n.pool, n.tx, audit),
+      async close() {
+        await n.close();
+        await drop();
+      },
+    };
+  };
+}
+
+const audited = (action: string) => ({
+  actor: { type: 'cli' as const, os_user: 'root' },
+  atMs: Date.parse(AT),
+  entry: { project_id: 'p1', action, target_type: 'x', target_id: 'x', before: null, after: null },
+});
+
+describe.each([['sqlite' as const], ['postgres' as const]])('the %s store', (kind) => {
+  let s: Awaited<ReturnType<ReturnType<typeof storeOf>>>;
+  beforeAll(async () => {
+    s = await storeOf(kind)();
+  });
+  afterAll(() => s?.close());
+
+  it('keeps the nodes that said they run, and forgets one that stopped', async () => {
+    const row = (id: string, seen: string): NodeRow => ({
+      id,
+      hostname: 'mta',
+      pid: 7,
+      version: '0.1.0',
+      started_at: AT,
+      seen_at: seen,
+      relay_sessions: 0,
+    });
+    await s.nodes.save(row('b', '2026-11-26T12:00:05.000Z'));
+    await s.nodes.save(row('a', '2026-11-26T12:00:00.000Z'));
+    await s.nodes.save({ ...row('b', '2026-11-26T12:00:10.000Z'), relay_sessions: 3 });
+    expect((await s.nodes.fresh('2026-11-26T12:00:01.000Z')).map((r) => [r.id, r.relay_sessions])).toEqual([['b', 3]]);
+    await s.nodes.remove('b');
+    expect((await s.nodes.fresh(AT)).map((r) => r.id)).toEqual(['a']);
+  });
+
+  it('makes a secret once and gives the same one after', async () => {
+    const first = await s.secrets.get('tracking');
+    expect(first).toHaveLength(32);
+    expect(await s.query("SELECT value FROM server_secrets WHERE name = 'tracking'")).toEqual([{ value: first }]);
+  });
+
+  it('records the server settings, and reads them back', async () => {
+    expect(await s.settings.stored()).toEqual({});
+    await s.settings.record({ hostname: 'mta.example.com', dnsServers: ['127.0.0.1:53'] }, AT);
+    await s.settings.record({ hostname: 'mta.example.com', dnsServers: [] }, AT);
+    expect(await s.settings.stored()).toEqual({ hostname: 'mta.example.com', dnsServers: [] });
+  });
+
+  it('counts events by hour and by day, and tracking adds to them', async () => {
+    await s.event('v1', 'delivered', '2026-11-26T10:15:00.000Z');
+    await s.event('v2', 'delivered', '2026-11-26T11:15:00.000Z');
+    await s.event('v3', 'sending', '2026-11-26T11:16:00.000Z');
+    expect(
+      await s.tracking.addEvent({
+        id: 'v4',
+        emailId: 'e1',
+        type: 'opened',
+        data: {},
+        ip: null,
+        userAgent: null,
+        at: '2026-11-26T11:20:00.000Z',
+      }),
+    ).toBe(true);
+    expect(
+      await s.tracking.addEvent({
+        id: 'v5',
+        emailId: 'gone',
+        type: 'opened',
+        data: {},
+        ip: null,
+        userAgent: null,
+        at: AT,
+      }),
+    ).toBe(false);
+    const sort = (r: { bucket: string; type: string; n: number }[]) =>
+      [...r].sort((x, y) => (x.bucket + x.type < y.bucket + y.type ? -1 : 1));
+    expect(sort(await s.stats.countByBucket('p1', 'hour', '2026-11-26T00', '2026-11-27T00'))).toEqual([
+      { bucket: '2026-11-26T10', type: 'delivered', n: 1 },
+      { bucket: '2026-11-26T11', type: 'delivered', n: 1 },
+      { bucket: '2026-11-26T11', type: 'opened', n: 1 },
+    ]);
+    expect(sort(await s.stats.countByBucket('p1', 'day', '2026-11-26T00', '2026-11-27T00'))).toEqual([
+      { bucket: '2026-11-26', type: 'delivered', n: 2 },
+      { bucket: '2026-11-26', type: 'opened', n: 1 },
+    ]);
+  });
+
+  it('pages the suppression list in byte order, with the last reason given, and audits each change', async () => {
+    await s.suppressions.addMany(
+      'p1',
+      [
+        { email: 'b@example.com', reason: 'MANUAL' },
+        { email: 'Z@example.com'.toLowerCase(), reason: 'MANUAL' },
+        { email: '_x@example.com', reason: 'COMPLAINT' },
+        { email: 'b@example.com', reason: 'HARD_BOUNCE' },
+      ],
+      AT,
+      audited('suppression.add'),
+    );
+    const page1 = await s.suppressions.listPage('p1', '', 2);
+    expect(page1.map((r) => [r.email, r.reason])).toEqual([
+      ['_x@example.com', 'COMPLAINT'],
+      ['b@example.com', 'HARD_BOUNCE'],
+    ]);
+    expect((await s.suppressions.listPage('p1', page1[1]!.email, 2)).map((r) => r.email)).toEqual(['z@example.com']);
+    expect(await s.suppressions.remove('p1', 'b@example.com', audited('suppression.remove'))).toBe(true);
+    expect(await s.suppressions.remove('p1', 'b@example.com', audited('suppression.remove'))).toBe(false);
+    expect(await s.suppressions.find('p1', 'b@example.com')).toBeUndefined();
+    expect(
+      (await s.query("SELECT action FROM audit_logs WHERE action LIKE 'suppression.%' ORDER BY action")).map(
+        (r) => (r as { action: string }).action,
+      ),
+    ).toEqual(['suppression.add', 'suppression.remove']);
+  });
+
+  it('stores templates, updates them only over the version read, and lists them by slug', async () => {
+    const t = {
+      id: 't1',
+      project_id: 'p1',
+      name: 'Welcome',
+      slug: 'welcome',
+      subject_template: 'Hi {{ name }}',
+      html_template: null,
+      text_template: 'Hello',
+      variables: { name: 'there' },
+      version: 1,
+      created_at: AT,
+      updated_at: AT,
+    };
+    await s.templates.create(t, audited('template.create'));
+    await s.templates.create({ ...t, id: 't2', slug: 'Alpha' }, audited('template.create'));
+    expect(await s.templates.update({ ...t, name: 'Welcome 2' }, audited('template.update'))).toBe(true);
+    expect(await s.templates.update({ ...t, name: 'stale' }, audited('template.update'))).toBe(false);
+    expect(await s.templates.findBySlug('p1', 'welcome')).toMatchObject({
+      name: 'Welcome 2',
+      version: 2,
+      variables: { name: 'there' },
+    });
+    expect((await s.templates.list('p1')).map((x) => x.slug)).toEqual(['Alpha', 'welcome']);
+    expect(await s.templates.remove('t2', audited('template.remove'))).toBe(true);
+    expect(await s.templates.findById('t2')).toBeUndefined();
+  });
+});
