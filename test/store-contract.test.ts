@@ -2,7 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccountsRepo } from '../src/accounts/repo.ts';
+import { createPgAccountsRepo } from '../src/accounts/repo-pg.ts';
 import { createAuditWriter } from '../src/audit/repo.ts';
+import { isUniqueViolation } from '../src/store/errors.ts';
 import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
 import { createServerSettings } from '../src/config/server-settings.ts';
 import { createPgServerSettings } from '../src/config/server-settings-pg.ts';
@@ -63,6 +66,7 @@ function storeOf(kind: 'sqlite' | 'postgres') {
         settings: { stored: () => Promise.resolve(settings.stored()), record: settings.record },
         suppressions: createSuppressionsRepo(db, tx, audit),
         templates: createTemplatesRepo(db, tx, audit),
+        accounts: createAccountsRepo(db, tx, audit),
         async close() {
           tx.close();
           await close();
@@ -100,6 +104,7 @@ function storeOf(kind: 'sqlite' | 'postgres') {
       settings: createPgServerSettings(n.pool, n.tx),
       suppressions: createPgSuppressionsRepo(n.pool, n.tx, audit),
       templates: createPgTemplatesRepo(n.pool, n.tx, audit),
+      accounts: createPgAccountsRepo(n.pool, n.tx, audit),
       async close() {
         await n.close();
         await drop();
@@ -245,5 +250,63 @@ describe.each([['sqlite' as const], ['postgres' as const]])('the %s store', (kin
     expect((await s.templates.list('p1')).map((x) => x.slug)).toEqual(['Alpha', 'welcome']);
     expect(await s.templates.remove('t2', audited('template.remove'))).toBe(true);
     expect(await s.templates.findById('t2')).toBeUndefined();
+  });
+
+  it('keeps accounts: users by any case of their address, organizations with one OWNER at least, projects, invitations', async () => {
+    const acc = s.accounts;
+    await acc.createUser({ id: 'u2', email: 'Ada@Example.com', password_hash: 'h', created_at: AT });
+    expect(await acc.findUserByEmail('ada@example.COM')).toMatchObject({ id: 'u2', email: 'Ada@Example.com' });
+    await acc.createOrgWithOwner({ id: 'o2', name: 'Two', plan: 'PAID', created_at: AT }, 'u2', audited('org.create'));
+    expect((await acc.listOrgsOfUser('u2')).map((o) => [o.id, o.role])).toEqual([['o2', 'OWNER']]);
+    expect(await acc.countOrgs()).toBe(2);
+    await acc.createProject(
+      { id: 'p2', organization_id: 'o2', name: 'Web', created_at: AT },
+      audited('project.create'),
+    );
+    const dup = await acc
+      .createProject({ id: 'p3', organization_id: 'o2', name: 'Web', created_at: AT }, audited('project.create'))
+      .catch((e: unknown) => e);
+    expect(isUniqueViolation(dup)).toBe(true);
+    await acc.updateProject('p2', { settingsPatch: '{"click_tracking":true}' }, audited('project.update'));
+    await acc.updateProject(
+      'p2',
+      { name: 'Site', settingsPatch: '{"open_tracking":false}' },
+      audited('project.update'),
+    );
+    const p2 = (await acc.findProjectById('p2'))!;
+    expect([p2.name, JSON.parse(p2.settings)]).toEqual(['Site', { click_tracking: true, open_tracking: false }]);
+    await expect(acc.setMemberRole('o2', 'u2', 'ADMIN', audited('member.update'))).rejects.toMatchObject({
+      code: 'conflict',
+    });
+    await acc.addMember('o2', 'u1', 'DEVELOPER', AT, audited('member.add'));
+    await acc.setMemberRole('o2', 'u1', 'OWNER', audited('member.update'));
+    await acc.setMemberRole('o2', 'u2', 'VIEWER', audited('member.update'));
+    expect((await acc.listMembers('o2')).map((m) => [m.email, m.role]).sort()).toEqual([
+      ['Ada@Example.com', 'VIEWER'],
+      ['owner@example.com', 'OWNER'],
+    ]);
+    await expect(acc.removeMember('o2', 'u1', audited('member.remove'))).rejects.toMatchObject({ code: 'conflict' });
+    const invitation = {
+      id: 'i1',
+      organization_id: 'o2',
+      email: 'New@Example.com',
+      role: 'ADMIN' as const,
+      token_hash: 'th',
+      invited_by: 'u1',
+      created_at: AT,
+      expires_at: '2026-12-03T12:00:00.000Z',
+    };
+    await acc.createInvitation(invitation, audited('invitation.create'));
+    const found = (await acc.findInvitationByHash('th'))!;
+    expect(found).toMatchObject({ email: 'New@Example.com', accepted_at: null });
+    await acc.createUser({ id: 'u3', email: 'new@example.com', password_hash: 'h', created_at: AT });
+    await acc.acceptInvitation(found, 'u3', AT, audited('invitation.accept'));
+    await expect(acc.acceptInvitation(found, 'u3', AT, audited('invitation.accept'))).rejects.toMatchObject({
+      code: 'conflict',
+    });
+    expect((await acc.findMember('o2', 'u3'))?.role).toBe('ADMIN');
+    await acc.deleteOrg('o2', audited('org.delete'));
+    expect(await acc.findProjectById('p2')).toBeUndefined();
+    expect(await acc.listOrgsOfUser('u2')).toEqual([]);
   });
 });

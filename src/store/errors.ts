@@ -1,9 +1,12 @@
 import { AppError } from '../errors.ts';
 
-/** True for a UNIQUE or PRIMARY KEY violation (better-sqlite3 SqliteError codes). */
+/**
+ * True for a UNIQUE or PRIMARY KEY violation, on either store: better-sqlite3's SqliteError
+ * codes, or PostgreSQL's SQLSTATE 23505 (unique_violation, primary keys included).
+ */
 export function isUniqueViolation(e: unknown): boolean {
   const code = (e as { code?: unknown } | null)?.code;
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
 }
 
 /** Runs a write; a uniqueness violation becomes 409 conflict with `message`. */
