@@ -5,6 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountsRepo } from '../src/accounts/repo.ts';
 import { createPgAccountsRepo } from '../src/accounts/repo-pg.ts';
 import { createAuditWriter } from '../src/audit/repo.ts';
+import { createDomainsRepo } from '../src/domains/repo.ts';
+import { createPgDomainsRepo } from '../src/domains/repo-pg.ts';
+import { createSessionsRepo } from '../src/sessions/repo.ts';
+import { createPgSessionsRepo } from '../src/sessions/repo-pg.ts';
 import { isUniqueViolation } from '../src/store/errors.ts';
 import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
 import { createServerSettings } from '../src/config/server-settings.ts';
@@ -67,6 +71,8 @@ function storeOf(kind: 'sqlite' | 'postgres') {
         suppressions: createSuppressionsRepo(db, tx, audit),
         templates: createTemplatesRepo(db, tx, audit),
         accounts: createAccountsRepo(db, tx, audit),
+        domains: createDomainsRepo(db, tx, audit),
+        sessions: createSessionsRepo(db, tx),
         async close() {
           tx.close();
           await close();
@@ -105,6 +111,8 @@ function storeOf(kind: 'sqlite' | 'postgres') {
       suppressions: createPgSuppressionsRepo(n.pool, n.tx, audit),
       templates: createPgTemplatesRepo(n.pool, n.tx, audit),
       accounts: createPgAccountsRepo(n.pool, n.tx, audit),
+      domains: createPgDomainsRepo(n.pool, n.tx, audit),
+      sessions: createPgSessionsRepo(n.pool, n.tx),
       async close() {
         await n.close();
         await drop();
@@ -308,5 +316,76 @@ describe.each([['sqlite' as const], ['postgres' as const]])('the %s store', (kin
     await acc.deleteOrg('o2', audited('org.delete'));
     expect(await acc.findProjectById('p2')).toBeUndefined();
     expect(await acc.listOrgsOfUser('u2')).toEqual([]);
+  });
+
+  it('keeps sending domains: a ceiling per organization, names in any case, bindings, checks counted in place', async () => {
+    const d = s.domains;
+    const row = (id: string, name: string) => ({
+      id,
+      organization_id: 'o1',
+      name,
+      dkim_selector: 'svc1',
+      dkim_private_key: 'k',
+      dkim_public_key: 'p',
+      created_at: AT,
+    });
+    expect(await d.createDomain(row('d1', 'example.com'), 1, 'p1', audited('domain.create'))).toBe(true);
+    expect(await d.createDomain(row('d2', 'example.org'), 1, undefined, audited('domain.create'))).toBe(false);
+    const taken = await d
+      .createDomain(row('d3', 'example.com'), 1, undefined, audited('domain.create'))
+      .catch((e: unknown) => e);
+    expect(isUniqueViolation(taken)).toBe(true);
+    expect(await d.findDomainByName('Example.COM')).toMatchObject({ id: 'd1', name: 'example.com', status: 'PENDING' });
+    expect(await d.isVerifiedForProject('p1', 'EXAMPLE.com')).toBe(false);
+    const verify = (r: { failing_checks: number }) => ({
+      status: 'VERIFIED' as const,
+      verified_at: AT,
+      failing_since: null,
+      failing_checks: r.failing_checks + 1,
+      warning: null,
+    });
+    expect((await d.recordCheck('d1', AT, '[]', verify))?.after).toMatchObject({
+      status: 'VERIFIED',
+      failing_checks: 1,
+    });
+    await d.recordCheck('d1', AT, '[{"ok":true}]', verify);
+    expect(await d.findDomainById('d1')).toMatchObject({
+      failing_checks: 2,
+      checks: '[{"ok":true}]',
+      last_checked_at: AT,
+    });
+    expect(await d.isVerifiedForProject('p1', 'EXAMPLE.com')).toBe(true);
+    expect(await d.recordCheck('gone', AT, '[]', verify)).toBeUndefined();
+    expect(await d.bindProject('d1', 'p1', AT, audited('domain.bind'))).toBe(false);
+    expect(await d.listProjectIds('d1')).toEqual(['p1']);
+    expect(await d.unbindProject('d1', 'p1', audited('domain.unbind'))).toBe(true);
+    expect(await d.isVerifiedForProject('p1', 'example.com')).toBe(false);
+    expect((await d.listDomains('o1')).map((r) => r.id)).toEqual(['d1']);
+    expect(await d.deleteDomain('d1', audited('domain.delete'))).toBe(true);
+    expect(await d.listDomainIds()).toEqual([]);
+  });
+
+  it('rotates a refresh token once: presented twice at once, one rotation wins and the other revokes the family', async () => {
+    const ss = s.sessions;
+    const later = '2026-11-27T12:00:00.000Z';
+    await ss.startFamily('f1', 'u1', AT, [
+      { token_hash: 'a1', kind: 'access', expires_at: later },
+      { token_hash: 'r1', kind: 'refresh', expires_at: later },
+    ]);
+    expect(await ss.findToken('a1')).toMatchObject({ user_id: 'u1', family_id: 'f1', family_revoked_at: null });
+    const next = (n: string) => [{ token_hash: n, kind: 'refresh' as const, expires_at: later }];
+    const [x, y] = await Promise.all([ss.rotate('r1', AT, next('r2')), ss.rotate('r1', AT, next('r3'))]);
+    expect([x, y]).toEqual([
+      { ok: true, user_id: 'u1', family_id: 'f1' },
+      { ok: false, reason: 'reused' },
+    ]);
+    expect(await ss.findToken('r2')).toMatchObject({ family_revoked_at: AT });
+    expect(await ss.rotate('r2', AT, next('r4'))).toEqual({ ok: false, reason: 'revoked' });
+    expect(await ss.rotate('nope', AT, [])).toEqual({ ok: false, reason: 'unknown' });
+    await ss.startFamily('f2', 'u1', AT, [{ token_hash: 'r9', kind: 'refresh', expires_at: AT }]);
+    expect(await ss.rotate('r9', later, [])).toEqual({ ok: false, reason: 'expired' });
+    await ss.purgeExpired(later);
+    expect(await ss.findToken('r9')).toBeUndefined();
+    expect(await s.query("SELECT id FROM session_families WHERE id = 'f2'")).toEqual([]);
   });
 });

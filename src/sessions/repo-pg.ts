@@ -1,0 +1,77 @@
+import type { PgPool } from '../store/pg.ts';
+import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
+import type { NewToken, RotateResult, TokenWithFamily } from './repo.ts';
+
+const TOKEN = `SELECT t.*, f.user_id, f.revoked_at AS family_revoked_at
+               FROM session_tokens t JOIN session_families f ON f.id = t.family_id WHERE t.token_hash = $1`;
+
+/**
+ * Session families and their tokens on PostgreSQL (repo.ts). A refresh token is locked while
+ * it is presented, so two nodes given the same token at once take turns: the second sees it
+ * used, and the family is revoked as a reuse, as on one server.
+ */
+export function createPgSessionsRepo(pool: PgPool, tx: PgCommitter) {
+  const insert = async (t: PgTx, familyId: string, at: string, tokens: NewToken[]) => {
+    for (const k of tokens) {
+      await t.query(
+        'INSERT INTO session_tokens (token_hash, family_id, kind, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)',
+        [k.token_hash, familyId, k.kind, at, k.expires_at],
+      );
+    }
+  };
+  const revoke = (t: PgTx, at: string, reason: string, familyId: string) =>
+    t.query('UPDATE session_families SET revoked_at = $1, revoked_reason = $2 WHERE id = $3 AND revoked_at IS NULL', [
+      at,
+      reason,
+      familyId,
+    ]);
+  return {
+    findToken: async (hash: string) => (await pool.query<TokenWithFamily>(TOKEN, [hash])).rows[0],
+
+    /** A new family for `userId` with its first tokens (login). */
+    startFamily: (familyId: string, userId: string, at: string, tokens: NewToken[]) =>
+      tx.write(async (t) => {
+        await t.query('INSERT INTO session_families (id, user_id, created_at) VALUES ($1, $2, $3)', [
+          familyId,
+          userId,
+          at,
+        ]);
+        await insert(t, familyId, at, tokens);
+      }),
+
+    /**
+     * Presents a refresh token: a live one is marked used and `next` joins its family; a
+     * rotated one (reuse: a copy was stolen, or is being replayed) revokes the whole family.
+     */
+    rotate: (hash: string, at: string, next: NewToken[]) =>
+      tx.write(async (t): Promise<RotateResult> => {
+        const row = (await t.query<TokenWithFamily>(`${TOKEN} FOR UPDATE OF t`, [hash])).rows[0];
+        if (!row || row.kind !== 'refresh') return { ok: false, reason: 'unknown' };
+        if (row.family_revoked_at) return { ok: false, reason: 'revoked' };
+        if (row.used_at) {
+          await revoke(t, at, 'refresh token reused', row.family_id);
+          return { ok: false, reason: 'reused' };
+        }
+        if (row.expires_at <= at) return { ok: false, reason: 'expired' };
+        await t.query('UPDATE session_tokens SET used_at = $1 WHERE token_hash = $2 AND used_at IS NULL', [at, hash]);
+        await insert(t, row.family_id, at, next);
+        return { ok: true, user_id: row.user_id, family_id: row.family_id };
+      }),
+
+    revokeFamily: (familyId: string, at: string, reason: string) =>
+      tx.write(async (t) => {
+        await revoke(t, at, reason, familyId);
+      }),
+
+    /** Drops tokens past their expiry, and families left with none. */
+    purgeExpired: (at: string) =>
+      tx.write(async (t) => {
+        await t.query('DELETE FROM session_tokens WHERE expires_at < $1', [at]);
+        await t.query(
+          `DELETE FROM session_families f WHERE NOT EXISTS (SELECT 1 FROM session_tokens t WHERE t.family_id = f.id)`,
+        );
+      }),
+  };
+}
+
+export type PgSessionsRepo = ReturnType<typeof createPgSessionsRepo>;
