@@ -186,4 +186,50 @@ describe('the delivery queue on PostgreSQL, with two nodes', () => {
     expect(await a.repo.queueStats()).toEqual({ recipients: 199, oldest: new Date(T0).toISOString() });
     expect((await a.repo.explain('e0')).map((q) => q.status).sort()).toContain('BOUNCED');
   });
+
+  it('turns a delivered recipient BOUNCED on a late DSN, and COMPLAINED on a complaint, each with its suppression', async () => {
+    const rows = await a.repo.claim(await a.repo.findDue(T0, 2), T0, LEASE_MS, new Map());
+    const [r1, r2] = rows as [LeasedRow, LeasedRow];
+    expect(await a.repo.record(r1.email_seq, 'p1', 'e0', CONN, [delivered(r1), delivered(r2)], T0 + 10, r1.lease)).toBe(
+      2,
+    );
+    const found = await b.repo.findRecipient(r1.email_seq, r1.address.toUpperCase());
+    expect(found).toEqual({ id: r1.id, address: r1.address, status: 'DELIVERED' });
+    const ref = (r: LeasedRow) => ({
+      seq: r.email_seq,
+      projectId: 'p1',
+      emailId: 'e0',
+      recipientId: r.id,
+      address: r.address,
+    });
+    const bounce = {
+      kind: 'bounced',
+      bounce_type: 'hard',
+      category: 'invalid-recipient',
+      reason: 'user unknown',
+      suppress: true,
+      reply: { code: 550, enhanced: '5.1.1', text: '550 5.1.1 user unknown' },
+    } as never;
+    expect(await b.repo.recordLateBounce(ref(r1), bounce, 'dsn', T0 + 1000)).toBe(true);
+    expect(await a.repo.recordLateBounce(ref(r1), bounce, 'dsn', T0 + 2000)).toBe(false);
+    expect(
+      await one('SELECT status, last_error, mx_host, delivered_at FROM recipients WHERE id = $1', [r1.id]),
+    ).toEqual({
+      status: 'BOUNCED',
+      last_error: 'dsn: 550 5.1.1 user unknown',
+      mx_host: 'mx.example.net',
+      delivered_at: null,
+    });
+    expect(await b.repo.recordComplaint(ref(r2), 'abuse', 'arf', T0 + 3000)).toBe(true);
+    expect(await b.repo.recordComplaint(ref(r2), 'abuse', 'arf', T0 + 4000)).toBe(false);
+    const sup = await a.pool.query('SELECT email, reason FROM suppressions ORDER BY reason');
+    expect(sup.rows).toEqual([
+      { email: r2.address, reason: 'COMPLAINT' },
+      { email: r1.address, reason: 'HARD_BOUNCE' },
+    ]);
+    const events = await a.pool.query<{ type: string }>(
+      "SELECT type FROM email_events WHERE type IN ('bounced', 'complained') ORDER BY seq",
+    );
+    expect(events.rows.map((r) => r.type)).toEqual(['bounced', 'complained']);
+  });
 });

@@ -4,6 +4,7 @@ import { newId } from '../lib/ids.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type { ConnectionInfo } from './job.ts';
+import type { Decision } from './outcome.ts';
 import { summarize, type RecipientState } from './status.ts';
 import type { ClaimedEmail, DueRow, QueueRecipient, RecipientOutcome, Stamp } from './repo.ts';
 
@@ -307,6 +308,86 @@ export function createPgDeliveryRepo(
           'SELECT domain, concurrency FROM destination_throttles ORDER BY domain COLLATE "C"',
         )
       ).rows,
+
+    /** The recipient row of an email for an address (any case), if it has one. */
+    findRecipient: async (seq: number, address: string) =>
+      (
+        await pool.query<{ id: number; address: string; status: string }>(
+          'SELECT id, address, status FROM recipients WHERE email_seq = $1 AND address_lc = $2',
+          [seq, address.toLowerCase()],
+        )
+      ).rows[0],
+
+    /**
+     * Records a bounce that arrived after the transaction (a DSN): a SENT or DELIVERED
+     * recipient becomes BOUNCED with its `bounced` event, the suppression a hard bounce
+     * earns, and the email's status, atomically. False when the recipient was not SENT or
+     * DELIVERED (already bounced, still queued).
+     */
+    recordLateBounce: (
+      r: { seq: number; projectId: string; emailId: string; recipientId: number; address: string },
+      d: Extract<Decision, { kind: 'bounced' }>,
+      source: string,
+      now: number,
+    ) =>
+      tx.write(async (t) => {
+        const at = iso(now);
+        const reply = { code: d.reply?.code ?? null, enhanced: d.reply?.enhanced ?? null, text: d.reply?.text ?? null };
+        // A DSN's diagnostic already starts with its reply code; say it once.
+        const said = d.reply?.text || (d.reply ? `${d.reply.code} ${d.reply.enhanced ?? ''}` : d.reason);
+        const detail = `${source}: ${said}`.replace(/\s+/g, ' ').trim();
+        // The MX host and the time it was sent stay as they were.
+        const changed = await t.query(
+          `UPDATE recipients SET status = 'BOUNCED', bounce_type = $2, bounce_category = $3, smtp_code = $4,
+             smtp_enhanced = $5, smtp_text = $6, last_error = $7, delivered_at = NULL, updated_at = $8
+           WHERE id = $1 AND status IN ('SENT', 'DELIVERED')`,
+          [r.recipientId, d.bounce_type, d.category, reply.code, reply.enhanced, reply.text, detail, at],
+        );
+        if (!changed.rowCount) return false;
+        await addEvent(
+          t,
+          r.seq,
+          'bounced',
+          {
+            recipient: r.address,
+            bounce_type: d.bounce_type,
+            bounce_category: d.category,
+            smtp_code: reply.code,
+            smtp_enhanced: reply.enhanced,
+            smtp_text: reply.text,
+            reason: d.reason,
+            source,
+          },
+          at,
+        );
+        if (d.suppress) await deps.suppress(t, r.projectId, r.address.toLowerCase(), r.emailId, at, 'HARD_BOUNCE');
+        await refreshEmail(t, r.seq, at);
+        return true;
+      }),
+
+    /**
+     * Records a spam complaint (an ARF report) about a DELIVERED recipient: COMPLAINED, a
+     * `complained` event, the address on the suppression list (COMPLAINT) and the email's
+     * status, atomically. False when the recipient was not DELIVERED.
+     */
+    recordComplaint: (
+      r: { seq: number; projectId: string; emailId: string; recipientId: number; address: string },
+      feedbackType: string,
+      source: string,
+      now: number,
+    ) =>
+      tx.write(async (t) => {
+        const at = iso(now);
+        const changed = await t.query(
+          "UPDATE recipients SET status = 'COMPLAINED', updated_at = $2 WHERE id = $1 AND status = 'DELIVERED'",
+          [r.recipientId, at],
+        );
+        if (!changed.rowCount) return false;
+        await addEvent(t, r.seq, 'complained', { recipient: r.address, feedback_type: feedbackType, source }, at);
+        await deps.suppress(t, r.projectId, r.address.toLowerCase(), r.emailId, at, 'COMPLAINT');
+        await refreshEmail(t, r.seq, at);
+        return true;
+      }),
 
     /** Per recipient: where it stands in the queue and why (for `svc emails show`). */
     explain: async (emailId: string): Promise<QueueRecipient[]> =>
