@@ -6,7 +6,14 @@ import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type { ConnectionInfo } from './job.ts';
 import type { Decision } from './outcome.ts';
 import { summarize, type RecipientState } from './status.ts';
-import type { ClaimedEmail, DueRow, QueueRecipient, RecipientOutcome, Stamp } from './repo.ts';
+import {
+  lateBounceWrite,
+  type ClaimedEmail,
+  type DueRow,
+  type QueueRecipient,
+  type RecipientOutcome,
+  type Stamp,
+} from './repo.ts';
 
 /** A claimed recipient, with the token of its claim: its outcome is recorded under that token only. */
 export type LeasedRow = DueRow & { lease: string };
@@ -332,10 +339,7 @@ export function createPgDeliveryRepo(
     ) =>
       tx.write(async (t) => {
         const at = iso(now);
-        const reply = { code: d.reply?.code ?? null, enhanced: d.reply?.enhanced ?? null, text: d.reply?.text ?? null };
-        // A DSN's diagnostic already starts with its reply code; say it once.
-        const said = d.reply?.text || (d.reply ? `${d.reply.code} ${d.reply.enhanced ?? ''}` : d.reason);
-        const detail = `${source}: ${said}`.replace(/\s+/g, ' ').trim();
+        const { reply, detail, event } = lateBounceWrite(r.address, d, source);
         // The MX host and the time it was sent stay as they were.
         const changed = await t.query(
           `UPDATE recipients SET status = 'BOUNCED', bounce_type = $2, bounce_category = $3, smtp_code = $4,
@@ -344,22 +348,7 @@ export function createPgDeliveryRepo(
           [r.recipientId, d.bounce_type, d.category, reply.code, reply.enhanced, reply.text, detail, at],
         );
         if (!changed.rowCount) return false;
-        await addEvent(
-          t,
-          r.seq,
-          'bounced',
-          {
-            recipient: r.address,
-            bounce_type: d.bounce_type,
-            bounce_category: d.category,
-            smtp_code: reply.code,
-            smtp_enhanced: reply.enhanced,
-            smtp_text: reply.text,
-            reason: d.reason,
-            source,
-          },
-          at,
-        );
+        await addEvent(t, r.seq, 'bounced', event, at);
         if (d.suppress) await deps.suppress(t, r.projectId, r.address.toLowerCase(), r.emailId, at, 'HARD_BOUNCE');
         await refreshEmail(t, r.seq, at);
         return true;

@@ -69,6 +69,28 @@ export const EXPLAIN_SQL = `SELECT r.address, r.status, r.attempts, r.next_attem
   FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
   WHERE e.id = ? ORDER BY r.id`;
 
+/**
+ * What a late bounce (a DSN) writes, on either store: the reply, the recipient's last error
+ * (one line) and the `bounced` event's data.
+ */
+export function lateBounceWrite(address: string, d: Extract<Decision, { kind: 'bounced' }>, source: string) {
+  const reply = { code: d.reply?.code ?? null, enhanced: d.reply?.enhanced ?? null, text: d.reply?.text ?? null };
+  // A DSN's diagnostic already starts with its reply code; say it once.
+  const said = d.reply?.text || (d.reply ? `${d.reply.code} ${d.reply.enhanced ?? ''}` : d.reason);
+  const detail = `${source}: ${said}`.replace(/\s+/g, ' ').trim();
+  const event = {
+    recipient: address,
+    bounce_type: d.bounce_type,
+    bounce_category: d.category,
+    smtp_code: reply.code,
+    smtp_enhanced: reply.enhanced,
+    smtp_text: reply.text,
+    reason: d.reason,
+    source,
+  };
+  return { reply, detail, event };
+}
+
 /** Why a recipient waits, or where it stands, in one line (`svc emails show`, `svc top`). */
 export function waitingLine(q: QueueRecipient): string {
   const parts = [`${q.address}: ${q.status}`, `attempts ${q.attempts}`];
@@ -246,34 +268,17 @@ export function createDeliveryRepo(
     ) =>
       tx.write(() => {
         const at = iso(now);
-        const reply = { code: d.reply?.code ?? null, enhanced: d.reply?.enhanced ?? null, text: d.reply?.text ?? null };
-        // A DSN's diagnostic already starts with its reply code; say it once.
-        const said = d.reply?.text || (d.reply ? `${d.reply.code} ${d.reply.enhanced ?? ''}` : d.reason);
-        const detail = `${source}: ${said}`;
+        const { reply, detail, event: data } = lateBounceWrite(r.address, d, source);
         const changed = lateBounce.run({
           id: r.recipientId,
           bounce_type: d.bounce_type,
           category: d.category,
           ...reply,
-          detail: detail.replace(/\s+/g, ' ').trim(),
+          detail,
           now: at,
         }).changes;
         if (!changed) return false;
-        addEvent(
-          r.seq,
-          'bounced',
-          {
-            recipient: r.address,
-            bounce_type: d.bounce_type,
-            bounce_category: d.category,
-            smtp_code: reply.code,
-            smtp_enhanced: reply.enhanced,
-            smtp_text: reply.text,
-            reason: d.reason,
-            source,
-          },
-          at,
-        );
+        addEvent(r.seq, 'bounced', data, at);
         if (d.suppress) deps.suppress(r.projectId, r.address.toLowerCase(), r.emailId, at, 'HARD_BOUNCE');
         refreshEmail(r.seq, at);
         return true;
