@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { createAuditWriter } from '../src/audit/repo.ts';
 import { createEmailsRepo, type AcceptOptions, type NewEmail } from '../src/emails/repo.ts';
+import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
 import { createPgEmailsRepo } from '../src/emails/repo-pg.ts';
 import { createIdempotencySql } from '../src/idempotency/index.ts';
 import { createPgIdempotency } from '../src/idempotency/pg.ts';
@@ -196,6 +197,7 @@ async function acceptCases(): Promise<void> {
   const pg = createPgEmailsRepo(pgPool, pgTx, {
     usage: createPgUsage(pgPool),
     idempotency: createPgIdempotency(pgPool),
+    audit: createPgAuditWriter(),
   });
   const results: Record<string, number> = {};
   for (const [label, repo] of [

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
 import { createPgEmailsRepo, type PgEmailsRepo } from '../src/emails/repo-pg.ts';
 import type { AcceptOptions, NewEmail, Recipient } from '../src/emails/repo.ts';
 import { createPgIdempotency } from '../src/idempotency/pg.ts';
@@ -22,6 +23,7 @@ beforeAll(async () => {
     const emails = createPgEmailsRepo(n.pool, n.tx, {
       usage: createPgUsage(n.pool),
       idempotency: createPgIdempotency(n.pool),
+      audit: createPgAuditWriter(),
     });
     return { ...n, emails };
   };

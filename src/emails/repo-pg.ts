@@ -11,8 +11,13 @@ import type {
   NewEmail,
   Recipient,
   SendResponse,
+  RetentionPage,
   SkippedRecipient,
 } from './repo.ts';
+import type { Audited } from '../audit/index.ts';
+import type { PgAuditWriter } from '../audit/repo-pg.ts';
+import type { Attachment } from './content.ts';
+import type { ListQuery } from './schema.ts';
 import { emailValues, replayOf, trialUsed } from './repo.ts';
 
 /**
@@ -25,7 +30,7 @@ import { emailValues, replayOf, trialUsed } from './repo.ts';
 export function createPgEmailsRepo(
   pool: PgPool,
   tx: PgCommitter,
-  deps: { usage: PgUsage; idempotency: PgIdempotency },
+  deps: { usage: PgUsage; idempotency: PgIdempotency; audit: PgAuditWriter },
 ) {
   /** Drops suppressed recipients from the email: one read for all of them. */
   async function applySuppression(
@@ -141,9 +146,138 @@ export function createPgEmailsRepo(
     return { replay: false, response };
   }
 
+  /**
+   * A page of the project's emails, newest first: the SQLite store's two steps (repo.ts, list),
+   * the page's seqs from an index, then those rows. A sender is compared without case through
+   * the index on lower(from_email).
+   */
+  async function list(projectId: string, q: ListQuery): Promise<EmailRow[]> {
+    const params: unknown[] = [projectId];
+    const p = (v: unknown) => {
+      params.push(v);
+      return `$${params.length}`;
+    };
+    const where = ['e.project_id = $1'];
+    const byTag = q.tag !== undefined;
+    const byTime = !byTag && (q.from !== undefined || q.to !== undefined);
+    const seqCol = byTag ? 't.email_seq' : 'e.seq';
+    if (q.status) where.push(`e.status = ${p(q.status)}`);
+    if (q.from_email) where.push(`lower(e.from_email) = lower(${p(q.from_email)})`);
+    if (q.to_email) {
+      where.push(
+        `${seqCol} IN (SELECT email_seq FROM recipients WHERE project_id = $1 AND address_lc = ${p(q.to_email.toLowerCase())})`,
+      );
+    }
+    if (q.tag) where.push(`t.project_id = $1 AND t.tag = ${p(q.tag)}`);
+    if (q.from) where.push(`e.created_at >= ${p(new Date(q.from).toISOString())}`);
+    if (q.to) where.push(`e.created_at <= ${p(new Date(q.to).toISOString())}`);
+    const cursor = q.before ?? q.after;
+    if (cursor) {
+      const c = (
+        await pool.query<{ seq: number; created_at: string }>(
+          'SELECT seq, created_at FROM emails WHERE id = $1 AND project_id = $2',
+          [cursor, projectId],
+        )
+      ).rows[0];
+      if (!c) return [];
+      const op = q.before ? '<' : '>';
+      where.push(
+        byTime ? `(e.created_at, e.seq) ${op} (${p(c.created_at)}, ${p(c.seq)})` : `${seqCol} ${op} ${p(c.seq)}`,
+      );
+    }
+    // `after` pages toward newer emails: walk up from the cursor, then show newest first.
+    const dir = q.after ? 'ASC' : 'DESC';
+    const order = byTime ? `e.created_at ${dir}, e.seq ${dir}` : `${seqCol} ${dir}`;
+    const from = byTag ? 'email_tags t JOIN emails e ON e.seq = t.email_seq' : 'emails e';
+    const page = `SELECT ${seqCol} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${p(q.limit)}`;
+    const rows = (
+      await pool.query<EmailRow>(
+        `SELECT e.* FROM emails e WHERE e.seq IN (${page}) ORDER BY ${byTime ? order : `e.seq ${dir}`}`,
+        params,
+      )
+    ).rows;
+    return q.after ? rows.reverse() : rows;
+  }
+
+  /**
+   * A retention batch in one short write transaction (repo.ts, retentionBatch): `page.held`
+   * looked at again, then up to `page.limit` emails after `page.after`; `apply` on each final
+   * email created before `cutoff`.
+   */
+  function retentionBatch(cutoff: string, page: RetentionPage, apply: (t: PgTx, seq: number) => Promise<number>) {
+    return tx.write(async (t) => {
+      let changed = 0;
+      let next = page.after;
+      const held: number[] = [];
+      const visit = async (r: { seq: number; created_at: string; status: string }) => {
+        if (r.status === 'QUEUED' || r.status === 'SENDING') held.push(r.seq);
+        else if ((await apply(t, r.seq)) > 0) changed++;
+      };
+      if (page.held.length) {
+        const again = await t.query<{ seq: number; created_at: string; status: string }>(
+          'SELECT seq, created_at, status FROM emails WHERE seq = ANY($1::bigint[])',
+          [page.held],
+        );
+        for (const r of again.rows) await visit(r);
+      }
+      const rows = (
+        await t.query<{ seq: number; created_at: string; status: string }>(
+          'SELECT seq, created_at, status FROM emails WHERE seq > $1 ORDER BY seq LIMIT $2',
+          [page.after, page.limit],
+        )
+      ).rows;
+      for (const r of rows) {
+        if (r.created_at >= cutoff) return { changed, next, held, done: true };
+        next = r.seq;
+        await visit(r);
+      }
+      return { changed, next, held, done: rows.length < page.limit };
+    });
+  }
+  const deleted = (r: { rowCount: number | null }) => r.rowCount ?? 0;
+
   return {
     acceptEmail: (e: NewEmail, recipients: Recipient[], opts: AcceptOptions) =>
       tx.write((t) => accept(t, e, recipients, opts)),
+    /** Accepts a resend like any email, with its audit row in the same transaction. */
+    resendEmail: (e: NewEmail, recipients: Recipient[], opts: AcceptOptions, audited: (r: SendResponse) => Audited) =>
+      tx.write(async (t) => {
+        const { response } = await accept(t, e, recipients, opts);
+        const a = audited(response);
+        await deps.audit.record(t, a.actor, a.entry, a.atMs);
+        return response;
+      }),
+    /** Why `address` is on the project's suppression list, or null (the relay refuses it at RCPT). */
+    suppressionOf: async (projectId: string, address: string): Promise<string | null> =>
+      (
+        await pool.query<{ reason: string }>('SELECT reason FROM suppressions WHERE project_id = $1 AND email = $2', [
+          projectId,
+          address.toLowerCase(),
+        ])
+      ).rows[0]?.reason ?? null,
+    /** One batch of body retention: bodies and attachments of final emails before `cutoff`. */
+    dropContentBefore: (cutoff: string, page: RetentionPage) =>
+      retentionBatch(
+        cutoff,
+        page,
+        async (t, seq) =>
+          deleted(await t.query('DELETE FROM email_bodies WHERE email_seq = $1', [seq])) +
+          deleted(await t.query('DELETE FROM attachments WHERE email_seq = $1', [seq])),
+      ),
+    /** One batch of email retention: final emails before `cutoff`, with all that cascades from them. */
+    deleteBefore: (cutoff: string, page: RetentionPage) =>
+      retentionBatch(cutoff, page, async (t, seq) =>
+        deleted(await t.query('DELETE FROM emails WHERE seq = $1', [seq])),
+      ),
+    /** The stored attachments of an email, in their order. */
+    listAttachments: async (seq: number) =>
+      (
+        await pool.query<Attachment>(
+          'SELECT filename, content_type, content, content_id FROM attachments WHERE email_seq = $1 ORDER BY position',
+          [seq],
+        )
+      ).rows,
+    list,
     /** A committed idempotency record for this key, if any (checked before doing any work). */
     findIdempotent: async (projectId: string, key: string, hash: string, nowIso: string) => {
       const prior = await deps.idempotency.find(projectId, key, nowIso);
