@@ -131,10 +131,23 @@ describe('the webhook outbox on PostgreSQL, with two nodes', () => {
     expect((await a.pool.query('SELECT count(*)::int AS n FROM webhook_deliveries')).rows[0]).toEqual({ n: 0 });
     for (const r of taken) expect(await b.hooks.recordAttempt(r.seq, r.lease, attempt(r))).toBe(true);
     expect(await b.hooks.pendingCount()).toBe(0);
+    // Retention takes the records written before its cutoff, in batches.
+    expect(await a.hooks.deleteDeliveriesBefore('2026-11-26T13:01:00.000Z', 0, 2)).toMatchObject({
+      changed: 0,
+      done: true,
+    });
     expect((await a.hooks.listDeliveries('w1', { status: 'succeeded' }, 10, 0)).map((d) => d.event_id).sort()).toEqual([
       'ev1',
       'ev2',
       'ev3',
     ]);
+  });
+
+  it('drops attempt records older than the retention, in batches, and keeps the newer', async () => {
+    const first = await b.hooks.deleteDeliveriesBefore('2026-11-26T13:01:00.002Z', 0, 2);
+    expect(first).toMatchObject({ changed: 2, done: false });
+    const second = await b.hooks.deleteDeliveriesBefore('2026-11-26T13:01:00.002Z', first.next, 2);
+    expect(second).toMatchObject({ changed: 1, done: true });
+    expect(await b.hooks.listDeliveries('w1', {}, 10, 0)).toEqual([]);
   });
 });

@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAccountsRepo } from '../src/accounts/repo.ts';
 import { createPgAccountsRepo } from '../src/accounts/repo-pg.ts';
-import { createAuditWriter } from '../src/audit/repo.ts';
+import { createAuditRepo, createAuditWriter } from '../src/audit/repo.ts';
 import { createDomainsRepo } from '../src/domains/repo.ts';
 import { createPgDomainsRepo } from '../src/domains/repo-pg.ts';
 import { createSessionsRepo } from '../src/sessions/repo.ts';
 import { createPgSessionsRepo } from '../src/sessions/repo-pg.ts';
 import { isUniqueViolation } from '../src/store/errors.ts';
-import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
+import { createPgAuditRepo, createPgAuditWriter } from '../src/audit/repo-pg.ts';
 import { createServerSettings } from '../src/config/server-settings.ts';
 import { createPgServerSettings } from '../src/config/server-settings-pg.ts';
 import { createNodesRepo, FRESH_NODES_SQL, type NodeRow } from '../src/nodes/repo.ts';
@@ -73,6 +73,7 @@ function storeOf(kind: 'sqlite' | 'postgres') {
         accounts: createAccountsRepo(db, tx, audit),
         domains: createDomainsRepo(db, tx, audit),
         sessions: createSessionsRepo(db, tx),
+        auditLog: createAuditRepo(db),
         async close() {
           tx.close();
           await close();
@@ -113,6 +114,7 @@ function storeOf(kind: 'sqlite' | 'postgres') {
       accounts: createPgAccountsRepo(n.pool, n.tx, audit),
       domains: createPgDomainsRepo(n.pool, n.tx, audit),
       sessions: createPgSessionsRepo(n.pool, n.tx),
+      auditLog: createPgAuditRepo(n.pool),
       async close() {
         await n.close();
         await drop();
@@ -387,5 +389,22 @@ describe.each([['sqlite' as const], ['postgres' as const]])('the %s store', (kin
     await ss.purgeExpired(later);
     expect(await ss.findToken('r9')).toBeUndefined();
     expect(await s.query("SELECT id FROM session_families WHERE id = 'f2'")).toEqual([]);
+  });
+
+  it('reads the audit log newest first in the order it was written, page by page', async () => {
+    // Written in one millisecond, one after the other: ids alone would not tell their order.
+    for (const n of [1, 2, 3, 4, 5]) {
+      await s.suppressions.addMany('p1', [], AT, {
+        ...audited(`order.${n}`),
+        entry: { ...audited('x').entry, organization_id: 'o9', action: `order.${n}` },
+      });
+    }
+    const first = await s.auditLog.list('o9', undefined, 2);
+    expect(first.map((r) => r.action)).toEqual(['order.5', 'order.4']);
+    expect((await s.auditLog.list('o9', first[1]!.id, 2)).map((r) => r.action)).toEqual(['order.3', 'order.2']);
+    const all: string[] = [];
+    for await (const r of s.auditLog.iterate('o9', 2)) all.push(r.action);
+    expect(all).toEqual(['order.5', 'order.4', 'order.3', 'order.2', 'order.1']);
+    expect(first[0]).toMatchObject({ organization_id: 'o9', actor: { type: 'cli', name: 'root' }, before: null });
   });
 });

@@ -3,7 +3,7 @@ import { iso } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { Actor, AuditEntry, AuditLog } from './schema.ts';
 
-interface AuditRow {
+export interface AuditRow {
   id: string;
   organization_id: string;
   project_id: string | null;
@@ -67,12 +67,12 @@ export function createAuditRepo(db: Db) {
   );
   return {
     list: (orgId: string, before: string | undefined, limit: number): Promise<AuditLog[]> =>
-      Promise.resolve(page.all(orgId, before ?? null, limit).map(present)),
+      Promise.resolve(page.all(orgId, before ?? null, limit).map(presentAudit)),
     /** Every row of an organization, newest first, page by page (for the CSV export). */
     async *iterate(orgId: string, pageSize = 500): AsyncGenerator<AuditLog> {
       let before: string | null = null;
       for (;;) {
-        const rows: AuditLog[] = page.all(orgId, before, pageSize).map(present);
+        const rows: AuditLog[] = page.all(orgId, before, pageSize).map(presentAudit);
         yield* rows;
         if (rows.length < pageSize) return;
         before = rows.at(-1)!.id;
@@ -83,7 +83,8 @@ export function createAuditRepo(db: Db) {
   };
 }
 
-function present(r: AuditRow): AuditLog {
+/** An audit row as the API shows it (both stores). */
+export function presentAudit(r: AuditRow): AuditLog {
   return {
     id: r.id,
     organization_id: r.organization_id,

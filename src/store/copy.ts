@@ -183,17 +183,25 @@ async function copyTable(
 ): Promise<void> {
   const info = db.prepare(`PRAGMA table_info("${table}")`).all() as { name: string; pk: number }[];
   const columns = info.map((c) => c.name);
-  const key = info
-    .filter((c) => c.pk > 0)
-    .sort((a, b) => a.pk - b.pk)
-    .map((c) => c.name);
+  // In the order the rows were written where SQLite keeps one (its rowid), so PostgreSQL's
+  // identity columns count in the same order (the audit log's seq); by primary key otherwise.
+  const withoutRowid = /WITHOUT ROWID/i.test(
+    (db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) as { sql: string }).sql,
+  );
+  const key = withoutRowid
+    ? info
+        .filter((c) => c.pk > 0)
+        .sort((a, b) => a.pk - b.pk)
+        .map((c) => `"${c.name}"`)
+    : ['rowid'];
   const list = columns.map((c) => `"${c}"`).join(', ');
-  const keyList = key.map((c) => `"${c}"`).join(', ');
+  const keyList = key.join(', ');
   const rowsPerBatch = Math.max(1, Math.min(batchRows, Math.floor(MAX_PARAMS / columns.length)));
-  const first = db.prepare(`SELECT ${list} FROM "${table}" ORDER BY ${keyList} LIMIT ?`).raw();
+  // The key's values come last in each row read, after the columns copied.
+  const first = db.prepare(`SELECT ${list}, ${keyList} FROM "${table}" ORDER BY ${keyList} LIMIT ?`).raw();
   const next = db
     .prepare(
-      `SELECT ${list} FROM "${table}" WHERE (${keyList}) > (${key.map(() => '?').join(', ')})
+      `SELECT ${list}, ${keyList} FROM "${table}" WHERE (${keyList}) > (${key.map(() => '?').join(', ')})
        ORDER BY ${keyList} LIMIT ?`,
     )
     .raw();
@@ -201,16 +209,19 @@ async function copyTable(
   // their results are copied as rows of their own tables, so they must not run again. Turned
   // off inside each batch's transaction only: no other session ever sees them off.
   const triggered = await hasUserTriggers(pool, table);
-  const keyAt = key.map((k) => columns.indexOf(k));
   report();
   for (;;) {
-    const rows = (state.after ? next.all(...state.after, rowsPerBatch) : first.all(rowsPerBatch)) as unknown[][];
-    if (rows.length === 0) break;
+    const read = (state.after ? next.all(...state.after, rowsPerBatch) : first.all(rowsPerBatch)) as unknown[][];
+    if (read.length === 0) break;
+    const rows = read.map((r) => r.slice(0, columns.length));
     const values = rows
       .map((_r, i) => `(${columns.map((_c, j) => `$${i * columns.length + j + 1}`).join(', ')})`)
       .join(', ');
-    const last = rows.at(-1)!;
-    const updated: TableState = { after: keyAt.map((i) => last[i]), copied: state.copied + rows.length, done: false };
+    const updated: TableState = {
+      after: read.at(-1)!.slice(columns.length),
+      copied: state.copied + rows.length,
+      done: false,
+    };
     const client = await pool.connect();
     try {
       await client.query('BEGIN');

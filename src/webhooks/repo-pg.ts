@@ -93,6 +93,27 @@ export function createPgWebhooksRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
     (await pool.query<{ n: number }>(sql, params)).rows[0]!.n;
 
   return {
+    /**
+     * One batch of retention (`--email-retention`): the attempt records written before
+     * `cutoff`, in seq order from after `afterSeq` (they are written in time order).
+     */
+    deleteDeliveriesBefore: (cutoff: string, afterSeq: number, limit: number) =>
+      tx.write(async (t) => {
+        const rows = (
+          await t.query<{ seq: number; created_at: string }>(
+            'SELECT seq, created_at FROM webhook_deliveries WHERE seq > $1 ORDER BY seq LIMIT $2',
+            [afterSeq, limit],
+          )
+        ).rows;
+        const old = rows.findIndex((r) => r.created_at >= cutoff);
+        const upTo = old === -1 ? rows.length : old;
+        const next = upTo ? rows[upTo - 1]!.seq : afterSeq;
+        const changed = upTo
+          ? ((await t.query('DELETE FROM webhook_deliveries WHERE seq > $1 AND seq <= $2', [afterSeq, next]))
+              .rowCount ?? 0)
+          : 0;
+        return { changed, next, done: old !== -1 || rows.length < limit };
+      }),
     findById: async (id: string) =>
       (await pool.query<WebhookRow>('SELECT * FROM webhooks WHERE id = $1', [id])).rows[0],
     listOfProject: async (projectId: string) =>
