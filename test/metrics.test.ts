@@ -76,7 +76,7 @@ describe('/metrics', () => {
     expect(sample(text, 'svc_destinations_throttled')).toBe(1);
     expect(sample(text, 'svc_destination_concurrency{domain="dest.test"}')).toBeGreaterThanOrEqual(1);
     // svc top shows the same destination as throttled, with its concurrency and until when it pauses.
-    const top = createTopReader(d.env.app.db, { clock: d.env.clock }).snapshot();
+    const top = await createTopReader(d.env.app.db, { clock: d.env.clock }).snapshot();
     const dest = top.destinations.find((x) => x.domain === 'dest.test')!;
     // The greylisted recipient of the test before, and this one.
     expect(dest).toMatchObject({ throttled: true, waiting: 2, deferred: 2 });

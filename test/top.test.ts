@@ -106,11 +106,11 @@ describe('svc top, outside a terminal', () => {
 });
 
 describe('the readings of svc top, on the test clock', () => {
-  it('counts the last minute per second and per destination, and this hour', () => {
+  it('counts the last minute per second and per destination, and this hour', async () => {
     const db = openReadOnly(d.env.dir);
     try {
       const reader = createTopReader(db, { clock: d.env.clock });
-      const s = reader.snapshot();
+      const s = await reader.snapshot();
       expect(s.this_hour).toMatchObject({ queued: 2, delivered: 1 });
       expect(s.last_minute).toMatchObject({ queued: 2, delivered: 1, sending: 2 });
       expect(s.previous_hour).toEqual({});
@@ -125,8 +125,8 @@ describe('the readings of svc top, on the test clock', () => {
       ]);
       // A later reading adds only what is new, and a minute later the old events have left the window.
       const now = d.env.clock.now();
-      expect(reader.snapshot({}, now + 1000).last_minute).toEqual(s.last_minute);
-      const later = reader.snapshot({}, now + 61_000);
+      expect((await reader.snapshot({}, now + 1000)).last_minute).toEqual(s.last_minute);
+      const later = await reader.snapshot({}, now + 61_000);
       expect(later.last_minute).toEqual({});
       expect(later.destinations.map((x) => x.domain)).toEqual(['slow.test']);
     } finally {
@@ -134,16 +134,16 @@ describe('the readings of svc top, on the test clock', () => {
     }
   });
 
-  it("shows an email's events and why it waits", () => {
+  it("shows an email's events and why it waits", async () => {
     const db = openReadOnly(d.env.dir);
     try {
       const reader = createTopReader(db, { clock: d.env.clock });
-      const detail = reader.detail(waiting)!;
+      const detail = (await reader.detail(waiting))!;
       expect(detail.status).toBe('SENDING');
       expect(detail.waiting).toHaveLength(1);
       expect(detail.waiting[0]).toMatch(/^later@slow\.test: QUEUED; attempts 1; next attempt \S+; last: .*451/);
       expect(detail.events.map((e) => e.type).slice(0, 2)).toEqual(['queued', 'sending']);
-      expect(reader.detail('00000000-0000-4000-8000-000000000000')).toBeNull();
+      expect(await reader.detail('00000000-0000-4000-8000-000000000000')).toBeNull();
     } finally {
       db.close();
     }
@@ -157,15 +157,15 @@ describe('the readings of svc top, on the test clock', () => {
     try {
       const reader = createTopReader(db, { clock: d.env.clock });
       await new Promise((r) => setTimeout(r, 50));
-      expect(reader.snapshot().relay).toEqual({ nodes: 1, sessions: 3 });
+      expect((await reader.snapshot()).relay).toEqual({ nodes: 1, sessions: 3 });
       // A change is written within a second.
       sessions = 5;
       d.env.clock.advance(1000);
       await new Promise((r) => setTimeout(r, 50));
-      expect(reader.snapshot().relay).toEqual({ nodes: 1, sessions: 5 });
+      expect((await reader.snapshot()).relay).toEqual({ nodes: 1, sessions: 5 });
       // A clean stop removes the row; a node not seen for 30 s is taken for gone.
       await beat.stop();
-      expect(reader.snapshot().relay).toEqual({ nodes: 0, sessions: 0 });
+      expect((await reader.snapshot()).relay).toEqual({ nodes: 0, sessions: 0 });
     } finally {
       db.close();
     }

@@ -15,6 +15,13 @@ import {
   type Stamp,
 } from './repo.ts';
 
+/** Per recipient of an email (by id): where it stands in the queue, and its destination's throttle. */
+export const PG_EXPLAIN_SQL = `SELECT r.address, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error,
+    r.domain, t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until,
+    t.reason AS throttle_reason
+  FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
+  WHERE e.id = $1 ORDER BY r.id`;
+
 /** A claimed recipient, with the token of its claim: its outcome is recorded under that token only. */
 export type LeasedRow = DueRow & { lease: string };
 
@@ -380,16 +387,7 @@ export function createPgDeliveryRepo(
 
     /** Per recipient: where it stands in the queue and why (for `svc emails show`). */
     explain: async (emailId: string): Promise<QueueRecipient[]> =>
-      (
-        await pool.query<QueueRecipient>(
-          `SELECT r.address, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error, r.domain,
-                  t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until,
-                  t.reason AS throttle_reason
-           FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
-           WHERE e.id = $1 ORDER BY r.id`,
-          [emailId],
-        )
-      ).rows,
+      (await pool.query<QueueRecipient>(PG_EXPLAIN_SQL, [emailId])).rows,
 
     /** Persists a destination's slow-down (null = recovered) so other nodes can see it. */
     saveThrottle: (

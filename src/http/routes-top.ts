@@ -8,10 +8,10 @@ import { principalOf, requireKey } from './auth.ts';
  */
 export function registerTopRoutes(server: FastifyInstance, app: App): void {
   const read = { onRequest: requireKey(app, 'read') };
-  server.get('/v1/top', read, (req, reply) =>
-    reply.send({ data: app.top.snapshot(principalOf(req).project_id, req.query) }),
+  server.get('/v1/top', read, async (req, reply) =>
+    reply.send({ data: await app.top.snapshot(principalOf(req).project_id, req.query) }),
   );
-  server.get<{ Params: { id: string } }>('/v1/top/emails/:id', read, (req, reply) =>
-    reply.send({ data: app.top.detail(principalOf(req).project_id, req.params.id) }),
+  server.get<{ Params: { id: string } }>('/v1/top/emails/:id', read, async (req, reply) =>
+    reply.send({ data: await app.top.detail(principalOf(req).project_id, req.params.id) }),
   );
 }

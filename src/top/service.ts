@@ -23,10 +23,10 @@ export function createTopService(db: Db, clock: Clock) {
     return r.reader;
   }
   return {
-    snapshot: (projectId: string, query: unknown): Snapshot =>
+    snapshot: (projectId: string, query: unknown): Promise<Snapshot> =>
       readerOf(projectId).snapshot(parseInput(topFilterSchema, query)),
-    detail(projectId: string, emailId: string): EmailDetail {
-      const d = readerOf(projectId).detail(emailId);
+    async detail(projectId: string, emailId: string): Promise<EmailDetail> {
+      const d = await readerOf(projectId).detail(emailId);
       if (!d) throw new AppError('not_found', 'Email not found');
       return d;
     },

@@ -13,7 +13,7 @@ export interface TopSource {
 export function readerSource(reader: TopReader, label: string): TopSource {
   return {
     label,
-    snapshot: (filter) => Promise.resolve(reader.snapshot(filter)),
-    detail: (id) => Promise.resolve(reader.detail(id)),
+    snapshot: (filter) => reader.snapshot(filter),
+    detail: (id) => reader.detail(id),
   };
 }

@@ -1,0 +1,271 @@
+import { systemClock, type Clock } from '../lib/clock.ts';
+import { waitingLine, type QueueRecipient } from '../delivery/repo.ts';
+import type { NodeRow } from '../nodes/repo.ts';
+import { NODE_STALE_MS } from '../nodes/heartbeat.ts';
+import type { TopFilter } from './filter.ts';
+import type { Destination, EmailDetail, LatestEmail, Snapshot } from './schema.ts';
+
+/** Events read back from the newest at the first reading: bounds the cost on a busy server. */
+export const EVENT_SCAN = 200_000;
+/** Webhook attempt records read back at the first reading. */
+export const DELIVERY_SCAN = 100_000;
+export const LATEST = 10;
+const DESTINATIONS = 10;
+
+/**
+ * What `svc top` reads, from either store (top/repo.ts: SQLite; top/repo-pg.ts: PostgreSQL),
+ * scoped to one project or the whole server by the store's reader.
+ */
+export interface TopData {
+  /** The newest event's seq (0 with none). */
+  maxSeq(): Promise<number>;
+  /** Events with seq in (after, upto], counted per second ('YYYY-MM-DDTHH:MM:SS') and type. */
+  events(after: number, upto: number): Promise<{ second: string; type: string; n: number }[]>;
+  /** The delivered, bounced and failed events among them, per second, type and recipient's domain. */
+  settled(after: number, upto: number): Promise<{ second: string; type: string; domain: string; n: number }[]>;
+  /** The hourly rollup of one UTC hour ('YYYY-MM-DDTHH'). */
+  hour(hour: string): Promise<{ type: string; n: number }[]>;
+  queue(): Promise<{ recipients: number; oldest: string | null }>;
+  waiting(): Promise<{ domain: string; waiting: number; deferred: number }[]>;
+  throttles(): Promise<{ domain: string; concurrency: number; paused_until: string | null; reason: string | null }[]>;
+  projects(): Promise<string[]>;
+  latest(projectId: string, f: TopFilter): Promise<(LatestEmail & { seq: number })[]>;
+  pendingWebhookEvents(): Promise<number>;
+  autoDisabledWebhooks(): Promise<{ id: string; url: string }[]>;
+  maxDeliverySeq(): Promise<number>;
+  /** Failed webhook attempts with seq in (after, upto], per minute ('YYYY-MM-DDTHH:MM'). */
+  failures(after: number, upto: number): Promise<{ minute: string; n: number }[]>;
+  nodes(since: string): Promise<NodeRow[]>;
+  email(emailId: string): Promise<{ id: string; status: string; project_id: string } | undefined>;
+  explain(emailId: string): Promise<QueueRecipient[]>;
+  emailEvents(emailId: string): Promise<{ type: string; created_at: string; data: string }[]>;
+}
+
+const byType = (rows: { type: string; n: number }[]) => Object.fromEntries(rows.map((r) => [r.type, r.n]));
+const hourOf = (ms: number) => new Date(ms).toISOString().slice(0, 13);
+/** Epoch second of a stored time's first 19 characters (YYYY-MM-DDTHH:MM:SS, UTC). */
+const secondOf = (s: string) => Date.parse(`${s}Z`) / 1000;
+const add = <K>(m: Map<K, number>, k: K, n: number) => m.set(k, (m.get(k) ?? 0) + n);
+
+/**
+ * A read that may cost more on a big store (the queue's scans): taken at every reading
+ * while it is cheap, and when it is not, again only after 50 times its own time, so it
+ * never takes more than ~2 % of a core.
+ */
+function paced<T>(read: () => Promise<T>): (now: number) => Promise<T> {
+  let value: T | undefined;
+  let due = 0;
+  return async (now) => {
+    if (value === undefined || now >= due) {
+      const started = performance.now();
+      value = await read();
+      const took = performance.now() - started;
+      due = took * 50 > 1000 ? now + took * 50 : 0;
+    }
+    return value;
+  };
+}
+
+/**
+ * svc top's view of a store: the last minute kept as per-second counts, each reading adding
+ * only the events written since the one before, so a live view refreshing every second costs
+ * about what the server wrote in that second.
+ */
+export function createTopView(
+  data: TopData,
+  opts: { clock?: Clock | undefined; projectId?: string | null | undefined } = {},
+) {
+  const clock = opts.clock ?? systemClock;
+  const project = opts.projectId ?? null;
+
+  // The last minute, per second: events by type, and settled recipients by domain.
+  let after: number | undefined;
+  const seconds = new Map<number, Map<string, number>>();
+  const domainSeconds = new Map<number, Map<string, { delivered: number; bounced: number }>>();
+  // The last hour of webhook failures, per minute.
+  let deliveriesAfter: number | undefined;
+  const minutes = new Map<number, number>();
+
+  async function readEvents(now: number): Promise<void> {
+    const upto = await data.maxSeq();
+    after ??= Math.max(0, upto - EVENT_SCAN);
+    if (upto <= after) return;
+    const floor = Math.floor(now / 1000) - 60;
+    const [events, settled] = await Promise.all([data.events(after, upto), data.settled(after, upto)]);
+    for (const r of events) {
+      const s = secondOf(r.second);
+      if (s < floor) continue;
+      let bucket = seconds.get(s);
+      if (!bucket) seconds.set(s, (bucket = new Map<string, number>()));
+      add(bucket, r.type, r.n);
+    }
+    for (const r of settled) {
+      const s = secondOf(r.second);
+      if (s < floor) continue;
+      let bucket = domainSeconds.get(s);
+      if (!bucket) domainSeconds.set(s, (bucket = new Map<string, { delivered: number; bounced: number }>()));
+      const d = bucket.get(r.domain) ?? { delivered: 0, bounced: 0 };
+      if (r.type === 'delivered') d.delivered += r.n;
+      else d.bounced += r.n;
+      bucket.set(r.domain, d);
+    }
+    after = upto;
+  }
+
+  async function lastMinute(now: number) {
+    await readEvents(now);
+    const floor = Math.floor(now / 1000) - 60;
+    const total: Record<string, number> = {};
+    for (const [second, bucket] of seconds) {
+      if (second < floor) seconds.delete(second);
+      else for (const [type, n] of bucket) total[type] = (total[type] ?? 0) + n;
+    }
+    const domains = new Map<string, { delivered: number; bounced: number }>();
+    for (const [second, bucket] of domainSeconds) {
+      if (second < floor) domainSeconds.delete(second);
+      else
+        for (const [domain, c] of bucket) {
+          const d = domains.get(domain) ?? { delivered: 0, bounced: 0 };
+          d.delivered += c.delivered;
+          d.bounced += c.bounced;
+          domains.set(domain, d);
+        }
+    }
+    return { total, domains };
+  }
+
+  /** Per second of the 60 before `now`, oldest first, the events of `types`. */
+  function series(now: number, types: string[]): number[] {
+    const last = Math.floor(now / 1000);
+    return Array.from({ length: 60 }, (_, i) => {
+      const bucket = seconds.get(last - 59 + i);
+      return bucket ? types.reduce((a, t) => a + (bucket.get(t) ?? 0), 0) : 0;
+    });
+  }
+
+  async function failedLastHour(now: number): Promise<number> {
+    const upto = await data.maxDeliverySeq();
+    deliveriesAfter ??= Math.max(0, upto - DELIVERY_SCAN);
+    const floor = Math.floor(now / 60_000) - 60;
+    if (upto > deliveriesAfter) {
+      for (const r of await data.failures(deliveriesAfter, upto)) {
+        const m = Math.floor(Date.parse(`${r.minute}:00Z`) / 60_000);
+        if (m >= floor) add(minutes, m, r.n);
+      }
+      deliveriesAfter = upto;
+    }
+    let total = 0;
+    for (const [m, n] of minutes) {
+      if (m < floor) minutes.delete(m);
+      else total += n;
+    }
+    return total;
+  }
+
+  const queueNow = paced(() => data.queue());
+  const waitingNow = paced(() => data.waiting());
+
+  async function destinations(now: number, settledByDomain: Map<string, { delivered: number; bounced: number }>) {
+    const all = new Map<string, Destination>();
+    const entry = (domain: string) => {
+      let d = all.get(domain);
+      if (!d)
+        all.set(
+          domain,
+          (d = {
+            domain,
+            waiting: 0,
+            deferred: 0,
+            delivered: 0,
+            bounced: 0,
+            throttled: false,
+            concurrency: null,
+            paused_until: null,
+            reason: null,
+          }),
+        );
+      return d;
+    };
+    for (const w of await waitingNow(now)) Object.assign(entry(w.domain), { waiting: w.waiting, deferred: w.deferred });
+    for (const [domain, c] of settledByDomain) Object.assign(entry(domain), c);
+    for (const t of await data.throttles()) {
+      // Whole server: every throttled destination; one project: those it sends to.
+      const d = project === null ? entry(t.domain) : all.get(t.domain);
+      if (!d) continue;
+      const paused = t.paused_until !== null && Date.parse(t.paused_until) > now ? t.paused_until : null;
+      Object.assign(d, { throttled: true, concurrency: t.concurrency, paused_until: paused, reason: t.reason });
+    }
+    return [...all.values()]
+      .sort(
+        (a, b) =>
+          b.waiting - a.waiting ||
+          b.delivered + b.bounced - (a.delivered + a.bounced) ||
+          (a.domain < b.domain ? -1 : 1),
+      )
+      .slice(0, DESTINATIONS);
+  }
+
+  return {
+    async snapshot(filter: TopFilter = {}, now = clock.now()): Promise<Snapshot> {
+      const q = await queueNow(now);
+      const minute = await lastMinute(now);
+      const live = await data.nodes(new Date(now - NODE_STALE_MS).toISOString());
+      const latest = (await Promise.all((await data.projects()).map((p) => data.latest(p, filter)))).flat();
+      return {
+        at: new Date(now).toISOString(),
+        project_id: project,
+        last_minute: minute.total,
+        per_second: {
+          accepted: series(now, ['queued', 'simulated']),
+          delivered: series(now, ['delivered']),
+          bounced: series(now, ['bounced', 'failed']),
+        },
+        this_hour: byType(await data.hour(hourOf(now))),
+        previous_hour: byType(await data.hour(hourOf(now - 3_600_000))),
+        queue: {
+          recipients: q.recipients,
+          oldest_seconds: q.oldest ? Math.max(0, Math.round((now - Date.parse(q.oldest)) / 1000)) : 0,
+        },
+        destinations: await destinations(now, minute.domains),
+        filter,
+        latest: latest
+          .sort((a, b) => b.seq - a.seq)
+          .slice(0, LATEST)
+          .map(({ seq: _seq, ...e }) => e),
+        webhooks: {
+          pending_events: await data.pendingWebhookEvents(),
+          failed_last_hour: await failedLastHour(now),
+          auto_disabled: await data.autoDisabledWebhooks(),
+        },
+        relay: { nodes: live.length, sessions: live.reduce((a, n) => a + n.relay_sessions, 0) },
+      };
+    },
+    /** One email's events and queue standing; null when there is none (in this project). */
+    async detail(emailId: string): Promise<EmailDetail | null> {
+      const e = await data.email(emailId);
+      if (!e || (project !== null && e.project_id !== project)) return null;
+      return {
+        id: e.id,
+        status: e.status,
+        events: (await data.emailEvents(emailId)).map(presentEvent),
+        waiting: (await data.explain(emailId)).map(waitingLine),
+      };
+    },
+  };
+}
+
+export type TopReader = ReturnType<typeof createTopView>;
+
+/** An event as the detail pane shows it. */
+function presentEvent(r: { type: string; created_at: string; data: string }): EmailDetail['events'][number] {
+  const data = JSON.parse(r.data) as Record<string, unknown>;
+  const text = [data.smtp_code, data.smtp_enhanced, data.smtp_text ?? data.reason ?? data.previous_attempt]
+    .filter((x): x is string | number => typeof x === 'string' || typeof x === 'number')
+    .join(' ');
+  return {
+    type: r.type,
+    at: r.created_at,
+    recipient: typeof data.recipient === 'string' ? data.recipient : null,
+    detail: text,
+  };
+}
