@@ -51,7 +51,7 @@ function storeOf(kind: 'sqlite' | 'postgres') {
       const settings = createServerSettings(db, tx);
       const nodes = createNodesRepo(db, tx);
       return {
-        query: (sql: string, ...params: unknown[]) => Promise.resolve(db.prepare(sql).all(...params)),
+        query: (sql: string) => Promise.resolve(db.prepare(sql).all()),
         event: (id: string, type: string, at: string) =>
           Promise.resolve(
             void db
@@ -86,19 +86,7 @@ function storeOf(kind: 'sqlite' | 'postgres') {
     await n.pool.query(SEED);
     const audit = createPgAuditWriter();
     return {
-      query: async (sql: string, ...params: unknown[]) =>
-        (
-          await n.pool.query(
-            sql.replace(
-              /\?/g,
-              (() => {
-                let i = 0;
-                return () => `$${++i}`;
-              })(),
-            ),
-            params,
-          )
-        ).rows,
+      query: async (sql: string) => (await n.pool.query(sql)).rows,
       event: async (id: string, type: string, at: string) =>
         void (await n.pool.query(
           "INSERT INTO email_events (id, email_seq, type, created_at) SELECT $1, seq, $2, $3 FROM emails WHERE id = 'e1'",

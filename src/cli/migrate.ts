@@ -1,6 +1,5 @@
 import { loadConfig } from '../config/load.ts';
-import { migrateDataDir } from '../store/db.ts';
-import { migratePostgres, openPostgres, redactUrl } from '../store/pg.ts';
+import { migrateStore } from '../store/migrate.ts';
 import type { GlobalOptions } from './context.ts';
 import { print } from './io.ts';
 
@@ -18,25 +17,11 @@ export async function migrate(_args: string[], opts: Opts): Promise<void> {
     flags: { dataDir: opts.dataDir, database: opts.database },
   });
   const t0 = performance.now();
-  let store: string;
-  let result: { from: number; to: number; applied: string[] };
-  if (config.database) {
-    store = redactUrl(config.database);
-    const pool = await openPostgres(config.database, { max: 1 });
-    try {
-      result = await migratePostgres(pool);
-    } finally {
-      await pool.end();
-    }
-  } else {
-    store = config.dataDir;
-    result = await migrateDataDir(config.dataDir);
-  }
+  const r = await migrateStore(config);
   const seconds = Number(((performance.now() - t0) / 1000).toFixed(2));
-  const kind = config.database ? 'postgres' : 'sqlite';
-  print(opts, { store: kind, database: store, ...result, seconds }, () =>
-    result.applied.length === 0
-      ? `${store}: schema version ${result.to}, up to date`
-      : `${store}: schema version ${result.from} -> ${result.to} (${result.applied.join(', ')}) in ${seconds} s`,
+  print(opts, { ...r, seconds }, () =>
+    r.applied.length === 0
+      ? `${r.database}: schema version ${r.to}, up to date`
+      : `${r.database}: schema version ${r.from} -> ${r.to} (${r.applied.join(', ')}) in ${seconds} s`,
   );
 }

@@ -232,9 +232,9 @@ const words = (key: string) => key.replace(/[A-Z]/g, (c) => ' ' + c.toLowerCase(
 /** `httpPort` -> `--http-port`. */
 export const flagOf = (key: string): string => '--' + words(key).join('-');
 /** `httpPort` -> `SVC_HTTP_PORT`. */
-export const envOf = (key: string): string => ENV_NAMES[key] ?? 'SVC_' + words(key).join('_').toUpperCase();
 /** Settings whose variable is named the way such settings usually are, not after the key. */
 const ENV_NAMES: Record<string, string> = { database: 'SVC_DATABASE_URL' };
+export const envOf = (key: string): string => ENV_NAMES[key] ?? 'SVC_' + words(key).join('_').toUpperCase();
 /** `httpPort` -> `http-port`, the spelling a config file shows first. */
 export const fileKeyOf = (key: string): string => words(key).join('-');
 

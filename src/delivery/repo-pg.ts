@@ -8,6 +8,7 @@ import type { Decision } from './outcome.ts';
 import { summarize, type RecipientState } from './status.ts';
 import {
   lateBounceWrite,
+  QUEUE_STATS_SQL,
   type ClaimedEmail,
   type DueRow,
   type QueueRecipient,
@@ -307,13 +308,7 @@ export function createPgDeliveryRepo(
     releaseStaleLeases: () => Promise.resolve(0),
 
     /** Recipients waiting or being tried, and the creation time of the oldest email among them. */
-    queueStats: async () =>
-      (
-        await pool.query<{ recipients: number; oldest: string | null }>(
-          `SELECT count(*) AS recipients, min(e.created_at) AS oldest
-           FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE r.next_attempt_at IS NOT NULL`,
-        )
-      ).rows[0]!,
+    queueStats: async () => (await pool.query<{ recipients: number; oldest: string | null }>(QUEUE_STATS_SQL)).rows[0]!,
 
     /** Destinations slowed down now (a row exists only while one is). */
     throttledNow: async () =>

@@ -13,15 +13,26 @@ const SECRET_BYTES = 32;
 export function createSecrets(db: Db, tx: Committer, now: () => string) {
   const add = db.prepare('INSERT OR IGNORE INTO server_secrets (name, value, created_at) VALUES (?, ?, ?)');
   const read = db.prepare<[string], { value: Buffer }>('SELECT value FROM server_secrets WHERE name = ?');
+  return keptSecrets((name, value) =>
+    tx.write(() => {
+      add.run(name, value, now());
+      return read.get(name)!.value;
+    }),
+  );
+}
+
+/**
+ * Secrets kept in memory once read, for both stores: `make(name, value)` stores `value` (32
+ * random bytes) unless the secret exists, and returns the stored one. A failed make is retried
+ * next time rather than cached.
+ */
+export function keptSecrets(make: (name: string, value: Buffer) => Promise<Buffer>) {
   const kept = new Map<string, Promise<Buffer>>();
   return {
     get(name: string): Promise<Buffer> {
       let secret = kept.get(name);
       if (!secret) {
-        secret = tx.write(() => {
-          add.run(name, randomBytes(SECRET_BYTES), now());
-          return read.get(name)!.value;
-        });
+        secret = make(name, randomBytes(SECRET_BYTES));
         kept.set(name, secret);
         secret.catch(() => kept.delete(name));
       }

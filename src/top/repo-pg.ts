@@ -1,5 +1,5 @@
 import type { Clock } from '../lib/clock.ts';
-import type { QueueRecipient } from '../delivery/repo.ts';
+import { QUEUE_STATS_SQL, type QueueRecipient } from '../delivery/repo.ts';
 import { PG_EXPLAIN_SQL } from '../delivery/repo-pg.ts';
 import type { NodeRow } from '../nodes/repo.ts';
 import type { PgPool } from '../store/pg.ts';
@@ -52,13 +52,7 @@ function pgTopData(pool: PgPool, project: string | null): TopData {
          WHERE project_id IN (SELECT id FROM projects WHERE ${scoped('id')}) AND bucket_hour = ${at(1)} GROUP BY type`,
         [...p, h],
       ),
-    queue: () =>
-      one(
-        `SELECT count(*) AS recipients, min(e.created_at) AS oldest
-         FROM recipients r JOIN emails e ON e.seq = r.email_seq
-         WHERE r.next_attempt_at IS NOT NULL AND ${scoped('r.project_id')}`,
-        p,
-      ),
+    queue: () => one(project === null ? QUEUE_STATS_SQL : `${QUEUE_STATS_SQL} AND r.project_id = $1`, p),
     waiting: () =>
       rows(
         `SELECT domain, count(*) AS waiting, count(*) FILTER (WHERE attempts > 0) AS deferred FROM recipients

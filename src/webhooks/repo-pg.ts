@@ -2,7 +2,7 @@ import type { Audited } from '../audit/index.ts';
 import type { PgAuditWriter } from '../audit/repo-pg.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
-import type { AttemptResult, DueRow, OutboxRow, WebhookRow } from './repo.ts';
+import { retentionCut, type AttemptResult, type DueRow, type OutboxRow, type WebhookRow } from './repo.ts';
 import type { Delivery } from './schema.ts';
 
 /** A claimed outbox row: `lease` is the due time its claim wrote, and the token its writes name. */
@@ -105,14 +105,13 @@ export function createPgWebhooksRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
             [afterSeq, limit],
           )
         ).rows;
-        const old = rows.findIndex((r) => r.created_at >= cutoff);
-        const upTo = old === -1 ? rows.length : old;
-        const next = upTo ? rows[upTo - 1]!.seq : afterSeq;
-        const changed = upTo
-          ? ((await t.query('DELETE FROM webhook_deliveries WHERE seq > $1 AND seq <= $2', [afterSeq, next]))
-              .rowCount ?? 0)
-          : 0;
-        return { changed, next, done: old !== -1 || rows.length < limit };
+        const { next, done } = retentionCut(rows, cutoff, afterSeq, limit);
+        const changed =
+          next > afterSeq
+            ? ((await t.query('DELETE FROM webhook_deliveries WHERE seq > $1 AND seq <= $2', [afterSeq, next]))
+                .rowCount ?? 0)
+            : 0;
+        return { changed, next, done };
       }),
     findById: async (id: string) =>
       (await pool.query<WebhookRow>('SELECT * FROM webhooks WHERE id = $1', [id])).rows[0],

@@ -148,12 +148,9 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
      */
     deleteDeliveriesBefore: (cutoff: string, afterSeq: number, limit: number) =>
       tx.write(() => {
-        const rows = deliveriesPage.all(afterSeq, limit);
-        const old = rows.findIndex((r) => r.created_at >= cutoff);
-        const upTo = old === -1 ? rows.length : old;
-        const next = upTo ? rows[upTo - 1]!.seq : afterSeq;
-        const changed = upTo ? deleteDeliveries.run(afterSeq, next).changes : 0;
-        return { changed, next, done: old !== -1 || rows.length < limit };
+        const cut = retentionCut(deliveriesPage.all(afterSeq, limit), cutoff, afterSeq, limit);
+        const changed = cut.next > afterSeq ? deleteDeliveries.run(afterSeq, cut.next).changes : 0;
+        return { changed, next: cut.next, done: cut.done };
       }),
     findById: (id: string) => read(q.byId.get(id)),
     listOfProject: (projectId: string) => read(q.ofProject.all(projectId)),
@@ -255,3 +252,19 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
 }
 
 export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;
+
+/**
+ * Where a retention batch of attempt records ends (both stores): `rows` are the `limit`
+ * records after `afterSeq`, in seq order, which is time order. The ones before `cutoff` go,
+ * up to `next`; `done` once a newer one is reached or there are no more.
+ */
+export function retentionCut(
+  rows: { seq: number; created_at: string }[],
+  cutoff: string,
+  afterSeq: number,
+  limit: number,
+): { next: number; done: boolean } {
+  const newer = rows.findIndex((r) => r.created_at >= cutoff);
+  const upTo = newer === -1 ? rows.length : newer;
+  return { next: upTo ? rows[upTo - 1]!.seq : afterSeq, done: newer !== -1 || rows.length < limit };
+}

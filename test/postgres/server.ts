@@ -9,6 +9,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -53,7 +54,7 @@ function binaries(): { initdb: string; postgres: string } {
     if (!existsSync(join(copy, '.complete'))) {
       rmSync(copy, { recursive: true, force: true });
       cpSync(native, copy, { recursive: true, verbatimSymlinks: true });
-      execFileSync('touch', [join(copy, '.complete')]);
+      writeFileSync(join(copy, '.complete'), '');
     }
     return { initdb: join(copy, 'bin', 'initdb'), postgres: join(copy, 'bin', 'postgres') };
   }
