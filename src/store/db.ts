@@ -17,10 +17,15 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
 /** Numbered migrations, shipped as .sql files beside this module (copied into dist/ by the build). */
 export function loadMigrations(): { version: number; name: string; sql: string }[] {
-  return readdirSync(MIGRATIONS_DIR)
+  return readMigrations(MIGRATIONS_DIR);
+}
+
+/** The numbered `NNNN_name.sql` files of a folder, in order (both stores' migrations). */
+export function readMigrations(dir: string): { version: number; name: string; sql: string }[] {
+  return readdirSync(dir)
     .filter((f) => /^\d{4}_.+\.sql$/.test(f))
     .sort()
-    .map((f) => ({ version: Number(f.slice(0, 4)), name: f, sql: readFileSync(join(MIGRATIONS_DIR, f), 'utf8') }));
+    .map((f) => ({ version: Number(f.slice(0, 4)), name: f, sql: readFileSync(join(dir, f), 'utf8') }));
 }
 
 export interface OpenOptions {

@@ -1,7 +1,6 @@
 import pg from 'pg';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readMigrations } from './db.ts';
 import { StoreOpenError } from './open-error.ts';
 
 // PostgreSQL returns int8 (bigint: seq columns, counts) as strings, since a JS number holds
@@ -15,10 +14,7 @@ const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations-pg/', import.meta.url
 
 /** PostgreSQL's numbered migrations, as SQLite's (db.ts) but a numbering of their own. */
 export function loadPgMigrations(): { version: number; name: string; sql: string }[] {
-  return readdirSync(MIGRATIONS_DIR)
-    .filter((f) => /^\d{4}_.+\.sql$/.test(f))
-    .sort()
-    .map((f) => ({ version: Number(f.slice(0, 4)), name: f, sql: readFileSync(join(MIGRATIONS_DIR, f), 'utf8') }));
+  return readMigrations(MIGRATIONS_DIR);
 }
 
 /** The URL as a person may read it in a message: no password. */
