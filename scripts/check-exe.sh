@@ -96,10 +96,14 @@ http_status() {
     IFS=' ' read -r -t 5 _ code _ <&3 && echo "$code"
   ) 2>/dev/null
 }
+# A port nothing listens on, below the kernel's ephemeral range: a port from that range can be
+# taken between this check and svc's bind by the client end of any connection (our own /healthz polls).
 free_port() {
-  local p
+  local p low=32768
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+  ((low > 12000)) || low=32768
   for _ in {1..50}; do
-    p=$((20000 + RANDOM % 40000))
+    p=$((10000 + RANDOM % (low - 10000)))
     (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
   done
   return 1

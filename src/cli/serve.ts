@@ -19,6 +19,7 @@ import {
 } from '../smtp/index.ts';
 import type { GlobalOptions } from './context.ts';
 import { markServing } from '../store/backup.ts';
+import { ConfigError } from '../config/error.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const CONFIG_FLAGS = new Set(['dataDir', 'config', 'json']);
@@ -39,6 +40,9 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
   const app = createApp(config, { logger, checkpointWorker: true, createDataDir: true, webhookThread: true });
   // svc restore refuses to replace the database under a running server.
   const unmark = markServing(config.dataDir);
+  // Whatever has started is stopped again, in reverse, on a clean stop or a failed start
+  // (a port in use must not leave the HTTP API answering over a closed store).
+  const started: (() => Promise<unknown>)[] = [];
   try {
     await firstStart(app, config);
     await app.recordServerSettings();
@@ -48,13 +52,16 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
         ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) }
         : undefined;
     const server = createHttpServer(app, https ? { https } : {});
-    await server.listen({ host: config.httpHost, port: config.httpPort });
+    started.push(() => server.close());
+    await listening('the HTTP API', '--http-port', config.httpHost, config.httpPort, () =>
+      server.listen({ host: config.httpHost, port: config.httpPort }),
+    );
+    const relay = await startRelay(app, config, https, started);
+    await startInbound(app, config, https, started);
     const address = server.server.address();
     const port = typeof address === 'object' && address ? address.port : config.httpPort;
     const url = `${https ? 'https' : 'http'}://${config.httpHost}:${port}`;
     logger.info({ url, data_dir: config.dataDir, hostname: app.hostname }, 'svc is serving');
-    const relay = await startRelay(app, config, https);
-    const inbound = await startInbound(app, config, https);
     await app.delivery().start();
     await app.webhookDispatcher().start();
     const retention = app.retention.start();
@@ -75,12 +82,40 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     await checks.stop();
     await retention.stop();
     await heartbeat.stop();
-    // Stop accepting first; app.close() then lets deliveries in flight finish or return to the queue.
-    await Promise.all([server.close(), relay?.close(), inbound?.close()]);
   } finally {
+    // Stop accepting first; app.close() then lets deliveries in flight finish or return to the queue.
+    await Promise.allSettled(started.map((close) => close()));
     await app.close();
     unmark();
     logger.info('stopped');
+  }
+}
+
+/**
+ * Runs `listen`; a port in use or not allowed becomes one line naming the setting
+ * to change, instead of the bare socket error.
+ */
+async function listening<T>(
+  what: string,
+  flag: string,
+  host: string,
+  port: number,
+  listen: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await listen();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    const why =
+      code === 'EADDRINUSE'
+        ? 'the address is in use by another program'
+        : code === 'EACCES'
+          ? 'this user may not listen on ports below 1024'
+          : code === 'EADDRNOTAVAIL'
+            ? 'no interface of this machine has that address'
+            : undefined;
+    if (!why) throw e;
+    throw new ConfigError(`${what} cannot listen on ${host}:${port}: ${why} (choose another ${flag})`);
   }
 }
 
@@ -89,6 +124,7 @@ async function startRelay(
   app: App,
   config: Config,
   tls: { cert: Buffer; key: Buffer } | undefined,
+  started: (() => Promise<unknown>)[],
 ): Promise<SmtpRelay | undefined> {
   if (config.smtpPort === 0) return undefined;
   const relay = createSmtpRelay(app, {
@@ -100,7 +136,8 @@ async function startRelay(
     maxSessions: config.smtpMaxSessions,
     idleTimeoutMs: config.smtpIdleTimeout,
   });
-  const port = await relay.listen();
+  started.push(() => relay.close());
+  const port = await listening('the SMTP relay', '--smtp-port', config.smtpHost, config.smtpPort, () => relay.listen());
   app.metrics.watchRelay(() => relay.sessions());
   app.logger.info({ host: config.smtpHost, port, starttls: Boolean(tls) }, 'the SMTP relay is listening');
   return relay;
@@ -111,6 +148,7 @@ async function startInbound(
   app: App,
   config: Config,
   tls: { cert: Buffer; key: Buffer } | undefined,
+  started: (() => Promise<unknown>)[],
 ): Promise<InboundListener | undefined> {
   if (config.inboundPort === 0) return undefined;
   const listener = createInboundListener(app, {
@@ -121,7 +159,10 @@ async function startInbound(
     idleTimeoutMs: config.smtpIdleTimeout,
     closeTimeoutMs: RELAY_DEFAULTS.closeTimeoutMs,
   });
-  const port = await listener.listen();
+  started.push(() => listener.close());
+  const port = await listening('the inbound MX', '--inbound-port', config.inboundHost, config.inboundPort, () =>
+    listener.listen(),
+  );
   app.logger.info({ host: config.inboundHost, port }, 'the inbound MX is listening');
   return listener;
 }
