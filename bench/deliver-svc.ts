@@ -131,7 +131,7 @@ export async function prepareDataDir(
   dataDir: string,
   key: { privateKey: KeyObject; publicKey: KeyObject },
 ): Promise<string> {
-  const app = createApp(loadConfig({ env: {}, flags: { dataDir } }), { createDataDir: true });
+  const app = await createApp(loadConfig({ env: {}, flags: { dataDir } }), { createDataDir: true });
   try {
     const init = await initialize(app.accounts, app.keys, {
       email: 'owner@example.com',

@@ -34,7 +34,7 @@ export interface Dataset {
 
 export async function prepare(size: number): Promise<Dataset> {
   const dataDir = tempDir(`stats-${size}`);
-  const app = createApp(loadConfig({ env: {}, flags: { dataDir } }), { createDataDir: true });
+  const app = await createApp(loadConfig({ env: {}, flags: { dataDir } }), { createDataDir: true });
   let init: { organization_id: string; project_id: string };
   let key: string;
   try {

@@ -71,7 +71,7 @@ try {
     const { createApp } = await import('../src/app.ts');
     const { loadConfig } = await import('../src/config/load.ts');
     // The server holds the database; a second writer (this process) only adds a key through the same file.
-    const app = createApp(loadConfig({ env: {}, flags: { dataDir: live.dataDir } }));
+    const app = await createApp(loadConfig({ env: {}, flags: { dataDir: live.dataDir } }));
     try {
       const project = (app.db.prepare('SELECT id FROM projects LIMIT 1').get() as { id: string }).id;
       return (await app.keys.createKey(project, { name: 'top', env: 'LIVE', permissions: 'READ_ONLY' })).key!;

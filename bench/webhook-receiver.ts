@@ -163,7 +163,7 @@ export async function subscribe(
   port: number,
   events = (process.env.BENCH_EVENTS ?? 'simulated').split(','),
 ): Promise<void> {
-  const admin = createApp(loadConfig({ flags: { dataDir, allowInsecureWebhooks: true } }));
+  const admin = await createApp(loadConfig({ flags: { dataDir, allowInsecureWebhooks: true } }));
   const project = await admin.accounts.getProject('Default');
   await admin.webhooks.create(project.id, { url: `https://127.0.0.1:${port}/hooks`, events });
   await admin.close();

@@ -1,35 +1,31 @@
-import { createTopService } from './top/service.ts';
-import { createNodesRepo } from './nodes/repo.ts';
-import { statSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
 import type { Config } from './config/schema.ts';
 import { iso, systemClock, type Clock } from './lib/clock.ts';
 import { silentLogger, type Logger } from './lib/logger.ts';
-import { openDatabase, StoreOpenError, type Db } from './store/db.ts';
-import { DATABASE_FILE, findExposedPaths } from './store/data-dir.ts';
-import { createOpsMetrics } from './http/metrics.ts';
-import { createCommitter, type Committer } from './store/committer.ts';
-import { createSecrets } from './store/secrets.ts';
+import type { Db } from './store/db.ts';
+import { findExposedPaths } from './store/data-dir.ts';
+import { openPgStore, openSqliteStore, type Store } from './store/open.ts';
+import { redactUrl } from './store/pg.ts';
+import { createOpsMetrics, type OpsMetrics } from './http/metrics.ts';
+import { createTopService } from './top/service.ts';
+import { NODE_STALE_MS } from './nodes/heartbeat.ts';
 import { createInboundService } from './inbound/index.ts';
-import { createAccountsRepo, createAccountsService, createMembersService } from './accounts/index.ts';
-import { createKeysRepo, createKeysService } from './keys/index.ts';
-import { createAuditRepo, createAuditWriter } from './audit/index.ts';
-import { createLoginThrottle, createSessionsRepo, createSessionsService } from './sessions/index.ts';
-import { createSuppressionsRepo, createSuppressionsService } from './suppressions/index.ts';
-import { createTemplatesRepo, createTemplatesService, createRenderer, type Renderer } from './templates/index.ts';
-import { createDnsResolver, createDomainsRepo, createDomainsService, hostnameProblem } from './domains/index.ts';
-import { createEmailsExport, createEmailsRepo, createEmailsService, createRetention } from './emails/index.ts';
-import { createIdempotencySql } from './idempotency/index.ts';
-import { createRateLimiter, createUsageReport, createUsageSql, LIMITS } from './limits/index.ts';
-import { createDeliveryEngine, createDeliveryRepo, RETURN_PATH_SECRET, type DeliveryEngine } from './delivery/index.ts';
-import { createTrackingRepo, createTrackingService } from './tracking/index.ts';
-import { createStatsRepo, createStatsService } from './stats/index.ts';
-import { createServerSettings, resolveHostname } from './config/server-settings.ts';
+import { createAccountsService, createMembersService } from './accounts/index.ts';
+import { createKeysService } from './keys/index.ts';
+import { createLoginThrottle, createSessionsService } from './sessions/index.ts';
+import { createSuppressionsService } from './suppressions/index.ts';
+import { createTemplatesService, createRenderer, type Renderer } from './templates/index.ts';
+import { createDnsResolver, createDomainsService, hostnameProblem } from './domains/index.ts';
+import { createEmailsExport, createEmailsService, createRetention } from './emails/index.ts';
+import { createIdempotencyGate } from './idempotency/index.ts';
+import { createRateLimiter, createUsageReport, LIMITS } from './limits/index.ts';
+import { createDeliveryEngine, RETURN_PATH_SECRET, type DeliveryEngine } from './delivery/index.ts';
+import { createTrackingService } from './tracking/index.ts';
+import { createStatsService } from './stats/index.ts';
+import { resolveHostname } from './config/server-settings.ts';
 import {
   createWebhookAgent,
   createWebhookDispatcher,
-  createWebhooksRepo,
   createWebhooksService,
   resolverFromDns,
   type WebhookDispatcher,
@@ -50,29 +46,44 @@ export interface AppOverrides {
 }
 
 /**
+ * Opens the store the configuration names: PostgreSQL with `--database` (SVC_DATABASE_URL),
+ * else the data dir's SQLite file.
+ */
+export async function openStore(
+  config: Config,
+  opts: { clock: Clock; checkpointWorker?: boolean; createDataDir?: boolean; onCommit?: (s: number) => void },
+): Promise<Store> {
+  if (config.database) return openPgStore(config.database, redactUrl(config.database), opts);
+  return openSqliteStore(config.dataDir, opts);
+}
+
+/**
  * The one composition root: opens the store and wires every domain service.
  * Doors (HTTP, CLI, SMTP) receive an App and call its services.
  */
-export function createApp(config: Config, overrides: AppOverrides = {}) {
+export async function createApp(config: Config, overrides: AppOverrides = {}) {
+  const clock = overrides.clock ?? systemClock;
+  const metrics = createOpsMetrics();
+  const store = await openStore(config, {
+    clock,
+    checkpointWorker: overrides.checkpointWorker ?? false,
+    createDataDir: overrides.createDataDir ?? false,
+    onCommit: (s) => metrics.committed(s),
+  });
+  try {
+    return await wire(config, overrides, store, metrics);
+  } catch (e) {
+    await store.close();
+    throw e;
+  }
+}
+
+async function wire(config: Config, overrides: AppOverrides, store: Store, metrics: OpsMetrics) {
   const clock = overrides.clock ?? systemClock;
   const logger = overrides.logger ?? silentLogger;
-  if (config.database) {
-    // The PostgreSQL store has its schema (svc migrate) but not yet its repositories.
-    throw new StoreOpenError(
-      'svc runs on PostgreSQL only for svc migrate so far: leave out --database (SVC_DATABASE_URL) to use the data dir',
-    );
-  }
-  const store = openDatabase(config.dataDir, {
-    checkpointWorker: overrides.checkpointWorker ?? false,
-    create: overrides.createDataDir ?? false,
-  });
-  const db: Db = store.db;
-  const metrics = createOpsMetrics();
-  const tx: Committer = createCommitter(db, { windowMs: 2, maxBatch: 500, onCommit: (s) => metrics.committed(s) });
-  const serverSettings = createServerSettings(db, tx);
   // `svc serve` passes its own (configured or OS) host name; an admin command given none
   // uses the one the server last ran with, so both name and check the same host.
-  const stored = serverSettings.stored();
+  const stored = await store.settings.stored();
   const hostname = resolveHostname(config.hostname, stored.hostname);
   // Likewise the resolver: `svc domains verify` in another shell asks the one the server asks.
   const dnsServers = config.dnsServers ?? stored.dnsServers;
@@ -82,20 +93,17 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     render: (...args: Parameters<Renderer['render']>) => (renderer ??= makeRenderer(config)).render(...args),
   };
 
-  // Every management write commits with its audit row (issue 11).
-  const auditWriter = createAuditWriter(db);
-  const accountsRepo = createAccountsRepo(db, tx, auditWriter);
+  const accountsRepo = store.accounts;
   const accounts = createAccountsService({
     repo: accountsRepo,
     clock,
     defaultPlan: config.defaultPlan,
   });
-  const keys = createKeysService({ repo: createKeysRepo(db, tx, auditWriter), clock });
-  const suppressionsRepo = createSuppressionsRepo(db, tx, auditWriter);
-  const suppressions = createSuppressionsService({ repo: suppressionsRepo, clock });
-  const templates = createTemplatesService({ repo: createTemplatesRepo(db, tx, auditWriter), clock });
-  const idempotency = createIdempotencySql(db);
-  const domainsRepo = createDomainsRepo(db, tx, auditWriter);
+  const keys = createKeysService({ repo: store.keys, clock });
+  const suppressions = createSuppressionsService({ repo: store.suppressions, clock });
+  const templates = createTemplatesService({ repo: store.templates, clock });
+  const idempotency = createIdempotencyGate();
+  const domainsRepo = store.domains;
   const dnsResolver = createDnsResolver(dnsServers);
   const domains = createDomainsService({
     repo: domainsRepo,
@@ -106,12 +114,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     hostname,
     gracePeriodMs: config.domainGracePeriod,
   });
-  const emailsRepo = createEmailsRepo(db, tx, {
-    suppressions: suppressionsRepo,
-    usage: createUsageSql(db),
-    idempotency,
-    audit: auditWriter,
-  });
+  const emailsRepo = store.emails;
   const emails = createEmailsService({
     repo: emailsRepo,
     clock,
@@ -123,18 +126,16 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     sandboxDomain: config.sandboxDomain,
     onAccepted: (env, source) => metrics.accepted(env, source),
   });
-  const secrets = createSecrets(db, tx, () => iso(clock.now()));
+  const secrets = store.secrets;
   const tracking = createTrackingService({
     key: () => secrets.get('tracking'),
-    repo: createTrackingRepo(db, tx),
+    repo: store.tracking,
     clock,
     publicUrl: publicUrlOf(config),
     settings: (projectId) => accounts.getProjectSettings(projectId),
   });
   const rateLimiter = createRateLimiter(clock);
-  const deliveryRepo = createDeliveryRepo(db, tx, {
-    suppress: (projectId, email, _emailId, at, reason) => suppressionsRepo.addSync(projectId, email, reason, at),
-  });
+  const deliveryRepo = store.delivery;
   const inbound = createInboundService({
     delivery: deliveryRepo,
     findEmail: (id) => emailsRepo.findById(id),
@@ -144,22 +145,12 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     observe: (outcome, category, type, source) => metrics.outcome(outcome, category, type, source),
   });
   metrics.watchStore({
-    queue: () => {
-      const q = deliveryRepo.queueStats();
+    queue: async () => {
+      const q = await deliveryRepo.queueStats();
       return { recipients: q.recipients, oldestSeconds: q.oldest ? (clock.now() - Date.parse(q.oldest)) / 1000 : 0 };
     },
     throttled: () => deliveryRepo.throttledNow(),
-    storeBytes: () => {
-      const size = (f: string) => {
-        try {
-          return statSync(f).size;
-        } catch {
-          return 0;
-        }
-      };
-      const file = join(config.dataDir, DATABASE_FILE);
-      return { database: size(file), wal: size(`${file}-wal`) };
-    },
+    storeBytes: () => store.sizeBytes(),
   });
   let engine: DeliveryEngine | undefined;
   // The delivery engine is made on first use: `svc serve` starts it; admin commands never do.
@@ -172,6 +163,13 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
         keys: domains,
         tracking,
         returnPathKey: () => secrets.get(RETURN_PATH_SECRET),
+        // Several nodes share one database on PostgreSQL: each sends its share of every
+        // destination's limit. The heartbeat keeps `nodes` fresh every 10 s at most.
+        ...(store.kind === 'postgres'
+          ? {
+              liveNodes: async () => Math.max(1, (await store.nodes.fresh(iso(clock.now() - NODE_STALE_MS))).length),
+            }
+          : {}),
         observe: (decisions) => {
           for (const d of decisions) {
             if (d.kind === 'retry') metrics.outcome('deferred', d.category, null, 'smtp');
@@ -182,8 +180,9 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
       },
       deliveryOptions(config, hostname),
     ));
+  metrics.watchDeliveryNodes(() => engine?.throttle.sharedAmong() ?? 1);
   const sessions = createSessionsService({
-    repo: createSessionsRepo(db, tx),
+    repo: store.sessions,
     clock,
     throttle: createLoginThrottle(clock),
     users: accountsRepo,
@@ -194,7 +193,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     allowInsecure: config.allowInsecureWebhooks,
     ...(overrides.webhookCa ? { ca: overrides.webhookCa } : {}),
   });
-  const webhooksRepo = createWebhooksRepo(db, tx, auditWriter);
+  const webhooksRepo = store.webhooks;
   const retention = createRetention({
     repo: emailsRepo,
     webhooks: webhooksRepo,
@@ -202,6 +201,7 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     logger,
     bodyRetentionMs: config.bodyRetention,
     emailRetentionMs: config.emailRetention,
+    exclusive: (fn) => store.runExclusive('retention', fn),
   });
   const webhooks = createWebhooksService({
     repo: webhooksRepo,
@@ -221,35 +221,49 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
   };
   let dispatcher:
     Pick<WebhookDispatcher, 'start' | 'stop' | 'runOnce' | 'stats' | 'pending' | 'autoDisabled'> | undefined;
-  // Made on first use: `svc serve` starts it (in its own thread); admin commands never do.
+  // Made on first use: `svc serve` starts it (in its own thread on SQLite, with its own
+  // connection); admin commands never do. On PostgreSQL it claims with leases in-process.
   const webhookDispatcher = () =>
-    (dispatcher ??= overrides.webhookThread
-      ? createDispatchWorker(
-          {
-            dataDir: config.dataDir,
-            dnsServers,
-            log: { level: config.logLevel, format: config.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json') },
-            ca: overrides.webhookCa,
-            options: dispatcherOptions,
-          },
-          { repo: webhooksRepo, logger },
-        )
-      : createWebhookDispatcher({ repo: webhooksRepo, clock, logger, agent: webhookAgent }, dispatcherOptions));
-  // Expired idempotency records and session tokens are purged once an hour.
+    (dispatcher ??=
+      overrides.webhookThread && store.kind === 'sqlite'
+        ? createDispatchWorker(
+            {
+              dataDir: config.dataDir,
+              dnsServers,
+              log: { level: config.logLevel, format: config.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json') },
+              ca: overrides.webhookCa,
+              options: dispatcherOptions,
+            },
+            { repo: webhooksRepo, logger },
+          )
+        : createWebhookDispatcher({ repo: webhooksRepo, clock, logger, agent: webhookAgent }, dispatcherOptions));
+  // Expired idempotency records and session tokens are purged once an hour, by one node at a time.
   const purge = clock.setInterval(() => {
-    void tx.write(() => idempotency.purgeExpired(iso(clock.now()))).catch(() => {});
-    void sessions.purgeExpired().catch(() => {});
+    void store
+      .runExclusive('purge', async () => {
+        await store.purgeIdempotency(iso(clock.now()));
+        await sessions.purgeExpired();
+      })
+      .catch(() => {});
   }, 3_600_000);
 
   return {
     config,
     clock,
     logger,
-    db,
+    /** Which store runs: 'sqlite' (the data dir) or 'postgres' (--database). */
+    storeKind: store.kind,
+    /** Where the data lives, for logs: the data dir, or the database URL without its password. */
+    storeWhere: store.where,
+    /** The SQLite connection, for tests that look inside the file. */
+    get db(): Db {
+      if (!store.sqlite) throw new Error('app.db is the SQLite connection; this app runs on PostgreSQL');
+      return store.sqlite;
+    },
     accounts,
     members: createMembersService({ repo: accountsRepo, clock, accounts }),
     sessions,
-    audit: createAuditRepo(db),
+    audit: store.audit,
     keys,
     suppressions,
     templates,
@@ -260,17 +274,17 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     /** Drops old emails' bodies and attachments (`--body-retention`); `svc serve` starts it. */
     retention,
     /** This server's row in `nodes` (relay sessions, liveness); `svc serve` keeps it fresh. */
-    nodes: createNodesRepo(db, tx),
+    nodes: store.nodes,
     /** svc top through the server (GET /v1/top). */
-    top: createTopService(db, clock),
+    top: createTopService((o) => store.topReader(o), clock),
     /** Bounces mailed back to return paths (the inbound listener, `svc inbound process`). */
     inbound,
     /** The dashboard's CSV export of a project's emails, on top of the list use case. */
     emailsExport: createEmailsExport(emails),
     /** An organization's use of its plan (GET .../usage). */
-    usage: createUsageReport({ usage: createUsageSql(db), clock, orgs: accounts, domains: domainsRepo }),
+    usage: createUsageReport({ usage: store.usage, clock, orgs: accounts, domains: domainsRepo }),
     /** Sending statistics from the hourly rollup that migration 0010's trigger keeps (GET .../stats). */
-    stats: createStatsService({ repo: createStatsRepo(db), clock }),
+    stats: createStatsService({ repo: store.stats, clock }),
     rateLimiter,
     delivery,
     tracking,
@@ -280,27 +294,19 @@ export function createApp(config: Config, overrides: AppOverrides = {}) {
     hostname,
     /** Records the server's host name and resolver for admin commands run later on this data dir. */
     recordServerSettings: () =>
-      serverSettings.record({ hostname, dnsServers: config.dnsServers ?? [] }, iso(clock.now())),
+      store.settings.record({ hostname, dnsServers: config.dnsServers ?? [] }, iso(clock.now())),
     /** What the operator should fix, for `svc serve` to say at start: files others can read, an unusable host name. */
-    startupWarnings: () => startupWarnings(config.dataDir, hostname),
+    startupWarnings: () => startupWarnings(store.kind === 'sqlite' ? config.dataDir : undefined, hostname),
     /** Why an email's recipients are still waiting (read-only; safe from any process). */
     explainQueue: (emailId: string) => deliveryRepo.explain(emailId),
     /** True when the database answers a write: used by /readyz. */
-    async ready(): Promise<boolean> {
-      try {
-        await tx.write((d) => d.prepare('SELECT 1').get());
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    ready: () => store.ready(),
     /** Commits what is queued, stops the pools and closes the database. */
     async close(): Promise<void> {
       purge.cancel();
       await engine?.stop();
       await dispatcher?.stop();
       await webhookAgent.close();
-      tx.close();
       await renderer?.close();
       await store.close();
     },
@@ -315,7 +321,7 @@ function makeRenderer(config: Config): Renderer {
   });
 }
 
-export type App = ReturnType<typeof createApp>;
+export type App = Awaited<ReturnType<typeof createApp>>;
 
 /** One line for the log, with the fields a log search wants. */
 export interface StartupWarning {
@@ -323,8 +329,8 @@ export interface StartupWarning {
   fields: Record<string, string>;
 }
 
-function startupWarnings(dataDir: string, hostname: string): StartupWarning[] {
-  const exposed = findExposedPaths(dataDir).map(({ path, mode, fix }) => ({
+function startupWarnings(dataDir: string | undefined, hostname: string): StartupWarning[] {
+  const exposed = (dataDir === undefined ? [] : findExposedPaths(dataDir)).map(({ path, mode, fix }) => ({
     message: `${path} is readable by others (mode ${mode}), and it holds secrets: run ${fix}`,
     fields: { path, mode, fix },
   }));
@@ -353,7 +359,7 @@ function deliveryOptions(config: Config, hostname: string) {
     },
     threads,
     perThread: 16,
-    leaseMs: 10 * 60_000,
+    leaseMs: config.deliveryLease,
     tickMs: 250,
     policy: { schedule: config.deliveryRetrySchedule, maxAgeMs: config.deliveryMaxAge },
     throttle: {

@@ -46,6 +46,10 @@ export interface Served {
   child: ChildProcess;
   /** Everything it logged so far (JSON lines). */
   log: () => string;
+  /** Everything it printed on stdout so far (the first start's credentials). */
+  stdout: () => string;
+  /** The URL it logged as it started serving. */
+  url: () => string;
   /** SIGTERM, then its exit code. */
   stop: () => Promise<number | null>;
 }
@@ -63,7 +67,8 @@ export async function startServe(
     env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), SVC_LOG_FORMAT: 'json', ...env },
   });
   let log = '';
-  child.stdout.resume();
+  let stdout = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr.on('data', (c: Buffer) => (log += c.toString()));
   await new Promise<void>((resolve, reject) => {
     const onData = () => log.includes('svc is serving') && resolve();
@@ -74,7 +79,14 @@ export async function startServe(
   return {
     child,
     log: () => log,
+    stdout: () => stdout,
+    url: () => {
+      const line = log.split('\n').find((l) => l.includes('svc is serving'))!;
+      return (JSON.parse(line) as { url: string }).url;
+    },
     stop: () => {
+      // One that already exited (crashed) answers its code at once, never waits forever.
+      if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child.exitCode);
       const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
       child.kill('SIGTERM');
       return exited;

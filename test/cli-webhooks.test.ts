@@ -148,10 +148,10 @@ describe('svc webhooks', () => {
         loadConfig({ flags: { dataDir: join(dir, 'data'), allowInsecureWebhooks: true, dnsServers: dns.server } }),
         { webhookCa: [receiver.ca] },
       );
-    let app = server();
+    let app = await server();
     const project = await app.accounts.getProject('Web');
     const key = await app.keys.createKey(project.id, { name: 'cli-test', env: 'TEST' });
-    const sender = app.keys.authenticate(key.key);
+    const sender = await app.keys.authenticate(key.key);
     await app.emails.send(sender, { from: 'a@example.com', to: ['b@example.net'], subject: 'S', text: 'T' });
     await app.webhookDispatcher().runOnce();
     await app.close();
@@ -166,7 +166,7 @@ describe('svc webhooks', () => {
     expect(r.code).toBe(0);
     expect(r.json()).toMatchObject({ status: 'pending', event_id: expect.any(String) });
 
-    app = server();
+    app = await server();
     await app.webhookDispatcher().runOnce();
     await app.close();
     const again = receiver.requests.filter((r) => r.path === '/again');

@@ -44,7 +44,7 @@ export async function settle(env: TestEnv): Promise<void> {
   for (let i = 0; i < 400; i++) {
     await engine.poke();
     const now = new Date(env.clock.now()).toISOString();
-    if (engine.inflightCount() === 0 && count(env, 'recipients', PENDING, now) === 0) return;
+    if (engine.inflightCount() === 0 && (await count(env, 'recipients', PENDING, now)) === 0) return;
     await sleep(25);
   }
   throw new Error('delivery did not settle within 10 s');

@@ -173,7 +173,7 @@ describe('delivery to recipients’ mail servers', () => {
       bounce_type: 'hard',
       smtp_code: 550,
     });
-    expect(count(env, 'suppressions', "email = 'gone@dest.test' AND reason = 'HARD_BOUNCE'")).toBe(1);
+    expect(await count(env, 'suppressions', "email = 'gone@dest.test' AND reason = 'HARD_BOUNCE'")).toBe(1);
   });
 
   it('does not suppress for a block of our sending IP', async () => {
@@ -187,7 +187,7 @@ describe('delivery to recipients’ mail servers', () => {
       bounce_type: 'soft',
       bounce_category: 'reputation-blocklist',
     });
-    expect(count(env, 'suppressions', "email = 'blocked@dest.test'")).toBe(0);
+    expect(await count(env, 'suppressions', "email = 'blocked@dest.test'")).toBe(0);
   });
 
   it('marks the email BOUNCED when one recipient bounced and the others were delivered', async () => {
@@ -222,7 +222,7 @@ describe('delivery to recipients’ mail servers', () => {
       await settle(env);
     }
     expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'soft', bounce_category: 'mailbox-full' });
-    expect(count(env, 'suppressions', "email = 'full@dest.test'")).toBe(0);
+    expect(await count(env, 'suppressions', "email = 'full@dest.test'")).toBe(0);
   });
 
   it('slows a destination down after 421, leaving others untouched', async () => {

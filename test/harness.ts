@@ -10,9 +10,17 @@ import type { Logger } from '../src/lib/logger.ts';
 import { initialize, type InitResult } from '../src/accounts/index.ts';
 import { createHttpServer } from '../src/http/server.ts';
 import { checkResponses } from './openapi-check.ts';
+import pg from 'pg';
+import { freshPgDatabase } from './postgres/db.ts';
+
+const PgPool = pg.Pool;
 
 export interface TestEnv {
   dir: string;
+  /** The store the suite runs on: SVC_TEST_STORE=postgres runs it on PostgreSQL (vitest's postgres project). */
+  store: 'sqlite' | 'postgres';
+  /** Rows of a query with `?` placeholders, on whichever store runs. */
+  query<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
   clock: FakeClock;
   app: App;
   server: FastifyInstance;
@@ -36,8 +44,12 @@ export async function createTestEnv(
 ): Promise<TestEnv> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const clock = new FakeClock('2026-03-15T12:00:00.000Z');
-  const config = loadConfig({ flags: { dataDir: dir, templateTimeout: '500ms', ...settings } });
-  const app = createApp(config, { clock, createDataDir: true, ...overrides });
+  const pg = testStore() === 'postgres' ? await freshPgDatabase('env') : undefined;
+  const config = loadConfig({
+    flags: { dataDir: dir, templateTimeout: '500ms', ...(pg ? { database: pg.url } : {}), ...settings },
+  });
+  const app = await createApp(config, { clock, createDataDir: true, ...overrides });
+  const pool = pg ? new PgPool({ connectionString: pg.url, max: 2 }) : undefined;
   const init = await initialize(app.accounts, app.keys, {
     email: 'owner@example.com',
     password: 'owner-password-1',
@@ -53,6 +65,20 @@ export async function createTestEnv(
   await server.ready();
   return {
     dir,
+    store: pg ? 'postgres' : 'sqlite',
+    async query<T>(sql: string, ...params: unknown[]): Promise<T[]> {
+      if (!pool) {
+        const stmt = app.db.prepare(sql);
+        return (stmt.reader ? stmt.all(...params) : (stmt.run(...params), [])) as T[];
+      }
+      let i = 0;
+      return (
+        await pool.query(
+          sql.replace(/\?/g, () => `$${++i}`),
+          params,
+        )
+      ).rows as T[];
+    },
     clock,
     app,
     server,
@@ -69,6 +95,8 @@ export async function createTestEnv(
     async close() {
       await server.close();
       await app.close();
+      await pool?.end();
+      await pg?.drop();
       rmSync(dir, { recursive: true, force: true });
       if (problems.length) throw new Error(`responses unlike /v1/openapi.json:\n${problems.join('\n')}`);
     },
@@ -76,17 +104,30 @@ export async function createTestEnv(
 }
 
 /** Marks `domain` verified and bound to the init project, without DNS (tests of the send rules). */
-export function verifyDomain(env: TestEnv, domain: string): void {
+export async function verifyDomain(env: TestEnv, domain: string): Promise<void> {
   const now = new Date(env.clock.now()).toISOString();
   const id = `00000000-0000-7000-8000-${String(++n).padStart(12, '0')}`;
-  env.app.db
-    .prepare("INSERT INTO domains (id, organization_id, name, status, created_at) VALUES (?, ?, ?, 'VERIFIED', ?)")
-    .run(id, env.init.organization_id, domain, now);
-  env.app.db
-    .prepare('INSERT INTO project_domains (project_id, domain_id, created_at) VALUES (?, ?, ?)')
-    .run(env.init.project_id, id, now);
+  await env.query(
+    "INSERT INTO domains (id, organization_id, name, status, created_at) VALUES (?, ?, ?, 'VERIFIED', ?)",
+    id,
+    env.init.organization_id,
+    domain,
+    now,
+  );
+  await env.query(
+    'INSERT INTO project_domains (project_id, domain_id, created_at) VALUES (?, ?, ?)',
+    env.init.project_id,
+    id,
+    now,
+  );
 }
 
-export function count(env: TestEnv, table: string, where = '1=1', ...params: unknown[]): number {
-  return (env.app.db.prepare(`SELECT count(*) AS n FROM ${table} WHERE ${where}`).get(...params) as { n: number }).n;
+export async function count(env: TestEnv, table: string, where = '1=1', ...params: unknown[]): Promise<number> {
+  const [row] = await env.query<{ n: number | string }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`, ...params);
+  return Number(row!.n);
+}
+
+/** The store the tests run on: SVC_TEST_STORE=postgres (vitest's postgres project), else SQLite. */
+export function testStore(): 'sqlite' | 'postgres' {
+  return process.env.SVC_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
 }

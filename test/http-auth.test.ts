@@ -110,7 +110,7 @@ describe('401 unauthorized', () => {
     const other = new Database(join(env.app.config.dataDir, DATABASE_FILE));
     try {
       other.prepare("UPDATE organizations SET plan = 'FREE' WHERE id = ?").run(env.init.organization_id);
-      expect(env.app.keys.authenticate(k.key).plan).toBe('FREE');
+      expect((await env.app.keys.authenticate(k.key)).plan).toBe('FREE');
       other.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').run('2026-03-15T12:00:00.000Z', k.id);
       await runCase(env, k.key!, { name: 'revoked elsewhere', body: email(), status: 401, code: 'unauthorized' });
       const k2 = await env.app.keys.createKey(env.init.project_id, { name: 'y', env: 'TEST' });

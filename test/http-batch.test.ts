@@ -89,7 +89,7 @@ describe('per-item results', () => {
 
   it('applies LIVE rules per item: suppression, all suppressed, unverified domain', async () => {
     env = await createTestEnv();
-    verifyDomain(env, 'example.com');
+    await verifyDomain(env, 'example.com');
     const key = await env.key({ env: 'LIVE' });
     await env.app.suppressions.add(env.init.project_id, { email: 'bounced@example.net', reason: 'HARD_BOUNCE' });
     const res = await runCase(env, key, {
@@ -122,7 +122,7 @@ describe('per-item results', () => {
 
   it('refuses the items past the monthly volume with status_code 429', async () => {
     env = await createTestEnv({}, 'FREE');
-    verifyDomain(env, 'example.com');
+    await verifyDomain(env, 'example.com');
     const key = await env.key({ env: 'LIVE' });
     const res = await runCase(env, key, {
       name: 'volume',

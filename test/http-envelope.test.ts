@@ -227,7 +227,7 @@ describe('operational endpoints', () => {
       data: { status: 'ok' },
     });
     expect((await runCase(env, null, { name: 'r', url: '/readyz', status: 200 })).json()).toEqual({
-      data: { status: 'ready' },
+      data: { status: 'ready', store: 'sqlite' },
     });
   });
 

@@ -116,7 +116,7 @@ describe('Idempotency-Key', () => {
     const live = await env.key({ env: 'LIVE' });
     const body = email({ from: 'news@example.com' });
     await runCase(env, live, { name: 'fail', body, headers: idem('k'), status: 422, code: 'domain_not_verified' });
-    verifyDomain(env, 'example.com');
+    await verifyDomain(env, 'example.com');
     const ok = await runCase(env, live, {
       name: 'ok',
       body,

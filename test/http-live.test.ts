@@ -13,7 +13,7 @@ const FROM = 'news@example.com';
 
 async function liveEnv(plan: 'FREE' | 'UNLIMITED' = 'UNLIMITED'): Promise<{ env: TestEnv; key: string }> {
   env = await createTestEnv({}, plan);
-  verifyDomain(env, 'example.com');
+  await verifyDomain(env, 'example.com');
   return { env, key: await env.key({ env: 'LIVE' }) };
 }
 

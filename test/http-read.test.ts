@@ -32,7 +32,7 @@ const SEEDS: { live?: boolean; over: Record<string, unknown> }[] = [
 
 beforeAll(async () => {
   env = await createTestEnv();
-  verifyDomain(env, 'example.com');
+  await verifyDomain(env, 'example.com');
   test = await env.key({ env: 'TEST' });
   live = await env.key({ env: 'LIVE' });
   for (const s of SEEDS) {

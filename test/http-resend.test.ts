@@ -15,7 +15,7 @@ let tokens: Record<string, string> = {};
 async function setup(settings: Record<string, string> = {}): Promise<void> {
   env = await createTestEnv(settings);
   tokens = await signInMembers(env, ['DEVELOPER', 'VIEWER']);
-  verifyDomain(env, 'sender.test');
+  await verifyDomain(env, 'sender.test');
 }
 
 type Res = LightMyRequestResponse;
@@ -105,7 +105,7 @@ describe('resend over the Management API', () => {
     expect(row(data.id)).toMatchObject({ resent_from: original, env: 'LIVE', is_trial: 0, api_key_id: null });
     expect(attachmentsOf(data.id)).toEqual(attachmentsOf(original));
     // Four recipient rows, due now, and four more recipients counted against the month's volume.
-    expect(count(env, 'recipients r JOIN emails e ON e.seq = r.email_seq', 'e.id = ?', data.id)).toBe(4);
+    expect(await count(env, 'recipients r JOIN emails e ON e.seq = r.email_seq', 'e.id = ?', data.id)).toBe(4);
     const used = env.app.db.prepare("SELECT count FROM usage_counters WHERE period = '2026-03'").pluck().get();
     expect(used).toBe(8);
 
@@ -139,7 +139,7 @@ describe('resend over the Management API', () => {
     expect(r.json().data).toMatchObject({ status: 'SIMULATED', skipped_recipients: [] });
     const after = await detail(r.json().data.id);
     expect(after.events).toEqual([expect.objectContaining({ type: 'simulated', data: { resent_from: original } })]);
-    expect(count(env, 'usage_counters')).toBe(0);
+    expect(await count(env, 'usage_counters')).toBe(0);
   });
 
   it('applies the rules as they stand now: suppressed recipients skipped, all suppressed 422, domain no longer verified 422', async () => {
@@ -169,8 +169,8 @@ describe('resend over the Management API', () => {
     env.app.db.prepare('UPDATE organizations SET dpa_accepted_at = NULL').run();
     expect(errorOf(await resend(original))).toEqual([422, 'dpa_not_signed']);
     // Only the one accepted resend is audited.
-    expect(count(env, 'audit_logs', "action = 'email.resend'")).toBe(1);
-    expect(count(env, 'emails')).toBe(2);
+    expect(await count(env, 'audit_logs', "action = 'email.resend'")).toBe(1);
+    expect(await count(env, 'emails')).toBe(2);
   });
 
   it('refuses the onboarding-trial email (422 trial_restricted)', async () => {
@@ -208,6 +208,6 @@ describe('resend over the Management API', () => {
       .prepare('DELETE FROM email_bodies WHERE email_seq = (SELECT seq FROM emails WHERE id = ?)')
       .run(original);
     expect(errorOf(await resend(original))).toEqual([409, 'conflict']);
-    expect(count(env, 'emails')).toBe(1);
+    expect(await count(env, 'emails')).toBe(1);
   });
 });

@@ -19,7 +19,7 @@ async function setup(plan: 'FREE' | 'PAID' | 'UNLIMITED' = 'PAID'): Promise<void
   await env.app.accounts.createUser({ email: 'outsider@example.com', password: 'member-password-1' });
   const other = await env.app.accounts.createOrg({ name: 'Other', owner_email: 'outsider@example.com' });
   otherProject = (await env.app.accounts.createProject(other.id, { name: 'Theirs' })).id;
-  verifyDomain(env, 'example.com');
+  await verifyDomain(env, 'example.com');
   await signIn();
 }
 let otherProject = '';

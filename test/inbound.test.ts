@@ -150,7 +150,7 @@ describe('DSNs to a return path', () => {
       source: 'dsn',
     });
     expect(events[4]).not.toHaveProperty('source');
-    expect(suppressed('gone@dest.test')).toBe(1);
+    expect(await suppressed('gone@dest.test')).toBe(1);
     const metrics = (await d.env.server.inject({ url: '/metrics' })).body;
     expect(metrics).toContain(
       'svc_recipient_outcomes_total{outcome="bounced",category="invalid-recipient",type="hard",source="dsn"} 1',
@@ -257,7 +257,7 @@ describe('DSNs to a return path', () => {
     ].join('\r\n');
     await mail(rp, body);
     expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard', bounce_category: 'invalid-recipient' });
-    expect(suppressed('absent@dest.test')).toBe(1);
+    expect(await suppressed('absent@dest.test')).toBe(1);
   });
 
   it('records a full mailbox the remote server gave up on as a soft bounce, not suppressed', async () => {
@@ -265,7 +265,7 @@ describe('DSNs to a return path', () => {
     const rp = returnPath('dest.test');
     await mail(rp, dsn(rp, [{ address: 'full@dest.test', status: '4.2.2', diagnostic: '452 4.2.2 Mailbox full' }]));
     expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'soft', bounce_category: 'mailbox-full' });
-    expect(suppressed('full@dest.test')).toBe(0);
+    expect(await suppressed('full@dest.test')).toBe(0);
   });
 
   it('never suppresses for a block of our IP reported later', async () => {
@@ -278,7 +278,7 @@ describe('DSNs to a return path', () => {
       bounce_type: 'soft',
       bounce_category: 'reputation-blocklist',
     });
-    expect(suppressed('ip@dest.test')).toBe(0);
+    expect(await suppressed('ip@dest.test')).toBe(0);
   });
 
   it('ignores a delayed notice and an auto-reply', async () => {
@@ -453,7 +453,7 @@ describe('plain-text bounces', () => {
       bounce_type: 'soft',
       bounce_category: 'content-spam-block',
     });
-    expect(suppressed('gm@dest.test')).toBe(0);
+    expect(await suppressed('gm@dest.test')).toBe(0);
   });
 
   it('refuses a report bomb of thousands of parts without parsing it', async () => {
@@ -508,7 +508,7 @@ describe('forged and stray mail', () => {
     );
     expect(r.data).toMatch(/^250 /);
     expect(d.email(id).status).toBe('DELIVERED');
-    expect(suppressed('bob@other.test')).toBe(0);
+    expect(await suppressed('bob@other.test')).toBe(0);
   });
 
   it('does not let one recipient’s return path bounce a co-recipient at the same domain', async () => {
@@ -516,7 +516,7 @@ describe('forged and stray mail', () => {
     const annRp = mx.received.find((m) => m.to.includes('ann2@dest.test'))!.from;
     await mail(annRp, dsn(annRp, [{ address: 'cat2@dest.test', status: '5.1.1', diagnostic: '550 5.1.1 unknown' }]));
     expect(d.email(id).status).toBe('DELIVERED');
-    expect(suppressed('cat2@dest.test')).toBe(0);
+    expect(await suppressed('cat2@dest.test')).toBe(0);
     // Its own recipient, it does bounce.
     await mail(annRp, dsn(annRp, [{ address: 'ann2@dest.test', status: '5.1.1', diagnostic: '550 5.1.1 unknown' }]));
     expect(d.recipients(id).map((r) => r.status)).toEqual(['BOUNCED', 'DELIVERED']);
@@ -532,7 +532,7 @@ describe('forged and stray mail', () => {
     expect(forged).not.toBe(rp);
     await mail(forged, dsn(forged, [{ address: 'tag@dest.test', status: '5.1.1', diagnostic: '550 5.1.1 unknown' }]));
     expect(d.email(id).status).toBe('DELIVERED');
-    expect(suppressed('tag@dest.test')).toBe(0);
+    expect(await suppressed('tag@dest.test')).toBe(0);
   });
 
   it('refuses any address that is not a return path of an email it sent: 550 5.1.1', async () => {

@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadMigrations } from '../src/store/db.ts';
-import { loadPgMigrations } from '../src/store/pg.ts';
-import { runSvc } from './cli-runner.ts';
+import { loadPgMigrations, redactUrl } from '../src/store/pg.ts';
+import { runSvc, startServe } from './cli-runner.ts';
 import { freshPgDatabase } from './postgres/db.ts';
 
 describe('svc migrate, and --database (SVC_DATABASE_URL)', () => {
@@ -57,17 +58,61 @@ describe('svc migrate, and --database (SVC_DATABASE_URL)', () => {
     );
   });
 
-  it('refuses what does not run on PostgreSQL yet with one line, rather than using the data dir', async () => {
-    for (const args of [
-      ['serve', '--http-port', '0', '--smtp-port', '0'],
-      ['keys', 'list', '--project', 'Default'],
-      ['backup', join(dir, 'copy.sqlite')],
-      ['top'],
-    ]) {
+  it('refuses what works on the data dir only with one line, rather than using the data dir', async () => {
+    for (const args of [['backup', join(dir, 'copy.sqlite')], ['restore', join(dir, 'copy.sqlite')], ['top']]) {
       const r = await runSvc(dir, [...args, '--database', url]);
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(r.stderr).toMatch(/^error: store_unavailable: .*PostgreSQL/);
     }
   });
+
+  it('serves on PostgreSQL: first start, a send, /readyz naming the store, and the admin commands', async () => {
+    const served = await startServe(dir, ['--database', url]);
+    try {
+      const line = served
+        .log()
+        .split('\n')
+        .find((l) => l.includes('svc is serving'))!;
+      const logged = JSON.parse(line) as { url: string; database: string; data_dir?: string };
+      // The URL it logs hides the password; no data dir is named.
+      expect(logged.database).toBe(redactUrl(url));
+      const password = new URL(url).password;
+      if (password) expect(line).not.toContain(password);
+      expect(logged.data_dir).toBeUndefined();
+      const key = /TEST API key:\s+(\S+)/.exec(served.stdout())![1]!;
+      const ready = await fetch(`${logged.url}/readyz`);
+      expect(await ready.json()).toEqual({ data: { status: 'ready', store: 'postgres' } });
+      const sent = await fetch(`${logged.url}/v1/emails`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ from: 'a@example.com', to: ['b@example.net'], subject: 'S', text: 'T' }),
+      });
+      expect(sent.status).toBe(202);
+      // An admin command in another shell sees the same database.
+      const keys = await runSvc(dir, ['keys', 'list', '--project', 'Default', '--database', url, '--json']);
+      expect(keys.code).toBe(0);
+      expect(keys.json().map((k: { name: string }) => k.name)).toEqual(['default']);
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+  });
+
+  it('stops on SIGTERM even after its database went away', async () => {
+    const gone = await freshPgDatabase('gone');
+    const served = await startServe(dir, ['--database', gone.url]);
+    // The database is dropped under it, its connections ended.
+    await gone.drop();
+    // It keeps running (before, a connection's error event crashed it), and still answers.
+    await sleep(500);
+    expect(served.child.exitCode, served.log()).toBeNull();
+    const health = await fetch(`${served.url()}/healthz`);
+    expect(health.status).toBe(200);
+    const ready = await fetch(`${served.url()}/readyz`);
+    expect(ready.status).toBe(503);
+    const t0 = Date.now();
+    const code = await served.stop();
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    expect([0, 1]).toContain(code);
+  }, 30_000);
 });

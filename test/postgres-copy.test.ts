@@ -47,7 +47,7 @@ const COPIED = [
 /** A data dir with a little of everything: accounts, keys, a domain, templates, emails of both kinds. */
 async function fill(env: TestEnv, emails: number): Promise<void> {
   const test = await env.key();
-  verifyDomain(env, 'example.com');
+  await verifyDomain(env, 'example.com');
   const live = await env.key({ env: 'LIVE' });
   await env.app.webhooks.create(env.init.project_id, { url: 'https://hooks.example.com/', events: ['*'] });
   await env.app.suppressions.add(env.init.project_id, { email: 'gone@example.net', reason: 'HARD_BOUNCE' });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createPgDeliveryRepo, type LeasedRow, type PgDeliveryRepo } from '../src/delivery/repo-pg.ts';
+import { createPgDeliveryRepo, type PgDeliveryRepo } from '../src/delivery/repo-pg.ts';
+import type { LeasedRow } from '../src/delivery/repo.ts';
 import type { RecipientOutcome } from '../src/delivery/repo.ts';
 import { migratedPgDatabase, pgNode, type PgNode } from './postgres/db.ts';
 
@@ -110,6 +111,21 @@ describe('the delivery queue on PostgreSQL, with two nodes', () => {
     // Each claim named its rows with a token of its own.
     expect(await one("SELECT count(DISTINCT lease_token)::int AS n FROM recipients WHERE status = 'SENDING'")).toEqual({
       n: claims,
+    });
+  });
+
+  it('claims nothing that another node delivered after this one found it due', async () => {
+    // Both find the same recipient due; a claims, sends and records it before b's claim runs.
+    const due = (await a.repo.findDue(T0, 1)).slice(0, 1);
+    const seen = (await b.repo.findDue(T0, 10)).filter((r) => r.id === due[0]!.id);
+    expect(seen).toHaveLength(1);
+    const [mine] = await a.repo.claim(due, T0, LEASE_MS, new Map());
+    expect(await a.repo.record(mine!.email_seq, 'p1', 'e0', CONN, [delivered(mine!)], T0 + 1, mine!.lease)).toBe(1);
+    // Lease cleared by the record, the row is no longer due: b gets nothing (it sent it twice before).
+    expect(await b.repo.claim(seen, T0 + 2, LEASE_MS, new Map())).toEqual([]);
+    expect(await one('SELECT status, attempts FROM recipients WHERE id = $1', [mine!.id])).toEqual({
+      status: 'DELIVERED',
+      attempts: 1,
     });
   });
 

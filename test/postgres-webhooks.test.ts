@@ -75,7 +75,7 @@ async function sqliteBodies(): Promise<Record<string, string | null>> {
       ).run(id, type, data, ip, ua);
     }
     const tx = createCommitter(db, { windowMs: 1, maxBatch: 10 });
-    const rows = await createWebhooksRepo(db, tx, createAuditWriter(db)).findDue(NOW, 10, new Set());
+    const rows = await createWebhooksRepo(db, tx, createAuditWriter(db)).claimDue(NOW, 10, 60_000, new Set());
     tx.close();
     return Object.fromEntries(rows.map((r) => [r.event_id, r.payload]));
   } finally {

@@ -54,12 +54,12 @@ describe('body retention', () => {
     expect(dropped).toEqual({ bodies: 450, emails: 0, deliveries: 0 });
     for (const id of [old[0]!, old[449]!]) {
       expect(row(id)).toMatchObject({ html_body: null, text_body: null, status: 'SIMULATED' });
-      expect(count(env, 'attachments', 'email_seq = ?', row(id).seq)).toBe(0);
-      expect(count(env, 'email_events', 'email_seq = ?', row(id).seq)).toBe(1);
-      expect(count(env, 'recipients', 'email_seq = ?', row(id).seq)).toBe(1);
+      expect(await count(env, 'attachments', 'email_seq = ?', row(id).seq)).toBe(0);
+      expect(await count(env, 'email_events', 'email_seq = ?', row(id).seq)).toBe(1);
+      expect(await count(env, 'recipients', 'email_seq = ?', row(id).seq)).toBe(1);
     }
     expect(row(recent)).toMatchObject({ html_body: '<p>hello</p>', text_body: 'hello' });
-    expect(count(env, 'attachments', 'email_seq = ?', row(recent).seq)).toBe(1);
+    expect(await count(env, 'attachments', 'email_seq = ?', row(recent).seq)).toBe(1);
 
     // The API still shows the email, with no bodies.
     const res = await env.server.inject({ url: `/v1/emails/${old[0]}`, headers: { authorization: `Bearer ${key}` } });
@@ -71,7 +71,7 @@ describe('body retention', () => {
 
   it('keeps the bodies of an old email that is still being delivered', async () => {
     env = await createTestEnv();
-    verifyDomain(env, 'example.com');
+    await verifyDomain(env, 'example.com');
     const live = await env.key({ env: 'LIVE' });
     const queued = await send(live, 1);
     env.clock.advance(40 * DAY);
@@ -99,7 +99,7 @@ describe('email retention', () => {
     const recent = await send(key, 999);
     env.clock.advance(31 * DAY);
     expect(stats()).toBe(251);
-    expect(count(env, 'email_tags', '1')).toBe(250);
+    expect(await count(env, 'email_tags', '1')).toBe(250);
 
     expect(await env.app.retention.runOnce()).toEqual({ bodies: 251, emails: 250, deliveries: 0 });
     const auth = { authorization: `Bearer ${key}` };
@@ -107,7 +107,9 @@ describe('email retention', () => {
     expect((await env.server.inject({ url: `/v1/emails/${recent}`, headers: auth })).statusCode).toBe(200);
     for (const table of ['emails', 'recipients', 'email_events', 'attachments', 'email_tags', 'email_bodies'])
       // The recent email has no tags, and its bodies and attachment went with the body retention.
-      expect(count(env, table, '1'), table).toBe(['emails', 'recipients', 'email_events'].includes(table) ? 1 : 0);
+      expect(await count(env, table, '1'), table).toBe(
+        ['emails', 'recipients', 'email_events'].includes(table) ? 1 : 0,
+      );
     // Stats and usage are counts kept apart from the emails.
     expect(stats()).toBe(251);
     expect((await env.app.retention.runOnce()).emails).toBe(0);

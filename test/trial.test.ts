@@ -62,7 +62,7 @@ async function addSandboxDomain(): Promise<void> {
 async function ownerKey(keyEnv: 'LIVE' | 'TEST' = 'LIVE'): Promise<string> {
   const k = await env.app.keys.createKey(
     env.init.project_id,
-    { name: `owner-${keyEnv}-${count(env, 'api_keys')}`, env: keyEnv },
+    { name: `owner-${keyEnv}-${await count(env, 'api_keys')}`, env: keyEnv },
     env.init.user_id,
   );
   return k.key!;
@@ -102,7 +102,7 @@ describe('the onboarding trial', () => {
     expect(await verifyDkim(got[0]!.raw, dns)).toMatchObject({ status: 'pass', domain: SANDBOX });
     // Counted like any LIVE recipient.
     expect(
-      count(
+      await count(
         env,
         'usage_counters',
         "organization_id = ? AND period = '2026-03' AND count = 1",
@@ -113,7 +113,7 @@ describe('the onboarding trial', () => {
     expect(errorOf(await send(key))).toEqual([422, 'trial_restricted', 'trial_used']);
     // Another key of the same project: once per project, not per key.
     expect(errorOf(await send(await ownerKey()))).toEqual([422, 'trial_restricted', 'trial_used']);
-    expect(trialEmails()).toBe(1);
+    expect(await trialEmails()).toBe(1);
   });
 
   it('sends only to the key creator: another address, a cc or a key without a creator is refused', async () => {
@@ -148,7 +148,7 @@ describe('the onboarding trial', () => {
     await setup();
     const r = await send(await ownerKey());
     expect(errorOf(r)).toEqual([422, 'domain_not_verified', 'sandbox_domain_not_set_up']);
-    expect(count(env, 'emails')).toBe(0);
+    expect(await count(env, 'emails')).toBe(0);
   });
 
   it('still needs the signed data-processing agreement', async () => {
@@ -168,8 +168,8 @@ describe('the onboarding trial', () => {
     for (const r of results.filter((x) => x.statusCode === 422)) {
       expect(errorOf(r)).toEqual([422, 'trial_restricted', 'trial_used']);
     }
-    expect(trialEmails()).toBe(1);
-    expect(count(env, 'emails')).toBe(1);
+    expect(await trialEmails()).toBe(1);
+    expect(await count(env, 'emails')).toBe(1);
   });
 
   it('an idempotent repeat of the trial send replays it; a TEST key does not use the trial', async () => {
@@ -177,12 +177,12 @@ describe('the onboarding trial', () => {
     await addSandboxDomain();
     const test = await send(await ownerKey('TEST'), { to: ['anyone@example.com'] });
     expect(test.json().data.status).toBe('SIMULATED');
-    expect(trialEmails()).toBe(0);
+    expect(await trialEmails()).toBe(0);
     const key = await ownerKey();
     const first = await send(key, {}, { 'idempotency-key': 'trial-1' });
     const again = await send(key, {}, { 'idempotency-key': 'trial-1' });
     expect([first.statusCode, again.statusCode]).toEqual([202, 200]);
     expect(again.json()).toEqual(first.json());
-    expect(trialEmails()).toBe(1);
+    expect(await trialEmails()).toBe(1);
   });
 });

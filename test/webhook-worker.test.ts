@@ -20,7 +20,7 @@ describe('the webhook dispatcher thread', () => {
         ca: undefined,
         options: { retrySchedule: [60_000], allowInsecure: false, tickMs: 100, concurrency: 8, maxLagMs: 30_000 },
       },
-      { repo: { anyWebhook: () => anyWebhook } as WebhooksRepo, logger },
+      { repo: { anyWebhook: () => Promise.resolve(anyWebhook) } as unknown as WebhooksRepo, logger },
       { restartMs: 20, lookEveryMs: 10 },
     );
     const restarts = () => lines.filter((l) => String(l.msg).includes('starting it again'));

@@ -141,7 +141,7 @@ describe('delivering events', () => {
     const other = await subscribe(['delivered']);
     const emailId = await sendTest();
     // The outbox row is written in the send's own transaction; nothing has been sent yet.
-    expect(count(env, 'webhook_outbox')).toBe(1);
+    expect(await count(env, 'webhook_outbox')).toBe(1);
     expect(receiver.requests).toHaveLength(0);
     // The body is built when the row is sent, but tells the email's status when the event happened.
     env.app.db.prepare("UPDATE emails SET status = 'DELIVERED' WHERE id = ?").run(emailId);
@@ -171,7 +171,7 @@ describe('delivering events', () => {
     const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(req.headers['x-service-signature']))!;
     expect(Number(t)).toBe(Math.floor(env.clock.now() / 1000));
     expect(v1).toBe(createHmac('sha256', hook.secret).update(`${t}.${req.body}`).digest('hex'));
-    expect(count(env, 'webhook_outbox')).toBe(0);
+    expect(await count(env, 'webhook_outbox')).toBe(0);
     const records = await deliveries(hook.id);
     expect(records).toHaveLength(1);
     expect(records[0]).toMatchObject({ status: 'succeeded', attempt: 1, http_status: 200, request_body: req.body });
@@ -332,7 +332,7 @@ describe('the dispatcher while the accept is busy', () => {
       busy = false;
       await d.runOnce();
       expect(receiver.requests).toHaveLength(3);
-      expect(count(env, 'webhook_outbox')).toBe(0);
+      expect(await count(env, 'webhook_outbox')).toBe(0);
     } finally {
       await d.stop();
       await agent.destroy();

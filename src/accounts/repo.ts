@@ -1,3 +1,4 @@
+import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Role } from './schema.ts';
@@ -191,4 +192,5 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter) {
   };
 }
 
-export type AccountsRepo = ReturnType<typeof createAccountsRepo>;
+/** The accounts repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
+export type AccountsRepo = Port<ReturnType<typeof createAccountsRepo>>;

@@ -98,3 +98,6 @@ export function presentAudit(r: AuditRow): AuditLog {
     created_at: r.created_at,
   };
 }
+
+/** The audit log's reader behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
+export type AuditRepo = ReturnType<typeof createAuditRepo>;

@@ -43,7 +43,7 @@ export async function withApp<T>(
     file: opts.config,
     flags: { dataDir: opts.dataDir, database: opts.database },
   });
-  const app = createApp(config, { createDataDir: create });
+  const app = await createApp(config, { createDataDir: create });
   try {
     return await fn(app);
   } finally {

@@ -13,8 +13,13 @@ const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
  * checked name the server's host, and `verify` asks the resolver the server uses.
  */
 async function withDomains<T>(opts: Opts, fn: (domains: DomainsService, hostname: string) => Promise<T>): Promise<T> {
-  const flags = { dataDir: opts.dataDir, dnsServers: str(opts.dnsServers), hostname: str(opts.hostname) };
-  const app = createApp(loadConfig({ env: process.env, file: opts.config, flags }));
+  const flags = {
+    dataDir: opts.dataDir,
+    database: opts.database,
+    dnsServers: str(opts.dnsServers),
+    hostname: str(opts.hostname),
+  };
+  const app = await createApp(loadConfig({ env: process.env, file: opts.config, flags }));
   try {
     return await fn(app.domains, app.hostname);
   } finally {

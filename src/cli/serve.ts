@@ -37,9 +37,10 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
   });
   // Listening from the start: a SIGTERM during start-up still stops cleanly once started.
   const stopSignal = untilSignal(logger);
-  const app = createApp(config, { logger, checkpointWorker: true, createDataDir: true, webhookThread: true });
-  // svc restore refuses to replace the database under a running server.
-  const unmark = markServing(config.dataDir);
+  const app = await createApp(config, { logger, checkpointWorker: true, createDataDir: true, webhookThread: true });
+  // svc restore refuses to replace the database under a running server (the data dir's file;
+  // on PostgreSQL there is no file to guard).
+  const unmark = app.storeKind === 'sqlite' ? markServing(config.dataDir) : () => {};
   // Whatever has started is stopped again, in reverse, on a clean stop or a failed start
   // (a port in use must not leave the HTTP API answering over a closed store).
   const started: (() => Promise<unknown>)[] = [];
@@ -61,7 +62,8 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     const address = server.server.address();
     const port = typeof address === 'object' && address ? address.port : config.httpPort;
     const url = `${https ? 'https' : 'http'}://${config.httpHost}:${port}`;
-    logger.info({ url, data_dir: config.dataDir, hostname: app.hostname }, 'svc is serving');
+    const store = app.storeKind === 'sqlite' ? { data_dir: app.storeWhere } : { database: app.storeWhere };
+    logger.info({ url, ...store, hostname: app.hostname }, 'svc is serving');
     await app.delivery().start();
     await app.webhookDispatcher().start();
     const retention = app.retention.start();

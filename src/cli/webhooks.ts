@@ -15,11 +15,12 @@ const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 async function withProject<T>(opts: Opts, fn: (app: App, projectId: string) => Promise<T>): Promise<T> {
   const flags = {
     dataDir: opts.dataDir,
+    database: opts.database,
     dnsServers: str(opts.dnsServers),
     // Absent rather than false: the flag only turns the setting on, env or file may too.
     allowInsecureWebhooks: opts.allowInsecureWebhooks === true ? true : undefined,
   };
-  const app = createApp(loadConfig({ env: process.env, file: opts.config, flags }));
+  const app = await createApp(loadConfig({ env: process.env, file: opts.config, flags }));
   try {
     return await fn(app, (await app.accounts.getProject(str(opts.project)!)).id);
   } finally {

@@ -80,6 +80,11 @@ export const configSchema = z.strictObject({
   deliveryConnectTimeout: duration.default(parseDuration('30s')),
   /** Inactivity limit of an SMTP session once connected. */
   deliveryTimeout: duration.default(parseDuration('2m')),
+  /**
+   * How long a claim holds the recipients it sends to. Several nodes (PostgreSQL): those of a
+   * node that died are sent by another once this has passed, so it must outlast a transaction.
+   */
+  deliveryLease: duration.pipe(z.number().min(1000, 'at least 1s')).default(parseDuration('10m')),
 });
 
 export type ConfigInput = z.input<typeof configSchema>;

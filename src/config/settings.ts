@@ -156,6 +156,13 @@ export const SETTINGS: readonly SettingDoc[] = [
     example: '2m',
   },
   {
+    key: 'deliveryLease',
+    value: 'duration',
+    description: "how long a node holds the recipients it sends to; others send a dead node's after this",
+    default: '10m',
+    example: '10m',
+  },
+  {
     key: 'bodyRetention',
     value: 'duration',
     description: 'bodies and attachments of older emails are dropped (metadata and events stay)',

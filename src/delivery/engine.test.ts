@@ -32,6 +32,8 @@ const settle = async () => {
 interface Row extends DueRow {
   next: number | null;
   lease: number | null;
+  /** The token of the claim that holds it. */
+  token?: string;
   status: string;
 }
 
@@ -39,6 +41,7 @@ interface Row extends DueRow {
 function memoryQueue(clock: FakeClock) {
   const rows = new Map<number, Row>();
   let gate: { promise: Promise<void>; open: () => void } | undefined;
+  let claims = 0;
   const repo = {
     findDue: (now: number, limit: number) =>
       Promise.resolve(
@@ -55,30 +58,34 @@ function memoryQueue(clock: FakeClock) {
             last_error,
           })),
       ),
-    findEmail: (seq: number) => ({
-      seq,
-      row: {
-        id: `email-${seq}`,
-        project_id: 'project',
-        from_email: 'news@sender.test',
-        from_name: null,
-        to_emails: '[]',
-        subject: 'Hello',
-        text_body: 'Hi',
-        html_body: null,
-        headers: null,
-        created_at: new Date(clock.now()).toISOString(),
-      },
-      attachments: [],
-    }),
-    async claim(due: { id: number }[], now: number, leaseMs: number) {
+    findEmail: (seq: number) =>
+      Promise.resolve({
+        seq,
+        row: {
+          id: `email-${seq}`,
+          project_id: 'project',
+          from_email: 'news@sender.test',
+          from_name: null,
+          to_emails: '[]',
+          subject: 'Hello',
+          text_body: 'Hi',
+          html_body: null,
+          headers: null,
+          created_at: new Date(clock.now()).toISOString(),
+        },
+        attachments: [],
+      }),
+    async claim<T extends { id: number }>(due: T[], now: number, leaseMs: number) {
       if (gate) await gate.promise;
-      return due.filter((d) => {
-        const r = rows.get(d.id)!;
-        if (r.lease !== null && r.lease > now) return false;
-        Object.assign(r, { lease: now + leaseMs, status: 'SENDING', attempts: r.attempts + 1 });
-        return true;
-      });
+      const token = `claim-${++claims}`;
+      return due
+        .filter((d) => {
+          const r = rows.get(d.id)!;
+          if (r.lease !== null && r.lease > now) return false;
+          Object.assign(r, { lease: now + leaseMs, token, status: 'SENDING', attempts: r.attempts + 1 });
+          return true;
+        })
+        .map((d) => ({ ...d, lease: token }));
     },
     record: (
       _seq: number,
@@ -98,10 +105,18 @@ function memoryQueue(clock: FakeClock) {
       }
       return Promise.resolve();
     },
-    release: (ids: number[]) => {
+    release: (ids: number[], token: string) => {
       for (const id of ids) {
         const r = rows.get(id)!;
-        if (r.status === 'SENDING') Object.assign(r, { lease: null, status: 'QUEUED', attempts: r.attempts - 1 });
+        if (r.status === 'SENDING' && r.token === token)
+          Object.assign(r, { lease: null, status: 'QUEUED', attempts: r.attempts - 1 });
+      }
+      return Promise.resolve();
+    },
+    renew: (ids: number[], token: string, until: number) => {
+      for (const id of ids) {
+        const r = rows.get(id)!;
+        if (r.token === token) r.lease = until;
       }
       return Promise.resolve();
     },
@@ -234,6 +249,30 @@ describe('delivery engine: claims ahead of the slots', () => {
     expect(q.rows.get(1)).toMatchObject({ status: 'DELIVERED' });
     expect(pool.running).toHaveLength(0);
     expect(engine.inflightCount()).toBe(0);
+  });
+
+  it('renews the leases it holds, so a long transaction or a long wait for a slot never lets them run out', async () => {
+    const clock = new FakeClock();
+    const q = memoryQueue(clock);
+    const engine = engineOn(clock, q, { perThread: 1, concurrency: 1 });
+    // One slot: the first is sent, the second claimed and waiting for the slot.
+    q.add(1, 'one@z.test');
+    q.add(2, 'two@z.test');
+    await engine.start();
+    await settle();
+    expect(pool.running.map((r) => r.job.recipients)).toEqual([['one@z.test']]);
+    expect(q.rows.get(2)).toMatchObject({ status: 'SENDING' });
+    // Two and a half leases (10 min each) later, both are still this engine's: no other node
+    // could have taken them and sent them again.
+    for (let i = 0; i < 25; i++) {
+      clock.advance(60_000);
+      await settle();
+    }
+    for (const id of [1, 2]) expect(q.rows.get(id)!.lease!).toBeGreaterThan(clock.now());
+    accept(pool.running.shift()!);
+    await settle();
+    expect(q.rows.get(1)).toMatchObject({ status: 'DELIVERED', lease: null });
+    await engine.stop(0);
   });
 
   it('takes destinations in turn when the workers are full, so a busy one cannot starve another', async () => {

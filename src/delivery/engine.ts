@@ -36,7 +36,15 @@ export interface EngineDeps {
   returnPathKey: () => Promise<Buffer>;
   /** Told of every recorded recipient outcome (/metrics). */
   observe?: (decisions: Decision[]) => void;
+  /**
+   * Servers sending from this store now (the fresh rows of `nodes`): on PostgreSQL each takes
+   * an equal share of every destination's limit. One when absent (a single SQLite server).
+   */
+  liveNodes?: () => Promise<number>;
 }
+
+/** How often a node looks again at the other nodes' count and slow-downs. */
+const SHARE_EVERY_MS = 2_000;
 
 interface Group {
   seq: number;
@@ -44,10 +52,22 @@ interface Group {
   rows: DueRow[];
 }
 
-/** A claimed transaction: its rows are leased and its job is built. */
+/** A claimed transaction: its rows are leased under one claim's token and its job is built. */
 interface Claimed {
   j: BuiltJob;
   rows: DueRow[];
+  lease: string;
+}
+
+/** Rows of claimed transactions, by the token of the claim that leased them. */
+function byLease(list: Claimed[]): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const c of list) {
+    const ids = out.get(c.lease) ?? [];
+    ids.push(...c.rows.map((r) => r.id));
+    out.set(c.lease, ids);
+  }
+  return out;
 }
 
 function workerFile(): string {
@@ -117,6 +137,8 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   const throttled = new Set<string>();
   let pool: Piscina | undefined;
   let timer: Timer | undefined;
+  let renewal: Timer | undefined;
+  let sharing: Timer | undefined;
   /** The tick running now (`stop` waits for it: a claim in progress must land before it gives work back). */
   let ticking: Promise<void> | undefined;
   let again = false;
@@ -167,11 +189,43 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     if (rows.length >= free * 8 || groups.length === free) again = true;
   }
 
+  /**
+   * Extends the leases of every claim this engine still holds (waiting for a slot, or being
+   * sent), every third of the lease: a lease then runs out only for a node that stopped
+   * renewing it (killed, or cut off from the database), never under a slow destination or a
+   * long queue. Another node would take such rows and send them again, and this node's
+   * outcome would be recorded over nothing.
+   */
+  async function renew(): Promise<void> {
+    if (inflight.size === 0) return;
+    const until = clock.now() + opts.leaseMs;
+    for (const [lease, ids] of byLease([...inflight])) {
+      await repo
+        .renew(ids, lease, until)
+        .catch((err: unknown) => logger.error({ err }, 'renewing the leases of claimed deliveries failed'));
+    }
+  }
+
+  /**
+   * The limits held across nodes (issue 17): each destination's concurrency is shared out
+   * among the live nodes, and a slow-down that any node recorded applies to all.
+   */
+  async function share(): Promise<void> {
+    try {
+      throttle.shareAmong(await deps.liveNodes!());
+      for (const t of await repo.throttledNow()) throttle.adopt(t.domain, t);
+    } catch (err) {
+      logger.error({ err }, 'reading the other nodes and their slow-downs failed');
+    }
+  }
+
   async function claim(groups: Group[], now: number): Promise<void> {
     const returnPathKey = await deps.returnPathKey();
     const jobs = await Promise.all(
       groups.map((g) =>
-        buildJob(repo.findEmail(g.seq), g, deps.keys, opts.worker.hostname, returnPathKey, deps.tracking),
+        repo
+          .findEmail(g.seq)
+          .then((email) => buildJob(email, g, deps.keys, opts.worker.hostname, returnPathKey, deps.tracking)),
       ),
     );
     const stamp = new Map<number, Stamp>(
@@ -185,16 +239,15 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
         },
       ]),
     );
-    const claimed = new Set(
-      (
-        await repo.claim(
-          groups.flatMap((g) => g.rows),
-          now,
-          opts.leaseMs,
-          stamp,
-        )
-      ).map((r) => r.id),
+    const got = await repo.claim(
+      groups.flatMap((g) => g.rows),
+      now,
+      opts.leaseMs,
+      stamp,
     );
+    // One claim, one token: every row it got carries the same.
+    const lease = got[0]?.lease ?? '';
+    const claimed = new Set(got.map((r) => r.id));
     const late: number[] = [];
     const at = clock.now();
     for (const j of jobs) {
@@ -206,13 +259,13 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
         late.push(...rows.map((r) => r.id));
         continue;
       }
-      const c: Claimed = { j, rows };
+      const c: Claimed = { j, rows, lease };
       hold(c);
       const list = ready.get(j.group.domain);
       if (list) list.push(c);
       else ready.set(j.group.domain, [c]);
     }
-    if (late.length) await repo.release(late);
+    if (late.length) await repo.release(late, lease);
   }
 
   /**
@@ -247,9 +300,14 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     if (!list) return Promise.resolve();
     ready.delete(domain);
     for (const c of list) drop(c);
-    return repo
-      .release(list.flatMap((c) => c.rows.map((r) => r.id)))
-      .catch((e: unknown) => logger.error({ err: e, domain }, 'returning claimed deliveries to the queue failed'));
+    return release(list).catch((e: unknown) =>
+      logger.error({ err: e, domain }, 'returning claimed deliveries to the queue failed'),
+    );
+  }
+
+  /** Gives claimed transactions' rows back to the queue, each under its claim's token. */
+  async function release(list: Claimed[]): Promise<void> {
+    for (const [lease, ids] of byLease(list)) await repo.release(ids, lease);
   }
 
   /** Runs one claimed transaction in a slot of its destination (taken by `pumpAll`). */
@@ -280,7 +338,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     run
       .then((result) => {
         // record() adapts the throttle to the reply (a 421 pauses the destination) before it awaits.
-        const recorded = record(j.seq, j.projectId, j.createdAt, rows, result);
+        const recorded = record(j.seq, j.projectId, j.createdAt, rows, result, c.lease);
         freeSlot();
         if (!stopping) void tick();
         return recorded;
@@ -299,6 +357,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     createdAt: number,
     rows: DueRow[],
     result: JobResult,
+    lease: string,
   ): Promise<void> {
     const now = clock.now();
     const outcomes: RecipientOutcome[] = rows.map((row) => {
@@ -327,7 +386,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       };
     });
     adapt(rows[0]!.domain, result, now);
-    await repo.record(seq, projectId, result.email_id, result.connection, outcomes, now);
+    await repo.record(seq, projectId, result.email_id, result.connection, outcomes, now, lease);
     deps.observe?.(outcomes.map((o) => o.decision));
   }
 
@@ -378,6 +437,11 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       if (released)
         logger.warn({ recipients: released }, 'returned deliveries leased by a stopped process to the queue');
       timer = clock.setInterval(() => void tick(), opts.tickMs);
+      renewal = clock.setInterval(() => void renew(), Math.max(1, Math.floor(opts.leaseMs / 3)));
+      if (deps.liveNodes) {
+        await share();
+        sharing = clock.setInterval(() => void share(), SHARE_EVERY_MS);
+      }
       void tick();
     },
     /** Claims now (after an accepted LIVE email, or in tests after moving the clock). */
@@ -388,6 +452,8 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     async stop(deadlineMs = 10_000): Promise<void> {
       stopping = true;
       timer?.cancel();
+      renewal?.cancel();
+      sharing?.cancel();
       // A claim being committed lands first; then transactions that never started go back
       // at once, and those running get until the deadline.
       await ticking;
@@ -395,7 +461,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       const until = performance.now() + deadlineMs;
       while (inflight.size && performance.now() < until) await sleep(20);
       const left = [...inflight];
-      if (left.length) await repo.release(left.flatMap((c) => c.rows.map((r) => r.id)));
+      if (left.length) await release(left);
       for (const c of left) drop(c);
       await pool?.destroy();
     },

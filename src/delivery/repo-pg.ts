@@ -11,6 +11,7 @@ import {
   QUEUE_STATS_SQL,
   type ClaimedEmail,
   type DueRow,
+  type LeasedRow,
   type QueueRecipient,
   type RecipientOutcome,
   type Stamp,
@@ -22,9 +23,6 @@ export const PG_EXPLAIN_SQL = `SELECT r.address, r.status, r.attempts, r.next_at
     t.reason AS throttle_reason
   FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
   WHERE e.id = $1 ORDER BY r.id`;
-
-/** A claimed recipient, with the token of its claim: its outcome is recorded under that token only. */
-export type LeasedRow = DueRow & { lease: string };
 
 function alignedRelaxed(a: string, b: string): boolean {
   return a === b || a.endsWith(`.${b}`) || b.endsWith(`.${a}`);
@@ -227,6 +225,7 @@ export function createPgDeliveryRepo(
           `UPDATE recipients SET lease_until = $3, lease_token = $4, status = 'SENDING', attempts = attempts + 1,
              last_attempt_at = $2, updated_at = $2
            WHERE id IN (SELECT id FROM recipients WHERE id = ANY($1::bigint[])
+                          AND next_attempt_at IS NOT NULL AND next_attempt_at <= $2
                           AND (lease_until IS NULL OR lease_until <= $2) FOR UPDATE SKIP LOCKED)
            RETURNING id`,
           [rows.map((r) => r.id), at, iso(now + leaseMs), lease],
@@ -290,6 +289,15 @@ export function createPgDeliveryRepo(
         return recorded;
       }),
 
+    /** Moves the lease of rows this claim (`lease`) still holds to `until`. */
+    renew: (ids: number[], lease: string, until: number) =>
+      tx.write(async (t) => {
+        await t.query('UPDATE recipients SET lease_until = $3 WHERE id = ANY($1::bigint[]) AND lease_token = $2', [
+          ids,
+          lease,
+          iso(until),
+        ]);
+      }),
     /** Puts rows this claim leased back in the queue untouched (shutdown). */
     release: (ids: number[], lease: string) =>
       tx.write(async (t) => {
@@ -313,8 +321,8 @@ export function createPgDeliveryRepo(
     /** Destinations slowed down now (a row exists only while one is). */
     throttledNow: async () =>
       (
-        await pool.query<{ domain: string; concurrency: number }>(
-          'SELECT domain, concurrency FROM destination_throttles ORDER BY domain COLLATE "C"',
+        await pool.query<{ domain: string; concurrency: number; paused_until: string | null }>(
+          'SELECT domain, concurrency, paused_until FROM destination_throttles ORDER BY domain COLLATE "C"',
         )
       ).rows,
 

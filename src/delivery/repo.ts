@@ -1,3 +1,5 @@
+import type { Port } from '../store/port.ts';
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import { iso } from '../lib/clock.ts';
@@ -16,6 +18,9 @@ export interface DueRow {
 }
 
 /** What a claim writes on the email: its Message-ID and how it will be authenticated. */
+/** A claimed recipient, with the token of its claim: its outcome is recorded under that token only. */
+export type LeasedRow = DueRow & { lease: string };
+
 export interface Stamp {
   message_id: string;
   dkim: { d: string; s: string } | null;
@@ -128,8 +133,10 @@ export function createDeliveryRepo(
      ORDER BY next_attempt_at, email_seq LIMIT +@limit`,
   );
   const lease = db.prepare(
-    `UPDATE recipients SET lease_until = @lease, status = 'SENDING', attempts = attempts + 1, last_attempt_at = @now, updated_at = @now
-     WHERE id = @id AND (lease_until IS NULL OR lease_until <= @now)`,
+    `UPDATE recipients SET lease_until = @lease, lease_token = @token, status = 'SENDING', attempts = attempts + 1,
+       last_attempt_at = @now, updated_at = @now
+     WHERE id = @id AND next_attempt_at IS NOT NULL AND next_attempt_at <= @now
+       AND (lease_until IS NULL OR lease_until <= @now)`,
   );
   const email = db.prepare<[number], ClaimedEmail['row']>(
     'SELECT e.*, b.html_body, b.text_body FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.seq = ?',
@@ -148,10 +155,11 @@ export function createDeliveryRepo(
     'SELECT status, bounce_type, bounce_category, smtp_code, smtp_enhanced, smtp_text, sent_at, delivered_at, updated_at FROM recipients WHERE email_seq = +? ORDER BY id',
   );
   const setRecipient = db.prepare(
-    `UPDATE recipients SET status = @status, next_attempt_at = @next, lease_until = NULL, last_error = @detail,
-       smtp_code = @code, smtp_enhanced = @enhanced, smtp_text = @text, mx_host = @mx_host, bounce_type = @bounce_type,
-       bounce_category = @category, sent_at = coalesce(sent_at, @sent_at), delivered_at = @delivered_at, updated_at = @now
-     WHERE id = @id`,
+    `UPDATE recipients SET status = @status, next_attempt_at = @next, lease_until = NULL, lease_token = NULL,
+       last_error = @detail, smtp_code = @code, smtp_enhanced = @enhanced, smtp_text = @text, mx_host = @mx_host,
+       bounce_type = @bounce_type, bounce_category = @category, sent_at = coalesce(sent_at, @sent_at),
+       delivered_at = @delivered_at, updated_at = @now
+     WHERE id = @id AND lease_token = @lease`,
   );
   const setEmail = db.prepare(
     `UPDATE emails SET status = @status, sent_at = @sent_at, delivered_at = @delivered_at, failed_at = @failed_at,
@@ -171,14 +179,15 @@ export function createDeliveryRepo(
     `UPDATE recipients SET status = 'COMPLAINED', updated_at = @now WHERE id = @id AND status = 'DELIVERED'`,
   );
   const queueStats = db.prepare<[], { recipients: number; oldest: string | null }>(QUEUE_STATS_SQL);
-  const throttles = db.prepare<[], { domain: string; concurrency: number }>(
-    'SELECT domain, concurrency FROM destination_throttles ORDER BY domain',
+  const throttles = db.prepare<[], { domain: string; concurrency: number; paused_until: string | null }>(
+    'SELECT domain, concurrency, paused_until FROM destination_throttles ORDER BY domain',
   );
   const recipientByAddress = db.prepare<[number, string], { id: number; address: string; status: string }>(
     'SELECT id, address, status FROM recipients WHERE email_seq = ? AND address_lc = ?',
   );
   const release = db.prepare(
-    `UPDATE recipients SET lease_until = NULL, status = 'QUEUED', attempts = max(attempts - 1, 0) WHERE id = ? AND status = 'SENDING'`,
+    `UPDATE recipients SET lease_until = NULL, lease_token = NULL, status = 'QUEUED', attempts = max(attempts - 1, 0)
+     WHERE id = ? AND status = 'SENDING' AND lease_token = ?`,
   );
   const explainRows = db.prepare<[string], QueueRecipient>(EXPLAIN_SQL);
   const saveThrottle = db.prepare(
@@ -187,7 +196,10 @@ export function createDeliveryRepo(
        reason = excluded.reason, updated_at = excluded.updated_at`,
   );
   const clearThrottle = db.prepare('DELETE FROM destination_throttles WHERE domain = ?');
-  const releaseAll = db.prepare(`UPDATE recipients SET lease_until = NULL WHERE lease_until IS NOT NULL`);
+  const renewLease = db.prepare('UPDATE recipients SET lease_until = ? WHERE id = ? AND lease_token = ?');
+  const releaseAll = db.prepare(
+    `UPDATE recipients SET lease_until = NULL, lease_token = NULL WHERE lease_until IS NOT NULL`,
+  );
   const addEvent = (seq: number, type: string, data: object, at: string) =>
     event.run(newId(Date.parse(at)), seq, type, JSON.stringify(data), at);
 
@@ -199,13 +211,21 @@ export function createDeliveryRepo(
   return {
     /** Due recipient rows (not leased), oldest first. */
     findDue: (now: number, limit: number) => Promise.resolve(due.all({ now: iso(now), limit })),
-    findEmail: (seq: number): ClaimedEmail => ({ seq, row: email.get(seq)!, attachments: attachments.all(seq) }),
+    findEmail: (seq: number): Promise<ClaimedEmail> =>
+      Promise.resolve({ seq, row: email.get(seq)!, attachments: attachments.all(seq) }),
 
-    /** Leases rows for one attempt and writes their `sending` events; returns the rows it got. */
+    /**
+     * Leases rows for one attempt under one token and writes their `sending` events; returns
+     * the rows it got, each with the token its outcome is recorded under.
+     */
     claim: (rows: DueRow[], now: number, leaseMs: number, stamp: Map<number, Stamp>) =>
-      tx.write(() => {
+      tx.write((): LeasedRow[] => {
         const at = iso(now);
-        const got = rows.filter((r) => lease.run({ id: r.id, now: at, lease: iso(now + leaseMs) }).changes > 0);
+        const token = randomUUID();
+        const until = iso(now + leaseMs);
+        const got = rows
+          .filter((r) => lease.run({ id: r.id, now: at, lease: until, token }).changes > 0)
+          .map((r) => ({ ...r, lease: token }));
         // A retry says why the previous attempt did not finish, so the events explain the wait.
         for (const r of got) {
           const data = {
@@ -239,17 +259,20 @@ export function createDeliveryRepo(
       conn: ConnectionInfo | null,
       outcomes: RecipientOutcome[],
       now: number,
+      lease: string,
     ) =>
       tx.write(() => {
         const at = iso(now);
-        for (const o of outcomes) applyOutcome(seq, projectId, emailId, conn, o, at);
-        refreshEmail(seq, at);
+        let recorded = 0;
+        for (const o of outcomes) if (applyOutcome(seq, projectId, emailId, conn, o, at, lease)) recorded++;
+        if (recorded > 0) refreshEmail(seq, at);
+        return recorded;
       }),
 
     /** Recipients waiting or being tried, and the creation time of the oldest email among them. */
-    queueStats: () => queueStats.get()!,
+    queueStats: () => Promise.resolve(queueStats.get()!),
     /** Destinations slowed down now (a row exists only while one is). */
-    throttledNow: () => throttles.all(),
+    throttledNow: () => Promise.resolve(throttles.all()),
     /** The recipient row of an email for an address (any case), if it has one. */
     findRecipient: (seq: number, address: string) =>
       Promise.resolve(recipientByAddress.get(seq, address.toLowerCase())),
@@ -304,8 +327,14 @@ export function createDeliveryRepo(
         return true;
       }),
 
-    /** Puts leased rows back in the queue untouched (shutdown). */
-    release: (ids: number[]) => tx.write(() => ids.forEach((id) => release.run(id))),
+    /** Moves the lease of rows this claim (`lease`) still holds to `until`. */
+    renew: (ids: number[], lease: string, until: number) =>
+      tx.write(() => {
+        const at = iso(until);
+        for (const id of ids) renewLease.run(at, id, lease);
+      }),
+    /** Puts rows this claim (`lease`) leased back in the queue untouched (shutdown). */
+    release: (ids: number[], lease: string) => tx.write(() => ids.forEach((id) => release.run(id, lease))),
     /** Per recipient: where it stands in the queue and why (for `svc emails show`). */
     explain: (emailId: string) => Promise.resolve(explainRows.all(emailId)),
     /** Persists a destination's slow-down (null = recovered) so other processes can show it. */
@@ -313,7 +342,11 @@ export function createDeliveryRepo(
       domain: string,
       state: { concurrency: number; paused_until: string | null; reason: string } | null,
       now: number,
-    ) => tx.write(() => (state ? saveThrottle.run({ domain, ...state, at: iso(now) }) : clearThrottle.run(domain))),
+    ) =>
+      tx.write(() => {
+        if (state) saveThrottle.run({ domain, ...state, at: iso(now) });
+        else clearThrottle.run(domain);
+      }),
     /** Single node: leases left by a process that died are void at start. */
     releaseStaleLeases: () => tx.write(() => releaseAll.run().changes),
   };
@@ -325,22 +358,31 @@ export function createDeliveryRepo(
     conn: ConnectionInfo | null,
     o: RecipientOutcome,
     at: string,
-  ): void {
+    lease: string,
+  ): boolean {
     const d = o.decision;
     const reply = d.reply;
     const smtp = { code: reply?.code ?? null, enhanced: reply?.enhanced ?? null, text: reply?.text ?? null };
-    const base = { id: o.recipient_id, now: at, detail: o.detail, mx_host: conn?.mx_host ?? null, ...smtp };
-    if (conn) addEvent(seq, 'smtp_connected', { recipient: o.address, ...conn }, at);
+    const base = { id: o.recipient_id, now: at, detail: o.detail, mx_host: conn?.mx_host ?? null, lease, ...smtp };
+    // The row first, under the claim's token: a claim whose lease ran out and whose recipient
+    // was claimed again records nothing, not even its connection.
+    const set = (fields: Record<string, unknown>): boolean => {
+      if (setRecipient.run({ ...base, ...fields }).changes === 0) return false;
+      if (conn) addEvent(seq, 'smtp_connected', { recipient: o.address, ...conn }, at);
+      return true;
+    };
     if (d.kind === 'delivered') {
-      setRecipient.run({
-        ...base,
-        status: 'DELIVERED',
-        next: null,
-        bounce_type: null,
-        category: null,
-        sent_at: at,
-        delivered_at: at,
-      });
+      if (
+        !set({
+          status: 'DELIVERED',
+          next: null,
+          bounce_type: null,
+          category: null,
+          sent_at: at,
+          delivered_at: at,
+        })
+      )
+        return false;
       addEvent(seq, 'sent', { recipient: o.address, mx_host: conn?.mx_host ?? null }, at);
       addEvent(
         seq,
@@ -355,15 +397,17 @@ export function createDeliveryRepo(
         at,
       );
     } else if (d.kind === 'bounced') {
-      setRecipient.run({
-        ...base,
-        status: 'BOUNCED',
-        next: null,
-        bounce_type: d.bounce_type,
-        category: d.category,
-        sent_at: null,
-        delivered_at: null,
-      });
+      if (
+        !set({
+          status: 'BOUNCED',
+          next: null,
+          bounce_type: d.bounce_type,
+          category: d.category,
+          sent_at: null,
+          delivered_at: null,
+        })
+      )
+        return false;
       addEvent(
         seq,
         'bounced',
@@ -381,28 +425,34 @@ export function createDeliveryRepo(
       );
       if (d.suppress) deps.suppress(projectId, o.address.toLowerCase(), emailId, at, 'HARD_BOUNCE');
     } else if (d.kind === 'failed') {
-      setRecipient.run({
-        ...base,
-        status: 'FAILED',
-        next: null,
-        bounce_type: null,
-        category: null,
-        sent_at: null,
-        delivered_at: null,
-      });
+      if (
+        !set({
+          status: 'FAILED',
+          next: null,
+          bounce_type: null,
+          category: null,
+          sent_at: null,
+          delivered_at: null,
+        })
+      )
+        return false;
       addEvent(seq, 'failed', { recipient: o.address, reason: d.reason }, at);
     } else {
-      setRecipient.run({
-        ...base,
-        status: 'QUEUED',
-        next: iso(d.at),
-        bounce_type: null,
-        category: d.category,
-        sent_at: null,
-        delivered_at: null,
-      });
+      if (
+        !set({
+          status: 'QUEUED',
+          next: iso(d.at),
+          bounce_type: null,
+          category: d.category,
+          sent_at: null,
+          delivered_at: null,
+        })
+      )
+        return false;
     }
+    return true;
   }
 }
 
-export type DeliveryRepo = ReturnType<typeof createDeliveryRepo>;
+/** The delivery repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
+export type DeliveryRepo = Port<ReturnType<typeof createDeliveryRepo>>;

@@ -38,4 +38,39 @@ describe('per-destination throttle', () => {
     for (let i = 0; i < 30; i++) t.succeeded('a.example');
     expect(t.describe('a.example', 10 ** 9)).toMatchObject({ concurrency: 8, throttled: false });
   });
+
+  it('shares each limit among the nodes, never passing it together, and at least one slot each', () => {
+    const started = (t: ReturnType<typeof createThrottle>) => {
+      let n = 0;
+      while (t.tryStart('a.example', 0)) n++;
+      return n;
+    };
+    const nodes = [createThrottle(opts), createThrottle(opts), createThrottle(opts)];
+    for (const t of nodes) t.shareAmong(3);
+    // 8 among 3: 2 each, 6 together.
+    expect(nodes.map(started)).toEqual([2, 2, 2]);
+    const alone = createThrottle({ ...opts, maxConcurrency: 2 });
+    alone.shareAmong(5);
+    expect(started(alone)).toBe(1);
+    // Back to one node: the whole limit.
+    const one = createThrottle(opts);
+    one.shareAmong(2);
+    one.shareAmong(1);
+    expect(started(one)).toBe(8);
+  });
+
+  it("adopts another node's slow-down: its lower limit and its later pause", () => {
+    const t = createThrottle(opts);
+    t.adopt('a.example', { concurrency: 4, paused_until: new Date(60_000).toISOString() });
+    expect(t.paused('a.example', 59_999)).toBe(true);
+    expect(t.tryStart('a.example', 59_999)).toBe(false);
+    expect(t.describe('a.example', 60_000)).toMatchObject({ concurrency: 4, paused_until: null });
+    // A higher limit or an earlier pause changes nothing.
+    t.slowDown('a.example', 70_000);
+    t.adopt('a.example', { concurrency: 8, paused_until: new Date(80_000).toISOString() });
+    expect(t.describe('a.example', 71_000)).toMatchObject({
+      concurrency: 2,
+      paused_until: new Date(100_000).toISOString(),
+    });
+  });
 });

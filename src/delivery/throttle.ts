@@ -29,7 +29,31 @@ export function createThrottle(opts: ThrottleOptions) {
     if (!s) states.set(d, (s = { limit: opts.maxConcurrency, inflight: 0, pausedUntil: 0, strikes: 0, streak: 0 }));
     return s;
   };
+  /** Nodes sending now (several on PostgreSQL): each takes an equal share of every limit. */
+  let nodes = 1;
+  /**
+   * This node's slots of a destination: its limit (the whole server's) divided among the
+   * nodes, rounded down so that together they never pass it, and at least one.
+   */
+  const slots = (s: State) => Math.max(1, Math.floor(s.limit / nodes));
   return {
+    /** How many nodes share the destinations' limits now. */
+    shareAmong(n: number): void {
+      nodes = Math.max(1, Math.floor(n));
+    },
+    /** The nodes the limits are shared among (1 alone). */
+    sharedAmong: () => nodes,
+    /**
+     * Another node's slow-down of a destination (its row in destination_throttles): this
+     * node keeps to the lower limit and the later pause too, so a 421 that one node got
+     * slows them all.
+     */
+    adopt(d: string, shared: { concurrency: number; paused_until: string | null }): void {
+      const s = get(d);
+      s.limit = Math.max(1, Math.min(s.limit, shared.concurrency));
+      const until = shared.paused_until ? Date.parse(shared.paused_until) : 0;
+      if (until > s.pausedUntil) s.pausedUntil = until;
+    },
     /**
      * Takes one of the destination's slots if it has a free one and is not
      * paused; the caller gives it back with `finished`. Checking and taking in
@@ -37,7 +61,7 @@ export function createThrottle(opts: ThrottleOptions) {
      */
     tryStart(d: string, now: number): boolean {
       const s = get(d);
-      if (s.inflight >= s.limit || isPaused(s, now)) return false;
+      if (s.inflight >= slots(s) || isPaused(s, now)) return false;
       s.inflight++;
       return true;
     },
@@ -49,7 +73,7 @@ export function createThrottle(opts: ThrottleOptions) {
      */
     mayClaim(d: string, now: number, waiting: number): boolean {
       const s = get(d);
-      return !isPaused(s, now) && s.inflight + waiting < 2 * s.limit;
+      return !isPaused(s, now) && s.inflight + waiting < 2 * slots(s);
     },
     /** Whether the destination is paused (it asked us to slow down). */
     paused: (d: string, now: number) => isPaused(states.get(d), now),

@@ -1,3 +1,4 @@
+import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
@@ -124,4 +125,5 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
   };
 }
 
-export type DomainsRepo = ReturnType<typeof createDomainsRepo>;
+/** The domains repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
+export type DomainsRepo = Port<ReturnType<typeof createDomainsRepo>>;

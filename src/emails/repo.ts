@@ -1,3 +1,4 @@
+import type { Port } from '../store/port.ts';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
@@ -6,7 +7,7 @@ import type { EmailStatus, EventType, ListQuery } from './schema.ts';
 import { AppError } from '../errors.ts';
 import type { IdempotencySql } from '../idempotency/index.ts';
 import type { UsageSql, VolumeLimits } from '../limits/index.ts';
-import type { SuppressionsRepo } from '../suppressions/index.ts';
+import type { SqliteSuppressions } from '../suppressions/repo.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
 
 export interface NewEmail {
@@ -77,7 +78,7 @@ export interface AcceptOptions {
 export type AcceptResult = { replay: true; response: SendResponse } | { replay: false; response: SendResponse };
 
 export interface EmailsRepoDeps {
-  suppressions: Pick<SuppressionsRepo, 'findSync'>;
+  suppressions: Pick<SqliteSuppressions, 'findSync'>;
   usage: UsageSql;
   idempotency: IdempotencySql;
   audit: AuditWriter;
@@ -351,7 +352,8 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
   };
 }
 
-export type EmailsRepo = ReturnType<typeof createEmailsRepo>;
+/** The emails repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
+export type EmailsRepo = Port<ReturnType<typeof createEmailsRepo>>;
 
 /** Where a retention batch starts: after this email, plus the emails it held back before. */
 export interface RetentionPage {

@@ -15,6 +15,11 @@ export interface RetentionDeps {
   bodyRetentionMs: number;
   /** Final emails older than this are deleted, and webhook attempt records (`--email-retention`); 0 = never. */
   emailRetentionMs: number;
+  /**
+   * Runs a pass unless another node runs one now (PostgreSQL's advisory lock): several
+   * nodes' passes would walk the same rows. Without it, every pass runs.
+   */
+  exclusive?: (pass: () => Promise<void>) => Promise<boolean>;
 }
 
 interface Walk {
@@ -91,12 +96,14 @@ export function createRetention(deps: RetentionDeps) {
     runOnce,
     /** Runs a pass at start and then every retentionInterval until stopped. */
     start: () =>
-      startPeriodic(deps.clock, retentionInterval(deps), (signal) =>
-        runOnce(signal)
-          .then((r) => {
+      startPeriodic(deps.clock, retentionInterval(deps), (signal) => {
+        const pass = () =>
+          runOnce(signal).then((r) => {
             if (r.bodies || r.emails || r.deliveries) deps.logger.info(r, 'retention: old bodies and emails removed');
-          })
-          .catch((err: unknown) => deps.logger.error({ err }, 'retention failed')),
-      ),
+          });
+        return (deps.exclusive ? deps.exclusive(pass) : pass())
+          .then(() => undefined)
+          .catch((err: unknown) => deps.logger.error({ err }, 'retention failed'));
+      }),
   };
 }

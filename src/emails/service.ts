@@ -2,7 +2,7 @@ import { AppError, errorRegistry, toAppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { isUuid, newId } from '../lib/ids.ts';
 import { requestHash } from '../idempotency/index.ts';
-import type { IdempotencySql } from '../idempotency/index.ts';
+import type { IdempotencyGate } from '../idempotency/index.ts';
 import { LIMITS, PLAN_LIMITS, type Plan } from '../limits/index.ts';
 import type { DomainsRepo } from '../domains/index.ts';
 import type { Actor } from '../audit/index.ts';
@@ -76,7 +76,7 @@ export interface EmailsDeps {
   templates: TemplateSource;
   renderer: RenderPort;
   domains: Pick<DomainsRepo, 'isVerifiedForProject' | 'findDomainByName'>;
-  idempotency: Pick<IdempotencySql, 'begin'>;
+  idempotency: IdempotencyGate;
   accounts: AccountsPort;
   /** The server's onboarding-trial domain (`--sandbox-domain`), if any. */
   sandboxDomain?: string | undefined;

@@ -26,16 +26,14 @@ export function bearer(req: FastifyRequest): string | undefined {
 export function requireKey(app: App, access: Access) {
   // The callback form, not async: this runs on every Public API request (see server.ts).
   return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
-    try {
-      authorize(req, reply);
-      done();
-    } catch (e) {
-      done(e as Error);
-    }
+    authorize(req, reply).then(
+      () => done(),
+      (e: unknown) => done(e as Error),
+    );
   };
 
-  function authorize(req: FastifyRequest, reply: FastifyReply): void {
-    const principal = app.keys.authenticate(bearer(req));
+  async function authorize(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const principal = await app.keys.authenticate(bearer(req));
     const limit = requestRateOf(principal.plan, principal.rate_limit_per_second, app.config.rateLimitPerSecond);
     if (limit !== null) {
       const r = app.rateLimiter.hit(principal.id, limit);

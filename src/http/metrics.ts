@@ -32,9 +32,9 @@ export type HttpMetrics = ReturnType<typeof createHttpMetrics>;
 /** What the webhook metrics read, at each scrape. */
 export interface WebhookMetricsSource {
   /** Events waiting in the outbox. */
-  pending(): number;
+  pending(): Promise<number>;
   /** Webhooks deactivated now after five exhausted events. */
-  autoDisabled(): number;
+  autoDisabled(): Promise<number>;
   /** This process's attempts by outcome. */
   stats(): DispatcherStats;
 }
@@ -45,16 +45,16 @@ export function registerWebhookMetrics(registry: Registry, source: WebhookMetric
     name: 'svc_webhook_events_pending',
     help: 'Webhook events waiting to be delivered (first attempts and retries)',
     registers: [registry],
-    collect() {
-      this.set(source.pending());
+    async collect() {
+      this.set(await source.pending());
     },
   });
   new Gauge({
     name: 'svc_webhooks_auto_disabled',
     help: 'Webhooks deactivated after five events in a row used every attempt',
     registers: [registry],
-    collect() {
-      this.set(source.autoDisabled());
+    async collect() {
+      this.set(await source.autoDisabled());
     },
   });
   new Counter({
@@ -73,11 +73,11 @@ export function registerWebhookMetrics(registry: Registry, source: WebhookMetric
 /** What the operator gauges read at each scrape (all cheap: indexes and file sizes). */
 export interface OpsSource {
   /** Recipients waiting for an attempt or being tried, and the age (s) of the oldest email among them. */
-  queue(): { recipients: number; oldestSeconds: number };
+  queue(): Promise<{ recipients: number; oldestSeconds: number }>;
   /** Destinations slowed down now (a 421 or a rate limit): domain and concurrency. */
-  throttled(): { domain: string; concurrency: number }[];
+  throttled(): Promise<{ domain: string; concurrency: number }[]>;
   /** Sizes of the database file and its WAL, bytes. */
-  storeBytes(): { database: number; wal: number };
+  storeBytes(): Promise<{ database: number; wal: number }>;
 }
 
 /**
@@ -107,6 +107,15 @@ export function createOpsMetrics() {
     registers: [registry],
   });
   let relaySessions: () => number = () => 0;
+  let deliveryNodes: () => number = () => 1;
+  new Gauge({
+    name: 'svc_delivery_nodes',
+    help: "Servers this one shares each destination's concurrency with, itself included (several on PostgreSQL)",
+    registers: [registry],
+    collect() {
+      this.set(deliveryNodes());
+    },
+  });
   new Gauge({
     name: 'svc_smtp_relay_sessions',
     help: 'SMTP relay sessions open now',
@@ -121,6 +130,8 @@ export function createOpsMetrics() {
     outcome: (outcome: string, category: string | null, type: string | null, source: string) =>
       outcomes.inc({ outcome, category: category ?? '', type: type ?? '', source }),
     committed: (seconds: number) => commit.observe(seconds),
+    /** The nodes the delivery engine shares destination limits with, once it runs. */
+    watchDeliveryNodes: (nodes: () => number) => (deliveryNodes = nodes),
     /** The relay's session count, once `svc serve` started it. */
     watchRelay: (sessions: () => number) => (relaySessions = sessions),
     /** The gauges read from the store at each scrape. */
@@ -129,16 +140,16 @@ export function createOpsMetrics() {
         name: 'svc_queue_recipients',
         help: 'Recipients waiting for an attempt or being tried',
         registers: [registry],
-        collect() {
-          this.set(source.queue().recipients);
+        async collect() {
+          this.set((await source.queue()).recipients);
         },
       });
       new Gauge({
         name: 'svc_queue_oldest_seconds',
         help: 'Age of the oldest email with a recipient still waiting (0 when none)',
         registers: [registry],
-        collect() {
-          this.set(source.queue().oldestSeconds);
+        async collect() {
+          this.set((await source.queue()).oldestSeconds);
         },
       });
       new Gauge({
@@ -146,17 +157,18 @@ export function createOpsMetrics() {
         help: 'Transactions allowed at once to each destination slowed down now (throttled ones only)',
         labelNames: ['domain'] as const,
         registers: [registry],
-        collect() {
+        async collect() {
+          const throttled = await source.throttled();
           this.reset();
-          for (const t of source.throttled()) this.set({ domain: t.domain }, t.concurrency);
+          for (const t of throttled) this.set({ domain: t.domain }, t.concurrency);
         },
       });
       new Gauge({
         name: 'svc_destinations_throttled',
         help: 'Destinations slowed down now after a 421 or a rate-limit reply',
         registers: [registry],
-        collect() {
-          this.set(source.throttled().length);
+        async collect() {
+          this.set((await source.throttled()).length);
         },
       });
       new Gauge({
@@ -164,8 +176,8 @@ export function createOpsMetrics() {
         help: 'Size of the database file and of its WAL',
         labelNames: ['file'] as const,
         registers: [registry],
-        collect() {
-          const b = source.storeBytes();
+        async collect() {
+          const b = await source.storeBytes();
           this.set({ file: 'database' }, b.database);
           this.set({ file: 'wal' }, b.wal);
         },

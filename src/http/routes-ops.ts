@@ -8,8 +8,9 @@ export function registerOpsRoutes(server: FastifyInstance, app: App, metrics: { 
   let openapi: unknown;
   server.get('/healthz', (_req, reply) => reply.send({ data: { status: 'ok' } }));
   server.get('/readyz', async (_req, reply) => {
+    // Which store answered (or did not): a load balancer's check and its operator see the same.
     const ok = await app.ready();
-    return reply.code(ok ? 200 : 503).send({ data: { status: ok ? 'ready' : 'not_ready' } });
+    return reply.code(ok ? 200 : 503).send({ data: { status: ok ? 'ready' : 'not_ready', store: app.storeKind } });
   });
   server.get('/metrics', async (_req, reply) => {
     void reply.header('Content-Type', metrics.registry.contentType);

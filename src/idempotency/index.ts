@@ -39,7 +39,6 @@ export function createIdempotencySql(db: Db) {
        email_id = excluded.email_id, created_at = excluded.created_at, expires_at = excluded.expires_at`,
   );
   const purge = db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?');
-  const inFlight = new Set<string>();
   return {
     find: (projectId: string, key: string, nowIso: string) => find.get(projectId, key, nowIso),
     save: (
@@ -52,6 +51,17 @@ export function createIdempotencySql(db: Db) {
       expiresIso: string,
     ) => put.run(projectId, key, hash, JSON.stringify(response), emailId, nowIso, expiresIso),
     purgeExpired: (nowIso: string) => purge.run(nowIso).changes,
+  };
+}
+
+/**
+ * The keys in flight in this process: a second request with one while the first runs is
+ * answered 409 idempotency_in_progress at once. Across nodes (PostgreSQL) the pending row
+ * that the send transaction inserts first does the same (src/idempotency/pg.ts).
+ */
+export function createIdempotencyGate() {
+  const inFlight = new Set<string>();
+  return {
     /** Marks a key in flight, or throws 409 idempotency_in_progress if it already is. */
     begin(projectId: string, key: string): () => void {
       const id = `${projectId}\u0000${key}`;
@@ -63,3 +73,4 @@ export function createIdempotencySql(db: Db) {
 }
 
 export type IdempotencySql = ReturnType<typeof createIdempotencySql>;
+export type IdempotencyGate = ReturnType<typeof createIdempotencyGate>;

@@ -1,3 +1,4 @@
+import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { KeyEnv, Permission } from './schema.ts';
@@ -59,13 +60,13 @@ export function createKeysRepo(db: Db, tx: Committer, audit: AuditWriter) {
      * instead of a three-table join, and a revocation by the CLI, another node or this
      * server still applies on the next request.
      */
-    findPrincipalByHash(hash: string): KeyPrincipal | undefined {
+    findPrincipalByHash(hash: string): Promise<KeyPrincipal | undefined> {
       found.at(epochNow.get()!);
       const kept = found.get(hash);
-      if (kept) return kept;
+      if (kept) return Promise.resolve(kept);
       const principal = byHash.get(hash);
       if (principal) found.set(hash, Object.freeze(principal));
-      return principal;
+      return Promise.resolve(principal);
     },
     findKeyById: (id: string) => Promise.resolve(byId.get(id)),
     listKeys: (projectId: string, includeRevoked: boolean) =>
@@ -86,7 +87,8 @@ export function createKeysRepo(db: Db, tx: Committer, audit: AuditWriter) {
   };
 }
 
-export type KeysRepo = ReturnType<typeof createKeysRepo>;
+/** The keys repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
+export type KeysRepo = Port<ReturnType<typeof createKeysRepo>>;
 
 /** At most this many resolved keys are kept; past it the oldest is dropped. */
 const MAX_KEPT = 10_000;

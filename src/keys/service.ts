@@ -99,10 +99,12 @@ export function createKeysService({ repo, clock }: KeysDeps) {
      * Resolves a bearer token to its key, project and organization, or throws
      * 401 for a missing, malformed, unknown, revoked or expired key.
      */
-    authenticate(token: string | undefined): KeyPrincipal {
+    async authenticate(token: string | undefined): Promise<KeyPrincipal> {
       const env = envOf(token);
       if (!token || !env) throw new AppError('unauthorized', 'Missing or invalid API key');
-      const principal = repo.findPrincipalByHash(sha256Hex(token));
+      // Checked against the store's auth epoch on every request: a key revoked through one
+      // node is refused by every node at its next request (issue 17).
+      const principal = await repo.findPrincipalByHash(sha256Hex(token));
       if (!principal || principal.env !== env) throw new AppError('unauthorized', 'Invalid API key');
       if (principal.revoked_at) throw new AppError('unauthorized', 'This API key was revoked');
       const now = clock.now();

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { iso, type Clock } from '../lib/clock.ts';
 import { PLAN_LIMITS, PLANS, type Plan } from './plans.ts';
-import type { UsageSql } from './usage.ts';
 
 const time = z.iso.datetime();
 const volume = z.object({
@@ -29,7 +28,7 @@ export const usageOut = z.object({
 export type Usage = z.infer<typeof usageOut>;
 
 export interface UsageReportDeps {
-  usage: Pick<UsageSql, 'used'>;
+  usage: { used(orgId: string, period: string): Promise<number> };
   clock: Clock;
   /** The organization's plan and daily ceiling. */
   orgs: { getOrg(id: string): Promise<{ id: string; plan: Plan; daily_limit: number | null }> };
@@ -48,16 +47,24 @@ export function createUsageReport(deps: UsageReportDeps) {
       const month = day.slice(0, 7);
       const limits = PLAN_LIMITS[org.plan];
       const d = new Date(now);
-      const volumeOf = (period: string, limit: number | null, resetsAt: number) => {
-        const used = deps.usage.used(org.id, period);
+      const volumeOf = async (period: string, limit: number | null, resetsAt: number) => {
+        const used = await deps.usage.used(org.id, period);
         const remaining = limit === null ? null : Math.max(0, limit - used);
         return { period, used, limit, remaining, resets_at: iso(resetsAt) };
       };
       return {
         organization_id: org.id,
         plan: org.plan,
-        monthly_volume: volumeOf(month, limits.monthlyVolume, Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1)),
-        daily_volume: volumeOf(day, org.daily_limit, Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1)),
+        monthly_volume: await volumeOf(
+          month,
+          limits.monthlyVolume,
+          Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1),
+        ),
+        daily_volume: await volumeOf(
+          day,
+          org.daily_limit,
+          Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1),
+        ),
         domains: { used: (await deps.domains.listDomains(org.id)).length, limit: limits.domains },
       };
     },

@@ -1,3 +1,4 @@
+import type { Port } from '../store/port.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Db } from '../store/db.ts';
 
@@ -20,13 +21,17 @@ export function createNodesRepo(db: Db, tx: Committer) {
      ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at, relay_sessions = excluded.relay_sessions`,
   );
   const remove = db.prepare('DELETE FROM nodes WHERE id = ?');
+  const fresh = db.prepare<[string], NodeRow>(FRESH_NODES_SQL);
   return {
     save: (row: NodeRow) => tx.write(() => void upsert.run(row)),
     remove: (id: string) => tx.write(() => void remove.run(id)),
+    /** The servers that wrote their row since `since`. */
+    fresh: (since: string) => Promise.resolve(fresh.all(since)),
   };
 }
 
-export type NodesRepo = ReturnType<typeof createNodesRepo>;
+/** The nodes repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
+export type NodesRepo = Port<ReturnType<typeof createNodesRepo>>;
 
 /** Nodes seen since `since` (ISO), for readers on any connection (svc top's read-only one). */
 export const FRESH_NODES_SQL = 'SELECT * FROM nodes WHERE seen_at >= ? ORDER BY id';

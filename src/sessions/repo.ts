@@ -1,3 +1,4 @@
+import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 
@@ -97,4 +98,5 @@ export function createSessionsRepo(db: Db, tx: Committer) {
   };
 }
 
-export type SessionsRepo = ReturnType<typeof createSessionsRepo>;
+/** The sessions repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
+export type SessionsRepo = Port<ReturnType<typeof createSessionsRepo>>;

@@ -76,10 +76,10 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
    * The session's key, checked again at each MAIL FROM (one message is one request):
    * a revocation or a narrowed permission applies to an open session's next message.
    */
-  function authorize(session: SMTPServerSession): KeyPrincipal {
+  async function authorize(session: SMTPServerSession): Promise<KeyPrincipal> {
     const user = session.user as RelayUser | undefined;
     if (!user) throw new AppError('unauthorized', 'Authentication required');
-    const principal = app.keys.authenticate(user.token);
+    const principal = await app.keys.authenticate(user.token);
     assertAllowed(principal.permissions, 'send');
     user.principal = principal;
     return principal;
@@ -105,11 +105,15 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
         reply(454, '4.7.0', `Too many failed authentications from ${ip}; try again in ${Math.ceil(wait / 1000)} s`),
       );
     }
-    try {
-      if (auth.username !== RELAY_USERNAME) {
-        throw new AppError('unauthorized', `The username is "${RELAY_USERNAME}" and the password an API key`);
-      }
-      const principal = app.keys.authenticate(auth.password ?? undefined);
+    const refused = (e: unknown) => {
+      failures.recordFailure(ip);
+      app.logger.info({ ip, username: auth.username }, 'SMTP relay: AUTH failed');
+      done(smtpReplyOf(e));
+    };
+    if (auth.username !== RELAY_USERNAME) {
+      return refused(new AppError('unauthorized', `The username is "${RELAY_USERNAME}" and the password an API key`));
+    }
+    app.keys.authenticate(auth.password ?? undefined).then((principal) => {
       try {
         assertAllowed(principal.permissions, 'send');
       } catch {
@@ -117,25 +121,25 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
         return done(reply(535, '5.7.8', `This API key is ${principal.permissions} and cannot send email`));
       }
       done(null, { user: { token: auth.password! } });
-    } catch (e) {
-      failures.recordFailure(ip);
-      app.logger.info({ ip, username: auth.username }, 'SMTP relay: AUTH failed');
-      done(smtpReplyOf(e));
-    }
+    }, refused);
   }
 
   function onMailFrom(_address: unknown, session: SMTPServerSession, done: (err?: Error | null) => void): void {
-    try {
-      const principal = authorize(session);
-      // One message is one request against the key's rate (decisions.md, "Plans, volume and rate limits").
-      const limit = requestRateOf(principal.plan, principal.rate_limit_per_second, app.config.rateLimitPerSecond);
-      if (limit !== null && !app.rateLimiter.hit(principal.id, limit).allowed) {
-        throw new AppError('rps_exceeded', `More than ${limit} messages per second for this key; try again shortly`);
-      }
-      done();
-    } catch (e) {
-      done(smtpReplyOf(e));
-    }
+    authorize(session).then(
+      (principal) => {
+        // One message is one request against the key's rate (decisions.md, "Plans, volume and rate limits").
+        const limit = requestRateOf(principal.plan, principal.rate_limit_per_second, app.config.rateLimitPerSecond);
+        if (limit !== null && !app.rateLimiter.hit(principal.id, limit).allowed) {
+          const e = new AppError(
+            'rps_exceeded',
+            `More than ${limit} messages per second for this key; try again shortly`,
+          );
+          return done(smtpReplyOf(e));
+        }
+        done();
+      },
+      (e: unknown) => done(smtpReplyOf(e)),
+    );
   }
 
   function onRcptTo(

@@ -1,3 +1,4 @@
+import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Granularity } from './schema.ts';
 
@@ -28,4 +29,5 @@ export function createStatsRepo(db: Db) {
   };
 }
 
-export type StatsRepo = ReturnType<typeof createStatsRepo>;
+/** The stats repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
+export type StatsRepo = Port<ReturnType<typeof createStatsRepo>>;

@@ -44,9 +44,11 @@ export async function openPostgres(url: string, opts: PgOpenOptions = {}): Promi
     connectionTimeoutMillis: 5000,
     application_name: 'svc',
   });
-  // An idle connection that the server closes (a restart, a failover) must not crash the
-  // process: the pool drops it and opens another on the next query.
+  // A connection that the server closes (a restart, a failover, the database dropped) must
+  // not crash the process: an idle one the pool drops and replaces; one checked out (a group
+  // commit's, a job's lock) fails its next query, which its owner answers.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   try {
     await pool.query('SELECT 1');
   } catch (e) {

@@ -1,3 +1,4 @@
+import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
@@ -41,4 +42,7 @@ export function createSuppressionsRepo(db: Db, tx: Committer, audit: AuditWriter
   };
 }
 
-export type SuppressionsRepo = ReturnType<typeof createSuppressionsRepo>;
+/** SQLite's, with the helpers other repositories call inside their own transactions. */
+export type SqliteSuppressions = ReturnType<typeof createSuppressionsRepo>;
+/** The suppressions repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
+export type SuppressionsRepo = Port<Omit<SqliteSuppressions, 'findSync' | 'addSync'>>;

@@ -1,3 +1,4 @@
+import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
@@ -51,4 +52,5 @@ export function createTemplatesRepo(db: Db, tx: Committer, audit: AuditWriter) {
   };
 }
 
-export type TemplatesRepo = ReturnType<typeof createTemplatesRepo>;
+/** The templates repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
+export type TemplatesRepo = Port<ReturnType<typeof createTemplatesRepo>>;

@@ -1,9 +1,8 @@
 import type { Clock } from '../lib/clock.ts';
-import type { Db } from '../store/db.ts';
 import { AppError } from '../errors.ts';
 import { parseInput } from '../validation.ts';
 import { topFilterSchema } from './filter.ts';
-import { createTopReader, type EmailDetail, type Snapshot, type TopReader } from './repo.ts';
+import type { EmailDetail, Snapshot, TopReader } from './repo.ts';
 
 /** A project's reader unused this long is dropped (its per-second counts start over). */
 const IDLE_MS = 5 * 60_000;
@@ -12,13 +11,13 @@ const IDLE_MS = 5 * 60_000;
  * svc top through the server (`GET /v1/top`, a key that may read): one reader per project,
  * kept while someone watches, so each refresh reads only what is new (src/top/repo.ts).
  */
-export function createTopService(db: Db, clock: Clock) {
+export function createTopService(readerFor: (opts: { clock: Clock; projectId: string }) => TopReader, clock: Clock) {
   const readers = new Map<string, { reader: TopReader; usedAt: number }>();
   function readerOf(projectId: string): TopReader {
     const now = clock.now();
     for (const [id, r] of readers) if (now - r.usedAt > IDLE_MS) readers.delete(id);
     let r = readers.get(projectId);
-    if (!r) readers.set(projectId, (r = { reader: createTopReader(db, { clock, projectId }), usedAt: now }));
+    if (!r) readers.set(projectId, (r = { reader: readerFor({ clock, projectId }), usedAt: now }));
     r.usedAt = now;
     return r.reader;
   }

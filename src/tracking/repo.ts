@@ -1,3 +1,4 @@
+import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 
@@ -27,4 +28,5 @@ export function createTrackingRepo(db: Db, tx: Committer) {
   };
 }
 
-export type TrackingRepo = ReturnType<typeof createTrackingRepo>;
+/** The tracking repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
+export type TrackingRepo = Port<ReturnType<typeof createTrackingRepo>>;

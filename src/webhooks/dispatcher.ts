@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { iso, type Clock, type Timer } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { DueRow, WebhooksRepo } from './repo.ts';
+import type { LeasedDueRow, WebhooksRepo } from './repo.ts';
 import { postSigned } from './send.ts';
 import { checkWebhookUrl } from './url-guard.ts';
 
@@ -29,6 +29,13 @@ export interface DispatcherStats {
   attempts: { succeeded: number; failed: number; refused: number };
   autoDisabled: number;
 }
+
+/**
+ * How long a claim holds its outbox rows from other nodes (PostgreSQL): an attempt takes at
+ * most its 10 s timeout and a commit, so a row still held after this was left by a node that
+ * died, and another takes it.
+ */
+const LEASE_MS = 60_000;
 
 /**
  * Sends the outbox: takes due rows not in flight, POSTs each once through the
@@ -58,10 +65,10 @@ export function createWebhookDispatcher(
     const now = clock.now();
     if (deps.busy?.()) {
       // The threads that accept email are busy: webhooks wait, unless one has waited maxLagMs.
-      const oldest = repo.oldestDue(iso(now));
+      const oldest = await repo.oldestDue(iso(now));
       if (oldest === undefined || now - Date.parse(oldest) < opts.maxLagMs) return;
     }
-    const rows = await repo.findDue(iso(now), free, busy);
+    const rows = await repo.claimDue(iso(now), free, LEASE_MS, busy);
     for (const row of rows) {
       busy.add(row.seq);
       posting++;
@@ -105,13 +112,13 @@ export function createWebhookDispatcher(
   }
 
   /** One attempt of one row; `answered` is called once no POST of it is on the wire. */
-  async function attempt(row: DueRow, answered: () => void): Promise<void> {
+  async function attempt(row: LeasedDueRow, answered: () => void): Promise<void> {
     const sends = row.payload !== null && row.skip !== 1 && row.is_active === 1;
     // A row that is only recorded never takes a POST's slot.
     if (!sends) answered();
     if (row.payload === null) {
       logger.warn({ webhook_id: row.webhook_id, event_id: row.event_id }, 'webhook event dropped: its email is gone');
-      await repo.drop(row.seq);
+      await repo.drop(row.seq, row.lease);
       return;
     }
     const payload = row.payload;
@@ -129,7 +136,7 @@ export function createWebhookDispatcher(
     if (row.skip === 1 || row.is_active !== 1) {
       // Inactive when the event happened, or deactivated since: kept as skipped, not sent.
       const skipped = { ...base, status: 'skipped' as const, http_status: null, duration_ms: null, error: null };
-      await repo.recordSkipped(row.seq, { ...skipped, response_body: null, next_attempt_at: null });
+      await repo.recordSkipped(row.seq, row.lease, { ...skipped, response_body: null, next_attempt_at: null });
       return;
     }
     let out;
@@ -151,7 +158,7 @@ export function createWebhookDispatcher(
     const wait = opts.retrySchedule[number - 1];
     const exhausted = !out.ok && wait === undefined;
     const next = out.ok || exhausted ? null : iso(clock.now() + wait!);
-    const stillActive = await repo.recordAttempt(row.seq, {
+    const stillActive = await repo.recordAttempt(row.seq, row.lease, {
       record: {
         ...base,
         status: out.ok ? 'succeeded' : 'failed',

@@ -2,11 +2,17 @@ import type { Audited } from '../audit/index.ts';
 import type { PgAuditWriter } from '../audit/repo-pg.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
-import { retentionCut, type AttemptResult, type DueRow, type OutboxRow, type WebhookRow } from './repo.ts';
+import {
+  retentionCut,
+  type AttemptResult,
+  type DueRow,
+  type LeasedDueRow,
+  type OutboxRow,
+  type WebhookRow,
+} from './repo.ts';
 import type { Delivery } from './schema.ts';
 
 /** A claimed outbox row: `lease` is the due time its claim wrote, and the token its writes name. */
-export type LeasedDueRow = DueRow & { lease: string };
 
 interface PayloadParts {
   payload: string | null;
@@ -179,7 +185,7 @@ export function createPgWebhooksRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
      * time moves to `now + leaseMs` (its lease), and the rows come with their webhook and
      * their body, built from the event as SQLite builds it.
      */
-    claimDue: (now: string, limit: number, leaseMs: number) =>
+    claimDue: (now: string, limit: number, leaseMs: number, _skip?: Set<number>) =>
       tx.write(async (t): Promise<LeasedDueRow[]> => {
         const lease = new Date(Date.parse(now) + leaseMs).toISOString();
         const r = await t.query<DueRow & PayloadParts & { claimed_due: string }>(

@@ -1,3 +1,4 @@
+import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
@@ -40,6 +41,9 @@ export interface DueRow extends Omit<OutboxRow, 'payload'> {
   secret: string;
   is_active: number;
 }
+
+/** A claimed outbox row with the token of its claim (PostgreSQL); its writes name that token. */
+export type LeasedDueRow = DueRow & { lease: string };
 
 /** What one attempt changed: its record, and the outbox row's fate. */
 export interface AttemptResult {
@@ -180,12 +184,13 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
     /**
      * Due outbox rows, oldest first. One dispatcher runs per data dir (in `svc serve`),
      * so it keeps the rows in flight in memory and skips them here: claiming writes
-     * nothing, and a crash leaves nothing to release. (Several nodes on one database
-     * will claim with leases, issue 17.)
+     * nothing, and a crash leaves nothing to release. On PostgreSQL, where several nodes
+     * claim, a claim leases its rows instead (repo-pg.ts); here the lease is empty.
      */
-    findDue: (now: string, limit: number, skip: Set<number>) => {
+    claimDue: (now: string, limit: number, _leaseMs: number, skip: Set<number>): Promise<LeasedDueRow[]> => {
       const seqs = q.dueSeqs.all(now, limit + skip.size).filter((seq) => !skip.has(seq));
-      return read(seqs.length === 0 ? [] : q.bySeqs.all(JSON.stringify(seqs.slice(0, limit))));
+      const rows = seqs.length === 0 ? [] : q.bySeqs.all(JSON.stringify(seqs.slice(0, limit)));
+      return read(rows.map((r) => ({ ...r, lease: '' })));
     },
 
     /**
@@ -193,7 +198,7 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
      * an exhausted event counts toward deactivation, a success resets the count. Returns
      * whether the webhook is still active.
      */
-    recordAttempt: (outboxSeq: number, r: AttemptResult) =>
+    recordAttempt: (outboxSeq: number, _lease: string, r: AttemptResult) =>
       tx.write(() => {
         w.record.run({ ...r.record, next_attempt_at: r.next });
         if (r.next) w.retry.run(r.next, r.record.request_body, outboxSeq);
@@ -206,12 +211,12 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
         return row === undefined ? !r.exhausted : row.is_active === 1;
       }),
     /** An outbox row whose event is gone (its email was deleted): nothing to send. */
-    drop: (outboxSeq: number) =>
+    drop: (outboxSeq: number, _lease: string) =>
       tx.write(() => {
         w.done.run(outboxSeq);
       }),
     /** A skipped event (the webhook was deactivated after it was queued): recorded, not sent. */
-    recordSkipped: (outboxSeq: number, record: DeliveryRow) =>
+    recordSkipped: (outboxSeq: number, _lease: string, record: DeliveryRow) =>
       tx.write(() => {
         w.record.run(record);
         w.done.run(outboxSeq);
@@ -241,17 +246,18 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
       return read(db.prepare(sql).all({ webhook_id: webhookId, ...f, limit, offset }) as DeliveryRow[]);
     },
     /** When the longest-waiting due event fell due (undefined when none is due). */
-    oldestDue: (now: string) => q.oldestDue.get(now) ?? undefined,
+    oldestDue: (now: string) => read(q.oldestDue.get(now) ?? undefined),
     /** Events waiting in the outbox (for `svc top` and /metrics). */
-    pendingCount: () => q.pendingCount.get()!.n,
+    pendingCount: () => read(q.pendingCount.get()!.n),
     /** Whether any webhook exists (the dispatcher thread starts with the first). */
-    anyWebhook: () => q.any.get() === 1,
+    anyWebhook: () => read(q.any.get() === 1),
     /** Webhooks deactivated by failures now. */
-    autoDisabledCount: () => q.autoDisabled.get()!.n,
+    autoDisabledCount: () => read(q.autoDisabled.get()!.n),
   };
 }
 
-export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;
+/** The webhooks repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
+export type WebhooksRepo = Port<ReturnType<typeof createWebhooksRepo>>;
 
 /**
  * Where a retention batch of attempt records ends (both stores): `rows` are the `limit`

@@ -88,15 +88,19 @@ export function createDispatchWorker(
      * a server that sends no webhooks does not pay a thread and its heap (~45 MB of RSS).
      */
     start(): Promise<void> {
-      const launchWhenNeeded = () => {
-        if (stopping || worker || !deps.repo.anyWebhook()) return;
+      const launchWhenNeeded = async () => {
+        if (stopping || worker || !(await deps.repo.anyWebhook())) return;
+        // Looked at again after the read: a stop or an earlier look may have come meanwhile.
+        if (stopping || worker) return;
         clearInterval(waiting);
         mainBusy.start();
         launch();
       };
-      const waiting = setInterval(launchWhenNeeded, opts.lookEveryMs ?? 1000).unref();
+      const look = () =>
+        void launchWhenNeeded().catch((err: unknown) => deps.logger.error({ err }, 'looking for webhooks failed'));
+      const waiting = setInterval(look, opts.lookEveryMs ?? 1000).unref();
       waitingTimer = waiting;
-      launchWhenNeeded();
+      look();
       return Promise.resolve();
     },
     /** Asks the thread to finish its attempts in flight (each at most 10 s) and waits for it. */

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config/load.ts';
  * opened for the test to add what it needs; close the app before `svc serve` takes it.
  */
 export async function initDataDir(dataDir: string): Promise<{ app: App; init: InitResult }> {
-  const app = createApp(loadConfig({ flags: { dataDir } }), { createDataDir: true });
+  const app = await createApp(loadConfig({ flags: { dataDir } }), { createDataDir: true });
   const init = await initialize(app.accounts, app.keys, {
     email: 'o@example.com',
     password: 'pw-123456789',

@@ -6,6 +6,8 @@ export interface Received {
   to: string[];
   raw: Buffer;
   secure: boolean;
+  /** The name the sender gave in EHLO. */
+  helo: string;
 }
 
 /** What the peer does with a recipient (chosen by the test, per address). */
@@ -19,6 +21,8 @@ export interface MxPeer {
   behaviour: Map<string, Behaviour>;
   /** The most messages that were being received at once (DATA begun, not yet answered). */
   peakInData(): number;
+  /** The EHLO names of the senders of the messages being received now. */
+  inDataFrom(): string[];
   close(): Promise<void>;
 }
 
@@ -35,8 +39,8 @@ export interface MxPeerOptions {
   tls?: { key: string; cert: string };
   /** Require AUTH with these credentials (a smarthost). */
   auth?: { user: string; pass: string };
-  /** Wait this long before answering the end of DATA (keeps a transaction in flight). */
-  dataDelayMs?: number;
+  /** Wait this long before answering the end of DATA (keeps a transaction in flight); read per message. */
+  dataDelayMs?: number | (() => number);
 }
 
 export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
@@ -45,6 +49,7 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
   const greylisted = new Set<string>();
   let inData = 0;
   let peak = 0;
+  const receiving = new Map<string, string>();
   const server = new SMTPServer({
     authOptional: !opts.auth,
     allowInsecureAuth: true,
@@ -68,8 +73,10 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
     onData(stream, session: SMTPServerSession, cb) {
       const to = session.envelope.rcptTo.map((r) => r.address.toLowerCase());
       peak = Math.max(peak, ++inData);
+      receiving.set(session.id, String(session.hostNameAppearsAs));
       const answer = (err?: Error) => {
         inData--;
+        receiving.delete(session.id);
         cb(err ?? null);
       };
       const chunks: Buffer[] = [];
@@ -83,7 +90,8 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => void finish());
       const finish = async () => {
-        if (opts.dataDelayMs) await new Promise((r) => setTimeout(r, opts.dataDelayMs));
+        const delay = typeof opts.dataDelayMs === 'function' ? opts.dataDelayMs() : opts.dataDelayMs;
+        if (delay) await new Promise((r) => setTimeout(r, delay));
         if (b && 'data' in b) return answer(fail(b.data[0], b.data[1]));
         const mailFrom = session.envelope.mailFrom;
         received.push({
@@ -91,6 +99,7 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
           to,
           raw: Buffer.concat(chunks),
           secure: session.secure,
+          helo: String(session.hostNameAppearsAs),
         });
         answer();
       };
@@ -104,6 +113,7 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
     received,
     behaviour,
     peakInData: () => peak,
+    inDataFrom: () => [...receiving.values()],
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -71,19 +71,27 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Data dirs of earlier runs whose server is gone (a run killed before its teardown). */
+/** Whether the process whose pid the first line of `file` holds is alive (false: no file, no process). */
+function pidAlive(file: string): boolean {
+  try {
+    process.kill(Number(readFileSync(file, 'utf8').split('\n')[0]), 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Data dirs of earlier runs whose server and run are both gone (a run killed before its
+ * teardown). Another run going on beside this one (its `owner` alive) keeps its dir, even
+ * while its initdb runs and no server has started yet.
+ */
 function removeStale(base: string): void {
   for (const name of readdirSync(base)) {
     if (!name.startsWith(PREFIX) || name === `${PREFIX}native`) continue;
-    const pidFile = join(base, name, 'data', 'postmaster.pid');
-    let alive = false;
-    try {
-      process.kill(Number(readFileSync(pidFile, 'utf8').split('\n')[0]), 0);
-      alive = true;
-    } catch {
-      // no pid file, or no such process
-    }
-    if (!alive) rmSync(join(base, name), { recursive: true, force: true });
+    const dir = join(base, name);
+    if (pidAlive(join(dir, 'owner')) || pidAlive(join(dir, 'data', 'postmaster.pid'))) continue;
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
@@ -111,6 +119,7 @@ export async function startTestPostgres(opts: TestPostgresOptions = {}): Promise
   removeStale(base);
   const bin = binaries();
   const root = mkdtempSync(join(base, PREFIX));
+  writeFileSync(join(root, 'owner'), `${process.pid}\n`);
   // mkdtemp makes it 700: `nobody` must pass through it to its data dir.
   chmodSync(root, 0o755);
   const data = join(root, 'data');

@@ -1,0 +1,238 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Clock } from '../lib/clock.ts';
+import { iso } from '../lib/clock.ts';
+import { createAccountsRepo, type AccountsRepo } from '../accounts/repo.ts';
+import { createPgAccountsRepo } from '../accounts/repo-pg.ts';
+import { createAuditRepo, createAuditWriter, type AuditRepo } from '../audit/repo.ts';
+import { createPgAuditRepo, createPgAuditWriter } from '../audit/repo-pg.ts';
+import { createServerSettings } from '../config/server-settings.ts';
+import { createPgServerSettings } from '../config/server-settings-pg.ts';
+import type { ServerSettings } from '../config/server-settings.ts';
+import { createDeliveryRepo, type DeliveryRepo } from '../delivery/repo.ts';
+import { createPgDeliveryRepo } from '../delivery/repo-pg.ts';
+import { createDomainsRepo, type DomainsRepo } from '../domains/repo.ts';
+import { createPgDomainsRepo } from '../domains/repo-pg.ts';
+import { createEmailsRepo, type EmailsRepo } from '../emails/repo.ts';
+import { createPgEmailsRepo } from '../emails/repo-pg.ts';
+import { createIdempotencySql } from '../idempotency/index.ts';
+import { createPgIdempotency } from '../idempotency/pg.ts';
+import { createKeysRepo, type KeysRepo } from '../keys/repo.ts';
+import { createPgKeysRepo } from '../keys/repo-pg.ts';
+import { createUsageSql } from '../limits/usage.ts';
+import { createPgUsage } from '../limits/usage-pg.ts';
+import { createNodesRepo, type NodesRepo } from '../nodes/repo.ts';
+import { createPgNodesRepo } from '../nodes/repo-pg.ts';
+import { createSessionsRepo, type SessionsRepo } from '../sessions/repo.ts';
+import { createPgSessionsRepo } from '../sessions/repo-pg.ts';
+import { createStatsRepo, type StatsRepo } from '../stats/repo.ts';
+import { createPgStatsRepo } from '../stats/repo-pg.ts';
+import { createSuppressionsRepo, type SuppressionsRepo } from '../suppressions/repo.ts';
+import { createPgSuppressionsRepo } from '../suppressions/repo-pg.ts';
+import { createTemplatesRepo, type TemplatesRepo } from '../templates/repo.ts';
+import { createPgTemplatesRepo } from '../templates/repo-pg.ts';
+import { createTopReader, type TopReader } from '../top/repo.ts';
+import { createPgTopReader } from '../top/repo-pg.ts';
+import { createTrackingRepo, type TrackingRepo } from '../tracking/repo.ts';
+import { createPgTrackingRepo } from '../tracking/repo-pg.ts';
+import { createWebhooksRepo, type WebhooksRepo } from '../webhooks/repo.ts';
+import { createPgWebhooksRepo } from '../webhooks/repo-pg.ts';
+import { createCommitter } from './committer.ts';
+import { DATABASE_FILE } from './data-dir.ts';
+import { openDatabase, type Db } from './db.ts';
+import { createPgJobs } from './jobs-pg.ts';
+import { migratePostgres, openPostgres, type PgPool } from './pg.ts';
+import { createPgCommitter } from './pg-committer.ts';
+import { createSecrets } from './secrets.ts';
+import { createPgSecrets } from './secrets-pg.ts';
+
+/**
+ * Every repository of one store, behind the seam (architecture rule 4): the composition
+ * root (app.ts) wires the same services over either, and never learns which runs.
+ */
+export interface Store {
+  kind: 'sqlite' | 'postgres';
+  accounts: AccountsRepo;
+  keys: KeysRepo;
+  suppressions: SuppressionsRepo;
+  templates: TemplatesRepo;
+  domains: DomainsRepo;
+  emails: EmailsRepo;
+  delivery: DeliveryRepo;
+  tracking: TrackingRepo;
+  webhooks: WebhooksRepo;
+  sessions: SessionsRepo;
+  stats: StatsRepo;
+  nodes: NodesRepo;
+  audit: AuditRepo;
+  settings: {
+    stored(): Promise<Partial<ServerSettings>>;
+    record(s: ServerSettings, at: string): Promise<void>;
+  };
+  secrets: { get(name: string): Promise<Buffer> };
+  /** An organization's counted recipients in a period (`YYYY-MM` or `YYYY-MM-DD`). */
+  usage: { used(orgId: string, period: string): Promise<number> };
+  /** Deletes Idempotency-Key records expired at `now`; returns how many. */
+  purgeIdempotency(now: string): Promise<number>;
+  /** svc top's reader of this store, for one project or the whole server. */
+  topReader(opts: { clock?: Clock; projectId?: string }): TopReader;
+  /**
+   * Runs `fn` unless another node runs the job `name` now (true when it ran): retention and
+   * purges run on one node at a time. A single SQLite server always runs it.
+   */
+  runExclusive(name: string, fn: () => Promise<void>): Promise<boolean>;
+  /** True when the database answers a write (/readyz). */
+  ready(): Promise<boolean>;
+  /** Sizes of the database file and its WAL (SQLite); the database's size on PostgreSQL. */
+  sizeBytes(): Promise<{ database: number; wal: number }>;
+  /** Where the data lives, for logs: the data dir, or the database URL without its password. */
+  where: string;
+  /** The SQLite connection, for tests that look inside; undefined on PostgreSQL. */
+  sqlite: Db | undefined;
+  /** Commits what is queued and closes the connections. */
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** The server runs WAL checkpoints in a worker; short CLI runs do not need to. */
+  checkpointWorker?: boolean;
+  /** Create a missing data dir and database (`svc init`, `svc serve`); other commands refuse one. */
+  createDataDir?: boolean;
+  /** Told of each committed group: the COMMIT's seconds (/metrics). */
+  onCommit?: (seconds: number) => void;
+  clock: Clock;
+}
+
+/** The SQLite store of a data dir: one connection, one group-commit writer. */
+export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
+  const store = openDatabase(dataDir, {
+    checkpointWorker: opts.checkpointWorker ?? false,
+    create: opts.createDataDir ?? false,
+  });
+  const db = store.db;
+  const tx = createCommitter(db, { windowMs: 2, maxBatch: 500, onCommit: (s) => opts.onCommit?.(s) });
+  const settings = createServerSettings(db, tx);
+  // Every management write commits with its audit row (issue 11).
+  const audit = createAuditWriter(db);
+  const suppressions = createSuppressionsRepo(db, tx, audit);
+  const idempotency = createIdempotencySql(db);
+  const usage = createUsageSql(db);
+  const webhooks = createWebhooksRepo(db, tx, audit);
+  const file = join(dataDir, DATABASE_FILE);
+  const size = (f: string) => {
+    try {
+      return statSync(f).size;
+    } catch {
+      return 0;
+    }
+  };
+  return {
+    kind: 'sqlite',
+    accounts: createAccountsRepo(db, tx, audit),
+    keys: createKeysRepo(db, tx, audit),
+    suppressions,
+    templates: createTemplatesRepo(db, tx, audit),
+    domains: createDomainsRepo(db, tx, audit),
+    emails: createEmailsRepo(db, tx, { suppressions, usage, idempotency, audit }),
+    delivery: createDeliveryRepo(db, tx, {
+      suppress: (projectId, email, _emailId, at, reason) => suppressions.addSync(projectId, email, reason, at),
+    }),
+    tracking: createTrackingRepo(db, tx),
+    webhooks,
+    sessions: createSessionsRepo(db, tx),
+    stats: createStatsRepo(db),
+    nodes: createNodesRepo(db, tx),
+    audit: createAuditRepo(db),
+    settings: { stored: () => Promise.resolve(settings.stored()), record: settings.record },
+    secrets: createSecrets(db, tx, () => iso(opts.clock.now())),
+    usage: { used: (orgId, period) => Promise.resolve(usage.used(orgId, period)) },
+    purgeIdempotency: (now) => tx.write(() => idempotency.purgeExpired(now)),
+    topReader: (o) => createTopReader(db, o),
+    runExclusive: async (_name, fn) => {
+      await fn();
+      return true;
+    },
+    async ready() {
+      try {
+        await tx.write((d) => d.prepare('SELECT 1').get());
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    sizeBytes: () => Promise.resolve({ database: size(file), wal: size(`${file}-wal`) }),
+    where: dataDir,
+    sqlite: db,
+    async close() {
+      tx.close();
+      await store.close();
+    },
+  };
+}
+
+/**
+ * The PostgreSQL store of `url`: a pool, migrated to this binary's schema (under an advisory
+ * lock, so nodes started together migrate once), with group commit over several connections.
+ */
+export async function openPgStore(url: string, where: string, opts: StoreOptions): Promise<Store> {
+  const pool = await openPostgres(url, { max: 16 });
+  try {
+    await migratePostgres(pool);
+  } catch (e) {
+    await pool.end().catch(() => {});
+    throw e;
+  }
+  return pgStore(pool, where, opts);
+}
+
+function pgStore(pool: PgPool, where: string, opts: StoreOptions): Store {
+  const tx = createPgCommitter(pool, { windowMs: 1, maxBatch: 200, onCommit: (s) => opts.onCommit?.(s) });
+  const settings = createPgServerSettings(pool, tx);
+  const audit = createPgAuditWriter();
+  const suppressions = createPgSuppressionsRepo(pool, tx, audit);
+  const idempotency = createPgIdempotency(pool);
+  const usage = createPgUsage(pool);
+  const jobs = createPgJobs(pool);
+  return {
+    kind: 'postgres',
+    accounts: createPgAccountsRepo(pool, tx, audit),
+    keys: createPgKeysRepo(pool, tx, audit),
+    suppressions,
+    templates: createPgTemplatesRepo(pool, tx, audit),
+    domains: createPgDomainsRepo(pool, tx, audit),
+    emails: createPgEmailsRepo(pool, tx, { usage, idempotency, audit }),
+    delivery: createPgDeliveryRepo(pool, tx, {
+      suppress: (t, projectId, email, _emailId, at, reason) => suppressions.add(t, projectId, email, reason, at),
+    }),
+    tracking: createPgTrackingRepo(tx),
+    webhooks: createPgWebhooksRepo(pool, tx, audit),
+    sessions: createPgSessionsRepo(pool, tx),
+    stats: createPgStatsRepo(pool),
+    nodes: createPgNodesRepo(pool, tx),
+    audit: createPgAuditRepo(pool),
+    settings,
+    secrets: createPgSecrets(tx, () => iso(opts.clock.now())),
+    usage: { used: (orgId, period) => usage.used(orgId, period) },
+    purgeIdempotency: (now) => idempotency.purgeExpired(now),
+    topReader: (o) => createPgTopReader(pool, o),
+    runExclusive: (name, fn) => jobs.runExclusive(name, fn),
+    async ready() {
+      try {
+        await tx.write((t) => t.query('SELECT 1'));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async sizeBytes() {
+      const r = await pool.query<{ n: string }>('SELECT pg_database_size(current_database())::text AS n');
+      return { database: Number(r.rows[0]!.n), wal: 0 };
+    },
+    where,
+    sqlite: undefined,
+    async close() {
+      await tx.close();
+      await pool.end();
+    },
+  };
+}
