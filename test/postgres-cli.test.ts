@@ -59,7 +59,10 @@ describe('svc migrate, and --database (SVC_DATABASE_URL)', () => {
   });
 
   it('refuses what works on the data dir only with one line, rather than using the data dir', async () => {
-    for (const args of [['backup', join(dir, 'copy.sqlite')], ['restore', join(dir, 'copy.sqlite')], ['top']]) {
+    for (const args of [
+      ['backup', join(dir, 'copy.sqlite')],
+      ['restore', join(dir, 'copy.sqlite')],
+    ]) {
       const r = await runSvc(dir, [...args, '--database', url]);
       expect(r.code, args.join(' ')).toBe(1);
       expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
@@ -67,7 +70,7 @@ describe('svc migrate, and --database (SVC_DATABASE_URL)', () => {
     }
   });
 
-  it('serves on PostgreSQL: first start, a send, /readyz naming the store, and the admin commands', async () => {
+  it('serves on PostgreSQL: first start, a send, /readyz naming the store, the admin commands and svc top', async () => {
     const served = await startServe(dir, ['--database', url]);
     try {
       const line = served
@@ -93,6 +96,10 @@ describe('svc migrate, and --database (SVC_DATABASE_URL)', () => {
       const keys = await runSvc(dir, ['keys', 'list', '--project', 'Default', '--database', url, '--json']);
       expect(keys.code).toBe(0);
       expect(keys.json().map((k: { name: string }) => k.name)).toEqual(['default']);
+      // svc top reads the database every node writes to.
+      const top = await runSvc(dir, ['top', '--database', url, '--json']);
+      expect(top.code, top.stderr).toBe(0);
+      expect(top.json()).toMatchObject({ last_minute: { simulated: 1 } });
     } finally {
       expect(await served.stop()).toBe(0);
     }

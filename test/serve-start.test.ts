@@ -33,7 +33,10 @@ describe('svc serve on a port in use', () => {
     const r = await runSvc(dir, ['serve', ...others, flag, String(port)], { SVC_LOG_FORMAT: 'json' });
     expect(r.code).toBe(1);
     // The log's JSON lines may come before or after it; the one error line is the answer.
-    const lines = r.stderr.trimEnd().split('\n').filter((l) => l.startsWith('error:'));
+    const lines = r.stderr
+      .trimEnd()
+      .split('\n')
+      .filter((l) => l.startsWith('error:'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toBe(
       `error: invalid_setting: ${what} cannot listen on 127.0.0.1:${port}: ` +

@@ -6,7 +6,8 @@ import { readerSource, type TopSource } from '../top/source.ts';
 import type { EmailDetail, Snapshot } from '../top/repo.ts';
 import { AppError } from '../errors.ts';
 import { createApiClient, type ApiClient } from './api-client.ts';
-import { dataDirOf, type GlobalOptions } from './context.ts';
+import type { GlobalOptions } from './context.ts';
+import { loadConfig } from '../config/load.ts';
 import { print, UsageError } from './io.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
@@ -14,7 +15,7 @@ type Opts = Record<string, unknown> & GlobalOptions;
 /**
  * svc top: on a terminal, the live Ink view (cli.md); outside one, or with --json, one
  * snapshot as text or JSON. It reads the data dir over a read-only connection (the whole
- * server), or with --server a running server's GET /v1/top with a key that may read (the
+ * server), PostgreSQL with --database (every node), or with --server a running server's GET /v1/top with a key that may read (the
  * key's project).
  */
 export async function top(_args: string[], opts: Opts): Promise<void> {
@@ -26,10 +27,23 @@ export async function top(_args: string[], opts: Opts): Promise<void> {
     const client = createApiClient({ server: opts.server, apiKey: opts.apiKey as string | undefined, retries: 0 });
     source = serverSource(client, opts.server);
   } else {
-    const dir = dataDirOf(opts, 'top');
-    const db = openReadOnly(dir);
-    close = () => db.close();
-    source = readerSource(createTopReader(db), dir);
+    const config = loadConfig({
+      env: process.env,
+      file: opts.config,
+      flags: { dataDir: opts.dataDir, database: opts.database },
+    });
+    if (config.database) {
+      // Several nodes' database: the same view over PostgreSQL's reads, which write nothing.
+      const { openPostgres, redactUrl } = await import('../store/pg.ts');
+      const { createPgTopReader } = await import('../top/repo-pg.ts');
+      const pool = await openPostgres(config.database, { max: 2 });
+      close = () => void pool.end();
+      source = readerSource(createPgTopReader(pool), redactUrl(config.database));
+    } else {
+      const db = openReadOnly(config.dataDir);
+      close = () => db.close();
+      source = readerSource(createTopReader(db), config.dataDir);
+    }
   }
   try {
     if (!opts.json && process.stdout.isTTY && process.stdin.isTTY) {
