@@ -1,12 +1,36 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The suites that also run on PostgreSQL (issue 17): the same files, with SVC_TEST_STORE=postgres
+ * making test/harness.ts open a fresh PostgreSQL database instead of a data dir. A suite joins
+ * this list once it reads the store only through the app or the harness's store-neutral helpers
+ * (`env.query`, `count`, `verifyDomain`), never through the SQLite connection (`app.db`).
+ */
+export const BOTH_STORES = [
+  'test/http-batch.test.ts',
+  'test/http-content.test.ts',
+  'test/http-idempotency.test.ts',
+  'test/http-management.test.ts',
+  'test/http-read.test.ts',
+  'test/http-send.test.ts',
+  'test/http-live.test.ts',
+  'test/http-envelope.test.ts',
+  'test/http-templates.test.ts',
+  'test/http-sessions.test.ts',
+  'test/domains.test.ts',
+  'test/delivery.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',
     // One PostgreSQL server for the run; each test file that needs it takes a database of its own.
     globalSetup: ['test/postgres/global-setup.ts'],
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: ['src/**/*.test.ts', 'test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'postgres', include: BOTH_STORES, env: { SVC_TEST_STORE: 'postgres' } } },
+    ],
   },
 });

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createApp } from '../src/app.ts';
+import { createApp, type App } from '../src/app.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { initialize } from '../src/accounts/index.ts';
 import { buildMessage } from '../src/delivery/mime.ts';
@@ -126,6 +126,18 @@ export async function startBenchDns(dkimPublic: KeyObject): Promise<DnsServer> {
   return dns;
 }
 
+/** The benchmarks' owner, organization (UNLIMITED, DPA signed) and project. */
+export function initializeBench(app: App) {
+  return initialize(app.accounts, app.keys, {
+    email: 'owner@example.com',
+    password: 'bench-password-123',
+    org: 'Bench',
+    project: 'Bench',
+    plan: 'UNLIMITED',
+    acceptDpa: true,
+  });
+}
+
 /** A data dir with an owner, a verified signing domain bound to the project, and a LIVE key. */
 export async function prepareDataDir(
   dataDir: string,
@@ -133,14 +145,7 @@ export async function prepareDataDir(
 ): Promise<string> {
   const app = await createApp(loadConfig({ env: {}, flags: { dataDir } }), { createDataDir: true });
   try {
-    const init = await initialize(app.accounts, app.keys, {
-      email: 'owner@example.com',
-      password: 'bench-password-123',
-      org: 'Bench',
-      project: 'Bench',
-      plan: 'UNLIMITED',
-      acceptDpa: true,
-    });
+    const init = await initializeBench(app);
     insertSigningDomain(app.db, {
       organizationId: init.organization_id,
       projectId: init.project_id,

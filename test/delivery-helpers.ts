@@ -3,22 +3,23 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
 import { count, createTestEnv, type TestEnv } from './harness.ts';
-import { insertSigningDomain } from './signing-domain.ts';
+import { signingDomainRows } from './signing-domain.ts';
 import type { ConfigInput } from '../src/config/schema.ts';
 import { sleep } from '../src/lib/sleep.ts';
 
 export const SELECTOR = 'svc202603';
 
 /** A verified sending domain with a DKIM key, bound to the env's project, its key published in `dns`. */
-export function addSigningDomain(env: TestEnv, dns: DnsServer, domain: string): void {
-  const p = insertSigningDomain(env.app.db, {
+export async function addSigningDomain(env: TestEnv, dns: DnsServer, domain: string): Promise<void> {
+  const { publicKey, statements } = signingDomainRows({
     organizationId: env.init.organization_id,
     projectId: env.init.project_id,
     name: domain,
     selector: SELECTOR,
     at: new Date(env.clock.now()).toISOString(),
   });
-  dns.set(`${SELECTOR}._domainkey.${domain}`, { TXT: [`v=DKIM1; k=rsa; p=${p}`] });
+  for (const [sql, params] of statements) await env.query(sql, ...params);
+  dns.set(`${SELECTOR}._domainkey.${domain}`, { TXT: [`v=DKIM1; k=rsa; p=${publicKey}`] });
 }
 
 /** Verifies the DKIM signature of a delivered message with an independent verifier (mailauth) against `dns`. */
@@ -69,7 +70,7 @@ export async function startDeliveryEnv(dns: DnsServer, settings: Partial<ConfigI
     workers: '1',
     ...settings,
   });
-  addSigningDomain(env, dns, 'sender.test');
+  await addSigningDomain(env, dns, 'sender.test');
   const key = await env.key({ env: 'LIVE' });
   await env.app.delivery().start();
   const db = env.app.db;

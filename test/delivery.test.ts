@@ -30,7 +30,7 @@ beforeAll(async () => {
     deliveryMaxAge: '1h',
     workers: '1',
   });
-  addSigningDomain(env, dns, 'sender.test');
+  await addSigningDomain(env, dns, 'sender.test');
   key = await env.key({ env: 'LIVE' });
   await env.app.delivery().start();
 });
@@ -52,32 +52,35 @@ async function send(to: string[], extra: Record<string, unknown> = {}): Promise<
   return res.json().data.id as string;
 }
 
-const email = (id: string) => env.app.db.prepare('SELECT * FROM emails WHERE id = ?').get(id) as Record<string, any>;
+const email = async (id: string) => (await env.query<Record<string, any>>('SELECT * FROM emails WHERE id = ?', id))[0]!;
 const recipients = (id: string) =>
-  env.app.db
-    .prepare('SELECT r.* FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE e.id = ? ORDER BY r.id')
-    .all(id) as Record<string, any>[];
-const events = (id: string) =>
+  env.query<Record<string, any>>(
+    'SELECT r.* FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE e.id = ? ORDER BY r.id',
+    id,
+  );
+const events = async (id: string) =>
   (
-    env.app.db
-      .prepare(
-        'SELECT type, data FROM email_events ev JOIN emails e ON e.seq = ev.email_seq WHERE e.id = ? ORDER BY ev.seq',
-      )
-      .all(id) as { type: string; data: string }[]
+    await env.query<{ type: string; data: string }>(
+      'SELECT type, data FROM email_events ev JOIN emails e ON e.seq = ev.email_seq WHERE e.id = ? ORDER BY ev.seq',
+      id,
+    )
   ).map((e) => ({ type: e.type, ...JSON.parse(e.data) }));
+/** The server secret that signs return paths. */
+const returnPathSecret = async () =>
+  (await env.query<{ value: Buffer }>("SELECT value FROM server_secrets WHERE name = 'return-path'"))[0]!.value;
 
 describe('delivery to recipients’ mail servers', () => {
   it('delivers, DKIM-signed for the From domain, with the lifecycle events', async () => {
     const id = await send(['ada@dest.test']);
     await settle(env);
-    expect(email(id)).toMatchObject({
+    expect(await email(id)).toMatchObject({
       status: 'DELIVERED',
       final_smtp_code: 250,
       dkim_d: 'sender.test',
       dkim_selector: SELECTOR,
       dkim_signing_status: 'expected',
     });
-    expect(email(id)).toMatchObject({
+    expect(await email(id)).toMatchObject({
       dkim_aligned: 1,
       spf_domain: 'bounces.sender.test',
       spf_aligned: 1,
@@ -93,9 +96,9 @@ describe('delivery to recipients’ mail servers', () => {
       dmarc_aligned: true,
       message_id: `${id}@mta.svc.test`,
     });
-    expect(email(id).delivered_at).toBeTruthy();
-    expect(events(id).map((e) => e.type)).toEqual(['queued', 'sending', 'smtp_connected', 'sent', 'delivered']);
-    expect(events(id)[2]).toMatchObject({
+    expect((await email(id)).delivered_at).toBeTruthy();
+    expect((await events(id)).map((e) => e.type)).toEqual(['queued', 'sending', 'smtp_connected', 'sent', 'delivered']);
+    expect((await events(id))[2]).toMatchObject({
       recipient: 'ada@dest.test',
       mx_host: 'mx.dest.test',
       ip: '127.0.0.1',
@@ -106,9 +109,7 @@ describe('delivery to recipients’ mail servers', () => {
     expect(msg.from).toMatch(new RegExp(`^bounces\\+${id.replaceAll('-', '')}-[0-9a-f]{12}@bounces\\.sender\\.test$`));
     const rp = parseReturnPath(msg.from)!;
     expect(rp).toMatchObject({ emailId: id, fromDomain: 'sender.test' });
-    const secret = (
-      env.app.db.prepare("SELECT value FROM server_secrets WHERE name = 'return-path'").get() as { value: Buffer }
-    ).value;
+    const secret = await returnPathSecret();
     expect(returnPathCovers(secret, rp, 'ada@dest.test')).toBe(true);
     expect(returnPathCovers(secret, rp, 'Ada@DEST.test')).toBe(true);
     expect(returnPathCovers(secret, rp, 'bob@dest.test')).toBe(false);
@@ -121,16 +122,14 @@ describe('delivery to recipients’ mail servers', () => {
     const before = mx.received.length;
     const id = await send(['a1@dest.test'], { cc: ['a2@dest.test'], bcc: ['a3@dest.test'] });
     await settle(env);
-    expect(email(id).status).toBe('DELIVERED');
+    expect((await email(id)).status).toBe('DELIVERED');
     const got = mx.received.slice(before);
     expect(got.map((m) => m.to)).toEqual([['a1@dest.test'], ['a2@dest.test'], ['a3@dest.test']]);
     // Built and signed once: the same bytes in every transaction.
     expect(new Set(got.map((m) => m.raw.toString())).size).toBe(1);
     expect(got[0]!.raw.toString()).not.toMatch(/a3@dest\.test/);
     // Each return path is signed for its own recipient only.
-    const secret = (
-      env.app.db.prepare("SELECT value FROM server_secrets WHERE name = 'return-path'").get() as { value: Buffer }
-    ).value;
+    const secret = await returnPathSecret();
     expect(new Set(got.map((m) => m.from)).size).toBe(3);
     for (const m of got) {
       const rp = parseReturnPath(m.from)!;
@@ -146,12 +145,12 @@ describe('delivery to recipients’ mail servers', () => {
     const id = await send(['b1@dest.test', 'b2@dest.test', 'b3@dest.test']);
     await settle(env);
     expect(mx.received.slice(before).map((m) => m.to)).toEqual([['b1@dest.test'], ['b3@dest.test']]);
-    expect(recipients(id).map((r) => [r.address, r.status])).toEqual([
+    expect((await recipients(id)).map((r) => [r.address, r.status])).toEqual([
       ['b1@dest.test', 'DELIVERED'],
       ['b2@dest.test', 'BOUNCED'],
       ['b3@dest.test', 'DELIVERED'],
     ]);
-    expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard' });
+    expect(await email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard' });
   });
 
   it('bounces a dead address hard and suppresses it', async () => {
@@ -160,14 +159,14 @@ describe('delivery to recipients’ mail servers', () => {
     });
     const id = await send(['gone@dest.test']);
     await settle(env);
-    expect(email(id)).toMatchObject({
+    expect(await email(id)).toMatchObject({
       status: 'BOUNCED',
       bounce_type: 'hard',
       bounce_category: 'invalid-recipient',
       final_smtp_code: 550,
       final_smtp_enhanced: '5.1.1',
     });
-    expect(events(id).at(-1)).toMatchObject({
+    expect((await events(id)).at(-1)).toMatchObject({
       type: 'bounced',
       recipient: 'gone@dest.test',
       bounce_type: 'hard',
@@ -182,7 +181,7 @@ describe('delivery to recipients’ mail servers', () => {
     });
     const id = await send(['blocked@dest.test']);
     await settle(env);
-    expect(email(id)).toMatchObject({
+    expect(await email(id)).toMatchObject({
       status: 'BOUNCED',
       bounce_type: 'soft',
       bounce_category: 'reputation-blocklist',
@@ -194,34 +193,34 @@ describe('delivery to recipients’ mail servers', () => {
     mx.behaviour.set('nope@dest.test', { rcpt: [550, '5.1.1 User unknown'] });
     const id = await send(['yes@dest.test', 'nope@dest.test']);
     await settle(env);
-    expect(recipients(id).map((r) => r.status)).toEqual(['DELIVERED', 'BOUNCED']);
-    expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard' });
+    expect((await recipients(id)).map((r) => r.status)).toEqual(['DELIVERED', 'BOUNCED']);
+    expect(await email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard' });
   });
 
   it('retries a greylisted recipient on the schedule, driven by the clock', async () => {
     mx.behaviour.set('grey@dest.test', { greylist: true });
     const id = await send(['grey@dest.test']);
     await settle(env);
-    const r = recipients(id)[0]!;
+    const r = (await recipients(id))[0]!;
     expect(r).toMatchObject({ status: 'QUEUED', attempts: 1, smtp_code: 451 });
     expect(Date.parse(r.next_attempt_at) - env.clock.now()).toBe(60_000);
-    expect(email(id).status).toBe('SENDING');
+    expect((await email(id)).status).toBe('SENDING');
     env.clock.advance(60_000);
     await settle(env);
-    expect(email(id).status).toBe('DELIVERED');
-    expect(recipients(id)[0]!.attempts).toBe(2);
+    expect((await email(id)).status).toBe('DELIVERED');
+    expect((await recipients(id))[0]!.attempts).toBe(2);
   });
 
   it('retries a full mailbox until the maximum age, then bounces it soft without suppressing', async () => {
     mx.behaviour.set('full@dest.test', { rcpt: [452, '4.2.2 The recipient’s inbox is out of storage space'] });
     const id = await send(['full@dest.test']);
     await settle(env);
-    expect(recipients(id)[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'mailbox-full' });
-    for (let i = 0; i < 15 && email(id).status !== 'BOUNCED'; i++) {
+    expect((await recipients(id))[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'mailbox-full' });
+    for (let i = 0; i < 15 && (await email(id)).status !== 'BOUNCED'; i++) {
       env.clock.advance(5 * 60_000);
       await settle(env);
     }
-    expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'soft', bounce_category: 'mailbox-full' });
+    expect(await email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'soft', bounce_category: 'mailbox-full' });
     expect(await count(env, 'suppressions', "email = 'full@dest.test'")).toBe(0);
   });
 
@@ -229,24 +228,24 @@ describe('delivery to recipients’ mail servers', () => {
     mx.behaviour.set('busy@dest.test', { rcpt: [421, '4.7.0 Too many connections, try again later'] });
     const id = await send(['busy@dest.test']);
     await settle(env);
-    expect(recipients(id)[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'rate-limited' });
+    expect((await recipients(id))[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'rate-limited' });
     expect(env.app.delivery().throttle.describe('dest.test', env.clock.now())).toMatchObject({ throttled: true });
     expect(env.app.delivery().throttle.describe('other.test', env.clock.now()).throttled).toBe(false);
     mx.behaviour.delete('busy@dest.test');
     env.clock.advance(10 * 60_000);
     await settle(env);
-    expect(email(id).status).toBe('DELIVERED');
+    expect((await email(id)).status).toBe('DELIVERED');
   });
 
   it('retries after the peer hangs up in the middle of DATA', async () => {
     mx.behaviour.set('drop@dest.test', { disconnectInData: true });
     const id = await send(['drop@dest.test']);
     await settle(env);
-    expect(recipients(id)[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'connection-error' });
+    expect((await recipients(id))[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'connection-error' });
     mx.behaviour.delete('drop@dest.test');
     env.clock.advance(60_000);
     await settle(env);
-    expect(email(id).status).toBe('DELIVERED');
+    expect((await email(id)).status).toBe('DELIVERED');
   });
 
   it.each([
@@ -255,7 +254,7 @@ describe('delivery to recipients’ mail servers', () => {
   ])('bounces a recipient at %s (%s, %s)', async (domain, type, category) => {
     const id = await send([`x@${domain}`]);
     await settle(env);
-    expect(email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: type, bounce_category: category });
+    expect(await email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: type, bounce_category: category });
   });
 
   it.each(['v6.test', 'nomx.test'])(
@@ -263,15 +262,15 @@ describe('delivery to recipients’ mail servers', () => {
     async (domain) => {
       const id = await send([`x@${domain}`]);
       await settle(env);
-      expect(email(id).status).toBe('DELIVERED');
-      expect(events(id).find((e) => e.type === 'smtp_connected')).toMatchObject({ ip: '127.0.0.1' });
+      expect((await email(id)).status).toBe('DELIVERED');
+      expect((await events(id)).find((e) => e.type === 'smtp_connected')).toMatchObject({ ip: '127.0.0.1' });
     },
   );
 
   it('retries when DNS fails temporarily (SERVFAIL)', async () => {
     const id = await send(['x@servfail.test']);
     await settle(env);
-    expect(recipients(id)[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'dns-mx-failure' });
-    expect(recipients(id)[0]!.last_error).toMatch(/MX lookup for servfail.test failed/);
+    expect((await recipients(id))[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'dns-mx-failure' });
+    expect((await recipients(id))[0]!.last_error).toMatch(/MX lookup for servfail.test failed/);
   });
 });

@@ -39,9 +39,10 @@ describe('svc domains add', () => {
   it('publishes the public half of the stored RSA-2048 private key (PKCS#8 PEM)', async () => {
     t = await createDomainsEnv();
     const d = await add('example.com');
-    const { dkim_private_key: pem } = t.env.app.db
-      .prepare('SELECT dkim_private_key FROM domains WHERE id = ?')
-      .get(d.id) as { dkim_private_key: string };
+    const [{ dkim_private_key: pem }] = (await t.env.query<{ dkim_private_key: string }>(
+      'SELECT dkim_private_key FROM domains WHERE id = ?',
+      d.id,
+    )) as [{ dkim_private_key: string }];
     expect(pem).toMatch(/^-----BEGIN PRIVATE KEY-----/);
     const key = createPrivateKey(pem);
     expect(key.asymmetricKeyDetails?.modulusLength).toBe(2048);

@@ -50,6 +50,8 @@ export async function createTestEnv(
   });
   const app = await createApp(config, { clock, createDataDir: true, ...overrides });
   const pool = pg ? new PgPool({ connectionString: pg.url, max: 2 }) : undefined;
+  // The database is dropped at close, ending whatever is still connected: not a test failure.
+  pool?.on('error', () => {});
   const init = await initialize(app.accounts, app.keys, {
     email: 'owner@example.com',
     password: 'owner-password-1',

@@ -18,17 +18,17 @@ interface Result {
   error: { status_code: number; code: string; message: string; details?: Record<string, unknown> } | null;
 }
 
-function resultsOf(res: Res): Result[] {
+async function resultsOf(res: Res): Promise<Result[]> {
   const data = res.json().data;
   expect(Object.keys(data).sort()).toEqual(['accepted_count', 'failed_count', 'results']);
   const results = data.results as Result[];
-  results.forEach((r, i) => {
+  for (const [i, r] of results.entries()) {
     expect(Object.keys(r).sort()).toEqual(['error', 'id', 'index', 'skipped_recipients', 'status']);
     expect(r.index).toBe(i);
     expect(Array.isArray(r.skipped_recipients)).toBe(true);
     if (r.error === null) {
       expect(r.id).toEqual(expect.any(String));
-      expect(row(env, 'SELECT count(*) AS n FROM emails WHERE id = ?', r.id)).toEqual({ n: 1 });
+      expect(await row(env, 'SELECT count(*) AS n FROM emails WHERE id = ?', r.id)).toEqual({ n: 1 });
     } else {
       expect([r.id, r.status]).toEqual([null, null]);
       expect(r.error).toMatchObject({
@@ -37,7 +37,7 @@ function resultsOf(res: Res): Result[] {
         message: expect.any(String),
       });
     }
-  });
+  }
   const accepted = results.filter((r) => r.error === null).length;
   expect(data.accepted_count).toBe(accepted);
   expect(data.failed_count).toBe(results.length - accepted);
@@ -71,7 +71,7 @@ describe('per-item results', () => {
       status: 202,
       rows: { emails: 2, recipients: 4, email_events: 2, usage_counters: 0 },
     });
-    const r = resultsOf(res);
+    const r = await resultsOf(res);
     expect(r.map((x) => x.error?.code ?? x.status)).toEqual([
       'SIMULATED',
       'reserved_email_header',
@@ -83,8 +83,8 @@ describe('per-item results', () => {
     ]);
     expect(r.map((x) => x.error?.status_code ?? null)).toEqual([null, 422, 422, 404, 400, 400, null]);
     expect(r[1]!.error!.details).toMatchObject({ header: 'X-Service-Id' });
-    expect(row(env, 'SELECT subject FROM emails WHERE id = ?', r[0]!.id)).toEqual({ subject: 'zero' });
-    expect(row(env, 'SELECT subject FROM emails WHERE id = ?', r[6]!.id)).toEqual({ subject: 'six' });
+    expect(await row(env, 'SELECT subject FROM emails WHERE id = ?', r[0]!.id)).toEqual({ subject: 'zero' });
+    expect(await row(env, 'SELECT subject FROM emails WHERE id = ?', r[6]!.id)).toEqual({ subject: 'six' });
   });
 
   it('applies LIVE rules per item: suppression, all suppressed, unverified domain', async () => {
@@ -106,7 +106,7 @@ describe('per-item results', () => {
       status: 202,
       rows: { emails: 2, recipients: 3, email_events: 2, usage_counters: 3 },
     });
-    const r = resultsOf(res);
+    const r = await resultsOf(res);
     expect(r[0]).toMatchObject({
       status: 'QUEUED',
       skipped_recipients: [{ email: 'bounced@example.net', reason: 'HARD_BOUNCE' }],
@@ -131,7 +131,7 @@ describe('per-item results', () => {
       status: 202,
       rows: { emails: 2, usage_counters: 80 },
     });
-    const failed = resultsOf(res).filter((x) => x.error);
+    const failed = (await resultsOf(res)).filter((x) => x.error);
     expect(failed.map((x) => [x.error!.status_code, x.error!.code])).toEqual([[429, 'monthly_volume_exceeded']]);
   });
 
@@ -145,7 +145,7 @@ describe('per-item results', () => {
       status: 202,
       rows: { emails: 100, recipients: 100, email_events: 100 },
     });
-    expect(resultsOf(res)).toHaveLength(100);
+    expect(await resultsOf(res)).toHaveLength(100);
   });
 
   it('accepts 100 template items (renders queue without failing)', async () => {
@@ -168,9 +168,9 @@ describe('per-item results', () => {
       status: 202,
       rows: { emails: 100 },
     });
-    const r = resultsOf(res);
+    const r = await resultsOf(res);
     expect(r.filter((x) => x.error)).toEqual([]);
-    expect(row(env, 'SELECT subject FROM emails WHERE id = ?', r[57]!.id)).toEqual({ subject: 'Hi 57' });
+    expect(await row(env, 'SELECT subject FROM emails WHERE id = ?', r[57]!.id)).toEqual({ subject: 'Hi 57' });
   });
 
   it('ignores an Idempotency-Key header (the batch has no idempotency support)', async () => {

@@ -153,8 +153,8 @@ describe('attachments', () => {
       body: email({ attachments: [att(b64(300).replace(/(.{76})/g, '$1\r\n'))] }),
       status: 202,
       rows: { emails: 1, attachments: 1 },
-      check: (res) => {
-        const [a] = rows<{ size: number; content: Buffer }>(
+      check: async (res) => {
+        const [a] = await rows<{ size: number; content: Buffer }>(
           env,
           'SELECT a.size, a.content FROM attachments a JOIN emails e ON e.seq = a.email_seq WHERE e.id = ?',
           res.json().data.id,
@@ -194,7 +194,7 @@ describe('attachments', () => {
       status: 202,
       rows: { emails: 1, attachments: 4 },
     });
-    const stored = rows<{ filename: string; content_type: string }>(
+    const stored = await rows<{ filename: string; content_type: string }>(
       env,
       `SELECT a.filename, a.content_type FROM attachments a JOIN emails e ON e.seq = a.email_seq
        WHERE e.id = ? ORDER BY a.position`,

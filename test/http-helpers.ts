@@ -31,17 +31,19 @@ export const NOTHING: Rows = {
   idempotency_keys: 0,
 };
 
-export function snapshot(env: TestEnv): Rows {
-  const one = (sql: string) => (env.app.db.prepare(sql).get() as { n: number }).n;
+export async function snapshot(env: TestEnv): Promise<Rows> {
+  const one = async (sql: string) => Number((await env.query<{ n: number | string }>(sql))[0]!.n);
   const rows = Object.fromEntries(
-    TABLES.map((t) => [t, t === 'usage_counters' ? 0 : one(`SELECT count(*) AS n FROM ${t}`)]),
+    await Promise.all(
+      TABLES.map(async (t) => [t, t === 'usage_counters' ? 0 : await one(`SELECT count(*) AS n FROM ${t}`)]),
+    ),
   ) as Rows;
-  rows.usage_counters = one('SELECT coalesce(sum(count), 0) AS n FROM usage_counters WHERE length(period) = 7');
+  rows.usage_counters = await one('SELECT coalesce(sum(count), 0) AS n FROM usage_counters WHERE length(period) = 7');
   return rows;
 }
 
-export function delta(env: TestEnv, before: Rows): Rows {
-  const now = snapshot(env);
+export async function delta(env: TestEnv, before: Rows): Promise<Rows> {
+  const now = await snapshot(env);
   return Object.fromEntries(TABLES.map((t) => [t, now[t] - before[t]])) as Rows;
 }
 
@@ -138,7 +140,7 @@ export interface Case extends Req {
 
 /** Runs one table case against `env` with `key` as the default bearer token. */
 export async function runCase(env: TestEnv, key: string | null, c: Case): Promise<Res> {
-  const before = snapshot(env);
+  const before = await snapshot(env);
   const res = await call(env, key, c);
   expect(res.statusCode, res.body).toBe(c.status);
   expectEnvelope(res);
@@ -157,7 +159,7 @@ export async function runCase(env: TestEnv, key: string | null, c: Case): Promis
   // A rejected request and a read create nothing.
   const readOnly = (c.method ?? (c.body === undefined ? 'GET' : 'POST')) === 'GET';
   const rows = c.rows ?? (c.status >= 400 || readOnly ? NOTHING : undefined);
-  if (rows) expect(delta(env, before)).toMatchObject(rows);
+  if (rows) expect(await delta(env, before)).toMatchObject(rows);
   await c.check?.(res, env);
   return res;
 }
@@ -167,10 +169,12 @@ export function b64(bytes: number): string {
   return Buffer.alloc(bytes, 'abc').toString('base64');
 }
 
-export function row<T>(env: TestEnv, sql: string, ...params: unknown[]): T {
-  return env.app.db.prepare(sql).get(...params) as T;
+/** The first row of a query with `?` placeholders, on whichever store runs. */
+export async function row<T>(env: TestEnv, sql: string, ...params: unknown[]): Promise<T> {
+  return (await env.query<T>(sql, ...params))[0]!;
 }
 
-export function rows<T>(env: TestEnv, sql: string, ...params: unknown[]): T[] {
-  return env.app.db.prepare(sql).all(...params) as T[];
+/** The rows of a query with `?` placeholders, on whichever store runs. */
+export function rows<T>(env: TestEnv, sql: string, ...params: unknown[]): Promise<T[]> {
+  return env.query<T>(sql, ...params);
 }

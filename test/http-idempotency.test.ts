@@ -91,7 +91,7 @@ describe('Idempotency-Key', () => {
       text_template: 'T',
     });
     const body = template ? email({ template: 't', subject: undefined, text: undefined }) : email();
-    const before = snapshot(env);
+    const before = await snapshot(env);
     const results = await Promise.all([0, 1, 2].map(() => call(env, key, { body, headers: idem('race') })));
     results.forEach(expectEnvelope);
     const statuses = results.map((r) => r.statusCode).sort();
@@ -106,7 +106,7 @@ describe('Idempotency-Key', () => {
         expect(r.json().error.code).toBe('idempotency_in_progress');
       }
     }
-    const after = snapshot(env);
+    const after = await snapshot(env);
     expect([after.emails - before.emails, after.idempotency_keys - before.idempotency_keys]).toEqual([1, 1]);
     // Once the first has finished, the key replays.
     await runCase(env, key, { name: 'then', body, headers: idem('race'), status: 200, rows: { emails: 0 } });

@@ -18,15 +18,18 @@ async function liveEnv(plan: 'FREE' | 'UNLIMITED' = 'UNLIMITED'): Promise<{ env:
 }
 
 /** A domain row with `status` bound to `projectId`. */
-function addDomain(e: TestEnv, name: string, status: string, projectId: string): void {
+async function addDomain(e: TestEnv, name: string, status: string, projectId: string): Promise<void> {
   const id = randomUUID();
   const now = new Date(e.clock.now()).toISOString();
-  e.app.db
-    .prepare('INSERT INTO domains (id, organization_id, name, status, created_at) VALUES (?, ?, ?, ?, ?)')
-    .run(id, e.init.organization_id, name, status, now);
-  e.app.db
-    .prepare('INSERT INTO project_domains (project_id, domain_id, created_at) VALUES (?, ?, ?)')
-    .run(projectId, id, now);
+  await e.query(
+    'INSERT INTO domains (id, organization_id, name, status, created_at) VALUES (?, ?, ?, ?, ?)',
+    id,
+    e.init.organization_id,
+    name,
+    status,
+    now,
+  );
+  await e.query('INSERT INTO project_domains (project_id, domain_id, created_at) VALUES (?, ?, ?)', projectId, id, now);
 }
 
 const secondsTo = (iso: string, now: number) => String(Math.ceil((Date.parse(iso) - now) / 1000));
@@ -56,9 +59,9 @@ describe('LIVE sender checks', () => {
     { name: 'a verified domain bound to another project', from: 'a@other.example', domain: 'other.example' },
   ])('refuses $name with 422 domain_not_verified naming the domain', async ({ from, domain }) => {
     const { key } = await liveEnv();
-    addDomain(env, 'pending.example', 'PENDING', env.init.project_id);
+    await addDomain(env, 'pending.example', 'PENDING', env.init.project_id);
     const other = await env.app.accounts.createProject(env.init.organization_id, { name: 'Other' });
-    addDomain(env, 'other.example', 'VERIFIED', other.id);
+    await addDomain(env, 'other.example', 'VERIFIED', other.id);
     await runCase(env, key, {
       name: from,
       body: email({ from }),
@@ -78,13 +81,13 @@ describe('LIVE sender checks', () => {
     });
     const data = res.json().data;
     expect(data).toEqual({ id: expect.any(String), status: 'QUEUED', skipped_recipients: [] });
-    const [ev] = rows<{ type: string }>(
+    const [ev] = await rows<{ type: string }>(
       env,
       'SELECT ev.type FROM email_events ev JOIN emails e ON e.seq = ev.email_seq WHERE e.id = ?',
       data.id,
     );
     expect(ev).toEqual({ type: 'queued' });
-    expect(rows(env, 'SELECT period, count FROM usage_counters ORDER BY period')).toEqual([
+    expect(await rows(env, 'SELECT period, count FROM usage_counters ORDER BY period')).toEqual([
       { period: '2026-03', count: 3 },
       { period: '2026-03-15', count: 3 },
     ]);
@@ -106,13 +109,13 @@ describe('LIVE suppression', () => {
       { email: 'Bounced@Example.NET', reason: 'HARD_BOUNCE' },
       { email: 'manual@example.net', reason: 'MANUAL' },
     ]);
-    const stored = row<{ to_emails: string; cc_emails: string }>(
+    const stored = await row<{ to_emails: string; cc_emails: string }>(
       env,
       'SELECT to_emails, cc_emails FROM emails WHERE id = ?',
       res.json().data.id,
     );
     expect(JSON.parse(stored.to_emails)).toEqual(['ok@example.net']);
-    expect(rows(env, 'SELECT address FROM recipients')).toEqual([{ address: 'ok@example.net' }]);
+    expect(await rows(env, 'SELECT address FROM recipients')).toEqual([{ address: 'ok@example.net' }]);
   });
 
   it('refuses a send whose every recipient is suppressed with 422, creating nothing and using no volume', async () => {
@@ -125,7 +128,7 @@ describe('LIVE suppression', () => {
       status: 422,
       code: 'all_recipients_suppressed',
     });
-    expect(rows(env, 'SELECT * FROM usage_counters')).toEqual([]);
+    expect(await rows(env, 'SELECT * FROM usage_counters')).toEqual([]);
   });
 });
 
@@ -144,12 +147,12 @@ describe('monthly volume (FREE plan: 100 recipients a month)', () => {
     };
     await send(50, 202);
     await send(49, 202);
-    const before = snapshot(env);
+    const before = await snapshot(env);
     const refused = await send(2, 429, 'monthly_volume_exceeded');
     // 2026-03-15T12:00:03Z to 2026-04-01T00:00:00Z.
     expect(refused.headers['retry-after']).toBe(secondsTo('2026-04-01T00:00:00Z', env.clock.now()));
     expect(refused.headers['retry-after']).toBe(String(16 * 86400 + 12 * 3600 - 3));
-    expect(snapshot(env)).toEqual(before);
+    expect(await snapshot(env)).toEqual(before);
     await send(1, 202); // exactly 100
     await send(1, 429, 'monthly_volume_exceeded');
     // TEST sends use no volume, so they still pass.
@@ -158,14 +161,15 @@ describe('monthly volume (FREE plan: 100 recipients a month)', () => {
     await runCase(env, test, { name: 'test', body: email({ to: addrs(5) }), status: 202, rows: { usage_counters: 0 } });
     env.clock.set('2026-04-01T00:00:00.000Z');
     await send(3, 202);
-    expect(row(env, "SELECT count FROM usage_counters WHERE period = '2026-04'")).toEqual({ count: 3 });
+    expect(await row(env, "SELECT count FROM usage_counters WHERE period = '2026-04'")).toEqual({ count: 3 });
   });
 
   it('states the Retry-After from the clock at 2026-03-15T12:00Z exactly', async () => {
     const { key } = await liveEnv('FREE');
-    env.app.db
-      .prepare("INSERT INTO usage_counters (organization_id, period, count) VALUES (?, '2026-03', 100)")
-      .run(env.init.organization_id);
+    await env.query(
+      "INSERT INTO usage_counters (organization_id, period, count) VALUES (?, '2026-03', 100)",
+      env.init.organization_id,
+    );
     const res = await runCase(env, key, {
       name: 'full',
       body: email({ from: FROM }),
@@ -177,22 +181,23 @@ describe('monthly volume (FREE plan: 100 recipients a month)', () => {
 
   it('lets only one of two concurrent sends take the last unit', async () => {
     await liveEnv('FREE');
-    env.app.db
-      .prepare("INSERT INTO usage_counters (organization_id, period, count) VALUES (?, '2026-03', 99)")
-      .run(env.init.organization_id);
+    await env.query(
+      "INSERT INTO usage_counters (organization_id, period, count) VALUES (?, '2026-03', 99)",
+      env.init.organization_id,
+    );
     const keys = [await env.key({ env: 'LIVE' }), await env.key({ env: 'LIVE' })];
     const results = await Promise.all(keys.map((k) => call(env, k, { body: email({ from: FROM }) })));
     expect(results.map((r) => r.statusCode).sort()).toEqual([202, 429]);
     expect(results.find((r) => r.statusCode === 429)!.json().error.code).toBe('monthly_volume_exceeded');
-    expect(row(env, "SELECT count FROM usage_counters WHERE period = '2026-03'")).toEqual({ count: 100 });
-    expect(row(env, 'SELECT count(*) AS n FROM emails')).toEqual({ n: 1 });
+    expect(await row(env, "SELECT count FROM usage_counters WHERE period = '2026-03'")).toEqual({ count: 100 });
+    expect(await row(env, 'SELECT count(*) AS n FROM emails')).toEqual({ n: 1 });
   });
 });
 
 describe('organization daily ceiling', () => {
   it('refuses past organizations.daily_limit with 429 daily_limit_exceeded and Retry-After to the next UTC day', async () => {
     const { key } = await liveEnv();
-    env.app.db.prepare('UPDATE organizations SET daily_limit = 3 WHERE id = ?').run(env.init.organization_id);
+    await env.query('UPDATE organizations SET daily_limit = 3 WHERE id = ?', env.init.organization_id);
     await runCase(env, key, {
       name: '2',
       body: email({ from: FROM, to: addrs(2) }),

@@ -154,13 +154,13 @@ describe('a TEST key', () => {
     const data = res.json().data;
     expect(data).toEqual({ id: expect.any(String), status: 'SIMULATED', skipped_recipients: [] });
     expect(data.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    const events = rows<{ type: string; data: string }>(
+    const events = await rows<{ type: string; data: string }>(
       env,
       'SELECT ev.type, ev.data FROM email_events ev JOIN emails e ON e.seq = ev.email_seq WHERE e.id = ?',
       data.id,
     );
     expect(events).toEqual([{ type: 'simulated', data: '{}' }]);
-    expect(rows(env, 'SELECT * FROM usage_counters')).toEqual([]);
+    expect(await rows(env, 'SELECT * FROM usage_counters')).toEqual([]);
   });
 
   it('does not apply the suppression list: the suppressed address is kept', async () => {
@@ -173,7 +173,7 @@ describe('a TEST key', () => {
     });
     expect(res.json().data.skipped_recipients).toEqual([]);
     const id = res.json().data.id as string;
-    const stored = rows<{ to_emails: string }>(env, 'SELECT to_emails FROM emails WHERE id = ?', id);
+    const stored = await rows<{ to_emails: string }>(env, 'SELECT to_emails FROM emails WHERE id = ?', id);
     expect(JSON.parse(stored[0]!.to_emails)).toEqual(['gone@example.net', 'ok@example.net']);
   });
 

@@ -181,7 +181,7 @@ describe('tokens stay at their own door', () => {
   it('keeps no token in the database in the clear', async () => {
     env = await createTestEnv();
     const res = await login(OWNER);
-    const stored = env.app.db.prepare('SELECT token_hash FROM session_tokens').all() as { token_hash: string }[];
+    const stored = await env.query<{ token_hash: string }>('SELECT token_hash FROM session_tokens');
     expect(stored).toHaveLength(2);
     for (const { token_hash } of stored) {
       expect(token_hash).toMatch(/^[0-9a-f]{64}$/);

