@@ -18,7 +18,7 @@ import { createTemplatesService, createRenderer, type Renderer } from './templat
 import { createDnsResolver, createDomainsService, hostnameProblem } from './domains/index.ts';
 import { createEmailsExport, createEmailsService, createRetention } from './emails/index.ts';
 import { createIdempotencyGate } from './idempotency/index.ts';
-import { createRateLimiter, createUsageReport, LIMITS } from './limits/index.ts';
+import { createUsageReport, LIMITS } from './limits/index.ts';
 import { createDeliveryEngine, RETURN_PATH_SECRET, type DeliveryEngine } from './delivery/index.ts';
 import { createTrackingService } from './tracking/index.ts';
 import { createStatsService } from './stats/index.ts';
@@ -134,7 +134,7 @@ async function wire(config: Config, overrides: AppOverrides, store: Store, metri
     publicUrl: publicUrlOf(config),
     settings: (projectId) => accounts.getProjectSettings(projectId),
   });
-  const rateLimiter = createRateLimiter(clock);
+  const rateLimiter = store.rateLimiter(clock);
   const deliveryRepo = store.delivery;
   const inbound = createInboundService({
     delivery: deliveryRepo,

@@ -36,7 +36,7 @@ export function requireKey(app: App, access: Access) {
     const principal = await app.keys.authenticate(bearer(req));
     const limit = requestRateOf(principal.plan, principal.rate_limit_per_second, app.config.rateLimitPerSecond);
     if (limit !== null) {
-      const r = app.rateLimiter.hit(principal.id, limit);
+      const r = await app.rateLimiter.hit(principal.id, limit);
       void reply.headers({
         'X-RateLimit-Limit': String(r.limit),
         'X-RateLimit-Remaining': String(r.remaining),

@@ -125,19 +125,16 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
   }
 
   function onMailFrom(_address: unknown, session: SMTPServerSession, done: (err?: Error | null) => void): void {
-    authorize(session).then(
-      (principal) => {
-        // One message is one request against the key's rate (decisions.md, "Plans, volume and rate limits").
-        const limit = requestRateOf(principal.plan, principal.rate_limit_per_second, app.config.rateLimitPerSecond);
-        if (limit !== null && !app.rateLimiter.hit(principal.id, limit).allowed) {
-          const e = new AppError(
-            'rps_exceeded',
-            `More than ${limit} messages per second for this key; try again shortly`,
-          );
-          return done(smtpReplyOf(e));
-        }
-        done();
-      },
+    const check = async () => {
+      const principal = await authorize(session);
+      // One message is one request against the key's rate (decisions.md, "Plans, volume and rate limits").
+      const limit = requestRateOf(principal.plan, principal.rate_limit_per_second, app.config.rateLimitPerSecond);
+      if (limit !== null && !(await app.rateLimiter.hit(principal.id, limit)).allowed) {
+        throw new AppError('rps_exceeded', `More than ${limit} messages per second for this key; try again shortly`);
+      }
+    };
+    check().then(
+      () => done(),
       (e: unknown) => done(smtpReplyOf(e)),
     );
   }

@@ -20,6 +20,8 @@ import { createPgIdempotency } from '../idempotency/pg.ts';
 import { createKeysRepo, type KeysRepo } from '../keys/repo.ts';
 import { createPgKeysRepo } from '../keys/repo-pg.ts';
 import { createUsageSql } from '../limits/usage.ts';
+import { createRateLimiter, type RateResult } from '../limits/rate.ts';
+import { createPgRateLimiter } from '../limits/rate-pg.ts';
 import { createPgUsage } from '../limits/usage-pg.ts';
 import { createNodesRepo, type NodesRepo } from '../nodes/repo.ts';
 import { createPgNodesRepo } from '../nodes/repo-pg.ts';
@@ -74,6 +76,11 @@ export interface Store {
   usage: { used(orgId: string, period: string): Promise<number> };
   /** Deletes Idempotency-Key records expired at `now`; returns how many. */
   purgeIdempotency(now: string): Promise<number>;
+  /**
+   * The per-key request rate: one SQLite server counts in its memory; PostgreSQL's nodes count
+   * in the database, so that a key gets its rate once, not once per node.
+   */
+  rateLimiter(clock: Clock): { hit(key: string, limit: number): Promise<RateResult> };
   /** svc top's reader of this store, for one project or the whole server. */
   topReader(opts: { clock?: Clock; projectId?: string }): TopReader;
   /**
@@ -148,6 +155,10 @@ export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
     usage: { used: (orgId, period) => Promise.resolve(usage.used(orgId, period)) },
     purgeIdempotency: (now) => tx.write(() => idempotency.purgeExpired(now)),
     topReader: (o) => createTopReader(db, o),
+    rateLimiter: (clock) => {
+      const memory = createRateLimiter(clock);
+      return { hit: (key, limit) => Promise.resolve(memory.hit(key, limit)) };
+    },
     runExclusive: async (_name, fn) => {
       await fn();
       return true;
@@ -215,6 +226,7 @@ function pgStore(pool: PgPool, where: string, opts: StoreOptions): Store {
     usage: { used: (orgId, period) => usage.used(orgId, period) },
     purgeIdempotency: (now) => idempotency.purgeExpired(now),
     topReader: (o) => createPgTopReader(pool, o),
+    rateLimiter: (clock) => createPgRateLimiter(pool, clock),
     runExclusive: (name, fn) => jobs.runExclusive(name, fn),
     async ready() {
       try {
