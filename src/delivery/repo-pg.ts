@@ -53,14 +53,26 @@ export function createPgDeliveryRepo(
     ) => Promise<void>;
   },
 ) {
+  /** An event to write with others in one statement (each statement is a round trip). */
+  type NewEvent = [seq: number, type: string, data: object];
+  /** Writes `events` in their order, in one statement; their triggers run per row as for one. */
+  const addEvents = async (t: PgTx, events: NewEvent[], at: string): Promise<void> => {
+    if (events.length === 0) return;
+    const stamp = Date.parse(at);
+    await t.query(
+      `INSERT INTO email_events (id, email_seq, type, data, created_at)
+       SELECT id, seq, type, data, $5 FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) AS e(id, seq, type, data)`,
+      [
+        events.map(() => newId(stamp)),
+        events.map((e) => e[0]),
+        events.map((e) => e[1]),
+        events.map((e) => JSON.stringify(e[2])),
+        at,
+      ],
+    );
+  };
   const addEvent = (t: PgTx, seq: number, type: string, data: object, at: string) =>
-    t.query('INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES ($1, $2, $3, $4, $5)', [
-      newId(Date.parse(at)),
-      seq,
-      type,
-      JSON.stringify(data),
-      at,
-    ]);
+    addEvents(t, [[seq, type, data]], at);
 
   async function refreshEmail(t: PgTx, seq: number, now: string): Promise<void> {
     const rows = await t.query<RecipientState>(
@@ -141,6 +153,7 @@ export function createPgDeliveryRepo(
     o: RecipientOutcome,
     lease: string,
     at: string,
+    events: NewEvent[],
   ): Promise<boolean> {
     const d = o.decision;
     const smtp = { smtp_code: d.reply?.code ?? null, smtp_enhanced: d.reply?.enhanced ?? null };
@@ -153,19 +166,16 @@ export function createPgDeliveryRepo(
     else if (d.kind === 'failed') state = { ...none, status: 'FAILED', next: null };
     else state = { ...none, status: 'QUEUED', next: iso(d.at), category: d.category };
     if (!(await setRecipient(t, o, lease, at, conn, state))) return false;
-    if (conn) await addEvent(t, seq, 'smtp_connected', { recipient: o.address, ...conn }, at);
+    if (conn) events.push([seq, 'smtp_connected', { recipient: o.address, ...conn }]);
     if (d.kind === 'delivered') {
-      await addEvent(t, seq, 'sent', { recipient: o.address, mx_host: conn?.mx_host ?? null }, at);
-      await addEvent(
-        t,
+      events.push([seq, 'sent', { recipient: o.address, mx_host: conn?.mx_host ?? null }]);
+      events.push([
         seq,
         'delivered',
         { recipient: o.address, ...smtp, smtp_text: text, mx_host: conn?.mx_host ?? null },
-        at,
-      );
+      ]);
     } else if (d.kind === 'bounced') {
-      await addEvent(
-        t,
+      events.push([
         seq,
         'bounced',
         {
@@ -177,11 +187,10 @@ export function createPgDeliveryRepo(
           reason: d.reason,
           source: 'smtp',
         },
-        at,
-      );
+      ]);
       if (d.suppress) await deps.suppress(t, projectId, o.address.toLowerCase(), emailId, at, 'HARD_BOUNCE');
     } else if (d.kind === 'failed') {
-      await addEvent(t, seq, 'failed', { recipient: o.address, reason: d.reason }, at);
+      events.push([seq, 'failed', { recipient: o.address, reason: d.reason }]);
     }
     return true;
   }
@@ -233,14 +242,19 @@ export function createPgDeliveryRepo(
         const ids = new Set(got.rows.map((r) => r.id));
         const leased = rows.filter((r) => ids.has(r.id)).map((r) => ({ ...r, lease }));
         // A retry says why the previous attempt did not finish, so the events explain the wait.
-        for (const r of leased) {
-          const data = {
-            recipient: r.address,
-            attempt: r.attempts + 1,
-            ...(r.last_error ? { previous_attempt: r.last_error } : {}),
-          };
-          await addEvent(t, r.email_seq, 'sending', data, at);
-        }
+        await addEvents(
+          t,
+          leased.map((r): NewEvent => [
+            r.email_seq,
+            'sending',
+            {
+              recipient: r.address,
+              attempt: r.attempts + 1,
+              ...(r.last_error ? { previous_attempt: r.last_error } : {}),
+            },
+          ]),
+          at,
+        );
         const seqs = new Set(leased.map((r) => r.email_seq));
         for (const [seq, st] of stamp) {
           if (!seqs.has(seq)) continue;
@@ -282,9 +296,12 @@ export function createPgDeliveryRepo(
       tx.write(async (t) => {
         const at = iso(now);
         let recorded = 0;
+        const events: NewEvent[] = [];
         for (const o of outcomes) {
-          if (await applyOutcome(t, seq, projectId, emailId, conn, o, lease, at)) recorded++;
+          if (await applyOutcome(t, seq, projectId, emailId, conn, o, lease, at, events)) recorded++;
         }
+        // Before the email's status moves: each event's outbox row carries the status it had.
+        await addEvents(t, events, at);
         if (recorded > 0) await refreshEmail(t, seq, at);
         return recorded;
       }),
