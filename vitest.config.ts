@@ -19,6 +19,19 @@ export const BOTH_STORES = [
   'test/http-sessions.test.ts',
   'test/domains.test.ts',
   'test/delivery.test.ts',
+  'test/tracking.test.ts',
+  'test/http-audit.test.ts',
+  'test/http-dashboard-emails.test.ts',
+  'test/http-domains-suppressions.test.ts',
+  'test/http-members.test.ts',
+  'test/http-organizations.test.ts',
+  'test/http-templates-management.test.ts',
+  'test/http-resend.test.ts',
+  'test/cli.test.ts',
+  'test/cli-projects.test.ts',
+  'test/cli-send.test.ts',
+  'test/cli-domains.test.ts',
+  'test/cli-webhooks.test.ts',
 ];
 
 export default defineConfig({

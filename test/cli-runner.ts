@@ -5,6 +5,24 @@ const ROOT = new URL('..', import.meta.url).pathname;
 /** The CLI's entry point (the executable's, bin/svc.ts), run from source. */
 export const SVC_ENTRY = join(ROOT, 'bin/svc.ts');
 
+/**
+ * The store a test dir's commands use. SQLite: the data dir `dir/data`. With
+ * SVC_TEST_STORE=postgres (vitest's postgres project): a fresh PostgreSQL database per test
+ * dir, named to every command run there through SVC_DATABASE_URL, as an operator's
+ * environment would.
+ */
+const databases = new Map<string, Promise<string>>();
+export async function storeEnv(dir: string): Promise<Record<string, string>> {
+  if (process.env.SVC_TEST_STORE !== 'postgres') return {};
+  let url = databases.get(dir);
+  if (!url) {
+    const { freshPgDatabase } = await import('./postgres/db.ts');
+    url = freshPgDatabase('cli').then((d) => d.url);
+    databases.set(dir, url);
+  }
+  return { SVC_DATABASE_URL: await url };
+}
+
 export interface Run {
   code: number;
   stdout: string;
@@ -27,13 +45,14 @@ function command(args: string[], opts: RunOptions): [string, string[]] {
  * Runs the CLI from source in a child process, like a user's shell would, in
  * `dir` with its data dir at `dir/data`; `env` adds variables.
  */
-export function runSvc(dir: string, args: string[], env: Record<string, string> = {}, opts: RunOptions = {}) {
+export async function runSvc(dir: string, args: string[], env: Record<string, string> = {}, opts: RunOptions = {}) {
   const [file, argv] = command(args, opts);
+  const store = await storeEnv(dir);
   return new Promise<Run>((resolve) => {
     execFile(
       file,
       argv,
-      { cwd: dir, env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), ...env } },
+      { cwd: dir, env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), ...store, ...env } },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
         resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) });
@@ -64,7 +83,7 @@ export async function startServe(
   const [file, argv] = command(['serve', '--http-port', '0', '--smtp-port', '0', ...args], opts);
   const child = spawn(file, argv, {
     cwd: dir,
-    env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), SVC_LOG_FORMAT: 'json', ...env },
+    env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), SVC_LOG_FORMAT: 'json', ...(await storeEnv(dir)), ...env },
   });
   let log = '';
   let stdout = '';

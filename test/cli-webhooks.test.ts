@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/load.ts';
-import { runSvc, type Run } from './cli-runner.ts';
+import { runSvc, storeEnv, type Run } from './cli-runner.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './peers/webhook-receiver.ts';
 
@@ -142,10 +142,18 @@ describe('svc webhooks', () => {
     const url = `https://hook.test:${receiver.port}/again`;
     const created = await create(url, 'simulated', '--json');
     const hookId = created.json().id as string;
-    // The first attempt, as `svc serve` would make it: the same app, on the data dir, sending once.
+    // The first attempt, as `svc serve` would make it: the same app, on the same store, sending once.
+    const database = (await storeEnv(dir)).SVC_DATABASE_URL;
     const server = () =>
       createApp(
-        loadConfig({ flags: { dataDir: join(dir, 'data'), allowInsecureWebhooks: true, dnsServers: dns.server } }),
+        loadConfig({
+          flags: {
+            dataDir: join(dir, 'data'),
+            ...(database ? { database } : {}),
+            allowInsecureWebhooks: true,
+            dnsServers: dns.server,
+          },
+        }),
         { webhookCa: [receiver.ca] },
       );
     let app = await server();

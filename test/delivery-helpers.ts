@@ -55,9 +55,9 @@ export interface DeliveryEnv {
   env: TestEnv;
   key: string;
   send(to: string[], extra?: Record<string, unknown>): Promise<string>;
-  email(id: string): Record<string, any>;
-  recipients(id: string): Record<string, any>[];
-  events(id: string): Record<string, any>[];
+  email(id: string): Promise<Record<string, any>>;
+  recipients(id: string): Promise<Record<string, any>[]>;
+  events(id: string): Promise<Record<string, any>[]>;
 }
 
 /** A test env with a verified signing domain `sender.test`, a LIVE key and a started delivery engine. */
@@ -73,7 +73,6 @@ export async function startDeliveryEnv(dns: DnsServer, settings: Partial<ConfigI
   await addSigningDomain(env, dns, 'sender.test');
   const key = await env.key({ env: 'LIVE' });
   await env.app.delivery().start();
-  const db = env.app.db;
   return {
     env,
     key,
@@ -94,23 +93,24 @@ export async function startDeliveryEnv(dns: DnsServer, settings: Partial<ConfigI
       if (res.statusCode !== 202) throw new Error(`send failed: ${res.statusCode} ${res.body}`);
       return res.json().data.id as string;
     },
-    email: (id) =>
-      db
-        .prepare(
-          'SELECT e.*, b.html_body, b.text_body FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.id = ?',
-        )
-        .get(id) as Record<string, any>,
-    recipients: (id) =>
-      db
-        .prepare('SELECT r.* FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE e.id = ? ORDER BY r.id')
-        .all(id) as Record<string, any>[],
-    events: (id) =>
+    email: async (id) =>
       (
-        db
-          .prepare(
-            'SELECT type, data FROM email_events ev JOIN emails e ON e.seq = ev.email_seq WHERE e.id = ? ORDER BY ev.seq',
-          )
-          .all(id) as { type: string; data: string }[]
+        await env.query<Record<string, any>>(
+          'SELECT e.*, b.html_body, b.text_body FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.id = ?',
+          id,
+        )
+      )[0]!,
+    recipients: (id) =>
+      env.query<Record<string, any>>(
+        'SELECT r.* FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE e.id = ? ORDER BY r.id',
+        id,
+      ),
+    events: async (id) =>
+      (
+        await env.query<{ type: string; data: string }>(
+          'SELECT type, data FROM email_events ev JOIN emails e ON e.seq = ev.email_seq WHERE e.id = ? ORDER BY ev.seq',
+          id,
+        )
       ).map((e) => ({ type: e.type, ...JSON.parse(e.data) })),
   };
 }

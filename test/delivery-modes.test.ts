@@ -42,8 +42,8 @@ describe('STARTTLS with a self-signed certificate', () => {
     const d = await env({ mxPort: String(tlsPeer.port), smtpTlsInsecure: true });
     const id = await d.send(['tls@dest.test']);
     await settle(d.env);
-    expect(d.email(id).status).toBe('DELIVERED');
-    expect(d.events(id).find((e) => e.type === 'smtp_connected')).toMatchObject({
+    expect((await d.email(id)).status).toBe('DELIVERED');
+    expect((await d.events(id)).find((e) => e.type === 'smtp_connected')).toMatchObject({
       tls: true,
       tls_version: expect.stringMatching(/^TLSv1\.[23]$/),
     });
@@ -54,8 +54,8 @@ describe('STARTTLS with a self-signed certificate', () => {
     const d = await env({ mxPort: String(tlsPeer.port) });
     const id = await d.send(['tls2@dest.test']);
     await settle(d.env);
-    expect(d.recipients(id)[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'connection-error' });
-    expect(d.recipients(id)[0]!.last_error).toMatch(/certificate/i);
+    expect((await d.recipients(id))[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'connection-error' });
+    expect((await d.recipients(id))[0]!.last_error).toMatch(/certificate/i);
   });
 });
 
@@ -65,7 +65,7 @@ describe('smarthost mode', () => {
     const d = await env({ relay: `smtp://relay-user:s3cret@127.0.0.1:${relay.port}` });
     const id = await d.send(['someone@nowhere-in-dns.test', 'other@dest.test']);
     await settle(d.env);
-    expect(d.email(id).status).toBe('DELIVERED');
+    expect((await d.email(id)).status).toBe('DELIVERED');
     expect(relay.received.flatMap((m) => m.to).sort()).toEqual(['other@dest.test', 'someone@nowhere-in-dns.test']);
   });
 
@@ -74,8 +74,8 @@ describe('smarthost mode', () => {
     const d = await env({ relay: `smtp://relay-user:wrong@127.0.0.1:${relay.port}` });
     const id = await d.send(['someone@dest.test']);
     await settle(d.env);
-    expect(d.recipients(id)[0]).toMatchObject({ status: 'QUEUED' });
-    expect(d.recipients(id)[0]!.last_error).toMatch(/535|auth/i);
+    expect((await d.recipients(id))[0]).toMatchObject({ status: 'QUEUED' });
+    expect((await d.recipients(id))[0]!.last_error).toMatch(/535|auth/i);
     expect(relay.received).toHaveLength(0);
   });
 });
@@ -88,7 +88,7 @@ describe('per-destination concurrency', () => {
     const ids = [];
     for (let i = 0; i < 12; i++) ids.push(await d.send([`user${i}@dest.test`]));
     await settle(d.env);
-    expect(ids.map((id) => d.email(id).status)).toEqual(ids.map(() => 'DELIVERED'));
+    expect(await Promise.all(ids.map(async (id) => (await d.email(id)).status))).toEqual(ids.map(() => 'DELIVERED'));
     expect(slow.received).toHaveLength(12);
     expect(slow.peakInData()).toBe(3);
   });
@@ -106,9 +106,9 @@ async function sendBatch(d: DeliveryEnv, recipients: string[]): Promise<string[]
   return (res.json().data.results as { id: string }[]).map((r) => r.id);
 }
 
-async function until(what: string, check: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i++) await sleep(25);
-  if (!check()) throw new Error(`timed out waiting for ${what}`);
+async function until(what: string, check: () => boolean | Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 400 && !(await check()); i++) await sleep(25);
+  if (!(await check())) throw new Error(`timed out waiting for ${what}`);
 }
 
 describe('claims run ahead of the slots', () => {
@@ -120,11 +120,11 @@ describe('claims run ahead of the slots', () => {
     const [busy, waits, later] = await sendBatch(d, ['busy@dest.test', 'waits@dest.test', 'later@dest.test']);
     const engine = d.env.app.delivery();
     await engine.poke();
-    await until('the 421 to be recorded', () => d.recipients(busy!)[0]!.last_error !== null);
+    await until('the 421 to be recorded', async () => (await d.recipients(busy!))[0]!.last_error !== null);
     await until('the waiting claim to go back', () => engine.inflightCount() === 0);
-    expect(d.recipients(waits!)[0]).toMatchObject({ status: 'QUEUED', attempts: 0, lease_until: null });
-    expect(d.events(waits!).map((e) => e.type)).toEqual(['queued', 'sending']);
-    expect(d.recipients(later!)[0]).toMatchObject({ status: 'QUEUED', attempts: 0 });
+    expect((await d.recipients(waits!))[0]).toMatchObject({ status: 'QUEUED', attempts: 0, lease_until: null });
+    expect((await d.events(waits!)).map((e) => e.type)).toEqual(['queued', 'sending']);
+    expect((await d.recipients(later!))[0]).toMatchObject({ status: 'QUEUED', attempts: 0 });
     expect(engine.throttle.describe('dest.test', d.env.clock.now()).paused_until).not.toBeNull();
     // While the destination is paused nothing is claimed for it.
     await engine.poke();
@@ -133,8 +133,12 @@ describe('claims run ahead of the slots', () => {
     mx.behaviour.delete('busy@dest.test');
     d.env.clock.advance(10 * 60_000);
     await settle(d.env);
-    expect([busy, waits, later].map((id) => d.email(id!).status)).toEqual(['DELIVERED', 'DELIVERED', 'DELIVERED']);
-    expect(d.recipients(waits!)[0]!.attempts).toBe(1);
+    expect(await Promise.all([busy, waits, later].map(async (id) => (await d.email(id!)).status))).toEqual([
+      'DELIVERED',
+      'DELIVERED',
+      'DELIVERED',
+    ]);
+    expect((await d.recipients(waits!))[0]!.attempts).toBe(1);
   });
 });
 
@@ -148,7 +152,7 @@ describe('shutdown and the queue', () => {
     await until('the transaction to start', () => engine.inflightCount() > 0);
     expect(engine.inflightCount()).toBe(1);
     await engine.stop(50);
-    expect(d.recipients(id)[0]).toMatchObject({ status: 'QUEUED', lease_until: null, attempts: 0 });
+    expect((await d.recipients(id))[0]).toMatchObject({ status: 'QUEUED', lease_until: null, attempts: 0 });
   });
 
   it('does not claim a transaction again while it runs past its lease', async () => {
@@ -161,9 +165,9 @@ describe('shutdown and the queue', () => {
     d.env.clock.advance(11 * 60_000); // past the 10-minute lease
     await engine.poke();
     await settle(d.env);
-    expect(d.email(id).status).toBe('DELIVERED');
+    expect((await d.email(id)).status).toBe('DELIVERED');
     expect(slow.received).toHaveLength(1);
-    expect(d.recipients(id)[0]!.attempts).toBe(1);
+    expect((await d.recipients(id))[0]!.attempts).toBe(1);
   });
 
   it('returns claimed transactions that were still waiting for a slot at once', async () => {
@@ -175,11 +179,11 @@ describe('shutdown and the queue', () => {
     await until('both to be claimed', () => engine.inflightCount() === 2);
     // The running one gets until the deadline; the waiting one goes back before that.
     const stopped = engine.stop(10_000);
-    await until('the waiting one to go back', () => d.recipients(waiting!)[0]!.status === 'QUEUED');
-    expect(d.recipients(waiting!)[0]).toMatchObject({ lease_until: null, attempts: 0 });
-    expect(d.recipients(running!)[0]).toMatchObject({ status: 'SENDING' });
+    await until('the waiting one to go back', async () => (await d.recipients(waiting!))[0]!.status === 'QUEUED');
+    expect((await d.recipients(waiting!))[0]).toMatchObject({ lease_until: null, attempts: 0 });
+    expect((await d.recipients(running!))[0]).toMatchObject({ status: 'SENDING' });
     await stopped;
-    expect(d.email(running!).status).toBe('DELIVERED');
+    expect((await d.email(running!)).status).toBe('DELIVERED');
   });
 
   it('explains why an email waits: attempts, next attempt, last reply, throttled destination', async () => {
@@ -202,13 +206,11 @@ describe('shutdown and the queue', () => {
     mx.behaviour.delete('busy@dest.test');
     d.env.clock.advance(60 * 60_000);
     await settle(d.env);
-    expect(d.email(id).status).toBe('DELIVERED');
-    expect(
-      d
-        .events(id)
-        .filter((e) => e.type === 'sending')
-        .at(-1),
-    ).toMatchObject({ attempt: 2, previous_attempt: expect.stringMatching(/^421/) });
+    expect((await d.email(id)).status).toBe('DELIVERED');
+    expect((await d.events(id)).filter((e) => e.type === 'sending').at(-1)).toMatchObject({
+      attempt: 2,
+      previous_attempt: expect.stringMatching(/^421/),
+    });
   });
 });
 
@@ -224,7 +226,7 @@ describe('faults of the peer', () => {
     const d = await env({ mxPort: String(bad.port), deliveryConnectTimeout: '300ms', deliveryTimeout: '300ms' });
     const id = await d.send([`${mode}@dest.test`]);
     await settle(d.env);
-    const r = d.recipients(id)[0]!;
+    const r = (await d.recipients(id))[0]!;
     expect(r).toMatchObject({ status: 'QUEUED', attempts: 1, bounce_category: 'connection-error' });
     expect(r.last_error).toMatch(reason);
     expect(r.last_error).toContain(`mx.dest.test [127.0.0.1]:${bad.port}`);

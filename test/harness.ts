@@ -19,6 +19,8 @@ export interface TestEnv {
   dir: string;
   /** The store the suite runs on: SVC_TEST_STORE=postgres runs it on PostgreSQL (vitest's postgres project). */
   store: 'sqlite' | 'postgres';
+  /** The audit log's order of writing: SQLite's rowid, PostgreSQL's seq column. */
+  auditOrder: 'rowid' | 'seq';
   /** Rows of a query with `?` placeholders, on whichever store runs. */
   query<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
   clock: FakeClock;
@@ -68,6 +70,7 @@ export async function createTestEnv(
   return {
     dir,
     store: pg ? 'postgres' : 'sqlite',
+    auditOrder: pg ? 'seq' : 'rowid',
     async query<T>(sql: string, ...params: unknown[]): Promise<T[]> {
       if (!pool) {
         const stmt = app.db.prepare(sql);

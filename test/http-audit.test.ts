@@ -15,25 +15,27 @@ beforeAll(async () => {
 afterAll(() => denv.close());
 
 const call = (...args: Parameters<ReturnType<typeof caller>>) => caller(() => denv.env, tokens)(...args);
-const newest = () =>
-  denv.env.app.db
-    .prepare('SELECT rowid AS n, action, actor_type, actor_id, ip FROM audit_logs ORDER BY rowid DESC')
-    .get() as { n: number; action: string; actor_type: string; actor_id: string; ip: string } | undefined;
+const newest = async () =>
+  (
+    await denv.env.query<{ n: number; action: string; actor_type: string; actor_id: string; ip: string }>(
+      `SELECT ${denv.env.auditOrder} AS n, action, actor_type, actor_id, ip FROM audit_logs ORDER BY ${denv.env.auditOrder} DESC LIMIT 1`,
+    )
+  )[0];
 
 /** Records a skipped delivery for `webhookId` (inactive for a moment), for redelivery. */
 async function skippedDelivery(webhookId: string): Promise<string> {
-  const db = denv.env.app.db;
-  db.prepare('UPDATE webhooks SET is_active = 0 WHERE id = ?').run(webhookId);
+  await denv.env.query('UPDATE webhooks SET is_active = 0 WHERE id = ?', webhookId);
   await denv.env.server.inject({
     method: 'POST',
     url: '/v1/emails',
     headers: { authorization: `Bearer ${await denv.env.key()}` },
     payload: { from: 'a@example.com', to: ['c@example.net'], subject: 'Hi', text: 'Hello' },
   });
-  db.prepare('UPDATE webhooks SET is_active = 1 WHERE id = ?').run(webhookId);
+  await denv.env.query('UPDATE webhooks SET is_active = 1 WHERE id = ?', webhookId);
   // The event happened while it was inactive: the dispatcher records it as skipped.
   await denv.env.app.webhookDispatcher().runOnce();
-  return (db.prepare('SELECT id FROM webhook_deliveries WHERE webhook_id = ?').get(webhookId) as { id: string }).id;
+  return (await denv.env.query<{ id: string }>('SELECT id FROM webhook_deliveries WHERE webhook_id = ?', webhookId))[0]!
+    .id;
 }
 
 describe('the audit log', () => {
@@ -106,7 +108,7 @@ describe('the audit log', () => {
     expect(writes.map(([pattern]) => pattern).sort()).toEqual(writeRoutes.sort());
 
     for (const [pattern, url, body, type] of writes) {
-      const before = newest()?.n ?? 0;
+      const before = (await newest())?.n ?? 0;
       const res = await call(pattern.split(' ')[0] as Method, url(), 'OWNER', body, type);
       expect([pattern, res.statusCode < 300]).toEqual([pattern, true]);
       const data = res.statusCode === 204 ? undefined : res.json<{ data: { id?: string } }>().data;
@@ -115,7 +117,7 @@ describe('the audit log', () => {
       if (pattern === `POST ${PROJECT}/api-keys`) ids.key = data!.id!;
       if (pattern === `POST ${PROJECT}/templates`) ids.template = data!.id!;
       if (pattern === `POST ${PROJECT}/webhooks`) ids.webhook = data!.id!;
-      const row = newest()!;
+      const row = (await newest())!;
       expect([pattern, row.n > before]).toEqual([pattern, true]);
       expect([pattern, row.actor_type, row.actor_id, row.ip]).toEqual([pattern, 'user', ownerId, '127.0.0.1']);
       // A skipped record to redeliver: the webhook inactive for a moment while an event is recorded.

@@ -43,7 +43,7 @@ beforeAll(async () => {
   );
   for (let i = 0; i < TOTAL; i += 100) await batch(key, all.slice(i, i + 100));
   // A line break cannot come in through the API's subject; it can through a stored row (SMTP, older data).
-  env.app.db.prepare("UPDATE emails SET subject = 'Two' || char(10) || 'lines' WHERE subject = 'Hello 2'").run();
+  await env.query("UPDATE emails SET subject = ? WHERE subject = 'Hello 2'", 'Two\nlines');
 
   await env.app.accounts.createUser({ email: 'viewer@example.com', password: 'member-password-1' });
   await env.app.accounts.addMember(env.init.organization_id, { email: 'viewer@example.com', role: 'VIEWER' });
@@ -86,10 +86,12 @@ describe('GET .../projects/{id}/emails', () => {
     expect(res.body.split('\n', 1)[0]).toBe(CSV_COLUMNS.join(','));
     const rows = csvOf(res.body);
     expect(rows).toHaveLength(TOTAL);
-    const ids = env.app.db
-      .prepare('SELECT id FROM emails WHERE project_id = ? ORDER BY seq DESC')
-      .pluck()
-      .all(env.init.project_id);
+    const ids = (
+      await env.query<{ id: string }>(
+        'SELECT id FROM emails WHERE project_id = ? ORDER BY seq DESC',
+        env.init.project_id,
+      )
+    ).map((r) => r.id);
     expect(rows.map((r) => r.id)).toEqual(ids);
     const bySubject = (s: string) => rows.find((r) => r.subject === s);
     expect(bySubject('Quotes "here", commas, and more')).toMatchObject({

@@ -20,9 +20,10 @@ const ORG = () => `/v1/organizations/${denv.env.init.organization_id}`;
 const PROJECT = () => `${ORG()}/projects/${denv.env.init.project_id}`;
 const call = (...args: Parameters<ReturnType<typeof caller>>) => caller(() => denv.env, tokens)(...args);
 const audit = (type: string) =>
-  denv.env.app.db
-    .prepare('SELECT action, actor_type, actor_id, ip FROM audit_logs WHERE target_type = ? ORDER BY rowid')
-    .all(type) as { action: string; actor_type: string; actor_id: string; ip: string }[];
+  denv.env.query<{ action: string; actor_type: string; actor_id: string; ip: string }>(
+    `SELECT action, actor_type, actor_id, ip FROM audit_logs WHERE target_type = ? ORDER BY ${denv.env.auditOrder}`,
+    type,
+  );
 
 describe('domains over the Management API', () => {
   it('an ADMIN adds, verifies, binds, unbinds and deletes a domain; each write is audited', async () => {
@@ -57,7 +58,7 @@ describe('domains over the Management API', () => {
     expect((await call('DELETE', `${ORG()}/domains/${d.id}`, 'ADMIN')).statusCode).toBe(204);
     expect((await call('GET', `${ORG()}/domains/${d.id}`, 'ADMIN')).statusCode).toBe(404);
 
-    const rows = audit('domain');
+    const rows = await audit('domain');
     expect(rows.map((r) => r.action)).toEqual([
       'domain.create',
       'domain.verify',
@@ -68,8 +69,8 @@ describe('domains over the Management API', () => {
     ]);
     expect(new Set(rows.map((r) => r.actor_type))).toEqual(new Set(['user']));
     expect(rows.every((r) => r.ip === '127.0.0.1')).toBe(true);
-    const before = denv.env.app.db.prepare("SELECT before, after FROM audit_logs WHERE action = 'domain.verify'");
-    expect(JSON.stringify(before.all())).not.toMatch(/PRIVATE KEY/);
+    const before = await denv.env.query("SELECT before, after FROM audit_logs WHERE action = 'domain.verify'");
+    expect(JSON.stringify(before)).not.toMatch(/PRIVATE KEY/);
   });
 
   it('refuses a duplicate (409), a bad name (422), the plan ceiling (422), ids of nothing or of elsewhere (404)', async () => {
@@ -99,7 +100,7 @@ describe('domains over the Management API', () => {
       expect([url, (await call(m, url, 'OWNER')).statusCode]).toEqual([url, 404]);
     }
     // The CLI's writes are audited too, with the operator as the actor.
-    expect(audit('domain').map((r) => [r.action, r.actor_type])).toEqual([
+    expect((await audit('domain')).map((r) => [r.action, r.actor_type])).toEqual([
       ['domain.create', 'user'],
       ['domain.create', 'cli'],
     ]);
@@ -125,7 +126,7 @@ describe('suppressions over the Management API', () => {
     expect((await call('DELETE', `${S()}/a@example.net`, 'VIEWER')).statusCode).toBe(403);
     expect((await call('DELETE', `${S()}/A@example.net`, 'DEVELOPER')).statusCode).toBe(204);
     expect(codeOf(await call('DELETE', `${S()}/a@example.net`, 'DEVELOPER'))).toBe('not_found');
-    expect(audit('suppression').map((r) => r.action)).toEqual(['suppression.add', 'suppression.remove']);
+    expect((await audit('suppression')).map((r) => r.action)).toEqual(['suppression.add', 'suppression.remove']);
   });
 
   it('imports a CSV streamed as text/csv: broken rows are reported with their line, the rest imported', async () => {
@@ -171,7 +172,7 @@ describe('suppressions over the Management API', () => {
     for (let i = 0; i < 2500; i++) lines.push(`user${i}@example.net`);
     const r = await call('POST', `${S()}/import`, 'DEVELOPER', lines.join('\r\n'), 'text/csv');
     expect(r.json().data).toMatchObject({ imported: 2500, invalid: [] });
-    expect(audit('suppression').map((x) => x.action)).toEqual(Array(3).fill('suppression.import'));
+    expect((await audit('suppression')).map((x) => x.action)).toEqual(Array(3).fill('suppression.import'));
 
     const noEmail = await call('POST', `${S()}/import`, 'DEVELOPER', 'address\nx@example.net\n', 'text/csv');
     expect([noEmail.statusCode, codeOf(noEmail)]).toEqual([422, 'request_validation_failed']);
@@ -192,7 +193,7 @@ describe('the audit log as CSV and the DPA', () => {
     const r = await call('GET', `${ORG()}/audit-logs?format=csv`, 'ADMIN');
     expect(r.headers['content-type']).toMatch(/^text\/csv/);
     const rows = parse<Record<string, string>>(r.body, { columns: true });
-    const total = denv.env.app.db.prepare('SELECT count(*) AS n FROM audit_logs').get() as { n: number };
+    const [total] = (await denv.env.query('SELECT count(*) AS n FROM audit_logs')) as [{ n: number }];
     expect(rows).toHaveLength(total.n);
     expect(rows[0]).toMatchObject({ action: 'suppression.add', actor_type: 'user', ip: '127.0.0.1' });
     expect(JSON.parse(rows[0]!.after!)).toMatchObject({ email: 's2@x.net' });
@@ -206,6 +207,9 @@ describe('the audit log as CSV and the DPA', () => {
     const r = await call('POST', `${ORG()}/legal/dpa`, 'OWNER');
     expect(r.statusCode).toBe(201);
     expect(r.json().data.dpa_accepted_at).toBe('2026-03-15T12:00:00.000Z');
-    expect(audit('organization').at(-1)).toMatchObject({ action: 'organization.accept_dpa', actor_type: 'user' });
+    expect((await audit('organization')).at(-1)).toMatchObject({
+      action: 'organization.accept_dpa',
+      actor_type: 'user',
+    });
   });
 });

@@ -73,11 +73,11 @@ describe('members', () => {
     expect((await call('DELETE', M('DEVELOPER'), 'ADMIN')).statusCode).toBe(204);
     expect((await call('GET', `/v1/organizations/${env.init.organization_id}`, 'DEVELOPER')).statusCode).toBe(404);
     expect((await call('DELETE', M('DEVELOPER'), 'ADMIN')).statusCode).toBe(404);
-    const row = env.app.db.prepare('SELECT action, before, after FROM audit_logs ORDER BY rowid DESC').get() as {
-      action: string;
-      before: string;
-      after: string | null;
-    };
+    const row = (
+      await env.query<{ action: string; before: string; after: string | null }>(
+        `SELECT action, before, after FROM audit_logs ORDER BY ${env.auditOrder} DESC LIMIT 1`,
+      )
+    )[0]!;
     expect(row.action).toBe('member.remove');
     expect(JSON.parse(row.before)).toMatchObject({ email: 'developer@example.com', role: 'DEVELOPER' });
     expect(row.after).toBeNull();
@@ -98,7 +98,7 @@ describe('invitations', () => {
     const inv = res.json().data as { token: string; expires_at: string; email: string };
     expect(inv).toMatchObject({ email: 'new@example.com', role: 'DEVELOPER', expires_at: '2026-03-22T12:00:00.000Z' });
     expect(inv.token).toMatch(/^svc_inv_/);
-    expect(JSON.stringify(env.app.db.prepare('SELECT * FROM invitations').all())).not.toContain(inv.token);
+    expect(JSON.stringify(await env.query('SELECT * FROM invitations'))).not.toContain(inv.token);
     const short = await accept(inv.token, undefined, { password: 'short' });
     expect([short.statusCode, codeOf(short)]).toEqual([422, 'request_validation_failed']);
     const joined = await accept(inv.token, undefined, { password: 'new-password-1' });

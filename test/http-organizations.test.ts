@@ -17,13 +17,13 @@ async function setup(): Promise<void> {
 const call = (...args: Parameters<ReturnType<typeof caller>>) => caller(() => env, tokens)(...args);
 const O = () => `/v1/organizations/${env.init.organization_id}`;
 const audit = () =>
-  env.app.db.prepare('SELECT action, actor_type, actor_name, before, after FROM audit_logs ORDER BY rowid').all() as {
+  env.query<{
     action: string;
     actor_type: string;
     actor_name: string | null;
     before: string | null;
     after: string | null;
-  }[];
+  }>(`SELECT action, actor_type, actor_name, before, after FROM audit_logs ORDER BY ${env.auditOrder}`);
 
 describe('organizations', () => {
   it('any signed-in user starts one and owns it', async () => {
@@ -37,7 +37,10 @@ describe('organizations', () => {
       ['Acme', 'DEVELOPER'],
       ['Side project', 'OWNER'],
     ]);
-    expect(audit().at(-1)).toMatchObject({ action: 'organization.create', actor_name: 'developer@example.com' });
+    expect((await audit()).at(-1)).toMatchObject({
+      action: 'organization.create',
+      actor_name: 'developer@example.com',
+    });
     const dup = await call('POST', '/v1/organizations', 'OWNER', { name: 'Side project' });
     expect([dup.statusCode, codeOf(dup)]).toEqual([409, 'conflict']);
     const bad = await call('POST', '/v1/organizations', 'OWNER', { name: 'X', plan: 'UNLIMITED' });
@@ -50,7 +53,7 @@ describe('organizations', () => {
     const res = await call('PATCH', O(), 'OWNER', { name: 'Acme Inc', plan: 'PAID' });
     expect(res.statusCode).toBe(200);
     expect(res.json().data).toMatchObject({ name: 'Acme Inc', plan: 'PAID', role: 'OWNER' });
-    const row = audit().at(-1)!;
+    const row = (await audit()).at(-1)!;
     expect(row.action).toBe('organization.update');
     expect(JSON.parse(row.before!)).toMatchObject({ name: 'Acme', plan: 'UNLIMITED' });
     expect(JSON.parse(row.after!)).toMatchObject({ name: 'Acme Inc', plan: 'PAID' });
@@ -66,8 +69,8 @@ describe('organizations', () => {
     const res = await call('DELETE', O(), 'OWNER');
     expect([res.statusCode, res.body]).toEqual([204, '']);
     expect((await call('GET', O(), 'OWNER')).statusCode).toBe(404);
-    expect(env.app.db.prepare('SELECT count(*) AS n FROM projects').get()).toEqual({ n: 0 });
-    expect(audit().at(-1)).toMatchObject({ action: 'organization.delete', after: null });
+    expect(await env.query('SELECT count(*) AS n FROM projects')).toEqual([{ n: 0 }]);
+    expect((await audit()).at(-1)).toMatchObject({ action: 'organization.delete', after: null });
   });
 });
 
@@ -85,11 +88,11 @@ describe('projects', () => {
     expect((await call('DELETE', `${O()}/projects/${id}`, 'DEVELOPER')).statusCode).toBe(403);
     expect((await call('DELETE', `${O()}/projects/${id}`, 'ADMIN')).statusCode).toBe(204);
     expect((await call('GET', `${O()}/projects/${id}`, 'ADMIN')).statusCode).toBe(404);
-    expect(
-      audit()
-        .map((a) => a.action)
-        .slice(-3),
-    ).toEqual(['project.create', 'project.update', 'project.delete']);
+    expect((await audit()).map((a) => a.action).slice(-3)).toEqual([
+      'project.create',
+      'project.update',
+      'project.delete',
+    ]);
   });
 
   it('merges settings into the ones stored and refuses unknown keys by name', async () => {
@@ -112,6 +115,6 @@ describe('projects', () => {
   it('audits a change from the CLI as the OS user', async () => {
     await setup();
     await env.app.accounts.createProject(env.init.organization_id, { name: 'From CLI' });
-    expect(audit().at(-1)).toMatchObject({ action: 'project.create', actor_type: 'cli' });
+    expect((await audit()).at(-1)).toMatchObject({ action: 'project.create', actor_type: 'cli' });
   });
 });

@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { outputSchemas } from '../src/emails/index.ts';
 import { count, createTestEnv, verifyDomain, type TestEnv } from './harness.ts';
-import { insertSigningDomain } from './signing-domain.ts';
+import { signingDomainRows } from './signing-domain.ts';
 import { signInMembers } from './management-helpers.ts';
 
 // POST …/projects/{project_id}/emails/{email_id}/resend (decisions.md, "Management endpoints
@@ -56,7 +56,8 @@ async function sendWith(keyEnv: 'LIVE' | 'TEST', payload: Record<string, unknown
   return r.json().data.id as string;
 }
 
-const row = (id: string) => env.app.db.prepare('SELECT * FROM emails WHERE id = ?').get(id) as Record<string, unknown>;
+const row = async (id: string) =>
+  (await env.query<Record<string, unknown>>('SELECT * FROM emails WHERE id = ?', id))[0]!;
 const detail = async (id: string) => {
   const key = await env.key({ env: 'TEST', permissions: 'READ_ONLY' });
   const get = (path: string) =>
@@ -79,11 +80,10 @@ const CONTENT = [
 ];
 const pick = (o: Record<string, unknown>, keys: string[]) => Object.fromEntries(keys.map((k) => [k, o[k]]));
 const attachmentsOf = (id: string) =>
-  env.app.db
-    .prepare(
-      'SELECT a.position, a.filename, a.content_type, a.content FROM attachments a JOIN emails e ON e.seq = a.email_seq WHERE e.id = ? ORDER BY a.position',
-    )
-    .all(id);
+  env.query(
+    'SELECT a.position, a.filename, a.content_type, a.content FROM attachments a JOIN emails e ON e.seq = a.email_seq WHERE e.id = ? ORDER BY a.position',
+    id,
+  );
 
 describe('resend over the Management API', () => {
   it('a DEVELOPER resends a LIVE email as a new QUEUED email with the same content, audited', async () => {
@@ -102,17 +102,13 @@ describe('resend over the Management API', () => {
     expect(pick(after.email, CONTENT)).toEqual(pick(before.email, CONTENT));
     expect(after.email).toMatchObject({ status: 'QUEUED', sent_at: null });
     expect(after.events).toEqual([expect.objectContaining({ type: 'queued', data: { resent_from: original } })]);
-    expect(row(data.id)).toMatchObject({ resent_from: original, env: 'LIVE', is_trial: 0, api_key_id: null });
-    expect(attachmentsOf(data.id)).toEqual(attachmentsOf(original));
+    expect(await row(data.id)).toMatchObject({ resent_from: original, env: 'LIVE', is_trial: 0, api_key_id: null });
+    expect(await attachmentsOf(data.id)).toEqual(await attachmentsOf(original));
     // Four recipient rows, due now, and four more recipients counted against the month's volume.
     expect(await count(env, 'recipients r JOIN emails e ON e.seq = r.email_seq', 'e.id = ?', data.id)).toBe(4);
-    const used = env.app.db.prepare("SELECT count FROM usage_counters WHERE period = '2026-03'").pluck().get();
-    expect(used).toBe(8);
+    expect(await env.query("SELECT count FROM usage_counters WHERE period = '2026-03'")).toEqual([{ count: 8 }]);
 
-    const audit = env.app.db.prepare("SELECT * FROM audit_logs WHERE action = 'email.resend'").all() as Record<
-      string,
-      string
-    >[];
+    const audit = await env.query<Record<string, string>>("SELECT * FROM audit_logs WHERE action = 'email.resend'");
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({
       organization_id: env.init.organization_id,
@@ -129,11 +125,11 @@ describe('resend over the Management API', () => {
   it('a TEST email resends as TEST (SIMULATED), not counted, suppression list not applied', async () => {
     await setup();
     const original = await sendWith('TEST', { ...MESSAGE, from: 'x@unverified.test' });
-    env.app.db
-      .prepare(
-        "INSERT INTO suppressions (project_id, email, reason, created_at) VALUES (?, 'ada@dest.test', 'MANUAL', ?)",
-      )
-      .run(env.init.project_id, new Date(env.clock.now()).toISOString());
+    await env.query(
+      "INSERT INTO suppressions (project_id, email, reason, created_at) VALUES (?, 'ada@dest.test', 'MANUAL', ?)",
+      env.init.project_id,
+      new Date(env.clock.now()).toISOString(),
+    );
     const r = await resend(original);
     expect(r.statusCode).toBe(201);
     expect(r.json().data).toMatchObject({ status: 'SIMULATED', skipped_recipients: [] });
@@ -150,23 +146,27 @@ describe('resend over the Management API', () => {
       subject: 'S',
       text: 'T',
     });
-    const suppress = env.app.db.prepare(
-      "INSERT INTO suppressions (project_id, email, reason, created_at) VALUES (?, ?, 'HARD_BOUNCE', ?)",
-    );
-    suppress.run(env.init.project_id, 'ada@dest.test', new Date(env.clock.now()).toISOString());
+    const suppress = (address: string) =>
+      env.query(
+        "INSERT INTO suppressions (project_id, email, reason, created_at) VALUES (?, ?, 'HARD_BOUNCE', ?)",
+        env.init.project_id,
+        address,
+        new Date(env.clock.now()).toISOString(),
+      );
+    await suppress('ada@dest.test');
     const one = await resend(original);
     expect(one.statusCode).toBe(201);
     expect(one.json().data.skipped_recipients).toEqual([{ email: 'ada@dest.test', reason: 'HARD_BOUNCE' }]);
     expect((await detail(one.json().data.id)).email.to_emails).toEqual(['bob@dest.test']);
 
-    suppress.run(env.init.project_id, 'bob@dest.test', new Date(env.clock.now()).toISOString());
+    await suppress('bob@dest.test');
     expect(errorOf(await resend(original))).toEqual([422, 'all_recipients_suppressed']);
-    env.app.db.prepare("DELETE FROM suppressions WHERE email = 'bob@dest.test'").run();
+    await env.query("DELETE FROM suppressions WHERE email = 'bob@dest.test'");
 
-    env.app.db.prepare("UPDATE domains SET status = 'FAILED' WHERE name = 'sender.test'").run();
+    await env.query("UPDATE domains SET status = 'FAILED' WHERE name = 'sender.test'");
     expect(errorOf(await resend(original))).toEqual([422, 'domain_not_verified']);
-    env.app.db.prepare("UPDATE domains SET status = 'VERIFIED' WHERE name = 'sender.test'").run();
-    env.app.db.prepare('UPDATE organizations SET dpa_accepted_at = NULL').run();
+    await env.query("UPDATE domains SET status = 'VERIFIED' WHERE name = 'sender.test'");
+    await env.query('UPDATE organizations SET dpa_accepted_at = NULL');
     expect(errorOf(await resend(original))).toEqual([422, 'dpa_not_signed']);
     // Only the one accepted resend is audited.
     expect(await count(env, 'audit_logs', "action = 'email.resend'")).toBe(1);
@@ -177,12 +177,13 @@ describe('resend over the Management API', () => {
     await setup({ sandboxDomain: 'try.svc.test' });
     const org = await env.app.accounts.createOrg({ name: 'Operator', owner_email: 'owner@example.com' });
     const ops = await env.app.accounts.createProject(org.id, { name: 'Ops' });
-    insertSigningDomain(env.app.db, {
+    for (const [sql, params] of signingDomainRows({
       organizationId: org.id,
       projectId: ops.id,
       name: 'try.svc.test',
       selector: 's1',
-    });
+    }).statements)
+      await env.query(sql, ...params);
     const key = await env.app.keys.createKey(env.init.project_id, { name: 'mine', env: 'LIVE' }, env.init.user_id);
     const sent = await env.server.inject({
       method: 'POST',
@@ -204,9 +205,7 @@ describe('resend over the Management API', () => {
     expect(errorOf(await resend('0190c4d8-0000-7000-8000-000000000000'))).toEqual([404, 'not_found']);
     expect(errorOf(await resend('not-a-uuid'))).toEqual([404, 'not_found']);
     expect(errorOf(await resend(original, 'VIEWER'))).toEqual([403, 'forbidden']);
-    env.app.db
-      .prepare('DELETE FROM email_bodies WHERE email_seq = (SELECT seq FROM emails WHERE id = ?)')
-      .run(original);
+    await env.query('DELETE FROM email_bodies WHERE email_seq = (SELECT seq FROM emails WHERE id = ?)', original);
     expect(errorOf(await resend(original))).toEqual([409, 'conflict']);
     expect(await count(env, 'emails')).toBe(1);
   });

@@ -32,8 +32,10 @@ describe('templates over the Management API', () => {
     expect((await call('DELETE', `${T()}/${id}`, 'VIEWER')).statusCode).toBe(403);
     expect((await call('DELETE', `${T()}/${id}`, 'DEVELOPER')).statusCode).toBe(204);
     expect((await call('GET', `${T()}/${id}`, 'VIEWER')).statusCode).toBe(404);
-    const actions = env.app.db.prepare("SELECT action FROM audit_logs WHERE target_type = 'template' ORDER BY rowid");
-    expect(actions.all()).toEqual([
+    const actions = await env.query(
+      `SELECT action FROM audit_logs WHERE target_type = 'template' ORDER BY ${env.auditOrder}`,
+    );
+    expect(actions).toEqual([
       { action: 'template.create' },
       { action: 'template.update' },
       { action: 'template.delete' },
@@ -51,7 +53,7 @@ describe('templates over the Management API', () => {
     expect([broken.statusCode, codeOf(broken)]).toEqual([422, 'template_render_error']);
     const unknown = await call('PATCH', `${T()}/no-such`, 'DEVELOPER', { name: 'x' });
     expect(unknown.statusCode).toBe(404);
-    expect(env.app.db.prepare("SELECT count(*) AS n FROM audit_logs WHERE target_type = 'template'").get()).toEqual({
+    expect((await env.query("SELECT count(*) AS n FROM audit_logs WHERE target_type = 'template'"))[0]).toEqual({
       n: 1,
     });
   });

@@ -49,7 +49,7 @@ async function delivered(to: string[]): Promise<{ id: string; returnPath: (domai
   const before = mx.received.length;
   const id = await d.send(to);
   await settle(d.env);
-  expect(d.email(id).status).toBe('DELIVERED');
+  expect((await d.email(id)).status).toBe('DELIVERED');
   const got = mx.received.slice(before);
   return {
     id,
@@ -139,9 +139,13 @@ describe('DSNs to a return path', () => {
       ]),
     );
     expect(r.data).toMatch(/^250 /);
-    expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard', bounce_category: 'invalid-recipient' });
-    expect(d.recipients(id)[0]).toMatchObject({ status: 'BOUNCED', smtp_code: 550, smtp_enhanced: '5.1.1' });
-    const events = d.events(id);
+    expect(await d.email(id)).toMatchObject({
+      status: 'BOUNCED',
+      bounce_type: 'hard',
+      bounce_category: 'invalid-recipient',
+    });
+    expect((await d.recipients(id))[0]).toMatchObject({ status: 'BOUNCED', smtp_code: 550, smtp_enhanced: '5.1.1' });
+    const events = await d.events(id);
     expect(events.map((e) => e.type)).toEqual(['queued', 'sending', 'smtp_connected', 'sent', 'delivered', 'bounced']);
     expect(events.at(-1)).toMatchObject({
       recipient: 'gone@dest.test',
@@ -157,7 +161,7 @@ describe('DSNs to a return path', () => {
     );
     // The same DSN again changes nothing.
     await mail(rp, dsn(rp, [{ address: 'gone@dest.test', status: '5.1.1', diagnostic: '550 5.1.1 User unknown' }]));
-    expect(d.events(id).filter((e) => e.type === 'bounced')).toHaveLength(1);
+    expect((await d.events(id)).filter((e) => e.type === 'bounced')).toHaveLength(1);
   });
 
   it('reads Gmail’s DSN: nested HTML, a Diagnostic-Code folded over three reply lines', async () => {
@@ -217,7 +221,11 @@ describe('DSNs to a return path', () => {
       '',
     ].join('\r\n');
     await mail(rp, body);
-    expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard', bounce_category: 'invalid-recipient' });
+    expect(await d.email(id)).toMatchObject({
+      status: 'BOUNCED',
+      bounce_type: 'hard',
+      bounce_category: 'invalid-recipient',
+    });
   });
 
   it('reads Microsoft 365’s DSN (5.1.10, RecipientNotFound)', async () => {
@@ -256,7 +264,11 @@ describe('DSNs to a return path', () => {
       '',
     ].join('\r\n');
     await mail(rp, body);
-    expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard', bounce_category: 'invalid-recipient' });
+    expect(await d.email(id)).toMatchObject({
+      status: 'BOUNCED',
+      bounce_type: 'hard',
+      bounce_category: 'invalid-recipient',
+    });
     expect(await suppressed('absent@dest.test')).toBe(1);
   });
 
@@ -264,7 +276,11 @@ describe('DSNs to a return path', () => {
     const { id, returnPath } = await delivered(['full@dest.test']);
     const rp = returnPath('dest.test');
     await mail(rp, dsn(rp, [{ address: 'full@dest.test', status: '4.2.2', diagnostic: '452 4.2.2 Mailbox full' }]));
-    expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'soft', bounce_category: 'mailbox-full' });
+    expect(await d.email(id)).toMatchObject({
+      status: 'BOUNCED',
+      bounce_type: 'soft',
+      bounce_category: 'mailbox-full',
+    });
     expect(await suppressed('full@dest.test')).toBe(0);
   });
 
@@ -273,7 +289,7 @@ describe('DSNs to a return path', () => {
     const rp = returnPath('dest.test');
     const diagnostic = '554 5.7.1 Service unavailable; Client host [1.2.3.4] blocked using zen.spamhaus.org';
     await mail(rp, dsn(rp, [{ address: 'ip@dest.test', status: '5.7.1', diagnostic }]));
-    expect(d.email(id)).toMatchObject({
+    expect(await d.email(id)).toMatchObject({
       status: 'BOUNCED',
       bounce_type: 'soft',
       bounce_category: 'reputation-blocklist',
@@ -294,7 +310,7 @@ describe('DSNs to a return path', () => {
       `From: slow@dest.test\r\nTo: ${rp}\r\nSubject: Out of Office: Hello\r\nAuto-Submitted: auto-replied\r\n\r\nI am away until Monday.\r\n`,
     );
     expect(vacation.data).toMatch(/^250 /);
-    expect(d.email(id).status).toBe('DELIVERED');
+    expect((await d.email(id)).status).toBe('DELIVERED');
   });
 });
 
@@ -362,7 +378,11 @@ describe('plain-text bounces', () => {
       'From: news@sender.test',
     ].join('\r\n');
     await mail(rp, body);
-    expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'hard', bounce_category: 'invalid-recipient' });
+    expect(await d.email(id)).toMatchObject({
+      status: 'BOUNCED',
+      bounce_type: 'hard',
+      bounce_category: 'invalid-recipient',
+    });
   });
 
   it('reads an Exim bounce, and ignores its delay warning', async () => {
@@ -382,7 +402,7 @@ describe('plain-text bounces', () => {
       '    451 4.7.1 Greylisted',
     ].join('\r\n');
     await mail(rp, warning);
-    expect(d.email(id).status).toBe('DELIVERED');
+    expect((await d.email(id)).status).toBe('DELIVERED');
     const bounce = [
       'From: Mail Delivery System <Mailer-Daemon@mx.dest.test>',
       `To: ${rp}`,
@@ -401,7 +421,11 @@ describe('plain-text bounces', () => {
       '------ This is a copy of the message, including all the headers. ------',
     ].join('\r\n');
     await mail(rp, bounce);
-    expect(d.email(id)).toMatchObject({ status: 'BOUNCED', bounce_type: 'soft', bounce_category: 'mailbox-full' });
+    expect(await d.email(id)).toMatchObject({
+      status: 'BOUNCED',
+      bounce_type: 'soft',
+      bounce_category: 'mailbox-full',
+    });
   });
 
   it('reads Exchange’s text NDR and Gmail’s text bounce', async () => {
@@ -427,7 +451,7 @@ describe('plain-text bounces', () => {
       'Original message headers:',
     ].join('\r\n');
     await mail(exRp, exchange);
-    expect(d.email(ex.id)).toMatchObject({
+    expect(await d.email(ex.id)).toMatchObject({
       status: 'BOUNCED',
       bounce_type: 'hard',
       bounce_category: 'invalid-recipient',
@@ -448,7 +472,7 @@ describe('plain-text bounces', () => {
       '550 5.7.1 Message rejected as spam by Content Filtering',
     ].join('\r\n');
     await mail(gmRp, gmail);
-    expect(d.email(gm.id)).toMatchObject({
+    expect(await d.email(gm.id)).toMatchObject({
       status: 'BOUNCED',
       bounce_type: 'soft',
       bounce_category: 'content-spam-block',
@@ -462,7 +486,7 @@ describe('plain-text bounces', () => {
     const parts = Array.from({ length: 5000 }, () => '--B\r\nContent-Type: text/plain\r\n\r\nx').join('\r\n');
     const body = `To: ${rp}\r\nContent-Type: multipart/report; report-type=delivery-status; boundary="B"\r\n\r\n${parts}\r\n--B--\r\n`;
     expect((await mail(rp, body)).data).toMatch(/^250 /);
-    expect(d.email(id).status).toBe('DELIVERED');
+    expect((await d.email(id)).status).toBe('DELIVERED');
   });
 });
 
@@ -471,9 +495,9 @@ describe('ARF complaints', () => {
     const { id, returnPath } = await delivered(['angry@dest.test']);
     const rp = returnPath('dest.test');
     expect((await mail(rp, arf(rp, 'angry@dest.test'))).data).toMatch(/^250 /);
-    expect(d.email(id).status).toBe('COMPLAINED');
-    expect(d.recipients(id)[0]!.status).toBe('COMPLAINED');
-    expect(d.events(id).at(-1)).toEqual({
+    expect((await d.email(id)).status).toBe('COMPLAINED');
+    expect((await d.recipients(id))[0]!.status).toBe('COMPLAINED');
+    expect((await d.events(id)).at(-1)).toEqual({
       type: 'complained',
       recipient: 'angry@dest.test',
       feedback_type: 'abuse',
@@ -486,14 +510,14 @@ describe('ARF complaints', () => {
     const { id, returnPath } = await delivered(['quiet@dest.test']);
     const rp = returnPath('dest.test');
     await mail(rp, arf(rp, 'quiet@dest.test', { originalRcptTo: false }));
-    expect(d.email(id).status).toBe('COMPLAINED');
+    expect((await d.email(id)).status).toBe('COMPLAINED');
   });
 
   it('does not take a complaint about a recipient at another domain than its return path', async () => {
     const { id, returnPath } = await delivered(['cat@dest.test', 'dog@other.test']);
     const rp = returnPath('dest.test');
     await mail(rp, arf(rp, 'dog@other.test'));
-    expect(d.email(id).status).toBe('DELIVERED');
+    expect((await d.email(id)).status).toBe('DELIVERED');
     expect(suppressionReason('dog@other.test')).toBeUndefined();
   });
 });
@@ -507,7 +531,7 @@ describe('forged and stray mail', () => {
       dsn(rp, [{ address: 'bob@other.test', status: '5.1.1', diagnostic: '550 5.1.1 unknown' }]),
     );
     expect(r.data).toMatch(/^250 /);
-    expect(d.email(id).status).toBe('DELIVERED');
+    expect((await d.email(id)).status).toBe('DELIVERED');
     expect(await suppressed('bob@other.test')).toBe(0);
   });
 
@@ -515,11 +539,11 @@ describe('forged and stray mail', () => {
     const { id } = await delivered(['ann2@dest.test', 'cat2@dest.test']);
     const annRp = mx.received.find((m) => m.to.includes('ann2@dest.test'))!.from;
     await mail(annRp, dsn(annRp, [{ address: 'cat2@dest.test', status: '5.1.1', diagnostic: '550 5.1.1 unknown' }]));
-    expect(d.email(id).status).toBe('DELIVERED');
+    expect((await d.email(id)).status).toBe('DELIVERED');
     expect(await suppressed('cat2@dest.test')).toBe(0);
     // Its own recipient, it does bounce.
     await mail(annRp, dsn(annRp, [{ address: 'ann2@dest.test', status: '5.1.1', diagnostic: '550 5.1.1 unknown' }]));
-    expect(d.recipients(id).map((r) => r.status)).toEqual(['BOUNCED', 'DELIVERED']);
+    expect((await d.recipients(id)).map((r) => r.status)).toEqual(['BOUNCED', 'DELIVERED']);
   });
 
   it('does not apply a DSN to a return path whose tag is wrong', async () => {
@@ -531,7 +555,7 @@ describe('forged and stray mail', () => {
     );
     expect(forged).not.toBe(rp);
     await mail(forged, dsn(forged, [{ address: 'tag@dest.test', status: '5.1.1', diagnostic: '550 5.1.1 unknown' }]));
-    expect(d.email(id).status).toBe('DELIVERED');
+    expect((await d.email(id)).status).toBe('DELIVERED');
     expect(await suppressed('tag@dest.test')).toBe(0);
   });
 
@@ -568,7 +592,7 @@ describe('forged and stray mail', () => {
     const rp = returnPath('dest.test');
     const body = `To: ${rp}\r\nContent-Type: multipart/report; report-type=delivery-status; boundary="X"\r\n\r\n--X\r\nContent-Type: message/delivery-status\r\n\r\nFinal-Recipient: garbage\r\nAction:\r\n--X`;
     expect((await mail(rp, body)).data).toMatch(/^250 /);
-    expect(d.email(id).status).toBe('DELIVERED');
+    expect((await d.email(id)).status).toBe('DELIVERED');
   });
 });
 
@@ -596,7 +620,7 @@ describe('svc inbound process', () => {
       ],
       ignored: [],
     });
-    expect(d.email(id).status).toBe('BOUNCED');
+    expect((await d.email(id)).status).toBe('BOUNCED');
     // svc emails show says where each recipient's outcome came from.
     const shown = await runSvc(d.env.dir, ['emails', 'show', id, '--json'], { SVC_DATA_DIR: d.env.dir });
     expect(shown.json().delivery[0].outcome).toMatchObject({ type: 'bounced', source: 'dsn' });

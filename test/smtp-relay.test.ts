@@ -504,7 +504,7 @@ describe('LIVE sends', () => {
     });
     const id = idOf(info.response);
     await settle(d.env);
-    expect(d.email(id)).toMatchObject({ status: 'DELIVERED', source: 'SMTP' });
+    expect(await d.email(id)).toMatchObject({ status: 'DELIVERED', source: 'SMTP' });
     // One transaction per recipient (each its own return path), the same message in each.
     expect(mx.received.map((m) => m.to[0]).sort()).toEqual(['a@dest.test', 'b@dest.test']);
     const got = mx.received[0]!;

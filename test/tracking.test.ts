@@ -98,7 +98,7 @@ describe('with click and open tracking on', () => {
     expect(sent.html).toMatch(
       new RegExp(`<img src="${PUBLIC}/t/o/${pixel}" width="1" height="1" alt=""[^>]*/>\\s*</body>`),
     );
-    expect(d.email(sent.id).html_body).toBe(HTML);
+    expect((await d.email(sent.id)).html_body).toBe(HTML);
     expect((await verifyDkim(sent.raw, dns)).status).toBe('pass');
   });
 
@@ -192,7 +192,7 @@ describe('with click and open tracking on', () => {
     await settle(d.env);
     const msg = mx.received.find((m) => m.to.includes(to))!;
     expect((await simpleParser(msg.raw)).text).toContain('https://shop.test/p');
-    expect(d.email(id).status).toBe('DELIVERED');
+    expect((await d.email(id)).status).toBe('DELIVERED');
   });
 });
 
