@@ -299,6 +299,8 @@ async function wire(config: Config, overrides: AppOverrides, store: Store, metri
     startupWarnings: () => startupWarnings(store.kind === 'sqlite' ? config.dataDir : undefined, hostname),
     /** Why an email's recipients are still waiting (read-only; safe from any process). */
     explainQueue: (emailId: string) => deliveryRepo.explain(emailId),
+    /** Runs `fn` unless another node runs the job `name` now (an advisory lock on PostgreSQL). */
+    runExclusive: (name: string, fn: () => Promise<void>) => store.runExclusive(name, fn),
     /** True when the database answers a write: used by /readyz. */
     ready: () => store.ready(),
     /** Commits what is queued, stops the pools and closes the database. */

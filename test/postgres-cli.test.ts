@@ -84,6 +84,8 @@ describe('svc migrate, and --database (SVC_DATABASE_URL)', () => {
       if (password) expect(line).not.toContain(password);
       expect(logged.data_dir).toBeUndefined();
       const key = /TEST API key:\s+(\S+)/.exec(served.stdout())![1]!;
+      // The first start names where it created the owner: the database, not a data dir.
+      expect(served.stdout()).toContain(`First start on ${redactUrl(url)}: created an owner`);
       const ready = await fetch(`${logged.url}/readyz`);
       expect(await ready.json()).toEqual({ data: { status: 'ready', store: 'postgres' } });
       const sent = await fetch(`${logged.url}/v1/emails`, {
@@ -121,5 +123,18 @@ describe('svc migrate, and --database (SVC_DATABASE_URL)', () => {
     const code = await served.stop();
     expect(Date.now() - t0).toBeLessThan(15_000);
     expect([0, 1]).toContain(code);
+  }, 30_000);
+
+  it('starts two nodes together on an empty database: one migrates it and creates the owner, both serve', async () => {
+    const empty = await freshPgDatabase('together');
+    const dirs = ['a', 'b'].map((n) => mkdtempSync(join(dir, `${n}-`)));
+    const nodes = await Promise.all(dirs.map((d) => startServe(d, ['--database', empty.url])));
+    try {
+      expect(nodes.filter((n) => n.stdout().includes('First start on')).map(() => 1)).toEqual([1]);
+      for (const n of nodes) expect((await fetch(`${n.url()}/readyz`)).status).toBe(200);
+    } finally {
+      for (const n of nodes) expect(await n.stop()).toBe(0);
+      await empty.drop();
+    }
   }, 30_000);
 });

@@ -45,7 +45,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
   // (a port in use must not leave the HTTP API answering over a closed store).
   const started: (() => Promise<unknown>)[] = [];
   try {
-    await firstStart(app, config);
+    await firstStart(app);
     await app.recordServerSettings();
     for (const w of app.startupWarnings()) logger.warn(w.fields, w.message);
     const https =
@@ -169,14 +169,18 @@ async function startInbound(
   return listener;
 }
 
-/** On a data dir with no organization, `init` with generated credentials, printed once. */
-async function firstStart(app: App, config: Config): Promise<void> {
-  const first = await initializeFirstStart(app.accounts, app.keys, hostname());
+/** On a store with no organization, `init` with generated credentials, printed once. */
+async function firstStart(app: App): Promise<void> {
+  // Nodes started together on an empty database: one creates the owner, the others go on.
+  let first: Awaited<ReturnType<typeof initializeFirstStart>>;
+  await app.runExclusive('first-start', async () => {
+    first = await initializeFirstStart(app.accounts, app.keys, hostname());
+  });
   if (!first) return;
   const { email, password, result: r } = first;
   process.stdout.write(
     [
-      `First start on ${config.dataDir}: created an owner, organization "Default" and project "Default".`,
+      `First start on ${app.storeWhere}: created an owner, organization "Default" and project "Default".`,
       `  owner email:    ${email}`,
       `  owner password: ${password}`,
       `  TEST API key:   ${r.api_key.key}`,
