@@ -89,8 +89,9 @@ function sqliteRows(dir: string, table: string): unknown[] {
 
 async function pgRows(pool: PgPool, table: string): Promise<unknown[]> {
   const rows = (await pool.query<Record<string, unknown>>(`SELECT * FROM "${table}"`)).rows;
-  // The audit log's seq is PostgreSQL's own (SQLite's rowid): compared by the order it gives.
-  if (table === 'audit_logs') for (const r of rows) delete r.seq;
+  // The seqs of the audit log, organizations and webhooks are PostgreSQL's own (SQLite's
+  // rowid): compared by the order they give.
+  if (['audit_logs', 'organizations', 'webhooks'].includes(table)) for (const r of rows) delete r.seq;
   return sorted(rows);
 }
 

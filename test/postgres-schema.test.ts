@@ -78,7 +78,7 @@ async function pgSchema(pool: PgPool) {
  */
 const PG_ONLY = {
   tables: ['rate_windows'],
-  columns: ['audit_logs.seq'],
+  columns: ['audit_logs.seq', 'organizations.seq', 'webhooks.seq'],
   indexes: ['audit_logs_org_seq'],
 };
 

@@ -52,7 +52,7 @@ export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
     listOrgsOfUser: (userId: string) =>
       all<OrgRow & { role: Role }>(
         `SELECT o.*, m.role FROM memberships m JOIN organizations o ON o.id = m.organization_id
-         WHERE m.user_id = $1 ORDER BY o.created_at, o.id COLLATE "C"`,
+         WHERE m.user_id = $1 ORDER BY o.created_at, o.seq`,
         [userId],
       ),
     countOrgs: async () => (await one<{ n: number }>('SELECT count(*) AS n FROM organizations'))!.n,

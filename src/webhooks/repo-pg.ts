@@ -122,12 +122,7 @@ export function createPgWebhooksRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
     findById: async (id: string) =>
       (await pool.query<WebhookRow>('SELECT * FROM webhooks WHERE id = $1', [id])).rows[0],
     listOfProject: async (projectId: string) =>
-      (
-        await pool.query<WebhookRow>(
-          'SELECT * FROM webhooks WHERE project_id = $1 ORDER BY created_at, id COLLATE "C"',
-          [projectId],
-        )
-      ).rows,
+      (await pool.query<WebhookRow>('SELECT * FROM webhooks WHERE project_id = $1 ORDER BY seq', [projectId])).rows,
     /**
      * Inserts unless the organization already has `max` webhooks; false at the ceiling. The
      * organization's row is locked while they are counted, so the ceiling holds across nodes.
