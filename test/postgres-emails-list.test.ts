@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuditWriter } from '../src/audit/repo.ts';
 import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
 import { createEmailsRepo, type AcceptOptions, type NewEmail } from '../src/emails/repo.ts';
+import { newEmail } from './postgres/email-fixture.ts';
 import { createPgEmailsRepo } from '../src/emails/repo-pg.ts';
 import type { ListQuery } from '../src/emails/schema.ts';
 import { createIdempotencySql } from '../src/idempotency/index.ts';
@@ -27,32 +28,19 @@ const OPTS: AcceptOptions = { suppress: false, volume: null, idempotency: null }
 /** 40 emails over 40 minutes, of two senders (in two cases), three tags, two statuses, a few recipients. */
 function emails(): NewEmail[] {
   return Array.from({ length: 40 }, (_v, i) => {
-    const id = `0192f4c1-7c2e-7b3a-9d4e-${String(i).padStart(12, '0')}`;
-    return {
-      id,
-      project_id: 'p1',
-      api_key_id: null,
+    return newEmail(`0192f4c1-7c2e-7b3a-9d4e-${String(i).padStart(12, '0')}`, {
       env: i % 3 ? 'TEST' : 'LIVE',
-      source: 'API',
       status: i % 3 ? 'SIMULATED' : 'QUEUED',
       from_email: i % 2 ? 'News@Example.com' : 'billing@example.com',
-      from_name: null,
       to: [`r${i % 5}@example.net`],
-      cc: null,
-      bcc: null,
-      reply_to: null,
       subject: `n${i}`,
       tags: [`t${i % 3}`],
-      headers: {},
-      html: null,
       text: `body ${i}`,
-      template_id: null,
-      template_version: null,
       // Two emails per minute share their time, so the cursor's tie-break by seq is walked too.
       created_at: new Date(Date.parse('2026-11-26T12:00:00.000Z') + Math.floor(i / 2) * 60_000).toISOString(),
       attachments: i % 4 ? [] : [{ filename: 'a.txt', content_type: 'text/plain', content: Buffer.from(`a${i}`) }],
       event: { id: `ev-${i}`, type: i % 3 ? 'simulated' : 'queued', data: {} },
-    } satisfies NewEmail;
+    });
   });
 }
 

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
 import { createPgEmailsRepo, type PgEmailsRepo } from '../src/emails/repo-pg.ts';
 import type { AcceptOptions, NewEmail, Recipient } from '../src/emails/repo.ts';
+import { newEmail } from './postgres/email-fixture.ts';
 import { createPgIdempotency } from '../src/idempotency/pg.ts';
 import { createPgUsage } from '../src/limits/usage-pg.ts';
 import { migratedPgDatabase, pgNode, type PgNode } from './postgres/db.ts';
@@ -49,34 +50,22 @@ beforeEach(async () => {
 let n = 0;
 function email(over: Partial<NewEmail> = {}): NewEmail {
   const id = `e${++n}`;
-  return {
-    id,
-    project_id: 'p1',
+  return newEmail(id, {
     api_key_id: 'k1',
-    env: 'LIVE',
-    source: 'API',
-    status: 'QUEUED',
-    from_email: 'news@example.com',
     from_name: 'News',
     to: ['Ada@Example.org', 'bob@example.net'],
     cc: ['Gone@example.net'],
-    bcc: null,
-    reply_to: null,
     subject: 'Héllo',
     tags: ['welcome', 'welcome', 'b'],
     headers: { 'X-Campaign': '42' },
     html: '<p>hi</p>',
     text: 'hi',
-    template_id: null,
-    template_version: null,
-    created_at: '2026-11-26T12:00:00.000Z',
     attachments: [
       { filename: 'a.bin', content_type: 'application/octet-stream', content: Buffer.from([0, 1, 255]) },
       { filename: 'logo.png', content_type: 'image/png', content: Buffer.from('png'), content_id: 'logo' },
     ],
-    event: { id: `ev-${id}`, type: 'queued', data: {} },
     ...over,
-  };
+  });
 }
 const recipientsOf = (e: NewEmail): Recipient[] => [
   ...e.to.map((address) => ({ address, kind: 'to' as const })),

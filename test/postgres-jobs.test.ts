@@ -1,23 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgJobs } from '../src/store/jobs-pg.ts';
-import { migratedPgDatabase, pgNode, type PgNode } from './postgres/db.ts';
+import { twoPgNodes, type PgNode } from './postgres/db.ts';
 
 // Jobs one node at a time runs on a shared database (issue 17): retention, domain checks, purges.
 
 let a: PgNode;
 let b: PgNode;
-let drop: () => Promise<void>;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  const db = await migratedPgDatabase('jobs');
-  drop = db.drop;
-  [a, b] = [await pgNode(db.url), await pgNode(db.url)];
+  ({ a, b, close } = await twoPgNodes('jobs'));
 });
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await drop?.();
-});
+afterAll(() => close?.());
 
 describe('jobs on PostgreSQL', () => {
   it('run on one node at a time: the other skips the turn, then may run the next', async () => {

@@ -1,25 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../src/lib/clock.ts';
 import { createPgRateLimiter } from '../src/limits/rate-pg.ts';
-import { migratedPgDatabase, pgNode, type PgNode } from './postgres/db.ts';
+import { twoPgNodes, type PgNode } from './postgres/db.ts';
 
 // The per-key request rate on PostgreSQL (issue 17, item 2): requests for one key on two nodes
 // at once share one window, so the key gets its rate once, not once per node.
 
 let a: PgNode;
 let b: PgNode;
-let drop: () => Promise<void>;
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  const db = await migratedPgDatabase('rate');
-  drop = db.drop;
-  [a, b] = [await pgNode(db.url), await pgNode(db.url)];
+  ({ a, b, close } = await twoPgNodes('rate'));
 });
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await drop?.();
-});
+afterAll(() => close?.());
 
 describe('the per-key rate on PostgreSQL, with two nodes', () => {
   it('allows the limit per second across both nodes, and the next second starts again', async () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuditWriter } from '../src/audit/repo.ts';
 import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
 import { createEmailsRepo, type AcceptOptions, type NewEmail } from '../src/emails/repo.ts';
+import { newEmail } from './postgres/email-fixture.ts';
 import { createPgEmailsRepo } from '../src/emails/repo-pg.ts';
 import { createIdempotencySql } from '../src/idempotency/index.ts';
 import { createPgIdempotency } from '../src/idempotency/pg.ts';
@@ -42,31 +43,16 @@ const LATER = `INSERT INTO email_events (id, email_seq, type, data, created_at)
 const OPTS: AcceptOptions = { suppress: false, volume: null, idempotency: null };
 
 function email(i: number): NewEmail {
-  const id = `0192f4c1-7c2e-7b3a-9d4e-${String(i).padStart(12, '0')}`;
-  return {
-    id,
+  return newEmail(`0192f4c1-7c2e-7b3a-9d4e-${String(i).padStart(12, '0')}`, {
     project_id: i % 3 ? 'p1' : 'p2',
-    api_key_id: null,
     env: i % 2 ? 'TEST' : 'LIVE',
-    source: 'API',
     status: i % 2 ? 'SIMULATED' : 'QUEUED',
-    from_email: 'news@example.com',
-    from_name: null,
     to: [`r${i}@example.net`],
-    cc: null,
-    bcc: null,
-    reply_to: null,
     subject: `n${i}`,
     tags: [`t${i % 2}`],
-    headers: {},
-    html: null,
-    text: 'x',
-    template_id: null,
-    template_version: null,
     created_at: new Date(T0 + i * 1000).toISOString(),
-    attachments: [],
     event: { id: `ev-${i}`, type: i % 2 ? 'simulated' : 'queued', data: {} },
-  };
+  });
 }
 
 let dir: string;

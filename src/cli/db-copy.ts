@@ -1,18 +1,13 @@
 import { Presets, SingleBar } from 'cli-progress';
-import { loadConfig } from '../config/load.ts';
 import { copyToPostgres } from '../store/copy.ts';
-import type { GlobalOptions } from './context.ts';
+import { storeConfigOf, type GlobalOptions } from './context.ts';
 import { EXIT_USAGE, print } from './io.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 
 /** svc db copy: the data dir (--data-dir) into PostgreSQL (--database), with a progress bar on a TTY. */
 export async function dbCopy(_args: string[], opts: Opts): Promise<void> {
-  const config = loadConfig({
-    env: process.env,
-    file: opts.config,
-    flags: { dataDir: opts.dataDir, database: opts.database },
-  });
+  const config = storeConfigOf(opts);
   const batch = Number(opts.batch);
   if (!config.database || !Number.isInteger(batch) || batch < 1) {
     process.stderr.write(

@@ -1,30 +1,18 @@
-import { createApp } from '../app.ts';
-import { loadConfig } from '../config/load.ts';
 import { hostnameProblem, type Domain, type DomainsService } from '../domains/index.ts';
-import type { GlobalOptions } from './context.ts';
+import { withApp, type GlobalOptions } from './context.ts';
 import { EXIT_FAILED, print, table } from './io.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
 /**
- * Opens the data dir like withApp, also honouring --dns-servers and --hostname
+ * Opens the store with withApp, also honouring --dns-servers and --hostname
  * (or SVC_DNS_SERVERS, SVC_HOSTNAME, the config file): the records shown and
  * checked name the server's host, and `verify` asks the resolver the server uses.
  */
 async function withDomains<T>(opts: Opts, fn: (domains: DomainsService, hostname: string) => Promise<T>): Promise<T> {
-  const flags = {
-    dataDir: opts.dataDir,
-    database: opts.database,
-    dnsServers: str(opts.dnsServers),
-    hostname: str(opts.hostname),
-  };
-  const app = await createApp(loadConfig({ env: process.env, file: opts.config, flags }));
-  try {
-    return await fn(app.domains, app.hostname);
-  } finally {
-    await app.close();
-  }
+  const flags = { dnsServers: str(opts.dnsServers), hostname: str(opts.hostname) };
+  return withApp(opts, (app) => fn(app.domains, app.hostname), { flags });
 }
 
 function checkLines(d: Domain): string[] {

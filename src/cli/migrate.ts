@@ -1,6 +1,5 @@
-import { loadConfig } from '../config/load.ts';
 import { migrateStore } from '../store/migrate.ts';
-import type { GlobalOptions } from './context.ts';
+import { storeConfigOf, type GlobalOptions } from './context.ts';
 import { print } from './io.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
@@ -11,11 +10,7 @@ type Opts = Record<string, unknown> & GlobalOptions;
  * start; this lets an upgrade be done (and its time seen) before the servers are replaced.
  */
 export async function migrate(_args: string[], opts: Opts): Promise<void> {
-  const config = loadConfig({
-    env: process.env,
-    file: opts.config,
-    flags: { dataDir: opts.dataDir, database: opts.database },
-  });
+  const config = storeConfigOf(opts);
   const t0 = performance.now();
   const r = await migrateStore(config);
   const seconds = Number(((performance.now() - t0) / 1000).toFixed(2));

@@ -6,8 +6,7 @@ import { readerSource, type TopSource } from '../top/source.ts';
 import type { EmailDetail, Snapshot } from '../top/repo.ts';
 import { AppError } from '../errors.ts';
 import { createApiClient, type ApiClient } from './api-client.ts';
-import type { GlobalOptions } from './context.ts';
-import { loadConfig } from '../config/load.ts';
+import { storeConfigOf, type GlobalOptions } from './context.ts';
 import { print, UsageError } from './io.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
@@ -15,8 +14,8 @@ type Opts = Record<string, unknown> & GlobalOptions;
 /**
  * svc top: on a terminal, the live Ink view (cli.md); outside one, or with --json, one
  * snapshot as text or JSON. It reads the data dir over a read-only connection (the whole
- * server), PostgreSQL with --database (every node), or with --server a running server's GET /v1/top with a key that may read (the
- * key's project).
+ * server), PostgreSQL with --database (every node), or with --server a running server's
+ * GET /v1/top with a key that may read (the key's project).
  */
 export async function top(_args: string[], opts: Opts): Promise<void> {
   const filter = parseFilterText(typeof opts.filter === 'string' ? opts.filter : '');
@@ -27,11 +26,7 @@ export async function top(_args: string[], opts: Opts): Promise<void> {
     const client = createApiClient({ server: opts.server, apiKey: opts.apiKey as string | undefined, retries: 0 });
     source = serverSource(client, opts.server);
   } else {
-    const config = loadConfig({
-      env: process.env,
-      file: opts.config,
-      flags: { dataDir: opts.dataDir, database: opts.database },
-    });
+    const config = storeConfigOf(opts);
     if (config.database) {
       // Several nodes' database: the same view over PostgreSQL's reads, which write nothing.
       const { openPostgres, redactUrl } = await import('../store/pg.ts');

@@ -1,7 +1,6 @@
-import { createApp, type App } from '../app.ts';
-import { loadConfig } from '../config/load.ts';
+import type { App } from '../app.ts';
 import type { Webhook } from '../webhooks/index.ts';
-import type { GlobalOptions } from './context.ts';
+import { withApp, type GlobalOptions } from './context.ts';
 import { EXIT_FAILED, print, record, table, UsageError } from './io.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
@@ -14,18 +13,11 @@ const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
  */
 async function withProject<T>(opts: Opts, fn: (app: App, projectId: string) => Promise<T>): Promise<T> {
   const flags = {
-    dataDir: opts.dataDir,
-    database: opts.database,
     dnsServers: str(opts.dnsServers),
     // Absent rather than false: the flag only turns the setting on, env or file may too.
     allowInsecureWebhooks: opts.allowInsecureWebhooks === true ? true : undefined,
   };
-  const app = await createApp(loadConfig({ env: process.env, file: opts.config, flags }));
-  try {
-    return await fn(app, (await app.accounts.getProject(str(opts.project)!)).id);
-  } finally {
-    await app.close();
-  }
+  return withApp(opts, async (app) => fn(app, (await app.accounts.getProject(str(opts.project)!)).id), { flags });
 }
 
 /** `a, b,c` as ['a', 'b', 'c']; undefined when the flag was not given. */

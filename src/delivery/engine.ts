@@ -213,7 +213,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   async function share(): Promise<void> {
     try {
       throttle.shareAmong(await deps.liveNodes!());
-      for (const t of await repo.throttledNow()) throttle.adopt(t.domain, t);
+      for (const t of await repo.throttledNow()) throttle.adopt(t);
     } catch (err) {
       logger.error({ err }, 'reading the other nodes and their slow-downs failed');
     }

@@ -5,6 +5,7 @@ import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type { ConnectionInfo } from './job.ts';
 import type { Decision } from './outcome.ts';
+import type { SharedThrottle } from './throttle.ts';
 import { summarize, type RecipientState } from './status.ts';
 import {
   lateBounceWrite,
@@ -12,6 +13,7 @@ import {
   type ClaimedEmail,
   type DueRow,
   type LeasedRow,
+  type RecipientRef,
   type QueueRecipient,
   type RecipientOutcome,
   type Stamp,
@@ -338,8 +340,8 @@ export function createPgDeliveryRepo(
     /** Destinations slowed down now (a row exists only while one is). */
     throttledNow: async () =>
       (
-        await pool.query<{ domain: string; concurrency: number; paused_until: string | null }>(
-          'SELECT domain, concurrency, paused_until FROM destination_throttles ORDER BY domain COLLATE "C"',
+        await pool.query<SharedThrottle>(
+          'SELECT domain, concurrency, paused_until, updated_at FROM destination_throttles ORDER BY domain COLLATE "C"',
         )
       ).rows,
 
@@ -358,12 +360,7 @@ export function createPgDeliveryRepo(
      * earns, and the email's status, atomically. False when the recipient was not SENT or
      * DELIVERED (already bounced, still queued).
      */
-    recordLateBounce: (
-      r: { seq: number; projectId: string; emailId: string; recipientId: number; address: string },
-      d: Extract<Decision, { kind: 'bounced' }>,
-      source: string,
-      now: number,
-    ) =>
+    recordLateBounce: (r: RecipientRef, d: Extract<Decision, { kind: 'bounced' }>, source: string, now: number) =>
       tx.write(async (t) => {
         const at = iso(now);
         const { reply, detail, event } = lateBounceWrite(r.address, d, source);
@@ -386,12 +383,7 @@ export function createPgDeliveryRepo(
      * `complained` event, the address on the suppression list (COMPLAINT) and the email's
      * status, atomically. False when the recipient was not DELIVERED.
      */
-    recordComplaint: (
-      r: { seq: number; projectId: string; emailId: string; recipientId: number; address: string },
-      feedbackType: string,
-      source: string,
-      now: number,
-    ) =>
+    recordComplaint: (r: RecipientRef, feedbackType: string, source: string, now: number) =>
       tx.write(async (t) => {
         const at = iso(now);
         const changed = await t.query(

@@ -6,6 +6,7 @@ import { iso } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { ConnectionInfo } from './job.ts';
 import type { Decision } from './outcome.ts';
+import type { SharedThrottle } from './throttle.ts';
 import { summarize, type RecipientState } from './status.ts';
 
 export interface DueRow {
@@ -18,6 +19,15 @@ export interface DueRow {
 }
 
 /** What a claim writes on the email: its Message-ID and how it will be authenticated. */
+/** A delivered recipient that a later report (a DSN, an ARF complaint) is about. */
+export interface RecipientRef {
+  seq: number;
+  projectId: string;
+  emailId: string;
+  recipientId: number;
+  address: string;
+}
+
 /** A claimed recipient, with the token of its claim: its outcome is recorded under that token only. */
 export type LeasedRow = DueRow & { lease: string };
 
@@ -179,8 +189,8 @@ export function createDeliveryRepo(
     `UPDATE recipients SET status = 'COMPLAINED', updated_at = @now WHERE id = @id AND status = 'DELIVERED'`,
   );
   const queueStats = db.prepare<[], { recipients: number; oldest: string | null }>(QUEUE_STATS_SQL);
-  const throttles = db.prepare<[], { domain: string; concurrency: number; paused_until: string | null }>(
-    'SELECT domain, concurrency, paused_until FROM destination_throttles ORDER BY domain',
+  const throttles = db.prepare<[], SharedThrottle>(
+    'SELECT domain, concurrency, paused_until, updated_at FROM destination_throttles ORDER BY domain',
   );
   const recipientByAddress = db.prepare<[number, string], { id: number; address: string; status: string }>(
     'SELECT id, address, status FROM recipients WHERE email_seq = ? AND address_lc = ?',
@@ -283,12 +293,7 @@ export function createDeliveryRepo(
      * from), the suppression a hard bounce earns, and the email's status, atomically.
      * False when the recipient was not SENT or DELIVERED (already bounced, still queued).
      */
-    recordLateBounce: (
-      r: { seq: number; projectId: string; emailId: string; recipientId: number; address: string },
-      d: Extract<Decision, { kind: 'bounced' }>,
-      source: string,
-      now: number,
-    ) =>
+    recordLateBounce: (r: RecipientRef, d: Extract<Decision, { kind: 'bounced' }>, source: string, now: number) =>
       tx.write(() => {
         const at = iso(now);
         const { reply, detail, event: data } = lateBounceWrite(r.address, d, source);
@@ -312,12 +317,7 @@ export function createDeliveryRepo(
      * `complained` event, the address on the suppression list (COMPLAINT) and the email's
      * status, atomically. False when the recipient was not DELIVERED.
      */
-    recordComplaint: (
-      r: { seq: number; projectId: string; emailId: string; recipientId: number; address: string },
-      feedbackType: string,
-      source: string,
-      now: number,
-    ) =>
+    recordComplaint: (r: RecipientRef, feedbackType: string, source: string, now: number) =>
       tx.write(() => {
         const at = iso(now);
         if (!complaint.run({ id: r.recipientId, now: at }).changes) return false;

@@ -61,16 +61,36 @@ describe('per-destination throttle', () => {
 
   it("adopts another node's slow-down: its lower limit and its later pause", () => {
     const t = createThrottle(opts);
-    t.adopt('a.example', { concurrency: 4, paused_until: new Date(60_000).toISOString() });
+    const first = { domain: 'a.example', concurrency: 4, paused_until: new Date(60_000).toISOString() };
+    t.adopt({ ...first, updated_at: '2026-11-27T00:00:00.000Z' });
     expect(t.paused('a.example', 59_999)).toBe(true);
     expect(t.tryStart('a.example', 59_999)).toBe(false);
     expect(t.describe('a.example', 60_000)).toMatchObject({ concurrency: 4, paused_until: null });
     // A higher limit or an earlier pause changes nothing.
     t.slowDown('a.example', 70_000);
-    t.adopt('a.example', { concurrency: 8, paused_until: new Date(80_000).toISOString() });
+    t.adopt({
+      domain: 'a.example',
+      concurrency: 8,
+      paused_until: new Date(80_000).toISOString(),
+      updated_at: '2026-11-27T00:00:01.000Z',
+    });
     expect(t.describe('a.example', 71_000)).toMatchObject({
       concurrency: 2,
       paused_until: new Date(100_000).toISOString(),
     });
+  });
+
+  it('adopts each recorded slow-down once, so this node wins its slots back by its own successes', () => {
+    const t = createThrottle(opts);
+    const row = { domain: 'a.example', concurrency: 4, paused_until: null, updated_at: '2026-11-27T00:00:00.000Z' };
+    t.adopt(row);
+    for (let i = 0; i < 2 * opts.recoverAfter; i++) t.succeeded('a.example');
+    expect(t.describe('a.example', 0).concurrency).toBe(6);
+    // The same row read again (every 2 s while it stands) does not pull the limit back down.
+    t.adopt(row);
+    expect(t.describe('a.example', 0).concurrency).toBe(6);
+    // A newer slow-down does.
+    t.adopt({ ...row, updated_at: '2026-11-27T00:01:00.000Z' });
+    expect(t.describe('a.example', 0).concurrency).toBe(4);
   });
 });

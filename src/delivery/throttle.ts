@@ -4,6 +4,14 @@
  * concurrency and a pause that grows while it keeps refusing; each run of
  * successes wins one slot back. Other destinations are untouched.
  */
+/** A destination's slow-down as a node recorded it (`destination_throttles`), for the others. */
+export interface SharedThrottle {
+  domain: string;
+  concurrency: number;
+  paused_until: string | null;
+  updated_at: string;
+}
+
 export interface ThrottleOptions {
   maxConcurrency: number;
   basePauseMs: number;
@@ -31,6 +39,8 @@ export function createThrottle(opts: ThrottleOptions) {
   };
   /** Nodes sending now (several on PostgreSQL): each takes an equal share of every limit. */
   let nodes = 1;
+  /** Per destination, the recorded slow-down last adopted (its `updated_at`). */
+  const adopted = new Map<string, string>();
   /**
    * This node's slots of a destination: its limit (the whole server's) divided among the
    * nodes, rounded down so that together they never pass it, and at least one.
@@ -44,12 +54,16 @@ export function createThrottle(opts: ThrottleOptions) {
     /** The nodes the limits are shared among (1 alone). */
     sharedAmong: () => nodes,
     /**
-     * Another node's slow-down of a destination (its row in destination_throttles): this
-     * node keeps to the lower limit and the later pause too, so a 421 that one node got
-     * slows them all.
+     * A node's slow-down of a destination (its row in destination_throttles): this node keeps
+     * to the lower limit and the later pause too, so a 421 that one node got slows them all.
+     * Each recorded slow-down is adopted once: afterwards this node wins its slots back by its
+     * own successes, as after a 421 of its own, rather than being held at the recorded limit
+     * until the row is cleared.
      */
-    adopt(d: string, shared: { concurrency: number; paused_until: string | null }): void {
-      const s = get(d);
+    adopt(shared: SharedThrottle): void {
+      if (adopted.get(shared.domain) === shared.updated_at) return;
+      adopted.set(shared.domain, shared.updated_at);
+      const s = get(shared.domain);
       s.limit = Math.max(1, Math.min(s.limit, shared.concurrency));
       const until = shared.paused_until ? Date.parse(shared.paused_until) : 0;
       if (until > s.pausedUntil) s.pausedUntil = until;

@@ -65,3 +65,18 @@ export async function migratedPgDatabase(label: string): Promise<{ url: string; 
   }
   return db;
 }
+
+/** Two nodes on one fresh, migrated database, and a close that ends both and drops it. */
+export async function twoPgNodes(label: string): Promise<{ a: PgNode; b: PgNode; close: () => Promise<void> }> {
+  const db = await migratedPgDatabase(label);
+  const [a, b] = [await pgNode(db.url), await pgNode(db.url)];
+  return {
+    a,
+    b,
+    close: async () => {
+      await a.close();
+      await b.close();
+      await db.drop();
+    },
+  };
+}
