@@ -23,7 +23,7 @@ export const SETTINGS: readonly SettingDoc[] = [
   {
     key: 'database',
     value: 'url',
-    description: "PostgreSQL in place of the data dir's SQLite file (svc migrate only, so far)",
+    description: "PostgreSQL in place of the data dir's SQLite file: several nodes share one database",
     example: 'postgres://svc:secret@db.internal:5432/svc',
   },
   { key: 'httpHost', value: 'host', description: 'HTTP listen address', default: '127.0.0.1', example: '0.0.0.0' },
