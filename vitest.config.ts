@@ -32,6 +32,7 @@ export const BOTH_STORES = [
   'test/cli-send.test.ts',
   'test/cli-domains.test.ts',
   'test/cli-webhooks.test.ts',
+  'test/delivery-modes.test.ts',
 ];
 
 export default defineConfig({

@@ -64,6 +64,24 @@ describe('the PostgreSQL group commit', () => {
     expect(commits.length).toBeLessThanOrEqual(4);
   });
 
+  it('keeps the writes of one writeTogether in one group, in their order, however the queue is shared out', async () => {
+    const c = start({ maxBatch: 8 });
+    // Some single writes around a bundle of 20, larger than a group: the bundle is not split.
+    const insert = (i: number) => (tx: PgTx) => tx.query(`INSERT INTO t VALUES ($1, nextval('t_order')::text)`, [i]);
+    await pool.query('DROP SEQUENCE IF EXISTS t_order');
+    await pool.query('CREATE SEQUENCE t_order');
+    const singles = [100, 101, 102].map((i) => c.write(insert(i)));
+    const bundle = c.writeTogether(Array.from({ length: 20 }, (_v, i) => insert(i)));
+    const after = [103, 104].map((i) => c.write(insert(i)));
+    await Promise.all([...singles, ...bundle, ...after]);
+    const rows = (await other.query<{ id: number }>('SELECT id FROM t WHERE id < 100 ORDER BY v::int')).rows;
+    // nextval is taken as each statement runs: the bundle ran in its order.
+    const order = rows.map((r) => r.id);
+    expect(order).toEqual(Array.from({ length: 20 }, (_v, i) => i));
+    // One group of at least the bundle's 20 writes, though a group is 8 at most otherwise.
+    expect(commits.some((n) => n >= 20)).toBe(true);
+  });
+
   it('answers an item that throws before writing alone, in the same group as the others', async () => {
     const c = start({ parallel: 1 });
     const results = await Promise.allSettled([

@@ -129,6 +129,27 @@ describe('the delivery queue on PostgreSQL, with two nodes', () => {
     });
   });
 
+  it('moves an email to DELIVERED when two nodes record its last recipients at the same time', async () => {
+    // Each email's four recipients: two claimed by a, two by b, all recorded at once. Each
+    // record reads the email's other recipients; without a lock on the email, each read the
+    // other's as SENDING and the email stayed SENDING with every recipient delivered.
+    const rows = await a.repo.findDue(T0, 200);
+    const claims = await Promise.all(
+      Array.from({ length: 50 }, async (_v, e) => {
+        const mine = rows.filter((r) => r.email_seq === e + 1);
+        return [
+          await a.repo.claim(mine.slice(0, 2), T0, LEASE_MS, new Map()),
+          await b.repo.claim(mine.slice(2), T0, LEASE_MS, new Map()),
+        ];
+      }),
+    );
+    const record = (n: Node, got: LeasedRow[], e: number) =>
+      n.repo.record(e + 1, 'p1', `e${e}`, CONN, got.map(delivered), T0 + 1, got[0]!.lease);
+    await Promise.all(claims.flatMap(([x, y], e) => [record(a, x!, e), record(b, y!, e)]));
+    expect(await one("SELECT count(*)::int AS n FROM recipients WHERE status = 'DELIVERED'")).toEqual({ n: 200 });
+    expect(await one('SELECT array_agg(DISTINCT status) AS s FROM emails')).toEqual({ s: ['DELIVERED'] });
+  });
+
   it("records nothing over another node's claim once its own lease ran out", async () => {
     const [first] = await a.repo.claim(await a.repo.findDue(T0, 1), T0, LEASE_MS, new Map());
     // Node a stalls past its lease; node b finds the recipient due again and takes it.

@@ -77,6 +77,11 @@ export function createPgDeliveryRepo(
     addEvents(t, [[seq, type, data]], at);
 
   async function refreshEmail(t: PgTx, seq: number, now: string): Promise<void> {
+    // The email's row first: two transactions recording different recipients of one email (two
+    // groups, or two nodes) would each read the other's recipient as it was before, and leave
+    // the email SENDING with every recipient final. Locked, the second waits for the first's
+    // commit, and its read of the recipients (a new snapshot, under READ COMMITTED) sees it.
+    await t.query('SELECT 1 FROM emails WHERE seq = $1 FOR NO KEY UPDATE', [seq]);
     const rows = await t.query<RecipientState>(
       `SELECT status, bounce_type, bounce_category, smtp_code, smtp_enhanced, smtp_text, sent_at, delivered_at,
               updated_at

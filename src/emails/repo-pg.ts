@@ -4,6 +4,7 @@ import type { PgUsage } from '../limits/usage-pg.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type {
+  AcceptItem,
   AcceptOptions,
   AcceptResult,
   EmailRow,
@@ -239,6 +240,9 @@ export function createPgEmailsRepo(
   return {
     acceptEmail: (e: NewEmail, recipients: Recipient[], opts: AcceptOptions) =>
       tx.write((t) => accept(t, e, recipients, opts)),
+    /** A batch's emails, each accepted on its own, in one group and in their order (repo.ts). */
+    acceptEmails: (items: readonly AcceptItem[]) =>
+      Promise.allSettled(tx.writeTogether(items.map((i) => (t: PgTx) => accept(t, i.email, i.recipients, i.opts)))),
     /** Accepts a resend like any email, with its audit row in the same transaction. */
     resendEmail: (e: NewEmail, recipients: Recipient[], opts: AcceptOptions, audited: (r: SendResponse) => Audited) =>
       tx.write(async (t) => {

@@ -75,6 +75,13 @@ export interface AcceptOptions {
   idempotency: { key: string; hash: string; expiresAt: string } | null;
 }
 
+/** One email of a batch, ready to accept. */
+export interface AcceptItem {
+  email: NewEmail;
+  recipients: Recipient[];
+  opts: AcceptOptions;
+}
+
 export type AcceptResult = { replay: true; response: SendResponse } | { replay: false; response: SendResponse };
 
 export interface EmailsRepoDeps {
@@ -306,6 +313,12 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
   return {
     acceptEmail: (e: NewEmail, recipients: Recipient[], opts: AcceptOptions) =>
       tx.write(() => accept(e, recipients, opts)),
+    /**
+     * A batch's emails, each accepted on its own (one's refusal leaves the others), written in
+     * their order so their seqs follow the request: one group here, as on PostgreSQL.
+     */
+    acceptEmails: (items: readonly AcceptItem[]) =>
+      Promise.allSettled(items.map((i) => tx.write(() => accept(i.email, i.recipients, i.opts)))),
     /** A committed idempotency record for this key, if any (checked before doing any work). */
     findIdempotent: (projectId: string, key: string, hash: string, nowIso: string) => {
       const prior = deps.idempotency.find(projectId, key, nowIso);

@@ -254,7 +254,19 @@ export function createEmailsService(deps: EmailsDeps) {
     /** Accepts up to 100 emails, each on its own (batch rules 1–5). */
     async sendBatch(sender: Sender, body: unknown) {
       const { emails } = parseInput(batchRequestSchema, body);
-      const results = await Promise.all(emails.map((r, index) => batchItem(sender, r, index)));
+      // Built side by side, then accepted together in the request's order: the emails are
+      // listed and delivered in the order they were sent, on either store.
+      const built = await Promise.allSettled(emails.map((r) => buildEmail(sender, r, API_ORIGIN)));
+      const ready = built.flatMap((b) =>
+        b.status === 'fulfilled' ? [{ ...b.value, opts: acceptOptions(sender, null) }] : [],
+      );
+      const outcomes = (await repo.acceptEmails(ready)).reverse();
+      const results = built.map((b, index): BatchItemResult => {
+        const outcome = b.status === 'fulfilled' ? outcomes.pop()! : b;
+        if (outcome.status === 'rejected') return batchError(index, outcome.reason);
+        if (b.status === 'fulfilled') deps.onAccepted?.(b.value.email.env, b.value.email.source);
+        return { index, ...outcome.value.response, error: null };
+      });
       const accepted = results.filter((x) => x.error === null).length;
       return { results, accepted_count: accepted, failed_count: results.length - accepted };
     },
@@ -304,22 +316,18 @@ export function createEmailsService(deps: EmailsDeps) {
     },
   };
 
-  async function batchItem(sender: Sender, r: SendRequest, index: number): Promise<BatchItemResult> {
-    try {
-      const { response } = await sendParsed(sender, r);
-      return { index, ...response, error: null };
-    } catch (e) {
-      const err = toAppError(e);
-      if (err.code === 'internal_error') throw e;
-      const error = { status_code: errorRegistry[err.code].status, code: err.code, message: err.message };
-      return {
-        index,
-        id: null,
-        status: null,
-        skipped_recipients: [],
-        error: err.details ? { ...error, details: err.details } : error,
-      };
-    }
+  /** A batch item's refusal as the batch reports it; an internal error fails the request. */
+  function batchError(index: number, e: unknown): BatchItemResult {
+    const err = toAppError(e);
+    if (err.code === 'internal_error') throw e;
+    const error = { status_code: errorRegistry[err.code].status, code: err.code, message: err.message };
+    return {
+      index,
+      id: null,
+      status: null,
+      skipped_recipients: [],
+      error: err.details ? { ...error, details: err.details } : error,
+    };
   }
 
   async function getRow(projectId: string | null, id: string) {

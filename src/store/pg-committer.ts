@@ -38,6 +38,13 @@ export interface PgCommitter {
    * again. So it must read and write only the database.
    */
   write<T>(work: (tx: PgTx) => Promise<T>): Promise<T>;
+  /**
+   * As `write` for each of `works`, kept in one group and run in their order: their rows get
+   * their keys (seq) in that order, as one SQLite group gives them. A batch request's emails are
+   * listed and claimed in the order they were sent, not in the order parallel groups committed.
+   * Each promise settles on its own, as `write`'s.
+   */
+  writeTogether<T>(works: ((tx: PgTx) => Promise<T>)[]): Promise<T>[];
   /** Commits whatever is queued now. */
   flush(): void;
   /** Commits what is queued, waits for the groups in flight, and refuses writes after. */
@@ -64,6 +71,8 @@ export interface PgCommitterOptions {
 
 interface Pending {
   work: (tx: PgTx) => Promise<unknown>;
+  /** Set on the writes of one `writeTogether`: a group never splits them. */
+  together?: object | undefined;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
@@ -245,7 +254,9 @@ export function createPgCommitter(pool: PgPool, opts: PgCommitterOptions): PgCom
       // Spread what is queued over the free connections: PostgreSQL flushes the WAL of
       // concurrent commits together, so small groups in parallel cost no more fsyncs than one
       // large group, and run their statements side by side instead of one after another.
-      const size = Math.min(opts.maxBatch, Math.ceil(queue.length / (parallel - inFlight)));
+      let size = Math.min(opts.maxBatch, Math.ceil(queue.length / (parallel - inFlight)));
+      const last = queue[size - 1]!.together;
+      while (last && queue[size]?.together === last) size++;
       const batch = queue.slice(0, size);
       queue = queue.slice(batch.length);
       inFlight++;
@@ -258,14 +269,28 @@ export function createPgCommitter(pool: PgPool, opts: PgCommitterOptions): PgCom
     }
   }
 
+  function enqueue<T>(work: (tx: PgTx) => Promise<T>, together?: object): Promise<T> {
+    if (closed) return Promise.reject(new Error('store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      queue.push({ work, together, resolve: resolve as (v: unknown) => void, reject });
+    });
+  }
+  function schedule(): void {
+    if (queue.length >= opts.maxBatch) flush();
+    else timer ??= ioTimeout(flush, opts.windowMs);
+  }
+
   return {
     write<T>(work: (tx: PgTx) => Promise<T>): Promise<T> {
-      if (closed) return Promise.reject(new Error('store is closed'));
-      return new Promise<T>((resolve, reject) => {
-        queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
-        if (queue.length >= opts.maxBatch) flush();
-        else timer ??= ioTimeout(flush, opts.windowMs);
-      });
+      const p = enqueue(work);
+      schedule();
+      return p;
+    },
+    writeTogether<T>(works: ((tx: PgTx) => Promise<T>)[]): Promise<T>[] {
+      const together = {};
+      const all = works.map((w) => enqueue(w, together));
+      schedule();
+      return all;
     },
     flush,
     async close() {
