@@ -33,6 +33,17 @@ export const BOTH_STORES = [
   'test/cli-domains.test.ts',
   'test/cli-webhooks.test.ts',
   'test/delivery-modes.test.ts',
+  'test/inbound.test.ts',
+  'test/http-auth.test.ts',
+  'test/http-stats.test.ts',
+  'test/trial.test.ts',
+  'test/webhooks.test.ts',
+  'test/smtp-relay.test.ts',
+  'test/metrics.test.ts',
+  'test/top.test.ts',
+  'test/retention.test.ts',
+  'test/domains-live.test.ts',
+  'test/serve-start.test.ts',
 ];
 
 export default defineConfig({

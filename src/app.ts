@@ -1,3 +1,4 @@
+import { notOverlapping } from './lib/periodic.ts';
 import { cpus } from 'node:os';
 import type { Config } from './config/schema.ts';
 import { iso, systemClock, type Clock } from './lib/clock.ts';
@@ -238,14 +239,17 @@ async function wire(config: Config, overrides: AppOverrides, store: Store, metri
           )
         : createWebhookDispatcher({ repo: webhooksRepo, clock, logger, agent: webhookAgent }, dispatcherOptions));
   // Expired idempotency records and session tokens are purged once an hour, by one node at a time.
-  const purge = clock.setInterval(() => {
-    void store
-      .runExclusive('purge', async () => {
-        await store.purgeIdempotency(iso(clock.now()));
-        await sessions.purgeExpired();
-      })
-      .catch(() => {});
-  }, 3_600_000);
+  const purge = clock.setInterval(
+    notOverlapping(() =>
+      store
+        .runExclusive('purge', async () => {
+          await store.purgeIdempotency(iso(clock.now()));
+          await sessions.purgeExpired();
+        })
+        .catch(() => {}),
+    ),
+    3_600_000,
+  );
 
   return {
     config,
@@ -277,6 +281,8 @@ async function wire(config: Config, overrides: AppOverrides, store: Store, metri
     nodes: store.nodes,
     /** svc top through the server (GET /v1/top). */
     top: createTopService((o) => store.topReader(o), clock),
+    /** svc top's reader of the whole server (every project), on whichever store runs. */
+    topReader: (o: { projectId?: string } = {}) => store.topReader({ clock, ...o }),
     /** Bounces mailed back to return paths (the inbound listener, `svc inbound process`). */
     inbound,
     /** The dashboard's CSV export of a project's emails, on top of the list use case. */

@@ -23,6 +23,8 @@ export interface TestEnv {
   auditOrder: 'rowid' | 'seq';
   /** Rows of a query with `?` placeholders, on whichever store runs. */
   query<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
+  /** The environment a `svc` child process needs to open this env's store (data dir, and database on PostgreSQL). */
+  cliEnv: Record<string, string>;
   clock: FakeClock;
   app: App;
   server: FastifyInstance;
@@ -84,6 +86,7 @@ export async function createTestEnv(
         )
       ).rows as T[];
     },
+    cliEnv: { SVC_DATA_DIR: dir, ...(pg ? { SVC_DATABASE_URL: pg.url } : {}) },
     clock,
     app,
     server,

@@ -9,6 +9,37 @@ import { call, email, runCase, type Case } from './http-helpers.ts';
 // Authentication 1–6 and the per-key request rate (decisions.md).
 
 let env: TestEnv | undefined;
+
+/**
+ * Writes as another process would (`svc keys revoke` beside the server): a second connection to
+ * the file on SQLite; on PostgreSQL, the harness's own pool.
+ */
+function elsewhere(e: TestEnv) {
+  if (e.store === 'postgres') {
+    return { run: async (sql: string, ...p: unknown[]) => void (await e.query(sql, ...p)), close: () => {} };
+  }
+  const db = new Database(join(e.app.config.dataDir, DATABASE_FILE));
+  db.pragma('foreign_keys = ON');
+  const run = (sql: string, ...p: unknown[]) => Promise.resolve(void db.prepare(sql).run(...p));
+  return { run, close: () => db.close() };
+}
+
+/** A trigger's definition, as its store prints it. */
+async function triggerSql(e: TestEnv, name: string): Promise<string> {
+  const sql =
+    e.store === 'postgres'
+      ? 'SELECT pg_get_triggerdef(oid) AS sql FROM pg_trigger WHERE tgname = ?'
+      : 'SELECT sql FROM sqlite_master WHERE name = ?';
+  return (await e.query<{ sql: string }>(sql, name))[0]!.sql;
+}
+
+async function columnsOf(e: TestEnv, table: string): Promise<string[]> {
+  const sql =
+    e.store === 'postgres'
+      ? "SELECT column_name AS name FROM information_schema.columns WHERE table_name = ? AND table_schema = 'public'"
+      : 'SELECT name FROM pragma_table_info(?)';
+  return (await e.query<{ name: string }>(sql, table)).map((c) => c.name);
+}
 afterEach(async () => {
   await env?.close();
   env = undefined;
@@ -106,24 +137,22 @@ describe('401 unauthorized', () => {
     env = await createTestEnv();
     const k = await env.app.keys.createKey(env.init.project_id, { name: 'x', env: 'TEST' });
     await runCase(env, k.key!, { name: 'before', body: email(), status: 202 });
-    // Another connection to the same file, as `svc keys revoke` in another process would be.
-    const other = new Database(join(env.app.config.dataDir, DATABASE_FILE));
+    const other = elsewhere(env);
     try {
-      other.prepare("UPDATE organizations SET plan = 'FREE' WHERE id = ?").run(env.init.organization_id);
+      await other.run("UPDATE organizations SET plan = 'FREE' WHERE id = ?", env.init.organization_id);
       expect((await env.app.keys.authenticate(k.key)).plan).toBe('FREE');
-      other.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?').run('2026-03-15T12:00:00.000Z', k.id);
+      await other.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', '2026-03-15T12:00:00.000Z', k.id);
       await runCase(env, k.key!, { name: 'revoked elsewhere', body: email(), status: 401, code: 'unauthorized' });
       const k2 = await env.app.keys.createKey(env.init.project_id, { name: 'y', env: 'TEST' });
       await runCase(env, k2.key!, { name: 'another key', status: 200 });
       // A key's permission narrowed elsewhere: its next send is 403, its next read still 200
       // (a second apart: the organization is FREE now, 1 request per second).
-      other.prepare("UPDATE api_keys SET permissions = 'READ_ONLY' WHERE id = ?").run(k2.id);
+      await other.run("UPDATE api_keys SET permissions = 'READ_ONLY' WHERE id = ?", k2.id);
       env.clock.advance(1000);
       await runCase(env, k2.key!, { name: 'narrowed elsewhere', body: email(), status: 403, code: 'forbidden' });
       env.clock.advance(1000);
       await runCase(env, k2.key!, { name: 'narrowed, read', status: 200 });
-      other.pragma('foreign_keys = ON');
-      other.prepare('DELETE FROM projects WHERE id = ?').run(env.init.project_id);
+      await other.run('DELETE FROM projects WHERE id = ?', env.init.project_id);
       await runCase(env, k2.key!, { name: 'project deleted elsewhere', status: 401, code: 'unauthorized' });
     } finally {
       other.close();
@@ -133,26 +162,20 @@ describe('401 unauthorized', () => {
   it('keeps found keys when only last_used_at is written, and forgets them on any other change', async () => {
     env = await createTestEnv();
     const k = await env.key({ env: 'TEST' });
-    const epoch = () => env!.app.db.prepare('SELECT n FROM auth_epoch').pluck().get() as number;
-    const before = epoch();
-    env.app.db.prepare('UPDATE api_keys SET last_used_at = ?').run('2026-03-15T12:00:00.000Z');
-    expect(epoch()).toBe(before);
-    env.app.db
-      .prepare("UPDATE api_keys SET name = name || '-renamed' WHERE rowid = (SELECT min(rowid) FROM api_keys)")
-      .run();
-    expect(epoch()).toBe(before + 1);
+    const epoch = async () => Number((await env!.query<{ n: number }>('SELECT n FROM auth_epoch'))[0]!.n);
+    const before = await epoch();
+    await env.query('UPDATE api_keys SET last_used_at = ?', '2026-03-15T12:00:00.000Z');
+    expect(await epoch()).toBe(before);
+    await env.query("UPDATE api_keys SET name = name || '-renamed' WHERE id = (SELECT min(id) FROM api_keys)");
+    expect(await epoch()).toBe(before + 1);
     await runCase(env, k, { name: 'still sends', body: email(), status: 202 });
-    // A column added to api_keys later must move the epoch too (migration 0015 lists them).
-    const trigger = env.app.db
-      .prepare("SELECT sql FROM sqlite_master WHERE name = 'api_keys_epoch_update'")
-      .pluck()
-      .get() as string;
-    const columns = (env.app.db.pragma('table_info(api_keys)') as { name: string }[]).map((c) => c.name);
-    const listed = /UPDATE OF ([^]*?) ON api_keys/
-      .exec(trigger)![1]!
+    // A column added to api_keys later must move the epoch too (SQLite migration 0015 and
+    // PostgreSQL's 0001 list them).
+    const listed = /UPDATE OF ([^]*?) ON (?:public\.)?api_keys/
+      .exec(await triggerSql(env, 'api_keys_epoch_update'))![1]!
       .split(',')
       .map((c) => c.trim());
-    expect(listed.sort()).toEqual(columns.filter((c) => c !== 'last_used_at').sort());
+    expect(listed.sort()).toEqual((await columnsOf(env, 'api_keys')).filter((c) => c !== 'last_used_at').sort());
   });
 
   it('refuses a key from its expires_at on, and never expires a key without one', async () => {
@@ -256,7 +279,7 @@ describe('per-key request rate', () => {
 
   it('an organization override replaces the plan rate', async () => {
     env = await createTestEnv();
-    env.app.db.prepare('UPDATE organizations SET rate_limit_per_second = 2').run();
+    await env.query('UPDATE organizations SET rate_limit_per_second = 2');
     const k = await env.key({ env: 'TEST' });
     await runCase(env, k, { name: '1', body: email(), status: 202, resHeaders: limited('2', '1') });
     await runCase(env, k, { name: '2', status: 200, resHeaders: limited('2', '0') });

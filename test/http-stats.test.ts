@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadMigrations } from '../src/store/db.ts';
 import { STAT_TYPES } from '../src/stats/index.ts';
-import { createTestEnv, verifyDomain, type TestEnv } from './harness.ts';
+import { count, createTestEnv, testStore, verifyDomain, type TestEnv } from './harness.ts';
 import { email, expectError, fieldsOf } from './http-helpers.ts';
 
 // Usage (GET .../usage) and stats (GET .../projects/{id}/stats) over the Management API:
@@ -89,7 +89,7 @@ describe('GET .../usage', () => {
     const live = await env.key({ env: 'LIVE' });
     await send(live, ['a@example.net', 'b@example.net']);
     await env.app.accounts.setPlan('Acme', 'FREE');
-    env.app.db.prepare('UPDATE usage_counters SET count = 150 WHERE length(period) = 7').run();
+    await env.query('UPDATE usage_counters SET count = 150 WHERE length(period) = 7');
     expect((await get(`${O()}/usage`)).json().data.monthly_volume).toMatchObject({
       used: 150,
       limit: 100,
@@ -169,9 +169,9 @@ describe('GET .../projects/{id}/stats', () => {
     ]);
     expect(week.totals).toEqual(h.totals);
     // What the rollup says equals a count over the events.
-    const events = env.app.db
-      .prepare("SELECT type, count(*) AS n FROM email_events WHERE type IN ('queued', 'simulated') GROUP BY type")
-      .all();
+    const events = await env.query(
+      "SELECT type, CAST(count(*) AS INTEGER) AS n FROM email_events WHERE type IN ('queued', 'simulated') GROUP BY type ORDER BY type",
+    );
     expect(events).toEqual([
       { type: 'queued', n: 4 },
       { type: 'simulated', n: 4 },
@@ -181,12 +181,16 @@ describe('GET .../projects/{id}/stats', () => {
   it('counts delivery and tracking events of any writer, and not sending or smtp_connected', async () => {
     await setup();
     await send(await env.key({ env: 'LIVE' }), ['a@example.net']);
-    const seq = env.app.db.prepare('SELECT seq FROM emails').pluck().get() as number;
-    const add = env.app.db.prepare(
-      "INSERT INTO email_events (id, email_seq, type, created_at) VALUES (lower(hex(randomblob(16))), ?, ?, '2026-03-15T12:30:00.000Z')",
-    );
+    const [{ seq }] = (await env.query<{ seq: number }>('SELECT seq FROM emails')) as [{ seq: number }];
     const types = ['sending', 'smtp_connected', 'sent', 'delivered', 'opened', 'opened', 'clicked', 'bounced'];
-    for (const type of [...types, 'complained', 'failed', 'failed']) add.run(seq, type);
+    for (const [i, type] of [...types, 'complained', 'failed', 'failed'].entries()) {
+      await env.query(
+        "INSERT INTO email_events (id, email_seq, type, created_at) VALUES (?, ?, ?, '2026-03-15T12:30:00.000Z')",
+        `written-elsewhere-${i}`,
+        seq,
+        type,
+      );
+    }
     const totals = (await get(`${P()}/stats?granularity=hour`)).json().data.totals;
     expect(totals).toEqual({
       ...zero,
@@ -224,7 +228,25 @@ describe('GET .../projects/{id}/stats', () => {
   });
 });
 
-describe('the rollup migration (0010)', () => {
+describe('the rollup', () => {
+  it('goes with its project, also when the organization goes', async () => {
+    await setup();
+    await send(await env.key({ env: 'TEST' }), ['a@example.net']);
+    const rows = async () => count(env, 'email_stats');
+    expect(await rows()).toBe(1);
+    await env.app.accounts.deleteProject(env.init.project_id);
+    expect(await rows()).toBe(0);
+    const web2 = await env.app.accounts.createProject(env.init.organization_id, { name: 'Web 2' });
+    const k = (await env.app.keys.createKey(web2.id, { name: 'k', env: 'TEST' })).key!;
+    await send(k, ['a@example.net']);
+    expect(await rows()).toBe(1);
+    await env.app.accounts.deleteOrg(env.init.organization_id);
+    expect(await rows()).toBe(0);
+  });
+});
+
+// SQLite's migration 0010 backfilled the rollup; PostgreSQL's schema starts with it.
+describe.skipIf(testStore() === 'postgres')('the rollup migration (0010)', () => {
   it('backfills email_stats from the events already stored', async () => {
     await setup();
     await send(await env.key({ env: 'LIVE' }), ['a@example.net', 'b@example.net'], 3);
@@ -263,20 +285,5 @@ describe('the rollup migration (0010)', () => {
       (await get(`${P()}/stats?granularity=hour&from=2026-03-16T00:00:00Z&to=2026-03-16T01:00:00Z`)).json().data.totals
         .opened,
     ).toBe(2);
-  });
-
-  it('goes with its project, also when the organization goes', async () => {
-    await setup();
-    await send(await env.key({ env: 'TEST' }), ['a@example.net']);
-    const rows = () => env.app.db.prepare('SELECT count(*) FROM email_stats').pluck().get();
-    expect(rows()).toBe(1);
-    await env.app.accounts.deleteProject(env.init.project_id);
-    expect(rows()).toBe(0);
-    const web2 = await env.app.accounts.createProject(env.init.organization_id, { name: 'Web 2' });
-    const k = (await env.app.keys.createKey(web2.id, { name: 'k', env: 'TEST' })).key!;
-    await send(k, ['a@example.net']);
-    expect(rows()).toBe(1);
-    await env.app.accounts.deleteOrg(env.init.organization_id);
-    expect(rows()).toBe(0);
   });
 });

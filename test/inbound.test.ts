@@ -350,12 +350,14 @@ function arf(to: string, rcpt: string, opts: { originalRcptTo?: boolean; returnP
   ].join('\r\n');
 }
 
-const suppressionReason = (address: string) =>
+const suppressionReason = async (address: string) =>
   (
-    d.env.app.db
-      .prepare('SELECT reason FROM suppressions WHERE project_id = ? AND email = ?')
-      .get(d.env.init.project_id, address) as { reason: string } | undefined
-  )?.reason;
+    await d.env.query<{ reason: string }>(
+      'SELECT reason FROM suppressions WHERE project_id = ? AND email = ?',
+      d.env.init.project_id,
+      address,
+    )
+  )[0]?.reason;
 
 describe('plain-text bounces', () => {
   it('reads a qmail bounce', async () => {
@@ -503,7 +505,7 @@ describe('ARF complaints', () => {
       feedback_type: 'abuse',
       source: 'arf',
     });
-    expect(suppressionReason('angry@dest.test')).toBe('COMPLAINT');
+    expect(await suppressionReason('angry@dest.test')).toBe('COMPLAINT');
   });
 
   it('finds the recipient in the reported headers when the report has no Original-Rcpt-To', async () => {
@@ -518,7 +520,7 @@ describe('ARF complaints', () => {
     const rp = returnPath('dest.test');
     await mail(rp, arf(rp, 'dog@other.test'));
     expect((await d.email(id)).status).toBe('DELIVERED');
-    expect(suppressionReason('dog@other.test')).toBeUndefined();
+    expect(await suppressionReason('dog@other.test')).toBeUndefined();
   });
 });
 
@@ -605,7 +607,7 @@ describe('svc inbound process', () => {
       file,
       dsn(rp, [{ address: 'saved@dest.test', status: '5.1.1', diagnostic: '550 5.1.1 No such user' }]),
     );
-    const run = await runSvc(d.env.dir, ['inbound', 'process', file, '--json'], { SVC_DATA_DIR: d.env.dir });
+    const run = await runSvc(d.env.dir, ['inbound', 'process', file, '--json'], d.env.cliEnv);
     expect(run.code, run.stderr).toBe(0);
     expect(run.json()).toEqual({
       kind: 'dsn',
@@ -622,9 +624,9 @@ describe('svc inbound process', () => {
     });
     expect((await d.email(id)).status).toBe('BOUNCED');
     // svc emails show says where each recipient's outcome came from.
-    const shown = await runSvc(d.env.dir, ['emails', 'show', id, '--json'], { SVC_DATA_DIR: d.env.dir });
+    const shown = await runSvc(d.env.dir, ['emails', 'show', id, '--json'], d.env.cliEnv);
     expect(shown.json().delivery[0].outcome).toMatchObject({ type: 'bounced', source: 'dsn' });
-    const text = await runSvc(d.env.dir, ['emails', 'show', id], { SVC_DATA_DIR: d.env.dir });
+    const text = await runSvc(d.env.dir, ['emails', 'show', id], d.env.cliEnv);
     expect(text.stdout).toMatch(/saved@dest\.test: BOUNCED.*; bounced \(from dsn\) at /);
   });
 
@@ -636,7 +638,7 @@ describe('svc inbound process', () => {
     expect(missing.stderr).toMatch(/cannot read .*nope\.eml/);
     const file = join(d.env.dir, 'plain.eml');
     writeFileSync(file, 'Subject: hi\r\n\r\nhello\r\n');
-    const none = await runSvc(d.env.dir, ['inbound', 'process', file], { SVC_DATA_DIR: d.env.dir });
+    const none = await runSvc(d.env.dir, ['inbound', 'process', file], d.env.cliEnv);
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/no return path of svc in .*--to/);
   });

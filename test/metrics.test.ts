@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DnsServer } from './peers/dns.ts';
 import type { MxPeer } from './peers/mx.ts';
 import { settle, startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
-import { createTopReader } from '../src/top/repo.ts';
 import { destinationText } from '../src/top/format.ts';
 
 // /metrics (issue 16, item 4): the counters and gauges an operator alerts on.
@@ -76,7 +75,7 @@ describe('/metrics', () => {
     expect(sample(text, 'svc_destinations_throttled')).toBe(1);
     expect(sample(text, 'svc_destination_concurrency{domain="dest.test"}')).toBeGreaterThanOrEqual(1);
     // svc top shows the same destination as throttled, with its concurrency and until when it pauses.
-    const top = await createTopReader(d.env.app.db, { clock: d.env.clock }).snapshot();
+    const top = await d.env.app.topReader().snapshot();
     const dest = top.destinations.find((x) => x.domain === 'dest.test')!;
     // The greylisted recipient of the test before, and this one.
     expect(dest).toMatchObject({ throttled: true, waiting: 2, deferred: 2 });

@@ -28,17 +28,13 @@ async function send(key: string, n: number, extra: Record<string, unknown> = {})
   return res.json().data.id as string;
 }
 
-const row = (id: string) =>
-  env.app.db
-    .prepare(
+const row = async (id: string) =>
+  (
+    await env.query<{ seq: number; html_body: string | null; text_body: string | null; status: string }>(
       'SELECT seq, html_body, text_body, status FROM emails LEFT JOIN email_bodies ON email_seq = seq WHERE id = ?',
+      id,
     )
-    .get(id) as {
-    seq: number;
-    html_body: string | null;
-    text_body: string | null;
-    status: string;
-  };
+  )[0]!;
 
 describe('body retention', () => {
   it('drops the bodies and attachments of final emails older than 30 days, in batches, and keeps the rest', async () => {
@@ -53,13 +49,13 @@ describe('body retention', () => {
     const dropped = await env.app.retention.runOnce();
     expect(dropped).toEqual({ bodies: 450, emails: 0, deliveries: 0 });
     for (const id of [old[0]!, old[449]!]) {
-      expect(row(id)).toMatchObject({ html_body: null, text_body: null, status: 'SIMULATED' });
-      expect(await count(env, 'attachments', 'email_seq = ?', row(id).seq)).toBe(0);
-      expect(await count(env, 'email_events', 'email_seq = ?', row(id).seq)).toBe(1);
-      expect(await count(env, 'recipients', 'email_seq = ?', row(id).seq)).toBe(1);
+      expect(await row(id)).toMatchObject({ html_body: null, text_body: null, status: 'SIMULATED' });
+      expect(await count(env, 'attachments', 'email_seq = ?', (await row(id)).seq)).toBe(0);
+      expect(await count(env, 'email_events', 'email_seq = ?', (await row(id)).seq)).toBe(1);
+      expect(await count(env, 'recipients', 'email_seq = ?', (await row(id)).seq)).toBe(1);
     }
-    expect(row(recent)).toMatchObject({ html_body: '<p>hello</p>', text_body: 'hello' });
-    expect(await count(env, 'attachments', 'email_seq = ?', row(recent).seq)).toBe(1);
+    expect(await row(recent)).toMatchObject({ html_body: '<p>hello</p>', text_body: 'hello' });
+    expect(await count(env, 'attachments', 'email_seq = ?', (await row(recent)).seq)).toBe(1);
 
     // The API still shows the email, with no bodies.
     const res = await env.server.inject({ url: `/v1/emails/${old[0]}`, headers: { authorization: `Bearer ${key}` } });
@@ -76,19 +72,19 @@ describe('body retention', () => {
     const queued = await send(live, 1);
     env.clock.advance(40 * DAY);
     expect((await env.app.retention.runOnce()).bodies).toBe(0);
-    expect(row(queued)).toMatchObject({ status: 'QUEUED', text_body: 'hello' });
+    expect(await row(queued)).toMatchObject({ status: 'QUEUED', text_body: 'hello' });
     // Once final, the next pass comes back to it although its walk has moved on.
     await send(live, 2);
     env.clock.advance(40 * DAY);
-    env.app.db.prepare("UPDATE emails SET status = 'DELIVERED' WHERE id = ?").run(queued);
+    await env.query("UPDATE emails SET status = 'DELIVERED' WHERE id = ?", queued);
     expect((await env.app.retention.runOnce()).bodies).toBe(1);
-    expect(row(queued)).toMatchObject({ status: 'DELIVERED', text_body: null });
+    expect(await row(queued)).toMatchObject({ status: 'DELIVERED', text_body: null });
   });
 });
 
 describe('email retention', () => {
-  const stats = () =>
-    env.app.db.prepare("SELECT sum(count) FROM email_stats WHERE type = 'simulated'").pluck().get() as number;
+  const stats = async () =>
+    Number((await env.query<{ n: number }>("SELECT sum(count) AS n FROM email_stats WHERE type = 'simulated'"))[0]!.n);
 
   it('deletes final emails older than 90 days with their recipients and events, and keeps the hourly stats', async () => {
     env = await createTestEnv();
@@ -98,8 +94,8 @@ describe('email retention', () => {
     env.clock.advance(60 * DAY);
     const recent = await send(key, 999);
     env.clock.advance(31 * DAY);
-    expect(stats()).toBe(251);
-    expect(await count(env, 'email_tags', '1')).toBe(250);
+    expect(await stats()).toBe(251);
+    expect(await count(env, 'email_tags', '1=1')).toBe(250);
 
     expect(await env.app.retention.runOnce()).toEqual({ bodies: 251, emails: 250, deliveries: 0 });
     const auth = { authorization: `Bearer ${key}` };
@@ -107,30 +103,33 @@ describe('email retention', () => {
     expect((await env.server.inject({ url: `/v1/emails/${recent}`, headers: auth })).statusCode).toBe(200);
     for (const table of ['emails', 'recipients', 'email_events', 'attachments', 'email_tags', 'email_bodies'])
       // The recent email has no tags, and its bodies and attachment went with the body retention.
-      expect(await count(env, table, '1'), table).toBe(
+      expect(await count(env, table, '1=1'), table).toBe(
         ['emails', 'recipients', 'email_events'].includes(table) ? 1 : 0,
       );
     // Stats and usage are counts kept apart from the emails.
-    expect(stats()).toBe(251);
+    expect(await stats()).toBe(251);
     expect((await env.app.retention.runOnce()).emails).toBe(0);
   });
 
   it('deletes webhook attempt records older than the email retention', async () => {
     env = await createTestEnv({ emailRetention: '30d' });
-    const db = env.app.db;
-    db.prepare(
+    await env.query(
       `INSERT INTO webhooks (id, project_id, url, events, secret, created_at, updated_at)
        VALUES ('w1', ?, 'https://hooks.example.com/x', '["*"]', 'whsec_x', '2026-03-15', '2026-03-15')`,
-    ).run(env.init.project_id);
-    const record = db.prepare(
-      `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, attempt, status, request_body, created_at)
-       VALUES (?, 'w1', 'e', 'email.sent', 1, 'succeeded', '{}', ?)`,
+      env.init.project_id,
     );
-    for (let i = 0; i < 450; i++) record.run(`old${i}`, new Date(env.clock.now()).toISOString());
+    const record = (id: string) =>
+      env.query(
+        `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, attempt, status, request_body, created_at)
+         VALUES (?, 'w1', 'e', 'email.sent', 1, 'succeeded', '{}', ?)`,
+        id,
+        new Date(env.clock.now()).toISOString(),
+      );
+    for (let i = 0; i < 450; i++) await record(`old${i}`);
     env.clock.advance(31 * DAY);
-    record.run('new', new Date(env.clock.now()).toISOString());
+    await record('new');
     expect((await env.app.retention.runOnce()).deliveries).toBe(450);
-    expect(db.prepare('SELECT id FROM webhook_deliveries').pluck().all()).toEqual(['new']);
+    expect(await env.query('SELECT id FROM webhook_deliveries')).toEqual([{ id: 'new' }]);
   });
 
   it('is off with `off`, and may not be shorter than the body retention', async () => {

@@ -53,11 +53,12 @@ function transport(port: number, pass: string, extra: Record<string, unknown> = 
   });
 }
 
-/** The id of the key created last. */
-const lastKeyId = (e: TestEnv) =>
-  (e.app.db.prepare('SELECT id FROM api_keys ORDER BY rowid DESC LIMIT 1').get() as { id: string }).id;
+/** The id of the key `key` (its prefix is stored, and is unique enough among a test's keys). */
+const keyIdOf = async (e: TestEnv, key: string) =>
+  (await e.query<{ id: string }>('SELECT id FROM api_keys WHERE ? LIKE prefix || ?', key, '%'))[0]!.id;
 const idOf = (response: string) => /queued as (\S+)/.exec(response)?.[1] ?? '';
-const emailRow = (id: string) => env.app.db.prepare('SELECT * FROM emails WHERE id = ?').get(id) as Record<string, any>;
+const emailRow = async (id: string) =>
+  (await env.query<Record<string, any>>('SELECT * FROM emails WHERE id = ?', id))[0]!;
 
 /** A session that has said EHLO and authenticated with `key` (AUTH PLAIN). */
 async function authed(port: number, key: string): Promise<SmtpTalk> {
@@ -135,7 +136,7 @@ describe('sessions', () => {
     const e = await testEnv();
     const port = await startRelay(e);
     const revoked = await e.key();
-    await e.app.keys.revokeKey(lastKeyId(e));
+    await e.app.keys.revokeKey(await keyIdOf(e, revoked));
     const expired = await e.key({ expires_at: new Date(e.clock.now() + 1000).toISOString() });
     e.clock.advance(2000);
     const readOnly = await e.key({ permissions: 'READ_ONLY' });
@@ -158,7 +159,7 @@ describe('sessions', () => {
     const port = await startRelay(e);
     const s = await authed(port, key);
     expect(await data(s, 'news@example.com', ['a@example.net'], simple())).toMatch(/^250 /);
-    await e.app.keys.revokeKey(lastKeyId(e));
+    await e.app.keys.revokeKey(await keyIdOf(e, key));
     expect(await s.send('MAIL FROM:<news@example.com>')).toMatch(/^535 5\.7\.8 .*revoked/);
     expect(await count(e, 'emails')).toBe(1);
   });
@@ -225,7 +226,7 @@ describe('STARTTLS', () => {
     const t = transport(port, key, { ignoreTLS: false, requireTLS: true, tls: { ca: cert.ca } });
     const info = await t.sendMail({ from: 'news@example.com', to: 'a@example.net', subject: 'Over TLS', text: 'x' });
     expect(info.response).toMatch(/^250 /);
-    expect(emailRow(idOf(info.response))).toMatchObject({ subject: 'Over TLS', source: 'SMTP' });
+    expect(await emailRow(idOf(info.response))).toMatchObject({ subject: 'Over TLS', source: 'SMTP' });
     // A client that does not trust the certificate does not send.
     const untrusted = await transport(port, key, { ignoreTLS: false, requireTLS: true })
       .sendMail({ from: 'news@example.com', to: 'a@example.net', subject: 'x', text: 'x' })
@@ -283,11 +284,10 @@ describe('messages', () => {
       tags: ['orders', 'winter'],
     });
     expect(got.headers).toEqual({ 'X-Campaign': 'winter', 'List-Unsubscribe': '<https://example.com/u>' });
-    const files = e.app.db
-      .prepare(
-        'SELECT filename, content_type, content, content_id FROM attachments a JOIN emails e ON e.seq = a.email_seq WHERE e.id = ? ORDER BY position',
-      )
-      .all(id) as { filename: string; content_type: string; content: Buffer; content_id: string | null }[];
+    const files = await e.query<{ filename: string; content_type: string; content: Buffer; content_id: string | null }>(
+      'SELECT filename, content_type, content, content_id FROM attachments a JOIN emails e ON e.seq = a.email_seq WHERE e.id = ? ORDER BY position',
+      id,
+    );
     // In the order of the message's parts: nodemailer puts the inline image beside the HTML first.
     expect(files.map((f) => [f.filename, f.content_type, f.content_id])).toEqual([
       ['logo.png', 'image/png', 'logo@shop.example'],
@@ -382,7 +382,7 @@ describe('messages', () => {
     const t = await authed(port, await e.key());
     expect(await data(t, 'news@example.com', ['a@example.net'], simple())).toMatch(/^250 /);
     expect(await count(e, 'emails')).toBe(1);
-    expect(emailRow((e.app.db.prepare('SELECT id FROM emails').get() as { id: string }).id).subject).toBe('Hi');
+    expect((await e.query<{ subject: string }>('SELECT subject FROM emails'))[0]!.subject).toBe('Hi');
   });
 });
 
@@ -430,7 +430,7 @@ describe('LIVE sends', () => {
     const { e, key, port } = await liveEnv();
     const s = await authed(port, key);
     const r = await data(s, 'news@example.com', ['a@example.net'], simple());
-    expect(emailRow(idOf(r))).toMatchObject({ status: 'QUEUED', source: 'SMTP', env: 'LIVE' });
+    expect(await emailRow(idOf(r))).toMatchObject({ status: 'QUEUED', source: 'SMTP', env: 'LIVE' });
     expect(await count(e, 'usage_counters')).toBeGreaterThan(0);
   });
 
@@ -444,9 +444,12 @@ describe('LIVE sends', () => {
 
   it('refuses a suppressed recipient at RCPT with 550 5.1.1, and sends to the others', async () => {
     const { e, key, port } = await liveEnv();
-    e.app.db
-      .prepare("INSERT INTO suppressions (project_id, email, reason, created_at) VALUES (?, ?, 'HARD_BOUNCE', ?)")
-      .run(e.init.project_id, 'gone@example.net', new Date(e.clock.now()).toISOString());
+    await e.query(
+      "INSERT INTO suppressions (project_id, email, reason, created_at) VALUES (?, ?, 'HARD_BOUNCE', ?)",
+      e.init.project_id,
+      'gone@example.net',
+      new Date(e.clock.now()).toISOString(),
+    );
     const s = await authed(port, key);
     await s.send('MAIL FROM:<news@example.com>');
     expect(await s.send('RCPT TO:<Gone@example.net>')).toMatch(

@@ -3,7 +3,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
 import { count, createTestEnv, type TestEnv } from './harness.ts';
-import { insertSigningDomain } from './signing-domain.ts';
+import { signingDomainRows } from './signing-domain.ts';
 import { settle, verifyDkim, SELECTOR } from './delivery-helpers.ts';
 import type { ConfigInput } from '../src/config/schema.ts';
 
@@ -48,13 +48,14 @@ async function setup(settings: Partial<ConfigInput> = { sandboxDomain: SANDBOX }
 async function addSandboxDomain(): Promise<void> {
   const org = await env.app.accounts.createOrg({ name: 'Operator', owner_email: OWNER });
   const project = await env.app.accounts.createProject(org.id, { name: 'Ops' });
-  const p = insertSigningDomain(env.app.db, {
+  const { publicKey: p, statements } = signingDomainRows({
     organizationId: org.id,
     projectId: project.id,
     name: SANDBOX,
     selector: SELECTOR,
     at: new Date(env.clock.now()).toISOString(),
   });
+  for (const [sql, params] of statements) await env.query(sql, ...params);
   dns.set(`${SELECTOR}._domainkey.${SANDBOX}`, { TXT: [`v=DKIM1; k=rsa; p=${p}`] });
 }
 
@@ -95,7 +96,7 @@ describe('the onboarding trial', () => {
     const id = first.json().data.id as string;
     expect(first.json().data).toMatchObject({ status: 'QUEUED', skipped_recipients: [] });
     await settle(env);
-    const row = env.app.db.prepare('SELECT * FROM emails WHERE id = ?').get(id) as Record<string, unknown>;
+    const [row] = await env.query('SELECT * FROM emails WHERE id = ?', id);
     expect(row).toMatchObject({ status: 'DELIVERED', is_trial: 1, dkim_d: SANDBOX, dkim_signing_status: 'expected' });
     const got = mx.received.slice(before);
     expect(got.map((m) => m.to)).toEqual([[OWNER]]);
@@ -154,7 +155,7 @@ describe('the onboarding trial', () => {
   it('still needs the signed data-processing agreement', async () => {
     await setup();
     await addSandboxDomain();
-    env.app.db.prepare('UPDATE organizations SET dpa_accepted_at = NULL WHERE id = ?').run(env.init.organization_id);
+    await env.query('UPDATE organizations SET dpa_accepted_at = NULL WHERE id = ?', env.init.organization_id);
     expect(errorOf(await send(await ownerKey()))).toEqual([422, 'dpa_not_signed', undefined]);
   });
 

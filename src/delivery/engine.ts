@@ -1,3 +1,4 @@
+import { notOverlapping } from '../lib/periodic.ts';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { Clock, Timer } from '../lib/clock.ts';
@@ -437,10 +438,10 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       if (released)
         logger.warn({ recipients: released }, 'returned deliveries leased by a stopped process to the queue');
       timer = clock.setInterval(() => void tick(), opts.tickMs);
-      renewal = clock.setInterval(() => void renew(), Math.max(1, Math.floor(opts.leaseMs / 3)));
+      renewal = clock.setInterval(notOverlapping(renew), Math.max(1, Math.floor(opts.leaseMs / 3)));
       if (deps.liveNodes) {
         await share();
-        sharing = clock.setInterval(() => void share(), SHARE_EVERY_MS);
+        sharing = clock.setInterval(notOverlapping(share), SHARE_EVERY_MS);
       }
       void tick();
     },

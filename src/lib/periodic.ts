@@ -27,3 +27,17 @@ export function startPeriodic(clock: Clock, intervalMs: number, run: (signal: Ab
     },
   };
 }
+
+/**
+ * `run` as a timer's callback that never overlaps itself: a call while the last run is still
+ * going is dropped. Runs that pile up (a store that answers slower than the period, or a test
+ * clock moved by years) would otherwise take a connection each until the pool is exhausted.
+ */
+export function notOverlapping(run: () => Promise<unknown>): () => void {
+  let running = false;
+  return () => {
+    if (running) return;
+    running = true;
+    void run().finally(() => (running = false));
+  };
+}

@@ -39,15 +39,22 @@ export function startHeartbeat(deps: {
     relay_sessions: deps.relaySessions(),
   };
   let written = Promise.resolve();
+  let writing = false;
   let writtenAt = 0;
   const look = () => {
+    // One write at a time: a store slower than the look would otherwise pile them up.
+    if (writing) return;
     const now = deps.clock.now();
     const sessions = deps.relaySessions();
     if (writtenAt && sessions === row.relay_sessions && now - writtenAt < HEARTBEAT_MS) return;
     row.relay_sessions = sessions;
     row.seen_at = iso(now);
     writtenAt = now;
-    written = deps.repo.save({ ...row }).catch((err: unknown) => deps.logger.warn({ err }, 'node heartbeat failed'));
+    writing = true;
+    written = deps.repo
+      .save({ ...row })
+      .catch((err: unknown) => deps.logger.warn({ err }, 'node heartbeat failed'))
+      .finally(() => (writing = false));
   };
   look();
   const timer = deps.clock.setInterval(look, LOOK_MS);
