@@ -13,7 +13,7 @@ import { NODE_STALE_MS } from './nodes/heartbeat.ts';
 import { createInboundService } from './inbound/index.ts';
 import { createAccountsService, createMembersService } from './accounts/index.ts';
 import { createKeysService } from './keys/index.ts';
-import { createLoginThrottle, createSessionsService } from './sessions/index.ts';
+import { createLoginThrottle, createSessionsService, LOGIN_LIMITS } from './sessions/index.ts';
 import { createSuppressionsService } from './suppressions/index.ts';
 import { createTemplatesService, createRenderer, type Renderer } from './templates/index.ts';
 import { createDnsResolver, createDomainsService, hostnameProblem } from './domains/index.ts';
@@ -185,7 +185,7 @@ async function wire(config: Config, overrides: AppOverrides, store: Store, metri
   const sessions = createSessionsService({
     repo: store.sessions,
     clock,
-    throttle: createLoginThrottle(clock),
+    throttle: createLoginThrottle(store.failureWindows(clock, 'login', LOGIN_LIMITS.windowMs)),
     users: accountsRepo,
   });
   // Every webhook POST goes through one guarded keep-alive agent, resolving with the server's resolver.
@@ -292,6 +292,8 @@ async function wire(config: Config, overrides: AppOverrides, store: Store, metri
     /** Sending statistics from the hourly rollup that migration 0010's trigger keeps (GET .../stats). */
     stats: createStatsService({ repo: store.stats, clock }),
     rateLimiter,
+    /** Failure windows of the counter `name` (the SMTP relay's AUTH failures): shared by the nodes on PostgreSQL. */
+    failureWindows: (name: string, windowMs: number) => store.failureWindows(clock, name, windowMs),
     delivery,
     tracking,
     webhooks,

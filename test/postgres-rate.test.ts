@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../src/lib/clock.ts';
 import { createPgRateLimiter } from '../src/limits/rate-pg.ts';
+import { createPgFailureWindows } from '../src/limits/failure-windows-pg.ts';
+import { createLoginThrottle, LOGIN_LIMITS } from '../src/sessions/throttle.ts';
 import { twoPgNodes, type PgNode } from './postgres/db.ts';
 
 // The per-key request rate on PostgreSQL (issue 17, item 2): requests for one key on two nodes
-// at once share one window, so the key gets its rate once, not once per node.
+// at once share one window, so the key gets its rate once, not once per node. So do failed
+// logins and failed SMTP AUTH: a guesser gets the limit once, whichever node it reaches.
 
 let a: PgNode;
 let b: PgNode;
@@ -34,5 +37,45 @@ describe('the per-key rate on PostgreSQL, with two nodes', () => {
     expect((await limiters[1]!.hit('key-2', 10)).allowed).toBe(true);
     clock.advance(1000);
     expect((await burst()).filter((r) => r.allowed)).toHaveLength(10);
+  });
+});
+
+describe('failed logins on PostgreSQL, with two nodes', () => {
+  const throttles = (clock: FakeClock, name = 'login') =>
+    [a, b].map((n) =>
+      createLoginThrottle(createPgFailureWindows(n.pool, clock, name, LOGIN_LIMITS.windowMs), LOGIN_LIMITS),
+    );
+
+  it('counts the failures of both nodes against one address and one IP, and a success on either clears the address', async () => {
+    const clock = new FakeClock('2026-11-26T12:00:00.000Z');
+    const [ta, tb] = throttles(clock);
+    // Ten failures, taken in turn by the two nodes: each alone saw five, below the limit of ten.
+    for (let i = 0; i < 10; i++) await [ta, tb][i % 2]!.recordFailure('Victim@example.com', '203.0.113.9');
+    expect(await ta!.retryAfter('victim@example.com', '198.51.100.1')).toBe(15 * 60);
+    expect(await tb!.retryAfter('victim@example.com', '198.51.100.1')).toBe(15 * 60);
+    // Another address from another IP is free; the window passes and the address is free again.
+    expect(await tb!.retryAfter('other@example.com', '198.51.100.1')).toBe(0);
+    clock.advance(5 * 60_000);
+    expect(await ta!.retryAfter('victim@example.com', '198.51.100.1')).toBe(10 * 60);
+    await tb!.recordSuccess('victim@example.com');
+    expect(await ta!.retryAfter('victim@example.com', '198.51.100.1')).toBe(0);
+    clock.advance(10 * 60_000);
+    await ta!.recordFailure('victim@example.com', '198.51.100.1');
+    expect(await tb!.retryAfter('victim@example.com', '198.51.100.1')).toBe(0);
+  });
+
+  it('loses no failure of many at once, and starts a new window once the last has passed', async () => {
+    const clock = new FakeClock('2026-11-26T13:00:00.000Z');
+    const [ta, tb] = throttles(clock, 'burst');
+    await Promise.all(
+      Array.from({ length: 30 }, (_v, i) => [ta, tb][i % 2]!.recordFailure(`u${i}@example.com`, '192.0.2.7')),
+    );
+    // The IP's limit is 30: all 30 counted, though they came at once on two nodes.
+    expect(await ta!.retryAfter('new@example.com', '192.0.2.7')).toBe(15 * 60);
+    clock.advance(15 * 60_000);
+    expect(await tb!.retryAfter('new@example.com', '192.0.2.7')).toBe(0);
+    await ta!.recordFailure('new@example.com', '192.0.2.7');
+    const [row] = (await a.pool.query("SELECT failures FROM failure_windows WHERE key = 'burst:ip:192.0.2.7'")).rows;
+    expect(row).toEqual({ failures: 1 });
   });
 });

@@ -74,12 +74,13 @@ async function pgSchema(pool: PgPool) {
 /**
  * What PostgreSQL has that SQLite has not, on purpose: the audit log's order of writing, which
  * SQLite keeps in its hidden rowid (migrations-pg/0004_audit_seq.sql), and the per-key request
- * counts that one SQLite server keeps in its memory (0005_rate_windows.sql).
+ * counts and the failed logins and AUTH that one SQLite server keeps in its memory
+ * (0005_rate_windows.sql, 0007_failure_windows.sql).
  */
 const PG_ONLY = {
-  tables: ['rate_windows'],
+  tables: ['failure_windows', 'rate_windows'],
   columns: ['audit_logs.seq', 'organizations.seq', 'webhooks.seq'],
-  indexes: ['audit_logs_org_seq'],
+  indexes: ['audit_logs_org_seq', 'failure_windows_start'],
 };
 
 /** The PostgreSQL types a SQLite declared type may become. */

@@ -1,11 +1,20 @@
 import type { Clock } from './clock.ts';
 
 /**
- * Counts failures per key in fixed windows that start at a key's first failure, in
- * memory (one process; several nodes would each count their own). Used to slow down
- * guessing: failed logins per address and IP, failed SMTP AUTH per IP.
+ * Failures per key in fixed windows that start at a key's first failure, to slow down
+ * guessing: failed logins per address and IP, failed SMTP AUTH per IP. One SQLite server
+ * counts in its memory (createFailureWindows); PostgreSQL's nodes count in the database
+ * (limits/failure-windows-pg.ts), so a guesser gets the limit once, not once per node.
  */
-export function createFailureWindows(clock: Clock, windowMs: number) {
+export interface FailureWindows {
+  /** Milliseconds until `key` is below `limit` failures again, or 0 when it is now. */
+  waitMs(key: string, limit: number): Promise<number>;
+  recordFailure(key: string): Promise<void>;
+  clear(key: string): Promise<void>;
+}
+
+/** The windows in this process's memory. */
+export function createFailureWindows(clock: Clock, windowMs: number): FailureWindows {
   const windows = new Map<string, { start: number; failures: number }>();
   const live = (key: string) => {
     const w = windows.get(key);
@@ -14,22 +23,21 @@ export function createFailureWindows(clock: Clock, windowMs: number) {
     return undefined;
   };
   return {
-    /** Milliseconds until `key` is below `limit` failures again, or 0 when it is now. */
-    waitMs(key: string, limit: number): number {
+    waitMs(key, limit) {
       const w = live(key);
-      return w && w.failures >= limit ? w.start + windowMs - clock.now() : 0;
+      return Promise.resolve(w && w.failures >= limit ? w.start + windowMs - clock.now() : 0);
     },
-    recordFailure(key: string): void {
+    recordFailure(key) {
       const w = live(key) ?? { start: clock.now(), failures: 0 };
       w.failures++;
       windows.set(key, w);
       // Expired windows go once the map is large, so a stream of new keys cannot grow it for ever.
       if (windows.size > 100_000) for (const k of [...windows.keys()]) live(k);
+      return Promise.resolve();
     },
-    clear(key: string): void {
+    clear(key) {
       windows.delete(key);
+      return Promise.resolve();
     },
   };
 }
-
-export type FailureWindows = ReturnType<typeof createFailureWindows>;

@@ -73,15 +73,15 @@ export function createSessionsService({ repo, clock, throttle, users }: Sessions
      */
     async login(input: LoginInput, ip: string): Promise<SessionTokens> {
       const { email, password } = parseInput(loginSchema, input);
-      const wait = throttle.retryAfter(email, ip);
+      const wait = await throttle.retryAfter(email, ip);
       if (wait > 0) throw new AppError('rate_limited', 'Too many failed logins: try again later', null, wait);
       const user = await users.findUserByEmail(email);
       const ok = await verifyPassword(password, user?.password_hash ?? (await (decoy ??= hashPassword(randomToken()))));
       if (!user || !ok) {
-        throttle.recordFailure(email, ip);
+        await throttle.recordFailure(email, ip);
         throw new AppError('unauthorized', WRONG);
       }
-      throttle.recordSuccess(email);
+      await throttle.recordSuccess(email);
       const { tokens, body } = issue();
       await repo.startFamily(newId(clock.now()), user.id, iso(clock.now()), tokens);
       return body;

@@ -1,5 +1,4 @@
-import type { Clock } from '../lib/clock.ts';
-import { createFailureWindows } from '../lib/failure-windows.ts';
+import type { FailureWindows } from '../lib/failure-windows.ts';
 
 export interface LoginThrottleLimits {
   /** Failed logins allowed per email address in a window. */
@@ -13,11 +12,11 @@ export interface LoginThrottleLimits {
 export const LOGIN_LIMITS: LoginThrottleLimits = { perAddress: 10, perIp: 30, windowMs: 15 * 60_000 };
 
 /**
- * Counts failed logins per address and per client IP (createFailureWindows). The
- * address counts whether or not a user has it, so a 429 says nothing about who exists.
+ * Counts failed logins per address and per client IP in `failures` (windows of
+ * `limits.windowMs`; shared by the nodes on PostgreSQL). The address counts whether or not a
+ * user has it, so a 429 says nothing about who exists.
  */
-export function createLoginThrottle(clock: Clock, limits: LoginThrottleLimits = LOGIN_LIMITS) {
-  const failures = createFailureWindows(clock, limits.windowMs);
+export function createLoginThrottle(failures: FailureWindows, limits: LoginThrottleLimits = LOGIN_LIMITS) {
   const keysOf = (address: string, ip: string) =>
     [
       [`address:${address.toLowerCase()}`, limits.perAddress],
@@ -25,17 +24,16 @@ export function createLoginThrottle(clock: Clock, limits: LoginThrottleLimits = 
     ] as const;
   return {
     /** Seconds until a login for `address` from `ip` may be tried again, or 0 when it may now. */
-    retryAfter(address: string, ip: string): number {
-      let wait = 0;
-      for (const [key, limit] of keysOf(address, ip)) wait = Math.max(wait, failures.waitMs(key, limit));
-      return Math.ceil(wait / 1000);
+    async retryAfter(address: string, ip: string): Promise<number> {
+      const waits = await Promise.all(keysOf(address, ip).map(([key, limit]) => failures.waitMs(key, limit)));
+      return Math.ceil(Math.max(0, ...waits) / 1000);
     },
-    recordFailure(address: string, ip: string): void {
-      for (const [key] of keysOf(address, ip)) failures.recordFailure(key);
+    async recordFailure(address: string, ip: string): Promise<void> {
+      await Promise.all(keysOf(address, ip).map(([key]) => failures.recordFailure(key)));
     },
     /** A successful login clears its address's failures (its IP's stay: one IP may guess many addresses). */
-    recordSuccess(address: string): void {
-      failures.clear(`address:${address.toLowerCase()}`);
+    recordSuccess(address: string): Promise<void> {
+      return failures.clear(`address:${address.toLowerCase()}`);
     },
   };
 }

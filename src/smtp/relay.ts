@@ -7,7 +7,6 @@ import {
 } from 'smtp-server';
 import type { App } from '../app.ts';
 import { AppError } from '../errors.ts';
-import { createFailureWindows } from '../lib/failure-windows.ts';
 import { isEmailAddress } from '../emails/index.ts';
 import { assertAllowed, type KeyPrincipal } from '../keys/index.ts';
 import { LIMITS, requestRateOf } from '../limits/index.ts';
@@ -69,7 +68,7 @@ export const isLoopback = (host: string) => LOOPBACK.has(host) || (isIP(host) ==
  * SMTP reply (errors.ts).
  */
 export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
-  const failures = createFailureWindows(app.clock, opts.authFailures.windowMs);
+  const failures = app.failureWindows('smtp-auth', opts.authFailures.windowMs);
   const insecureAuth = opts.plainAuth;
 
   /**
@@ -97,31 +96,42 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
     session: SMTPServerSession,
     done: (err: Error | null | undefined, response?: { user: RelayUser }) => void,
   ): void {
-    const ip = session.remoteAddress;
-    const wait = failures.waitMs(ip, opts.authFailures.perIp);
+    authenticate(auth, session.remoteAddress).then(
+      (user) => done(null, { user }),
+      // A reply made here goes as it is; anything else (the store unreachable) as the registry says.
+      (e: unknown) =>
+        done(typeof (e as { responseCode?: unknown }).responseCode === 'number' ? (e as Error) : smtpReplyOf(e)),
+    );
+  }
+
+  /** The session's user, or the reply that refuses it (a guess is counted against its IP). */
+  async function authenticate(auth: SMTPServerAuthentication, ip: string): Promise<RelayUser> {
+    const wait = await failures.waitMs(ip, opts.authFailures.perIp);
     if (wait > 0) {
       app.logger.warn({ ip }, 'SMTP relay: AUTH refused, too many failures from this address');
-      return done(
-        reply(454, '4.7.0', `Too many failed authentications from ${ip}; try again in ${Math.ceil(wait / 1000)} s`),
-      );
+      throw reply(454, '4.7.0', `Too many failed authentications from ${ip}; try again in ${Math.ceil(wait / 1000)} s`);
     }
-    const refused = (e: unknown) => {
-      failures.recordFailure(ip);
+    const refused = async (e: unknown): Promise<never> => {
+      await failures.recordFailure(ip).catch((err: unknown) => app.logger.warn({ err }, 'AUTH failure not counted'));
       app.logger.info({ ip, username: auth.username }, 'SMTP relay: AUTH failed');
-      done(smtpReplyOf(e));
+      throw smtpReplyOf(e);
     };
     if (auth.username !== RELAY_USERNAME) {
       return refused(new AppError('unauthorized', `The username is "${RELAY_USERNAME}" and the password an API key`));
     }
-    app.keys.authenticate(auth.password ?? undefined).then((principal) => {
-      try {
-        assertAllowed(principal.permissions, 'send');
-      } catch {
-        // The key is right, it only may not send: not a guess, so not counted.
-        return done(reply(535, '5.7.8', `This API key is ${principal.permissions} and cannot send email`));
-      }
-      done(null, { user: { token: auth.password! } });
-    }, refused);
+    let principal: KeyPrincipal;
+    try {
+      principal = await app.keys.authenticate(auth.password ?? undefined);
+    } catch (e) {
+      return refused(e);
+    }
+    try {
+      assertAllowed(principal.permissions, 'send');
+    } catch {
+      // The key is right, it only may not send: not a guess, so not counted.
+      throw reply(535, '5.7.8', `This API key is ${principal.permissions} and cannot send email`);
+    }
+    return { token: auth.password! };
   }
 
   function onMailFrom(_address: unknown, session: SMTPServerSession, done: (err?: Error | null) => void): void {

@@ -22,6 +22,8 @@ import { createPgKeysRepo } from '../keys/repo-pg.ts';
 import { createUsageSql } from '../limits/usage.ts';
 import { createRateLimiter, type RateResult } from '../limits/rate.ts';
 import { createPgRateLimiter } from '../limits/rate-pg.ts';
+import { createPgFailureWindows } from '../limits/failure-windows-pg.ts';
+import { createFailureWindows, type FailureWindows } from '../lib/failure-windows.ts';
 import { createPgUsage } from '../limits/usage-pg.ts';
 import { createNodesRepo, type NodesRepo } from '../nodes/repo.ts';
 import { createPgNodesRepo } from '../nodes/repo-pg.ts';
@@ -81,6 +83,11 @@ export interface Store {
    * in the database, so that a key gets its rate once, not once per node.
    */
   rateLimiter(clock: Clock): { hit(key: string, limit: number): Promise<RateResult> };
+  /**
+   * Failures per key in windows of `windowMs` (failed logins, failed SMTP AUTH), for the counter
+   * `name`: in one SQLite server's memory; in the database on PostgreSQL, for all nodes.
+   */
+  failureWindows(clock: Clock, name: string, windowMs: number): FailureWindows;
   /** svc top's reader of this store, for one project or the whole server. */
   topReader(opts: { clock?: Clock; projectId?: string }): TopReader;
   /**
@@ -155,6 +162,7 @@ export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
     usage: { used: (orgId, period) => Promise.resolve(usage.used(orgId, period)) },
     purgeIdempotency: (now) => tx.write(() => idempotency.purgeExpired(now)),
     topReader: (o) => createTopReader(db, o),
+    failureWindows: (clock, _name, windowMs) => createFailureWindows(clock, windowMs),
     rateLimiter: (clock) => {
       const memory = createRateLimiter(clock);
       return { hit: (key, limit) => Promise.resolve(memory.hit(key, limit)) };
@@ -227,6 +235,7 @@ function pgStore(pool: PgPool, where: string, opts: StoreOptions): Store {
     purgeIdempotency: (now) => idempotency.purgeExpired(now),
     topReader: (o) => createPgTopReader(pool, o),
     rateLimiter: (clock) => createPgRateLimiter(pool, clock),
+    failureWindows: (clock, name, windowMs) => createPgFailureWindows(pool, clock, name, windowMs),
     runExclusive: (name, fn) => jobs.runExclusive(name, fn),
     async ready() {
       try {
