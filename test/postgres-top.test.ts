@@ -135,4 +135,43 @@ describe('svc top on both stores', () => {
     expect(x?.waiting.length).toBe(1);
     expect(await createPgTopReader(node.pool, { projectId: 'p2' }).detail(id)).toBeNull();
   });
+
+  it('counts an event whose transaction commits after a later one was read, once', async () => {
+    const clock = new FakeClock(new Date(NOW).toISOString());
+    const reader = createPgTopReader(node.pool, { clock });
+    const seq = (await node.pool.query<{ seq: number }>('SELECT min(seq) AS seq FROM emails')).rows[0]!.seq;
+    const before = (await reader.snapshot({}, NOW)).last_minute.opened ?? 0;
+    const add = (c: { query: typeof node.pool.query }, id: string) =>
+      c.query(
+        `INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES ($1, $2, 'opened', '{}', '2026-11-26T12:00:29.000Z')`,
+        [id, seq],
+      );
+    // An open transaction takes a seq; a later one commits a higher seq; svc top reads.
+    const slow = await node.pool.connect();
+    try {
+      await slow.query('BEGIN');
+      await add(slow, 'late-1');
+      await add(node.pool, 'early-1');
+      expect((await reader.snapshot({}, NOW)).last_minute.opened).toBe(before + 1);
+      // The lower seq commits now: the next reading counts it, and no reading counts it twice.
+      await slow.query('COMMIT');
+    } finally {
+      slow.release();
+    }
+    expect((await reader.snapshot({}, NOW + 1000)).last_minute.opened).toBe(before + 2);
+    expect((await reader.snapshot({}, NOW + 2000)).last_minute.opened).toBe(before + 2);
+    // A seq taken by a transaction that rolls back never comes: it is not counted, and is looked
+    // for only so long (its hole stays, and nothing else is lost meanwhile).
+    const gone = await node.pool.connect();
+    try {
+      await gone.query('BEGIN');
+      await add(gone, 'rolled-back');
+      await add(node.pool, 'early-2');
+      await gone.query('ROLLBACK');
+    } finally {
+      gone.release();
+    }
+    expect((await reader.snapshot({}, NOW + 3000)).last_minute.opened).toBe(before + 3);
+    await node.pool.query('DELETE FROM email_events WHERE id IN ($1, $2, $3)', ['late-1', 'early-1', 'early-2']);
+  });
 });

@@ -2,21 +2,67 @@ import type { Clock } from '../lib/clock.ts';
 import { QUEUE_STATS_SQL, type QueueRecipient } from '../delivery/repo.ts';
 import { PG_EXPLAIN_SQL } from '../delivery/repo-pg.ts';
 import type { NodeRow } from '../nodes/repo.ts';
+import type { QueryResultRow } from 'pg';
 import type { PgPool } from '../store/pg.ts';
 import type { TopFilter } from './filter.ts';
 import type { LatestEmail } from './schema.ts';
-import { createTopView, LATEST, type TopData } from './view.ts';
+import { createTopView, DELIVERY_SCAN, EVENT_SCAN, LATEST, type NewEvents, type TopData } from './view.ts';
 
 /**
  * `svc top` on PostgreSQL: the SQLite reader's reads (repo.ts), for the whole server or one
  * project, under the same view (view.ts).
  *
- * Known limit: each reading counts the events whose seq is above the last one it saw. On
- * PostgreSQL a transaction can commit a lower seq after a higher one, so an event that commits
- * late is missing from the last minute's per-second counts. The hourly rollup is exact.
+ * Each reading adds the events above the last seq it read, and those it found missing below
+ * it before: a transaction (another group, another node) can commit a lower seq after a
+ * higher one was read. It reads them in one REPEATABLE READ snapshot, so that what it counts
+ * and what it finds missing agree.
  */
 export function createPgTopReader(pool: PgPool, opts: { clock?: Clock; projectId?: string } = {}) {
   return createTopView(pgTopData(pool, opts.projectId ?? null), { clock: opts.clock, projectId: opts.projectId });
+}
+
+type Query = <T extends object>(sql: string, params?: unknown[]) => Promise<T[]>;
+
+/** `read` in one REPEATABLE READ, read-only transaction: every statement sees the same commits. */
+async function inSnapshot<T>(pool: PgPool, read: (q: Query) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    const query: Query = async <R extends object>(sql: string, params?: unknown[]) =>
+      (await client.query<R & QueryResultRow>(sql, params)).rows;
+    const result = await read(query);
+    await client.query('COMMIT');
+    return result;
+  } catch (e) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw e;
+  } finally {
+    client.release();
+  }
+}
+
+/** `table`'s newest seq (the tables svc top follows: email_events, webhook_deliveries). */
+const maxSeq = async (q: Query, table: string) =>
+  Number((await q<{ m: number | null }>(`SELECT max(seq) AS m FROM ${table}`))[0]!.m ?? 0);
+
+/**
+ * The seqs of `table` in (after, upto], and of `late`, that are not there: the holes between
+ * the seqs present (found from each row's predecessor), and the late ones still absent. The
+ * newest 10,000 at most: the seqs of open transactions are near the top.
+ */
+async function missingSeqs(q: Query, table: string, after: number, upto: number, late: number[]): Promise<number[]> {
+  const found = await q<{ s: number }>(
+    `SELECT s FROM (
+       SELECT g.s FROM (
+         SELECT seq, lag(seq, 1, $1::bigint) OVER (ORDER BY seq) AS prev FROM ${table} WHERE seq > $1 AND seq <= $2
+       ) x CROSS JOIN LATERAL generate_series(x.prev + 1, x.seq - 1) AS g(s)
+       WHERE x.seq > x.prev + 1
+       UNION ALL
+       SELECT s FROM unnest($3::bigint[]) AS l(s) WHERE NOT EXISTS (SELECT 1 FROM ${table} t WHERE t.seq = l.s)
+     ) m ORDER BY s DESC LIMIT 10000`,
+    [after, upto, late],
+  );
+  return found.map((r) => Number(r.s));
 }
 
 function pgTopData(pool: PgPool, project: string | null): TopData {
@@ -28,24 +74,30 @@ function pgTopData(pool: PgPool, project: string | null): TopData {
   const n = project === null ? 0 : 1;
   const at = (i: number) => `$${n + i}`;
   return {
-    maxSeq: async () => (await one<{ m: number | null }>('SELECT max(seq) AS m FROM email_events')).m ?? 0,
-    events: (after, upto) =>
-      rows(
-        `SELECT substr(ev.created_at, 1, 19) AS second, ev.type, count(*) AS n
-         FROM email_events ev ${project === null ? '' : 'JOIN emails e ON e.seq = ev.email_seq'}
-         WHERE ev.seq > ${at(1)} AND ev.seq <= ${at(2)} AND ${scoped('e.project_id')} GROUP BY 1, 2`,
-        [...p, after, upto],
-      ),
-    settled: (after, upto) =>
-      rows(
-        `SELECT second, type, lower(substr(r, strpos(r, '@') + 1)) AS domain, count(*) AS n FROM (
-           SELECT substr(ev.created_at, 1, 19) AS second, ev.type, ev.data::jsonb ->> 'recipient' AS r
-           FROM email_events ev ${project === null ? '' : 'JOIN emails e ON e.seq = ev.email_seq'}
-           WHERE ev.seq > ${at(1)} AND ev.seq <= ${at(2)} AND ev.type IN ('delivered', 'bounced', 'failed')
-             AND ${scoped('e.project_id')}) s
-         GROUP BY 1, 2, 3`,
-        [...p, after, upto],
-      ),
+    newEvents: (from, late) =>
+      inSnapshot(pool, async (q) => {
+        const upto = await maxSeq(q, 'email_events');
+        const after = from ?? Math.max(0, upto - EVENT_SCAN);
+        if (upto <= after && late.length === 0) return { upto, rows: { events: [], settled: [] }, missing: [] };
+        // The new range, and the seqs missing before that have come since.
+        const which = `(ev.seq > ${at(1)} AND ev.seq <= ${at(2)} OR ev.seq = ANY(${at(3)}::bigint[]))`;
+        const params = [...p, after, upto, late];
+        const join = project === null ? '' : 'JOIN emails e ON e.seq = ev.email_seq';
+        const events = await q<NewEvents['events'][number]>(
+          `SELECT substr(ev.created_at, 1, 19) AS second, ev.type, count(*)::int AS n
+           FROM email_events ev ${join} WHERE ${which} AND ${scoped('e.project_id')} GROUP BY 1, 2`,
+          params,
+        );
+        const settled = await q<NewEvents['settled'][number]>(
+          `SELECT second, type, lower(substr(r, strpos(r, '@') + 1)) AS domain, count(*)::int AS n FROM (
+             SELECT substr(ev.created_at, 1, 19) AS second, ev.type, ev.data::jsonb ->> 'recipient' AS r
+             FROM email_events ev ${join}
+             WHERE ${which} AND ev.type IN ('delivered', 'bounced', 'failed') AND ${scoped('e.project_id')}) s
+           GROUP BY 1, 2, 3`,
+          params,
+        );
+        return { upto, rows: { events, settled }, missing: await missingSeqs(q, 'email_events', after, upto, late) };
+      }),
     hour: (h) =>
       rows(
         `SELECT type, sum(count)::bigint AS n FROM email_stats
@@ -96,15 +148,20 @@ function pgTopData(pool: PgPool, project: string | null): TopData {
         `SELECT id, url FROM webhooks WHERE auto_disabled = 1 AND ${scoped('project_id')} ORDER BY id COLLATE "C"`,
         p,
       ),
-    maxDeliverySeq: async () =>
-      (await one<{ m: number | null }>('SELECT max(seq) AS m FROM webhook_deliveries')).m ?? 0,
-    failures: (after, upto) =>
-      rows(
-        `SELECT substr(d.created_at, 1, 16) AS minute, count(*) AS n
-         FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-         WHERE d.seq > ${at(1)} AND d.seq <= ${at(2)} AND d.status = 'failed' AND ${scoped('w.project_id')} GROUP BY 1`,
-        [...p, after, upto],
-      ),
+    newFailures: (from, late) =>
+      inSnapshot(pool, async (q) => {
+        const upto = await maxSeq(q, 'webhook_deliveries');
+        const after = from ?? Math.max(0, upto - DELIVERY_SCAN);
+        if (upto <= after && late.length === 0) return { upto, rows: [], missing: [] };
+        const failures = await q<{ minute: string; n: number }>(
+          `SELECT substr(d.created_at, 1, 16) AS minute, count(*)::int AS n
+           FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+           WHERE (d.seq > ${at(1)} AND d.seq <= ${at(2)} OR d.seq = ANY(${at(3)}::bigint[]))
+             AND d.status = 'failed' AND ${scoped('w.project_id')} GROUP BY 1`,
+          [...p, after, upto, late],
+        );
+        return { upto, rows: failures, missing: await missingSeqs(q, 'webhook_deliveries', after, upto, late) };
+      }),
     nodes: (since) => rows<NodeRow>('SELECT * FROM nodes WHERE seen_at >= $1 ORDER BY id COLLATE "C"', [since]),
     email: async (id) =>
       (

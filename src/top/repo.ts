@@ -4,7 +4,7 @@ import { EXPLAIN_SQL, QUEUE_STATS_SQL, type QueueRecipient } from '../delivery/r
 import { FRESH_NODES_SQL, type NodeRow } from '../nodes/repo.ts';
 import type { TopFilter } from './filter.ts';
 import type { Destination, EmailDetail, LatestEmail, Snapshot } from './schema.ts';
-import { createTopView, LATEST, type TopData } from './view.ts';
+import { createTopView, DELIVERY_SCAN, EVENT_SCAN, LATEST, type TopData } from './view.ts';
 
 export type { Destination, EmailDetail, LatestEmail, Snapshot };
 export type { TopReader } from './view.ts';
@@ -111,9 +111,19 @@ function sqliteTopData(db: Db, project: string | null): TopData {
 
   const now = <T>(v: T) => Promise.resolve(v);
   return {
-    maxSeq: () => now(maxSeq.get() ?? 0),
-    events: (after, upto) => now(events.all({ ...args, after, upto })),
-    settled: (after, upto) => now(settled.all({ ...args, after, upto })),
+    // One writer commits seqs in order: nothing below the newest is still to come (`late` stays empty).
+    newEvents: (from) => {
+      const upto = maxSeq.get() ?? 0;
+      const after = from ?? Math.max(0, upto - EVENT_SCAN);
+      if (upto <= after) return now({ upto, rows: { events: [], settled: [] }, missing: [] });
+      const range = { ...args, after, upto };
+      return now({ upto, rows: { events: events.all(range), settled: settled.all(range) }, missing: [] });
+    },
+    newFailures: (from) => {
+      const upto = maxDelivery.get() ?? 0;
+      const after = from ?? Math.max(0, upto - DELIVERY_SCAN);
+      return now({ upto, rows: upto > after ? failures.all({ ...args, after, upto }) : [], missing: [] });
+    },
     hour: (h) => now(hour.all({ ...args, hour: h })),
     queue: () => now(queue.get(args)!),
     waiting: () => now(waiting.all(args)),
@@ -122,8 +132,6 @@ function sqliteTopData(db: Db, project: string | null): TopData {
     latest: (projectId, f) => now(latestOf(projectId, f)),
     pendingWebhookEvents: () => now(pending.get(args)!.n),
     autoDisabledWebhooks: () => now(disabled.all(args)),
-    maxDeliverySeq: () => now(maxDelivery.get() ?? 0),
-    failures: (after, upto) => now(failures.all({ ...args, after, upto })),
     nodes: (since) => now(nodes.all(since)),
     email: (id) => now(emailOf.get(id)),
     explain: (id) => now(explain.all(id)),

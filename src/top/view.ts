@@ -17,12 +17,16 @@ const DESTINATIONS = 10;
  * scoped to one project or the whole server by the store's reader.
  */
 export interface TopData {
-  /** The newest event's seq (0 with none). */
-  maxSeq(): Promise<number>;
-  /** Events with seq in (after, upto], counted per second ('YYYY-MM-DDTHH:MM:SS') and type. */
-  events(after: number, upto: number): Promise<{ second: string; type: string; n: number }[]>;
-  /** The delivered, bounced and failed events among them, per second, type and recipient's domain. */
-  settled(after: number, upto: number): Promise<{ second: string; type: string; domain: string; n: number }[]>;
+  /**
+   * The events a reading adds, from one snapshot of the store: those with seq in (after, upto]
+   * (`after` null at the first reading: `upto` less EVENT_SCAN), and those of `late` that have
+   * committed since, counted per second ('YYYY-MM-DDTHH:MM:SS') and type; the delivered,
+   * bounced and failed ones also per recipient's domain. `missing`: the seqs up to `upto`
+   * that are not there yet (a transaction still open, or rolled back), to look for again.
+   */
+  newEvents(after: number | null, late: number[]): Promise<NewRows<NewEvents>>;
+  /** Failed webhook attempts as `newEvents` reads events (DELIVERY_SCAN at first), per minute ('YYYY-MM-DDTHH:MM'). */
+  newFailures(after: number | null, late: number[]): Promise<NewRows<{ minute: string; n: number }[]>>;
   /** The hourly rollup of one UTC hour ('YYYY-MM-DDTHH'). */
   hour(hour: string): Promise<{ type: string; n: number }[]>;
   queue(): Promise<{ recipients: number; oldest: string | null }>;
@@ -32,13 +36,46 @@ export interface TopData {
   latest(projectId: string, f: TopFilter): Promise<(LatestEmail & { seq: number })[]>;
   pendingWebhookEvents(): Promise<number>;
   autoDisabledWebhooks(): Promise<{ id: string; url: string }[]>;
-  maxDeliverySeq(): Promise<number>;
-  /** Failed webhook attempts with seq in (after, upto], per minute ('YYYY-MM-DDTHH:MM'). */
-  failures(after: number, upto: number): Promise<{ minute: string; n: number }[]>;
   nodes(since: string): Promise<NodeRow[]>;
   email(emailId: string): Promise<{ id: string; status: string; project_id: string } | undefined>;
   explain(emailId: string): Promise<QueueRecipient[]>;
   emailEvents(emailId: string): Promise<{ type: string; created_at: string; data: string }[]>;
+}
+
+export interface NewEvents {
+  events: { second: string; type: string; n: number }[];
+  settled: { second: string; type: string; domain: string; n: number }[];
+}
+
+export interface NewRows<T> {
+  upto: number;
+  rows: T;
+  missing: number[];
+}
+
+/** How long a missing seq is looked for again: far past any open transaction; a rolled-back one never comes. */
+const LATE_MS = 120_000;
+const LATE_MAX = 10_000;
+
+/**
+ * Where a reading of an append-only table (by seq) stands: the last seq read, and the seqs
+ * below it that were not there yet. One SQLite writer commits seqs in order, so it never
+ * misses one; PostgreSQL's transactions commit in any order, so a lower seq can appear after
+ * a higher one was read, and is read then instead of never.
+ */
+function createCursor() {
+  let after: number | null = null;
+  const late = new Map<number, number>();
+  return {
+    args: (): [number | null, number[]] => [after, [...late.keys()]],
+    moved(r: { upto: number; missing: number[] }, now: number): void {
+      const still = new Set(r.missing);
+      for (const seq of late.keys()) if (!still.has(seq)) late.delete(seq);
+      for (const seq of r.missing) if (!late.has(seq)) late.set(seq, now);
+      for (const [seq, since] of late) if (now - since > LATE_MS || late.size > LATE_MAX) late.delete(seq);
+      after = Math.max(after ?? 0, r.upto);
+    },
+  };
 }
 
 const byType = (rows: { type: string; n: number }[]) => Object.fromEntries(rows.map((r) => [r.type, r.n]));
@@ -79,27 +116,24 @@ export function createTopView(
   const project = opts.projectId ?? null;
 
   // The last minute, per second: events by type, and settled recipients by domain.
-  let after: number | undefined;
+  const eventsRead = createCursor();
   const seconds = new Map<number, Map<string, number>>();
   const domainSeconds = new Map<number, Map<string, { delivered: number; bounced: number }>>();
   // The last hour of webhook failures, per minute.
-  let deliveriesAfter: number | undefined;
+  const failuresRead = createCursor();
   const minutes = new Map<number, number>();
 
   async function readEvents(now: number): Promise<void> {
-    const upto = await data.maxSeq();
-    after ??= Math.max(0, upto - EVENT_SCAN);
-    if (upto <= after) return;
+    const got = await data.newEvents(...eventsRead.args());
     const floor = Math.floor(now / 1000) - 60;
-    const [events, settled] = await Promise.all([data.events(after, upto), data.settled(after, upto)]);
-    for (const r of events) {
+    for (const r of got.rows.events) {
       const s = secondOf(r.second);
       if (s < floor) continue;
       let bucket = seconds.get(s);
       if (!bucket) seconds.set(s, (bucket = new Map<string, number>()));
       add(bucket, r.type, r.n);
     }
-    for (const r of settled) {
+    for (const r of got.rows.settled) {
       const s = secondOf(r.second);
       if (s < floor) continue;
       let bucket = domainSeconds.get(s);
@@ -109,7 +143,7 @@ export function createTopView(
       else d.bounced += r.n;
       bucket.set(r.domain, d);
     }
-    after = upto;
+    eventsRead.moved(got, now);
   }
 
   async function lastMinute(now: number) {
@@ -144,16 +178,13 @@ export function createTopView(
   }
 
   async function failedLastHour(now: number): Promise<number> {
-    const upto = await data.maxDeliverySeq();
-    deliveriesAfter ??= Math.max(0, upto - DELIVERY_SCAN);
+    const got = await data.newFailures(...failuresRead.args());
     const floor = Math.floor(now / 60_000) - 60;
-    if (upto > deliveriesAfter) {
-      for (const r of await data.failures(deliveriesAfter, upto)) {
-        const m = Math.floor(Date.parse(`${r.minute}:00Z`) / 60_000);
-        if (m >= floor) add(minutes, m, r.n);
-      }
-      deliveriesAfter = upto;
+    for (const r of got.rows) {
+      const m = Math.floor(Date.parse(`${r.minute}:00Z`) / 60_000);
+      if (m >= floor) add(minutes, m, r.n);
     }
+    failuresRead.moved(got, now);
     let total = 0;
     for (const [m, n] of minutes) {
       if (m < floor) minutes.delete(m);
