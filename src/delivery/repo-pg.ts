@@ -30,6 +30,16 @@ function alignedRelaxed(a: string, b: string): boolean {
   return a === b || a.endsWith(`.${b}`) || b.endsWith(`.${a}`);
 }
 
+/** A recipient's columns as an outcome sets them. */
+interface OutcomeState {
+  status: string;
+  next: string | null;
+  bounce_type: string | null;
+  category: string | null;
+  sent_at: string | null;
+  delivered_at: string | null;
+}
+
 /**
  * The delivery queue on PostgreSQL, shared by several nodes (issue 17, item 2): the SQLite
  * repository's operations (repo.ts), async, with what several nodes need.
@@ -76,12 +86,13 @@ export function createPgDeliveryRepo(
   const addEvent = (t: PgTx, seq: number, type: string, data: object, at: string) =>
     addEvents(t, [[seq, type, data]], at);
 
-  async function refreshEmail(t: PgTx, seq: number, now: string): Promise<void> {
-    // The email's row first: two transactions recording different recipients of one email (two
-    // groups, or two nodes) would each read the other's recipient as it was before, and leave
-    // the email SENDING with every recipient final. Locked, the second waits for the first's
-    // commit, and its read of the recipients (a new snapshot, under READ COMMITTED) sees it.
-    await t.query('SELECT 1 FROM emails WHERE seq = $1 FOR NO KEY UPDATE', [seq]);
+  async function refreshEmail(t: PgTx, seq: number, now: string, opts = { locked: false }): Promise<void> {
+    // The email's row first (unless the caller's statement locked it): two transactions
+    // recording different recipients of one email (two groups, or two nodes) would each read
+    // the other's recipient as it was before, and leave the email SENDING with every recipient
+    // final. Locked, the second waits for the first's commit, and its read of the recipients (a
+    // new snapshot, under READ COMMITTED) sees it.
+    if (!opts.locked) await t.query('SELECT 1 FROM emails WHERE seq = $1 FOR NO KEY UPDATE', [seq]);
     const rows = await t.query<RecipientState>(
       `SELECT status, bounce_type, bounce_category, smtp_code, smtp_enhanced, smtp_text, sent_at, delivered_at,
               updated_at
@@ -109,70 +120,80 @@ export function createPgDeliveryRepo(
     );
   }
 
-  /** One recipient's new state, under the claim's token; false when the claim is no longer its. */
-  async function setRecipient(
+  /** A recipient's new state, from the outcome of its attempt. */
+  function stateOf(o: RecipientOutcome, at: string): OutcomeState {
+    const d = o.decision;
+    const none = { bounce_type: null, category: null, sent_at: null, delivered_at: null };
+    if (d.kind === 'delivered') return { ...none, status: 'DELIVERED', next: null, sent_at: at, delivered_at: at };
+    if (d.kind === 'bounced')
+      return { ...none, status: 'BOUNCED', next: null, bounce_type: d.bounce_type, category: d.category };
+    if (d.kind === 'failed') return { ...none, status: 'FAILED', next: null };
+    return { ...none, status: 'QUEUED', next: iso(d.at), category: d.category };
+  }
+
+  /**
+   * The outcomes' recipients set to their new states in one statement, under the claim's token;
+   * the ids it set (a recipient another claim took since is left alone). The same statement
+   * locks the email's row, so that the read of its recipients after it sees every recipient
+   * another transaction recorded before (refreshEmail).
+   */
+  async function setRecipients(
     t: PgTx,
-    o: RecipientOutcome,
+    seq: number,
+    outcomes: RecipientOutcome[],
     lease: string,
     at: string,
     conn: ConnectionInfo | null,
-    s: {
-      status: string;
-      next: string | null;
-      bounce_type: string | null;
-      category: string | null;
-      sent_at: string | null;
-      delivered_at: string | null;
-    },
-  ): Promise<boolean> {
-    const reply = o.decision.reply;
-    const r = await t.query(
-      `UPDATE recipients SET status = $3, next_attempt_at = $4, lease_until = NULL, lease_token = NULL,
-         last_error = $5, smtp_code = $6, smtp_enhanced = $7, smtp_text = $8, mx_host = $9, bounce_type = $10,
-         bounce_category = $11, sent_at = coalesce(sent_at, $12), delivered_at = $13, updated_at = $14
-       WHERE id = $1 AND lease_token = $2`,
+  ): Promise<Set<number>> {
+    const states = outcomes.map((o) => stateOf(o, at));
+    const col = <K extends keyof OutcomeState>(k: K) => states.map((s) => s[k]);
+    const reply = (k: 'code' | 'enhanced' | 'text') => outcomes.map((o) => o.decision.reply?.[k] ?? null);
+    const r = await t.query<{ id: number }>(
+      `UPDATE recipients r SET status = u.status, next_attempt_at = u.next, lease_until = NULL, lease_token = NULL,
+         last_error = u.detail, smtp_code = u.code, smtp_enhanced = u.enhanced, smtp_text = u.text, mx_host = $3,
+         bounce_type = u.bounce_type, bounce_category = u.category, sent_at = coalesce(r.sent_at, u.sent_at),
+         delivered_at = u.delivered_at, updated_at = $4
+       FROM unnest($5::bigint[], $6::text[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::text[],
+                   $13::text[], $14::text[], $15::text[])
+              AS u(id, status, next, detail, code, enhanced, text, bounce_type, category, sent_at, delivered_at),
+            (SELECT seq FROM emails WHERE seq = $1 FOR NO KEY UPDATE) AS locked
+       WHERE r.id = u.id AND r.email_seq = locked.seq AND r.lease_token = $2
+       RETURNING r.id`,
       [
-        o.recipient_id,
+        seq,
         lease,
-        s.status,
-        s.next,
-        o.detail,
-        reply?.code ?? null,
-        reply?.enhanced ?? null,
-        reply?.text ?? null,
         conn?.mx_host ?? null,
-        s.bounce_type,
-        s.category,
-        s.sent_at,
-        s.delivered_at,
         at,
+        outcomes.map((o) => o.recipient_id),
+        col('status'),
+        col('next'),
+        outcomes.map((o) => o.detail),
+        reply('code'),
+        reply('enhanced'),
+        reply('text'),
+        col('bounce_type'),
+        col('category'),
+        col('sent_at'),
+        col('delivered_at'),
       ],
     );
-    return (r.rowCount ?? 0) > 0;
+    return new Set(r.rows.map((x) => Number(x.id)));
   }
 
-  async function applyOutcome(
+  /** The events of one recorded outcome, and the suppression a hard bounce earns. */
+  async function afterOutcome(
     t: PgTx,
     seq: number,
     projectId: string,
     emailId: string,
     conn: ConnectionInfo | null,
     o: RecipientOutcome,
-    lease: string,
     at: string,
     events: NewEvent[],
-  ): Promise<boolean> {
+  ): Promise<void> {
     const d = o.decision;
     const smtp = { smtp_code: d.reply?.code ?? null, smtp_enhanced: d.reply?.enhanced ?? null };
     const text = d.reply?.text ?? null;
-    const none = { bounce_type: null, category: null, sent_at: null, delivered_at: null };
-    let state: Parameters<typeof setRecipient>[5];
-    if (d.kind === 'delivered') state = { ...none, status: 'DELIVERED', next: null, sent_at: at, delivered_at: at };
-    else if (d.kind === 'bounced')
-      state = { ...none, status: 'BOUNCED', next: null, bounce_type: d.bounce_type, category: d.category };
-    else if (d.kind === 'failed') state = { ...none, status: 'FAILED', next: null };
-    else state = { ...none, status: 'QUEUED', next: iso(d.at), category: d.category };
-    if (!(await setRecipient(t, o, lease, at, conn, state))) return false;
     if (conn) events.push([seq, 'smtp_connected', { recipient: o.address, ...conn }]);
     if (d.kind === 'delivered') {
       events.push([seq, 'sent', { recipient: o.address, mx_host: conn?.mx_host ?? null }]);
@@ -199,7 +220,6 @@ export function createPgDeliveryRepo(
     } else if (d.kind === 'failed') {
       events.push([seq, 'failed', { recipient: o.address, reason: d.reason }]);
     }
-    return true;
   }
 
   return {
@@ -262,24 +282,31 @@ export function createPgDeliveryRepo(
           ]),
           at,
         );
+        // Each claimed email's stamp (Message-ID, DKIM and SPF as signed), in one statement.
         const seqs = new Set(leased.map((r) => r.email_seq));
-        for (const [seq, st] of stamp) {
-          if (!seqs.has(seq)) continue;
+        // In seq order: two claims that stamp the same emails lock them in the same order.
+        const stamps = [...stamp]
+          .filter(([seq]) => seqs.has(seq))
+          .map(([seq, st]) => ({ seq, ...st }))
+          .sort((x, y) => x.seq - y.seq);
+        if (stamps.length > 0) {
           await t.query(
-            `UPDATE emails SET status = 'SENDING', message_id = coalesce(message_id, $2), dkim_d = $3,
-               dkim_selector = $4, dkim_signing_status = $5, dkim_aligned = $6, spf_domain = $7, spf_aligned = $8,
-               dmarc_aligned = $6
-             WHERE seq = $1 AND status IN ('QUEUED', 'SENDING')`,
+            `UPDATE emails e SET status = 'SENDING', message_id = coalesce(e.message_id, u.message_id), dkim_d = u.d,
+               dkim_selector = u.s, dkim_signing_status = u.signing, dkim_aligned = u.aligned, spf_domain = u.spf,
+               spf_aligned = u.spf_aligned, dmarc_aligned = u.aligned
+             FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[])
+                    AS u(seq, message_id, d, s, signing, aligned, spf, spf_aligned)
+             WHERE e.seq = u.seq AND e.status IN ('QUEUED', 'SENDING')`,
             [
-              seq,
-              st.message_id,
-              st.dkim?.d ?? null,
-              st.dkim?.s ?? null,
-              st.dkim ? 'expected' : 'not_signed',
+              stamps.map((x) => x.seq),
+              stamps.map((x) => x.message_id),
+              stamps.map((x) => x.dkim?.d ?? null),
+              stamps.map((x) => x.dkim?.s ?? null),
+              stamps.map((x) => (x.dkim ? 'expected' : 'not_signed')),
               // d= is the From domain, so DKIM aligns (and DMARC passes on it) whenever we sign.
-              st.dkim ? 1 : 0,
-              st.spf_domain,
-              alignedRelaxed(st.spf_domain, st.from_domain) ? 1 : 0,
+              stamps.map((x) => (x.dkim ? 1 : 0)),
+              stamps.map((x) => x.spf_domain),
+              stamps.map((x) => (alignedRelaxed(x.spf_domain, x.from_domain) ? 1 : 0)),
             ],
           );
         }
@@ -302,15 +329,16 @@ export function createPgDeliveryRepo(
     ) =>
       tx.write(async (t) => {
         const at = iso(now);
-        let recorded = 0;
+        const set = await setRecipients(t, seq, outcomes, lease, at, conn);
         const events: NewEvent[] = [];
         for (const o of outcomes) {
-          if (await applyOutcome(t, seq, projectId, emailId, conn, o, lease, at, events)) recorded++;
+          if (set.has(o.recipient_id)) await afterOutcome(t, seq, projectId, emailId, conn, o, at, events);
         }
         // Before the email's status moves: each event's outbox row carries the status it had.
         await addEvents(t, events, at);
-        if (recorded > 0) await refreshEmail(t, seq, at);
-        return recorded;
+        // setRecipients locked the email's row.
+        if (set.size > 0) await refreshEmail(t, seq, at, { locked: true });
+        return set.size;
       }),
 
     /** Moves the lease of rows this claim (`lease`) still holds to `until`. */
