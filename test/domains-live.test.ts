@@ -146,6 +146,32 @@ describe('periodic checks', () => {
   });
 });
 
+describe('periodic checks on several nodes', () => {
+  it('skip a pass while another node runs one, and run the next they get', async () => {
+    t = await createDomainsEnv('FREE');
+    const d = await t.env.app.domains.addDomain({ name: 'example.com', organization: 'Acme' });
+    publish(t.dns, d);
+    const { logger, lines } = captureLogger();
+    let otherNodeRuns = true;
+    const checks = startDomainChecks({
+      service: t.env.app.domains,
+      clock: t.env.clock,
+      logger,
+      intervalMs: H,
+      // As Store.runExclusive answers: false when another node holds the job's lock.
+      exclusive: async (run) => (otherNodeRuns ? false : (await run(), true)),
+    });
+    t.env.clock.advance(0);
+    await vi.waitFor(() => expect(lines.map((l) => l.msg)).toContain('domain checks skipped: another node runs them'));
+    expect(t.dns.queries).toEqual([]);
+    expect((await t.env.app.domains.getDomain('example.com')).status).toBe('PENDING');
+    otherNodeRuns = false;
+    t.env.clock.advance(H);
+    await vi.waitFor(async () => expect((await t.env.app.domains.getDomain('example.com')).status).toBe('VERIFIED'));
+    await checks.stop();
+  });
+});
+
 describe('stopping the periodic checks', () => {
   it('cancels a lookup in flight at once and records nothing of the check it cut short', async () => {
     t = await createDomainsEnv('FREE');

@@ -78,6 +78,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
       clock: app.clock,
       logger,
       intervalMs: config.domainCheckInterval,
+      exclusive: (run) => app.runExclusive('domain-checks', run),
     });
     await stopSignal;
     // Before the store closes: a domain check waiting on DNS is cancelled, not waited for.

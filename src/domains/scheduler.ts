@@ -9,6 +9,12 @@ export interface DomainChecksDeps {
   logger: Logger;
   /** Time between checks of every domain (--domain-check-interval). */
   intervalMs: number;
+  /**
+   * Runs a pass unless another node runs one now (Store.runExclusive): on several nodes, one
+   * checks the domains and the others skip that turn, rather than each querying DNS and
+   * writing the same transitions. Without it, every pass runs.
+   */
+  exclusive?: (run: () => Promise<void>) => Promise<boolean>;
 }
 
 export interface DomainChecks {
@@ -27,11 +33,14 @@ export interface DomainChecks {
  * disappear are noticed and a domain published after `add` becomes verified on
  * its own. A run still going when the next is due is not doubled.
  */
-export function startDomainChecks({ service, clock, logger, intervalMs }: DomainChecksDeps): DomainChecks {
+export function startDomainChecks(deps: DomainChecksDeps): DomainChecks {
+  const { service, clock, logger, intervalMs } = deps;
+  const exclusive = deps.exclusive ?? (async (run) => (await run(), true));
   return startPeriodic(clock, intervalMs, (signal) =>
-    service
-      .verifyAll(signal)
-      .then((r) => logger.debug(r, 'domain checks done'))
+    exclusive(async () => logger.debug(await service.verifyAll(signal), 'domain checks done'))
+      .then((ran) => {
+        if (!ran) logger.debug('domain checks skipped: another node runs them');
+      })
       .catch((e: unknown) => logger.error({ err: e }, 'domain checks failed')),
   );
 }
