@@ -108,7 +108,10 @@ async function relaySender(s: Server, stop: () => boolean): Promise<void> {
   while (!stop()) {
     const to = `s${++n}@dest.test`;
     try {
-      const info = await transport.sendMail({ from: 'n@sender.test', to, subject: `smtp ${n}`, text: 'hello' });
+      // nodemailer's pool can leave a message's promise unsettled when its connection dies with
+      // the server (a soak run hung after a kill, with no socket open): give up after 10 s.
+      const sent = transport.sendMail({ from: 'n@sender.test', to, subject: `smtp ${n}`, text: 'hello' });
+      const info = await Promise.race([sent, sleep(10_000).then(() => Promise.reject(new Error('no answer')))]);
       const id = /queued as (\S+)/.exec(info.response)?.[1];
       if (id) acked.set(id, to);
     } catch {
