@@ -7,8 +7,8 @@ import type { ConnectionInfo } from './job.ts';
 import type { Decision } from './outcome.ts';
 import type { SharedThrottle } from './throttle.ts';
 import { summarize, type RecipientState } from './status.ts';
+import { lateBounceWrite, outcomeWrites, type OutcomeState } from './outcome-writes.ts';
 import {
-  lateBounceWrite,
   QUEUE_STATS_SQL,
   type ClaimedEmail,
   type DueRow,
@@ -28,16 +28,6 @@ export const PG_EXPLAIN_SQL = `SELECT r.address, r.status, r.attempts, r.next_at
 
 function alignedRelaxed(a: string, b: string): boolean {
   return a === b || a.endsWith(`.${b}`) || b.endsWith(`.${a}`);
-}
-
-/** A recipient's columns as an outcome sets them. */
-interface OutcomeState {
-  status: string;
-  next: string | null;
-  bounce_type: string | null;
-  category: string | null;
-  sent_at: string | null;
-  delivered_at: string | null;
 }
 
 /**
@@ -120,17 +110,6 @@ export function createPgDeliveryRepo(
     );
   }
 
-  /** A recipient's new state, from the outcome of its attempt. */
-  function stateOf(o: RecipientOutcome, at: string): OutcomeState {
-    const d = o.decision;
-    const none = { bounce_type: null, category: null, sent_at: null, delivered_at: null };
-    if (d.kind === 'delivered') return { ...none, status: 'DELIVERED', next: null, sent_at: at, delivered_at: at };
-    if (d.kind === 'bounced')
-      return { ...none, status: 'BOUNCED', next: null, bounce_type: d.bounce_type, category: d.category };
-    if (d.kind === 'failed') return { ...none, status: 'FAILED', next: null };
-    return { ...none, status: 'QUEUED', next: iso(d.at), category: d.category };
-  }
-
   /**
    * The outcomes' recipients set to their new states in one statement, under the claim's token;
    * the ids it set (a recipient another claim took since is left alone). The same statement
@@ -141,11 +120,11 @@ export function createPgDeliveryRepo(
     t: PgTx,
     seq: number,
     outcomes: RecipientOutcome[],
+    states: OutcomeState[],
     lease: string,
     at: string,
     conn: ConnectionInfo | null,
   ): Promise<Set<number>> {
-    const states = outcomes.map((o) => stateOf(o, at));
     const col = <K extends keyof OutcomeState>(k: K) => states.map((s) => s[k]);
     const reply = (k: 'code' | 'enhanced' | 'text') => outcomes.map((o) => o.decision.reply?.[k] ?? null);
     const r = await t.query<{ id: number }>(
@@ -178,48 +157,6 @@ export function createPgDeliveryRepo(
       ],
     );
     return new Set(r.rows.map((x) => Number(x.id)));
-  }
-
-  /** The events of one recorded outcome, and the suppression a hard bounce earns. */
-  async function afterOutcome(
-    t: PgTx,
-    seq: number,
-    projectId: string,
-    emailId: string,
-    conn: ConnectionInfo | null,
-    o: RecipientOutcome,
-    at: string,
-    events: NewEvent[],
-  ): Promise<void> {
-    const d = o.decision;
-    const smtp = { smtp_code: d.reply?.code ?? null, smtp_enhanced: d.reply?.enhanced ?? null };
-    const text = d.reply?.text ?? null;
-    if (conn) events.push([seq, 'smtp_connected', { recipient: o.address, ...conn }]);
-    if (d.kind === 'delivered') {
-      events.push([seq, 'sent', { recipient: o.address, mx_host: conn?.mx_host ?? null }]);
-      events.push([
-        seq,
-        'delivered',
-        { recipient: o.address, ...smtp, smtp_text: text, mx_host: conn?.mx_host ?? null },
-      ]);
-    } else if (d.kind === 'bounced') {
-      events.push([
-        seq,
-        'bounced',
-        {
-          recipient: o.address,
-          bounce_type: d.bounce_type,
-          bounce_category: d.category,
-          ...smtp,
-          smtp_text: text,
-          reason: d.reason,
-          source: 'smtp',
-        },
-      ]);
-      if (d.suppress) await deps.suppress(t, projectId, o.address.toLowerCase(), emailId, at, 'HARD_BOUNCE');
-    } else if (d.kind === 'failed') {
-      events.push([seq, 'failed', { recipient: o.address, reason: d.reason }]);
-    }
   }
 
   return {
@@ -329,10 +266,15 @@ export function createPgDeliveryRepo(
     ) =>
       tx.write(async (t) => {
         const at = iso(now);
-        const set = await setRecipients(t, seq, outcomes, lease, at, conn);
+        const writes = outcomes.map((o) => outcomeWrites(o, conn, at));
+        const states = writes.map((w) => w.state);
+        const set = await setRecipients(t, seq, outcomes, states, lease, at, conn);
         const events: NewEvent[] = [];
-        for (const o of outcomes) {
-          if (set.has(o.recipient_id)) await afterOutcome(t, seq, projectId, emailId, conn, o, at, events);
+        for (const [i, o] of outcomes.entries()) {
+          if (!set.has(o.recipient_id)) continue;
+          for (const [type, data] of writes[i]!.events) events.push([seq, type, data]);
+          if (writes[i]!.suppress)
+            await deps.suppress(t, projectId, o.address.toLowerCase(), emailId, at, 'HARD_BOUNCE');
         }
         // Before the email's status moves: each event's outbox row carries the status it had.
         await addEvents(t, events, at);

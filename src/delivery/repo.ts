@@ -8,6 +8,9 @@ import type { ConnectionInfo } from './job.ts';
 import type { Decision } from './outcome.ts';
 import type { SharedThrottle } from './throttle.ts';
 import { summarize, type RecipientState } from './status.ts';
+import { lateBounceWrite, outcomeWrites, type RecipientOutcome } from './outcome-writes.ts';
+
+export type { RecipientOutcome } from './outcome-writes.ts';
 
 export interface DueRow {
   id: number;
@@ -62,14 +65,6 @@ export interface ClaimedEmail {
   attachments: { filename: string; content_type: string; content: Buffer; content_id: string | null }[];
 }
 
-export interface RecipientOutcome {
-  recipient_id: number;
-  address: string;
-  attempts: number;
-  decision: Decision;
-  detail: string;
-}
-
 /**
  * The queue for /metrics and `svc top`: recipients waiting for an attempt or being tried
  * (a due time is set until the outcome is final), and the creation time of the oldest
@@ -83,28 +78,6 @@ export const EXPLAIN_SQL = `SELECT r.address, r.status, r.attempts, r.next_attem
     t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until, t.reason AS throttle_reason
   FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
   WHERE e.id = ? ORDER BY r.id`;
-
-/**
- * What a late bounce (a DSN) writes, on either store: the reply, the recipient's last error
- * (one line) and the `bounced` event's data.
- */
-export function lateBounceWrite(address: string, d: Extract<Decision, { kind: 'bounced' }>, source: string) {
-  const reply = { code: d.reply?.code ?? null, enhanced: d.reply?.enhanced ?? null, text: d.reply?.text ?? null };
-  // A DSN's diagnostic already starts with its reply code; say it once.
-  const said = d.reply?.text || (d.reply ? `${d.reply.code} ${d.reply.enhanced ?? ''}` : d.reason);
-  const detail = `${source}: ${said}`.replace(/\s+/g, ' ').trim();
-  const event = {
-    recipient: address,
-    bounce_type: d.bounce_type,
-    bounce_category: d.category,
-    smtp_code: reply.code,
-    smtp_enhanced: reply.enhanced,
-    smtp_text: reply.text,
-    reason: d.reason,
-    source,
-  };
-  return { reply, detail, event };
-}
 
 /** Why a recipient waits, or where it stands, in one line (`svc emails show`, `svc top`). */
 export function waitingLine(q: QueueRecipient): string {
@@ -360,96 +333,24 @@ export function createDeliveryRepo(
     at: string,
     lease: string,
   ): boolean {
-    const d = o.decision;
-    const reply = d.reply;
-    const smtp = { code: reply?.code ?? null, enhanced: reply?.enhanced ?? null, text: reply?.text ?? null };
-    const base = { id: o.recipient_id, now: at, detail: o.detail, mx_host: conn?.mx_host ?? null, lease, ...smtp };
+    const reply = o.decision.reply;
+    const { state, events, suppress } = outcomeWrites(o, conn, at);
     // The row first, under the claim's token: a claim whose lease ran out and whose recipient
     // was claimed again records nothing, not even its connection.
-    const set = (fields: Record<string, unknown>): boolean => {
-      if (setRecipient.run({ ...base, ...fields }).changes === 0) return false;
-      if (conn) addEvent(seq, 'smtp_connected', { recipient: o.address, ...conn }, at);
-      return true;
-    };
-    if (d.kind === 'delivered') {
-      if (
-        !set({
-          status: 'DELIVERED',
-          next: null,
-          bounce_type: null,
-          category: null,
-          sent_at: at,
-          delivered_at: at,
-        })
-      )
-        return false;
-      addEvent(seq, 'sent', { recipient: o.address, mx_host: conn?.mx_host ?? null }, at);
-      addEvent(
-        seq,
-        'delivered',
-        {
-          recipient: o.address,
-          smtp_code: smtp.code,
-          smtp_enhanced: smtp.enhanced,
-          smtp_text: smtp.text,
-          mx_host: conn?.mx_host ?? null,
-        },
-        at,
-      );
-    } else if (d.kind === 'bounced') {
-      if (
-        !set({
-          status: 'BOUNCED',
-          next: null,
-          bounce_type: d.bounce_type,
-          category: d.category,
-          sent_at: null,
-          delivered_at: null,
-        })
-      )
-        return false;
-      addEvent(
-        seq,
-        'bounced',
-        {
-          recipient: o.address,
-          bounce_type: d.bounce_type,
-          bounce_category: d.category,
-          smtp_code: smtp.code,
-          smtp_enhanced: smtp.enhanced,
-          smtp_text: smtp.text,
-          reason: d.reason,
-          source: 'smtp',
-        },
-        at,
-      );
-      if (d.suppress) deps.suppress(projectId, o.address.toLowerCase(), emailId, at, 'HARD_BOUNCE');
-    } else if (d.kind === 'failed') {
-      if (
-        !set({
-          status: 'FAILED',
-          next: null,
-          bounce_type: null,
-          category: null,
-          sent_at: null,
-          delivered_at: null,
-        })
-      )
-        return false;
-      addEvent(seq, 'failed', { recipient: o.address, reason: d.reason }, at);
-    } else {
-      if (
-        !set({
-          status: 'QUEUED',
-          next: iso(d.at),
-          bounce_type: null,
-          category: d.category,
-          sent_at: null,
-          delivered_at: null,
-        })
-      )
-        return false;
-    }
+    const changed = setRecipient.run({
+      ...state,
+      id: o.recipient_id,
+      now: at,
+      detail: o.detail,
+      mx_host: conn?.mx_host ?? null,
+      lease,
+      code: reply?.code ?? null,
+      enhanced: reply?.enhanced ?? null,
+      text: reply?.text ?? null,
+    }).changes;
+    if (changed === 0) return false;
+    for (const [type, data] of events) addEvent(seq, type, data, at);
+    if (suppress) deps.suppress(projectId, o.address.toLowerCase(), emailId, at, 'HARD_BOUNCE');
     return true;
   }
 }

@@ -1,0 +1,98 @@
+import { iso } from '../lib/clock.ts';
+import type { ConnectionInfo } from './job.ts';
+import type { Decision } from './outcome.ts';
+
+/** One attempt's outcome for one recipient, as the engine hands it to the repository. */
+export interface RecipientOutcome {
+  recipient_id: number;
+  address: string;
+  attempts: number;
+  decision: Decision;
+  detail: string;
+}
+
+/** A recipient's columns as an outcome sets them. */
+export interface OutcomeState {
+  status: 'DELIVERED' | 'BOUNCED' | 'FAILED' | 'QUEUED';
+  next: string | null;
+  bounce_type: string | null;
+  category: string | null;
+  sent_at: string | null;
+  delivered_at: string | null;
+}
+
+/**
+ * What recording an outcome writes, the same on both stores (repo.ts, repo-pg.ts): the
+ * recipient's new state, its events in order (the bytes of a webhook body come from them),
+ * and whether it earns a hard-bounce suppression.
+ */
+export function outcomeWrites(
+  o: RecipientOutcome,
+  conn: ConnectionInfo | null,
+  at: string,
+): { state: OutcomeState; events: [type: string, data: object][]; suppress: boolean } {
+  const d = o.decision;
+  const none = { bounce_type: null, category: null, sent_at: null, delivered_at: null };
+  const events: [string, object][] = conn ? [['smtp_connected', { recipient: o.address, ...conn }]] : [];
+  const mx_host = conn?.mx_host ?? null;
+  switch (d.kind) {
+    case 'delivered': {
+      const reply = replyOf(d);
+      events.push(['sent', { recipient: o.address, mx_host }]);
+      events.push(['delivered', { recipient: o.address, ...reply, mx_host }]);
+      return {
+        state: { ...none, status: 'DELIVERED', next: null, sent_at: at, delivered_at: at },
+        events,
+        suppress: false,
+      };
+    }
+    case 'bounced':
+      events.push(['bounced', bouncedEvent(o.address, d, 'smtp')]);
+      return {
+        state: { ...none, status: 'BOUNCED', next: null, bounce_type: d.bounce_type, category: d.category },
+        events,
+        suppress: d.suppress,
+      };
+    case 'failed':
+      events.push(['failed', { recipient: o.address, reason: d.reason }]);
+      return { state: { ...none, status: 'FAILED', next: null }, events, suppress: false };
+    case 'retry':
+      return { state: { ...none, status: 'QUEUED', next: iso(d.at), category: d.category }, events, suppress: false };
+  }
+}
+
+/**
+ * A bounce that arrived after the transaction (a DSN), as both stores write it: the reply,
+ * the recipient's `last_error` (`source: …`) and the `bounced` event.
+ */
+export function lateBounceWrite(address: string, d: Extract<Decision, { kind: 'bounced' }>, source: string) {
+  // A DSN's diagnostic already starts with its reply code; say it once.
+  const said = d.reply?.text || (d.reply ? `${d.reply.code} ${d.reply.enhanced ?? ''}` : d.reason);
+  const detail = `${source}: ${said}`.replace(/\s+/g, ' ').trim();
+  const r = replyOf(d);
+  return {
+    reply: { code: r.smtp_code, enhanced: r.smtp_enhanced, text: r.smtp_text },
+    detail,
+    event: bouncedEvent(address, d, source),
+  };
+}
+
+function replyOf(d: Decision) {
+  return {
+    smtp_code: d.reply?.code ?? null,
+    smtp_enhanced: d.reply?.enhanced ?? null,
+    smtp_text: d.reply?.text ?? null,
+  };
+}
+
+/** The `bounced` event's data, whether the bounce came in the transaction or in a DSN. */
+function bouncedEvent(address: string, d: Extract<Decision, { kind: 'bounced' }>, source: string) {
+  return {
+    recipient: address,
+    bounce_type: d.bounce_type,
+    bounce_category: d.category,
+    ...replyOf(d),
+    reason: d.reason,
+    source,
+  };
+}
