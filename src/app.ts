@@ -72,15 +72,14 @@ export async function createApp(config: Config, overrides: AppOverrides = {}) {
     onCommit: (s) => metrics.committed(s),
   });
   try {
-    return await wire(config, overrides, store, metrics);
+    return await wire(config, overrides, clock, store, metrics);
   } catch (e) {
     await store.close();
     throw e;
   }
 }
 
-async function wire(config: Config, overrides: AppOverrides, store: Store, metrics: OpsMetrics) {
-  const clock = overrides.clock ?? systemClock;
+async function wire(config: Config, overrides: AppOverrides, clock: Clock, store: Store, metrics: OpsMetrics) {
   const logger = overrides.logger ?? silentLogger;
   // `svc serve` passes its own (configured or OS) host name; an admin command given none
   // uses the one the server last ran with, so both name and check the same host.
@@ -135,7 +134,7 @@ async function wire(config: Config, overrides: AppOverrides, store: Store, metri
     publicUrl: publicUrlOf(config),
     settings: (projectId) => accounts.getProjectSettings(projectId),
   });
-  const rateLimiter = store.rateLimiter(clock);
+  const rateLimiter = store.rateLimiter();
   const deliveryRepo = store.delivery;
   const inbound = createInboundService({
     delivery: deliveryRepo,
@@ -185,7 +184,7 @@ async function wire(config: Config, overrides: AppOverrides, store: Store, metri
   const sessions = createSessionsService({
     repo: store.sessions,
     clock,
-    throttle: createLoginThrottle(store.failureWindows(clock, 'login', LOGIN_LIMITS.windowMs)),
+    throttle: createLoginThrottle(store.failureWindows('login', LOGIN_LIMITS.windowMs)),
     users: accountsRepo,
   });
   // Every webhook POST goes through one guarded keep-alive agent, resolving with the server's resolver.
@@ -293,7 +292,7 @@ async function wire(config: Config, overrides: AppOverrides, store: Store, metri
     stats: createStatsService({ repo: store.stats, clock }),
     rateLimiter,
     /** Failure windows of the counter `name` (the SMTP relay's AUTH failures): shared by the nodes on PostgreSQL. */
-    failureWindows: (name: string, windowMs: number) => store.failureWindows(clock, name, windowMs),
+    failureWindows: (name: string, windowMs: number) => store.failureWindows(name, windowMs),
     delivery,
     tracking,
     webhooks,

@@ -1,9 +1,3 @@
-/**
- * Per-destination concurrency with an adaptive slow-down: a destination that
- * answers 421 or 4.7.x "too many connections / try later" gets half the
- * concurrency and a pause that grows while it keeps refusing; each run of
- * successes wins one slot back. Other destinations are untouched.
- */
 /** A destination's slow-down as a node recorded it (`destination_throttles`), for the others. */
 export interface SharedThrottle {
   domain: string;
@@ -30,6 +24,12 @@ interface State {
 
 const isPaused = (s: State | undefined, now: number) => s !== undefined && now < s.pausedUntil;
 
+/**
+ * Per-destination concurrency with an adaptive slow-down: a destination that
+ * answers 421 or 4.7.x "too many connections / try later" gets half the
+ * concurrency and a pause that grows while it keeps refusing; each run of
+ * successes wins one slot back. Other destinations are untouched.
+ */
 export function createThrottle(opts: ThrottleOptions) {
   const states = new Map<string, State>();
   const get = (d: string) => {

@@ -135,7 +135,13 @@ export function createOpsMetrics() {
     /** The relay's session count, once `svc serve` started it. */
     watchRelay: (sessions: () => number) => (relaySessions = sessions),
     /** The gauges read from the store at each scrape. */
-    watchStore(source: OpsSource) {
+    watchStore(store: OpsSource) {
+      // Two gauges read the queue, and two the throttles: one read of each per scrape.
+      const source = {
+        queue: shared(() => store.queue()),
+        throttled: shared(() => store.throttled()),
+        storeBytes: () => store.storeBytes(),
+      };
       new Gauge({
         name: 'svc_queue_recipients',
         help: 'Recipients waiting for an attempt or being tried',
@@ -187,3 +193,12 @@ export function createOpsMetrics() {
 }
 
 export type OpsMetrics = ReturnType<typeof createOpsMetrics>;
+
+/** `read`, with the calls that come while one is pending (one scrape's gauges) sharing its answer. */
+function shared<T>(read: () => Promise<T>): () => Promise<T> {
+  let pending: Promise<T> | undefined;
+  return () =>
+    (pending ??= read().finally(() => {
+      pending = undefined;
+    }));
+}

@@ -82,12 +82,12 @@ export interface Store {
    * The per-key request rate: one SQLite server counts in its memory; PostgreSQL's nodes count
    * in the database, so that a key gets its rate once, not once per node.
    */
-  rateLimiter(clock: Clock): { hit(key: string, limit: number): Promise<RateResult> };
+  rateLimiter(): { hit(key: string, limit: number): Promise<RateResult> };
   /**
    * Failures per key in windows of `windowMs` (failed logins, failed SMTP AUTH), for the counter
    * `name`: in one SQLite server's memory; in the database on PostgreSQL, for all nodes.
    */
-  failureWindows(clock: Clock, name: string, windowMs: number): FailureWindows;
+  failureWindows(name: string, windowMs: number): FailureWindows;
   /** svc top's reader of this store, for one project or the whole server. */
   topReader(opts: { clock?: Clock; projectId?: string }): TopReader;
   /**
@@ -162,9 +162,9 @@ export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
     usage: { used: (orgId, period) => Promise.resolve(usage.used(orgId, period)) },
     purgeIdempotency: (now) => tx.write(() => idempotency.purgeExpired(now)),
     topReader: (o) => createTopReader(db, o),
-    failureWindows: (clock, _name, windowMs) => createFailureWindows(clock, windowMs),
-    rateLimiter: (clock) => {
-      const memory = createRateLimiter(clock);
+    failureWindows: (_name, windowMs) => createFailureWindows(opts.clock, windowMs),
+    rateLimiter: () => {
+      const memory = createRateLimiter(opts.clock);
       return { hit: (key, limit) => Promise.resolve(memory.hit(key, limit)) };
     },
     runExclusive: async (_name, fn) => {
@@ -234,8 +234,8 @@ function pgStore(pool: PgPool, where: string, opts: StoreOptions): Store {
     usage: { used: (orgId, period) => usage.used(orgId, period) },
     purgeIdempotency: (now) => idempotency.purgeExpired(now),
     topReader: (o) => createPgTopReader(pool, o),
-    rateLimiter: (clock) => createPgRateLimiter(pool, clock),
-    failureWindows: (clock, name, windowMs) => createPgFailureWindows(pool, clock, name, windowMs),
+    rateLimiter: () => createPgRateLimiter(pool, opts.clock),
+    failureWindows: (name, windowMs) => createPgFailureWindows(pool, opts.clock, name, windowMs),
     runExclusive: (name, fn) => jobs.runExclusive(name, fn),
     async ready() {
       try {
