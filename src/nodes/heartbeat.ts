@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { iso, type Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import { newId } from '../lib/ids.ts';
+import { notOverlapping } from '../lib/periodic.ts';
 import { VERSION } from '../version.ts';
 import type { NodesRepo } from './repo.ts';
 
@@ -38,24 +39,20 @@ export function startHeartbeat(deps: {
     seen_at: iso(started),
     relay_sessions: deps.relaySessions(),
   };
-  let written = Promise.resolve();
-  let writing = false;
+  let written: Promise<unknown> = Promise.resolve();
   let writtenAt = 0;
-  const look = () => {
-    // One write at a time: a store slower than the look would otherwise pile them up.
-    if (writing) return;
+  // One write at a time: a store slower than the look would otherwise pile them up.
+  const look = notOverlapping(() => {
     const now = deps.clock.now();
     const sessions = deps.relaySessions();
-    if (writtenAt && sessions === row.relay_sessions && now - writtenAt < HEARTBEAT_MS) return;
+    if (writtenAt && sessions === row.relay_sessions && now - writtenAt < HEARTBEAT_MS) return written;
     row.relay_sessions = sessions;
     row.seen_at = iso(now);
     writtenAt = now;
-    writing = true;
-    written = deps.repo
+    return (written = deps.repo
       .save({ ...row })
-      .catch((err: unknown) => deps.logger.warn({ err }, 'node heartbeat failed'))
-      .finally(() => (writing = false));
-  };
+      .catch((err: unknown) => deps.logger.warn({ err }, 'node heartbeat failed')));
+  });
   look();
   const timer = deps.clock.setInterval(look, LOOK_MS);
   return {

@@ -12,8 +12,6 @@ import {
 } from './repo.ts';
 import type { Delivery } from './schema.ts';
 
-/** A claimed outbox row: `lease` is the due time its claim wrote, and the token its writes name. */
-
 interface PayloadParts {
   payload: string | null;
   email_id: string | null;

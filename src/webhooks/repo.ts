@@ -42,7 +42,10 @@ export interface DueRow extends Omit<OutboxRow, 'payload'> {
   is_active: number;
 }
 
-/** A claimed outbox row with the token of its claim (PostgreSQL); its writes name that token. */
+/**
+ * A claimed outbox row with the token of its claim: on PostgreSQL the due time its claim
+ * wrote, which its writes name; empty on SQLite, whose one dispatcher leases nothing.
+ */
 export type LeasedDueRow = DueRow & { lease: string };
 
 /** What one attempt changed: its record, and the outbox row's fate. */
