@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { errorRegistry } from './errors.ts';
 
-// The contract's error table, read from the specification beside the checkout.
+// The contract's error table, read from the repository's word-for-word copy of the specification.
 function contractCodes(): [string, number][] {
-  const spec = readFileSync(new URL('../../shared/spec/interface.md', import.meta.url), 'utf8');
+  const spec = readFileSync(new URL('../docs/api.md', import.meta.url), 'utf8');
   const section = spec.slice(spec.indexOf('Error codes:'), spec.indexOf('## Limits'));
   return [...section.matchAll(/^\| ([a-z_]+) \| (\d{3}) \|/gm)].map((m) => [m[1]!, Number(m[2])]);
 }

@@ -508,7 +508,7 @@ describe('classifyFailure', () => {
 
 describe('BOUNCE_CATEGORIES', () => {
   it('is the BounceCategory enumeration of the specification, in order', () => {
-    const spec = readFileSync(new URL('../../../shared/spec/interface.md', import.meta.url), 'utf8');
+    const spec = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
     const row = /^\| BounceCategory \| (.+) \|$/m.exec(spec)?.[1];
     expect(row?.split(', ')).toEqual([...BOUNCE_CATEGORIES]);
   });
