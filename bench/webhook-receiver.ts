@@ -123,9 +123,9 @@ http {
       if (!line) continue;
       const [msec, id] = line.split(' ') as [string, string];
       seen.set(id, (seen.get(id) ?? 0) + 1);
-      // evt_<UUIDv7>: its first 12 hex digits are the milliseconds it was made at.
-      if (!muted && id.startsWith('evt_0'))
-        latencies.push(Number(msec) * 1000 - parseInt(id.slice(4, 12) + id.slice(13, 17), 16));
+      // X-Service-Event-Id is the event's UUIDv7: its first 12 hex digits are the milliseconds it was made at.
+      if (!muted && id.startsWith('0'))
+        latencies.push(Number(msec) * 1000 - parseInt(id.slice(0, 8) + id.slice(9, 13), 16));
     }
     offset = end;
   };

@@ -167,7 +167,14 @@ describe('delivering events', () => {
     expect(req.headers['content-type']).toBe('application/json');
     expect(req.headers['user-agent']).toBe('Service-Webhook/1.0');
     const body = JSON.parse(req.body);
-    expect(req.headers['x-service-event-id']).toBe(body.id);
+    // The header is the event's uuid; the body's id is `evt_` and the same uuid (contract).
+    expect(req.headers['x-service-event-id']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(body.id).toBe(`evt_${String(req.headers['x-service-event-id'])}`);
+    const [events] = await env.query<{ n: number }>(
+      'SELECT count(*) AS n FROM email_events WHERE id = ?',
+      String(req.headers['x-service-event-id']),
+    );
+    expect(Number(events!.n)).toBe(1);
     expect(body).toMatchObject({
       type: 'email.simulated',
       data: {
@@ -273,6 +280,10 @@ describe('delivering events', () => {
     receiver.respond = () => ({ status: 500 });
     const failed = (await call('POST', `${W()}/${hook.id}/test`, 'DEVELOPER')).json().data;
     expect(failed).toMatchObject({ success: false, http_status: 500 });
+    // Each ping is an event of its own (decisions.md): a fresh uuid in the header every time.
+    const pings = receiver.requests.map((r) => String(r.headers['x-service-event-id']));
+    expect(pings.every((id) => /^[0-9a-f-]{36}$/.test(id))).toBe(true);
+    expect(new Set(pings).size).toBe(2);
 
     receiver.respond = () => ({ status: 200 });
     await sendTest();

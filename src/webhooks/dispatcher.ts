@@ -142,7 +142,8 @@ export function createWebhookDispatcher(
     let out;
     try {
       checkWebhookUrl(row.url, { allowInsecure: opts.allowInsecure });
-      out = await postSigned(agent, row.url, row.secret, `evt_${row.event_id}`, payload, now);
+      // The header is the event's uuid; the body's `id` is `evt_` and the same uuid (contract).
+      out = await postSigned(agent, row.url, row.secret, row.event_id, payload, now);
     } catch (e) {
       // The URL no longer passes the static check (the guard was tightened since it was saved).
       out = {

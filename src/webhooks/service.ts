@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { operator, type Actor, type Audited } from '../audit/index.ts';
 import { AppError } from '../errors.ts';
@@ -139,7 +139,9 @@ export function createWebhooksService({ repo, clock, planOf, agent, allowInsecur
         data: { message: 'This is a test event from svc.' },
       });
       checkWebhookUrl(row.url, { allowInsecure });
-      const out = await postSigned(agent, row.url, row.secret, 'evt_test_ping', body, now);
+      // Each ping is an event of its own: a fresh uuid in the header, so a receiver that drops
+      // repeats by it takes every ping; the body keeps the contract's `evt_test_ping` (decisions.md).
+      const out = await postSigned(agent, row.url, row.secret, randomUUID(), body, now);
       return { success: out.ok, http_status: out.http_status, error: out.error };
     },
 
