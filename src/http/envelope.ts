@@ -28,7 +28,9 @@ export function httpErrorOf(e: unknown): AppError {
 export function sendError(req: FastifyRequest, reply: FastifyReply, e: unknown): FastifyReply {
   const err = httpErrorOf(e);
   if (err.code === 'internal_error') req.log.error({ err: e }, 'unhandled error');
-  if (err.retryAfter !== undefined) void reply.header('Retry-After', String(Math.max(1, Math.ceil(err.retryAfter))));
+  // Every 429 says when to come back, in whole seconds, at least 1 (its producer's wait, else 1).
+  const retryAfter = err.retryAfter ?? (err.status === 429 ? 1 : undefined);
+  if (retryAfter !== undefined) void reply.header('Retry-After', String(Math.max(1, Math.ceil(retryAfter))));
   return reply.code(err.status).send({
     error: { code: err.code, message: err.message, details: err.details, request_id: req.id },
     request_id: req.id,

@@ -173,9 +173,12 @@ export function createWebhooksService({ repo, clock, planOf, agent, allowInsecur
       const recent = (redeliveries.get(row.id) ?? []).filter((t) => t > now - 60_000);
       if (recent.length >= REDELIVER_PER_MINUTE) {
         const retryAfter = Math.ceil((recent[0]! + 60_000 - now) / 1000);
-        throw new AppError('rate_limited', `at most ${REDELIVER_PER_MINUTE} redeliveries a minute per webhook`, {
-          retry_after: retryAfter,
-        });
+        throw new AppError(
+          'rate_limited',
+          `at most ${REDELIVER_PER_MINUTE} redeliveries a minute per webhook`,
+          { retry_after: retryAfter },
+          retryAfter,
+        );
       }
       redeliveries.set(row.id, [...recent, now]);
       checkWebhookUrl(row.url, { allowInsecure });
