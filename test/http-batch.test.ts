@@ -209,6 +209,17 @@ describe('invalid batch structure rejects the whole request (422, nothing create
     bad('an item over a limit', { emails: [email(), email({ tags: ['x'.repeat(33)] })] }, ['emails.1.tags.0']),
     bad('an item with html and template', { emails: [email({ template: 't', html: '<p/>' })] }, ['emails.0.html']),
     bad('an item that is not an object', { emails: [email(), 'x'] }, ['emails.1']),
+    // A misspelt field is named, in an item and at the top (issue 26, item 11).
+    {
+      ...bad('an item with a misspelt field', { emails: [email(), email(), email(), email({ tag: ['x'] })] }, [
+        'emails.3.tag',
+      ]),
+      details: { fields: [{ field: 'emails.3.tag', message: 'unknown field "tag"; did you mean "tags"?' }] },
+    },
+    {
+      ...bad('a misspelt field beside emails', { emails: [email()], dry_run: true }, ['dry_run']),
+      details: { fields: [{ field: 'dry_run', message: 'unknown field "dry_run"', code: 'unrecognized_keys' }] },
+    },
   ];
   it.each(cases)('$name', async (c) => {
     env = await createTestEnv();

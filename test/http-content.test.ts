@@ -33,6 +33,12 @@ describe('custom headers', () => {
     'X-Service-Foo',
     'x-service-',
     'X-SERVICE-EVENT-ID',
+    // The MIME structure, which svc writes itself (issue 26, item 6; decisions.md).
+    'Content-Type',
+    'MIME-Version',
+    'content-transfer-encoding',
+    'Content-Disposition',
+    'Content-ID',
   ];
   const cases: Case[] = reserved.map((header) => ({
     name: `reserved name ${header} → 422 reserved_email_header`,
@@ -209,12 +215,47 @@ describe('attachments', () => {
   });
 
   it('refuses content_base64 over 14348938 characters with 422 request_validation_failed', async () => {
-    await runCase(env, key, {
+    const res = await runCase(env, key, {
       name: 'too long',
       body: email({ attachments: [att('A'.repeat(14_348_940))] }),
       status: 422,
       code: 'request_validation_failed',
       fields: ['attachments.0.content_base64'],
+    });
+    // The limit a client knows is the decoded size, not a count of base64 characters.
+    expect(res.json().error.details.fields[0].message).toBe('is larger than 10 MiB per attachment');
+  });
+
+  const badTypes = [
+    'text/html\r\nBcc: victim@example.org',
+    'text/html\nX-A: b',
+    'pdf',
+    'text/',
+    'a b/c',
+    'text/csv; charset',
+  ];
+  it.each(badTypes)('refuses the content_type %j with 422 naming attachments.N.content_type', async (type) => {
+    const res = await runCase(env, key, {
+      name: 'bad type',
+      body: email({ attachments: [att('QUJD'), { ...att('QUJD'), content_type: type }] }),
+      status: 422,
+      code: 'request_validation_failed',
+      fields: ['attachments.1.content_type'],
+    });
+    expect(res.json().error.details.fields[0].message).toMatch(/MIME type/);
+  });
+
+  it('accepts a content_type with parameters, bare or quoted', async () => {
+    await runCase(env, key, {
+      name: 'params',
+      body: email({
+        attachments: [
+          { ...att('QUJD'), content_type: 'text/csv; charset=utf-8' },
+          { ...att('QUJD'), content_type: 'application/vnd.ms-excel;name="q 1.xls"' },
+        ],
+      }),
+      status: 202,
+      rows: { emails: 1, attachments: 2 },
     });
   });
 
@@ -228,12 +269,13 @@ describe('attachments', () => {
   });
 
   it('refuses one attachment of 10 MiB + 1 byte decoded with 422 attachment_too_large', async () => {
-    await runCase(env, key, {
+    const res = await runCase(env, key, {
       name: 'too large',
       body: email({ attachments: [att('QUJD'), att(b64(10 * MiB + 1))] }),
       status: 422,
       code: 'attachment_too_large',
     });
+    expect(res.json().error.message).toBe('attachments.1 is larger than 10 MiB per attachment');
   });
 
   it('refuses a message over 25 MiB in total with 422 message_too_large', async () => {

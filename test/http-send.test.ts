@@ -105,6 +105,43 @@ describe('POST /v1/emails rejects a request that breaks a rule (422, nothing cre
   });
 });
 
+describe('POST /v1/emails refuses a field it does not know (422, never silently dropped)', () => {
+  const unknown = (name: string, over: Record<string, unknown>, fields: Record<string, string>): Case => ({
+    ...invalid(name, over, Object.keys(fields)),
+    check: (res) => {
+      const got = res.json().error.details.fields as { field: string; message: string; code: string }[];
+      expect(got).toEqual(
+        Object.entries(fields).map(([field, message]) => ({ field, message, code: 'unrecognized_keys' })),
+      );
+    },
+  });
+  const cases: Case[] = [
+    unknown('tag for tags', { tag: ['x'] }, { tag: 'unknown field "tag"; did you mean "tags"?' }),
+    unknown(
+      'Subject in another case',
+      { Subject: 'y' },
+      { Subject: 'unknown field "Subject"; did you mean "subject"?' },
+    ),
+    unknown('a name near none', { priority: 'high' }, { priority: 'unknown field "priority"' }),
+    unknown(
+      'two at once, each named',
+      { replyTo: ['a@example.net'], htm: '<p/>' },
+      {
+        replyTo: 'unknown field "replyTo"; did you mean "reply_to"?',
+        htm: 'unknown field "htm"; did you mean "html"?',
+      },
+    ),
+    unknown(
+      'inside an attachment',
+      { attachments: [{ filename: 'a.txt', content_base64: 'QUJD', contentType: 'text/plain' }] },
+      { 'attachments.0.contentType': 'unknown field "contentType"; did you mean "content_type"?' },
+    ),
+  ];
+  it.each(cases)('$name', async (c) => {
+    await runCase(env, key, c);
+  });
+});
+
 describe('POST /v1/emails accepts every limit at its boundary (202, one email)', () => {
   const ok = (name: string, over: Record<string, unknown>, recipients: number, attachments = 0): Case => ({
     name,

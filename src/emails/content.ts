@@ -28,17 +28,31 @@ export interface Attachment {
   content_id?: string | null;
 }
 
-/** True for a header name a client may not set (contract, send rule 4): the service writes these itself. */
+/**
+ * True for a header of the MIME structure, which svc writes from the bodies and attachments:
+ * `MIME-Version` and every `Content-*` field (RFC 2045 names them all so; the SMTP relay drops
+ * the same from a relayed message). A second `Content-Type` would break the message.
+ */
+export function isMimeStructureHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return lower === 'mime-version' || lower.startsWith('content-');
+}
+
+/**
+ * True for a header name a client may not set: the contract's reserved names (send rule 4),
+ * any `x-service-*`, and the MIME structure (decisions.md). The service writes these itself.
+ */
 export function isReservedHeader(name: string): boolean {
   const lower = name.toLowerCase();
-  return RESERVED.has(lower) || lower.startsWith('x-service-');
+  return RESERVED.has(lower) || lower.startsWith('x-service-') || isMimeStructureHeader(lower);
 }
 
 /** Checks custom headers: reserved names 422, CR/LF in a value 400 (send rule 4). */
 export function checkHeaders(headers: Record<string, string>): void {
   for (const [name, value] of Object.entries(headers)) {
     if (isReservedHeader(name)) {
-      throw new AppError('reserved_email_header', `The header ${name} is reserved`, {
+      const why = isMimeStructureHeader(name) ? ': svc writes the MIME structure from the bodies and attachments' : '';
+      throw new AppError('reserved_email_header', `The header ${name} is reserved${why}`, {
         code: 'reserved_email_header',
         header: name,
       });
@@ -71,7 +85,7 @@ export function decodeAttachments(items: NonNullable<SendRequest['attachments']>
     }
     const content = Buffer.from(b64, 'base64');
     if (content.length > LIMITS.attachmentBytes) {
-      throw new AppError('attachment_too_large', `attachments.${i} is larger than 10 MiB`, {
+      throw new AppError('attachment_too_large', `attachments.${i} is larger than 10 MiB per attachment`, {
         field: `attachments.${i}`,
         size: content.length,
         limit: LIMITS.attachmentBytes,

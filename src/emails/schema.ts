@@ -36,15 +36,36 @@ const noLineBreaks = (s: string) => !/[\r\n]/.test(s);
 export const isEmailAddress = (s: string): boolean => emailAddress.safeParse(s).success;
 const addresses = (max: number) => z.array(emailAddress).max(max);
 
-export const attachmentSchema = z.object({
+/** RFC 2045 token: printable ASCII except space and the tspecials. */
+const TOKEN = "[!#$%&'*+\\-.^_`{|}~0-9A-Za-z]+";
+/** A MIME type (`type/subtype`, then `; name=value` parameters, values bare or quoted), on one line. */
+const MIME_TYPE = new RegExp(
+  `^${TOKEN}/${TOKEN}(?:[ \\t]*;[ \\t]*${TOKEN}=(?:${TOKEN}|"(?:[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\[\\x20-\\x7e])*"))*$`,
+);
+
+/** True for a MIME type the message may carry as an attachment's Content-Type (`text/csv; charset=utf-8`). */
+export const isMimeType = (s: string): boolean => MIME_TYPE.test(s);
+
+// The limit is on the decoded bytes; the base64 (with line breaks) may be a third longer.
+const ATTACHMENT_MIB = LIMITS.attachmentBytes / (1024 * 1024);
+
+export const attachmentSchema = z.strictObject({
   filename: z.string().min(1).max(LIMITS.attachmentFilenameChars),
-  content_type: z.string().min(1).max(LIMITS.contentTypeChars).optional(),
-  content_base64: z.string().max(LIMITS.attachmentBase64Chars),
+  content_type: z
+    .string()
+    .min(1)
+    .max(LIMITS.contentTypeChars)
+    .refine(isMimeType, 'must be a MIME type such as application/pdf (type/subtype; parameters)')
+    .optional(),
+  content_base64: z.string().max(LIMITS.attachmentBase64Chars, `is larger than ${ATTACHMENT_MIB} MiB per attachment`),
 });
 
-/** EmailSendRequest, with the contract's structural rules; content rules run after it (content.ts). */
+/**
+ * EmailSendRequest, with the contract's structural rules; content rules run after it (content.ts).
+ * Strict: a misspelt field (`tag`) is refused by name, never dropped (decisions.md).
+ */
 export const sendRequestSchema = z
-  .object({
+  .strictObject({
     from: emailAddress,
     to: addresses(LIMITS.recipientsPerEmail).min(1),
     cc: addresses(LIMITS.recipientsPerEmail).nullish(),
@@ -89,7 +110,7 @@ export const sendRequestSchema = z
 
 export type SendRequest = z.output<typeof sendRequestSchema>;
 
-export const batchRequestSchema = z.object({
+export const batchRequestSchema = z.strictObject({
   emails: z.array(sendRequestSchema).min(1).max(LIMITS.batchEmails),
 });
 
