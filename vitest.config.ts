@@ -44,6 +44,7 @@ export const BOTH_STORES = [
   'test/retention.test.ts',
   'test/domains-live.test.ts',
   'test/serve-start.test.ts',
+  'test/delivery-wake.test.ts',
 ];
 
 export default defineConfig({

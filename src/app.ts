@@ -124,7 +124,11 @@ async function wire(config: Config, overrides: AppOverrides, clock: Clock, store
     idempotency,
     accounts: accountsRepo,
     sandboxDomain: config.sandboxDomain,
-    onAccepted: (env, source) => metrics.accepted(env, source),
+    onAccepted: (env, source) => {
+      metrics.accepted(env, source);
+      // A LIVE email starts delivery once committed, not at the next tick (a started engine only).
+      if (env === 'LIVE') engine?.wake();
+    },
   });
   const secrets = store.secrets;
   const tracking = createTrackingService({

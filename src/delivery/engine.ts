@@ -1,7 +1,7 @@
 import { notOverlapping } from '../lib/periodic.ts';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import type { Clock, Timer } from '../lib/clock.ts';
+import { ioTimeout, type Clock, type Timer } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import { WORKER_YOUNG_GENERATION_MB } from '../lib/server-flags.ts';
 import { sleep } from '../lib/sleep.ts';
@@ -46,6 +46,11 @@ export interface EngineDeps {
 
 /** How often a node looks again at the other nodes' count and slow-downs. */
 const SHARE_EVERY_MS = 2_000;
+/**
+ * The least time between two claim passes started by accepts: a burst of accepts claims in
+ * a few passes, not one per email, while an email after a quiet spell is claimed at once.
+ */
+const WAKE_GAP_MS = 10;
 
 interface Group {
   seq: number;
@@ -144,6 +149,27 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   let ticking: Promise<void> | undefined;
   let again = false;
   let stopping = false;
+  /** The gap after a pass that `wake` started, and whether a wake came during it. */
+  let wakeGap: Timer | undefined;
+  let wokenInGap = false;
+
+  /** A claim pass at once, unless `wake` started one less than WAKE_GAP_MS ago: then one when the gap ends. */
+  function wake(): void {
+    if (!timer || stopping) return;
+    if (wakeGap) {
+      wokenInGap = true;
+      return;
+    }
+    // A real timer, not the clock's: it spaces out I/O, it does not schedule by the domain's time.
+    wakeGap = ioTimeout(() => {
+      wakeGap = undefined;
+      if (wokenInGap) {
+        wokenInGap = false;
+        wake();
+      }
+    }, WAKE_GAP_MS);
+    void tick();
+  }
 
   function tick(): Promise<void> {
     if (ticking) {
@@ -445,14 +471,21 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       }
       void tick();
     },
-    /** Claims now (after an accepted LIVE email, or in tests after moving the clock). */
+    /** Claims now (in tests, after moving the clock). */
     poke: () => tick(),
+    /**
+     * Told of an accepted LIVE email, once it is committed: delivery starts now rather than at
+     * the next tick. Wakes coalesce: a burst of accepts makes one claim pass per WAKE_GAP_MS,
+     * and one running pass picks up what the others accepted meanwhile. Ignored until started.
+     */
+    wake,
     /** In-flight transactions, for tests and metrics. */
     inflightCount: () => inflight.size,
     /** Stops claiming, lets work in flight finish until the deadline, returns the rest to the queue. */
     async stop(deadlineMs = 10_000): Promise<void> {
       stopping = true;
       timer?.cancel();
+      wakeGap?.cancel();
       renewal?.cancel();
       sharing?.cancel();
       // A claim being committed lands first; then transactions that never started go back

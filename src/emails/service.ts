@@ -80,7 +80,7 @@ export interface EmailsDeps {
   accounts: AccountsPort;
   /** The server's onboarding-trial domain (`--sandbox-domain`), if any. */
   sandboxDomain?: string | undefined;
-  /** Told of every email accepted (not of replays), for /metrics. */
+  /** Told of every email accepted (not of replays), once committed: /metrics, and LIVE mail wakes delivery. */
   onAccepted?: (env: string, source: string) => void;
 }
 

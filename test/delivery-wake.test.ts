@@ -1,0 +1,71 @@
+import nodemailer from 'nodemailer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sleep } from '../src/lib/sleep.ts';
+import { createSmtpRelay, RELAY_DEFAULTS } from '../src/smtp/index.ts';
+import { startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
+import type { DnsServer } from './peers/dns.ts';
+import type { MxPeer } from './peers/mx.ts';
+
+// An accepted LIVE email starts delivery once committed, not at the engine's next tick: the
+// test clock never moves here, so the tick never comes, and the email must still arrive.
+
+let dns: DnsServer;
+let mx: MxPeer;
+let d: DeliveryEnv;
+
+beforeAll(async () => {
+  ({ dns, mx } = await startDestinations());
+  d = await startDeliveryEnv(dns, { mxPort: String(mx.port) });
+});
+afterAll(async () => {
+  await d.env.close();
+  await mx.close();
+  await dns.close();
+});
+
+/** Waits (real time, bounded) until the MX peer has a message for `address`. */
+async function arrived(address: string): Promise<boolean> {
+  for (let i = 0; i < 300; i++) {
+    if (mx.received.some((m) => m.to.includes(address))) return true;
+    await sleep(10);
+  }
+  return false;
+}
+
+describe('an accepted LIVE email', () => {
+  it('reaches the MX without the clock moving to the next tick (API)', async () => {
+    const before = d.env.clock.now();
+    await d.send(['api@dest.test']);
+    expect(await arrived('api@dest.test')).toBe(true);
+    expect(d.env.clock.now()).toBe(before);
+  });
+
+  it('reaches the MX without the clock moving to the next tick (SMTP relay)', async () => {
+    const relay = createSmtpRelay(d.env.app, {
+      ...RELAY_DEFAULTS,
+      host: '127.0.0.1',
+      port: 0,
+      plainAuth: true,
+      maxSessions: 5,
+      idleTimeoutMs: 10_000,
+      closeTimeoutMs: 50,
+    });
+    const port = await relay.listen();
+    try {
+      const before = d.env.clock.now();
+      const transport = nodemailer.createTransport({
+        host: '127.0.0.1',
+        port,
+        secure: false,
+        ignoreTLS: true,
+        auth: { user: 'apikey', pass: d.key },
+      });
+      await transport.sendMail({ from: 'news@sender.test', to: 'relay@dest.test', subject: 'Hi', text: 'Hello' });
+      transport.close();
+      expect(await arrived('relay@dest.test')).toBe(true);
+      expect(d.env.clock.now()).toBe(before);
+    } finally {
+      await relay.close();
+    }
+  });
+});
