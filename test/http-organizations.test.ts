@@ -47,20 +47,42 @@ describe('organizations', () => {
     expect([bad.statusCode, codeOf(bad)]).toEqual([422, 'request_validation_failed']);
   });
 
-  it('only its OWNER renames it or changes its plan; the change is audited before and after', async () => {
+  it('only its OWNER renames it; the change is audited before and after', async () => {
     await setup();
     expect((await call('PATCH', O(), 'ADMIN', { name: 'Acme Inc' })).statusCode).toBe(403);
-    const res = await call('PATCH', O(), 'OWNER', { name: 'Acme Inc', plan: 'PAID' });
+    const res = await call('PATCH', O(), 'OWNER', { name: 'Acme Inc' });
     expect(res.statusCode).toBe(200);
-    expect(res.json().data).toMatchObject({ name: 'Acme Inc', plan: 'PAID', role: 'OWNER' });
+    expect(res.json().data).toMatchObject({ name: 'Acme Inc', plan: 'UNLIMITED', role: 'OWNER' });
     const row = (await audit()).at(-1)!;
     expect(row.action).toBe('organization.update');
     expect(JSON.parse(row.before!)).toMatchObject({ name: 'Acme', plan: 'UNLIMITED' });
-    expect(JSON.parse(row.after!)).toMatchObject({ name: 'Acme Inc', plan: 'PAID' });
+    expect(JSON.parse(row.after!)).toMatchObject({ name: 'Acme Inc', plan: 'UNLIMITED' });
     for (const body of [{}, { color: 'red' }, { plan: 'GOLD' }]) {
       const r = await call('PATCH', O(), 'OWNER', body);
       expect([r.statusCode, codeOf(r)]).toEqual([422, 'request_validation_failed']);
     }
+  });
+
+  it("refuses a plan over HTTP, even from its OWNER (403, audited); the operator's CLI sets it", async () => {
+    await setup();
+    // The owner of a new, FREE organization would lift every limit of its own.
+    const created = await call('POST', '/v1/organizations', 'DEVELOPER', { name: 'Side project' });
+    const side = `/v1/organizations/${created.json().data.id}`;
+    for (const body of [{ plan: 'UNLIMITED' }, { name: 'Renamed', plan: 'PAID' }]) {
+      const r = await call('PATCH', side, 'DEVELOPER', body);
+      expect([r.statusCode, codeOf(r)]).toEqual([403, 'forbidden']);
+      expect(r.json().error.message).toMatch(/operator/);
+    }
+    expect((await call('GET', side, 'DEVELOPER')).json().data).toMatchObject({ name: 'Side project', plan: 'FREE' });
+    const refused = (await audit()).filter((a) => a.action === 'organization.plan_refused');
+    expect(refused).toHaveLength(2);
+    expect(refused[0]).toMatchObject({ actor_type: 'user', actor_name: 'developer@example.com' });
+    expect(JSON.parse(refused[0]!.before!)).toEqual({ plan: 'FREE' });
+    expect(JSON.parse(refused[0]!.after!)).toEqual({ plan: 'UNLIMITED' });
+    // The operator, at the server.
+    const org = await env.app.accounts.setPlan('Side project', 'PAID');
+    expect(org.plan).toBe('PAID');
+    expect((await audit()).at(-1)).toMatchObject({ action: 'organization.update', actor_type: 'cli' });
   });
 
   it('only its OWNER deletes it, with everything in it; the audit row stays', async () => {

@@ -113,6 +113,8 @@ export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
         if (change.plan !== undefined)
           await t.query('UPDATE organizations SET plan = $1 WHERE id = $2', [change.plan, orgId]);
       }),
+    /** Records an attempt that was refused (it changes nothing but the audit log). */
+    recordRefusal: (a: Audited) => audited(a, () => Promise.resolve()),
     /** Deletes an organization with everything in it (projects, keys, emails, domains, members). */
     deleteOrg: (orgId: string, a: Audited) =>
       audited(a, async (t) => {

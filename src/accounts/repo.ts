@@ -157,6 +157,8 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter) {
       }),
     /** Deletes an organization with everything in it (projects, keys, emails, domains, members). */
     deleteOrg: (orgId: string, a: Audited) => audited(a, () => void w.deleteOrg.run(orgId)),
+    /** Records an attempt that was refused (it changes nothing but the audit log). */
+    recordRefusal: (a: Audited) => audited(a, () => undefined),
     acceptDpa: (orgId: string, userId: string, at: string, a: Audited) =>
       audited(a, () => void w.acceptDpa.run(at, userId, orgId)),
     /** Renames a project and merges `settingsPatch` (a JSON object) into its stored settings. */

@@ -173,10 +173,21 @@ export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps
       return this.createOrg({ name, owner_email: user.email }, actor);
     },
 
-    /** Renames an organization or changes its plan (its ceilings apply from the next request). */
+    /**
+     * Renames an organization or changes its plan (its ceilings apply from the next request).
+     * The plan is the operator's (decisions.md): a user's attempt is 403 and audited.
+     */
     async updateOrg(orgId: string, input: unknown, actor: Actor = operator()): Promise<Organization> {
       const before = await getOrg(orgId);
       const data = parseInput(updateOrgSchema, input);
+      if (data.plan !== undefined && actor.type !== 'cli') {
+        const attempt = change(actor, 'organization.plan_refused', orgTarget(before), { plan: before.plan }, data);
+        await repo.recordRefusal(attempt);
+        throw new AppError(
+          'forbidden',
+          `The plan of an organization is set by the server's operator (svc orgs set-plan ${before.name} ${data.plan})`,
+        );
+      }
       const after = toOrganization({ ...before, name: data.name ?? before.name, plan: data.plan ?? before.plan });
       const audit = change(actor, 'organization.update', orgTarget(before), toOrganization(before), after);
       await uniqueOrConflict(repo.updateOrg(before.id, data, audit), `an organization named ${data.name} exists`);

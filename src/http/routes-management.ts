@@ -99,7 +99,11 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
   orgRoute(
     'PATCH',
     ORG,
-    { summary: 'Rename an organization or change its plan', body: updateOrgSchema, response: orgOut },
+    {
+      summary: "Rename an organization (its plan is the server operator's: `plan` is 403 forbidden)",
+      body: updateOrgSchema,
+      response: orgOut,
+    },
     async ({ org, role, body, actor }) => ({ ...(await app.accounts.updateOrg(org.id, body, actor)), role }),
   );
   orgRoute('DELETE', ORG, { summary: 'Delete an organization and all it holds' }, ({ org, actor }) =>
