@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSvc } from './cli-runner.ts';
+import { runSvc, storeEnv } from './cli-runner.ts';
+import { spawnServe } from './e2e/serve.ts';
 
 // A port another program holds: svc serve says which one and which setting, and exits 1,
 // with nothing of it left running (before, the HTTP API stayed up over a closed store).
@@ -44,5 +45,29 @@ describe('svc serve on a port in use', () => {
     );
     expect(r.stderr).not.toContain('unhandled');
     expect(r.stderr).not.toContain('svc is serving');
+    // Checked before anything is created: no credentials printed, no data dir made.
+    expect(r.stdout).toBe('');
+    expect(existsSync(join(dir, 'data'))).toBe(false);
+  });
+
+  it('creates no owner: the next start, on a free port, prints the credentials', async () => {
+    const dir = mkdtempSync(join(root, 'dir-'));
+    const failed = await runSvc(dir, ['serve', '--smtp-port', '0', '--http-port', String(port)]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).not.toContain('owner password');
+    const env = { ...process.env, ...(await storeEnv(dir)) };
+    const { child, url } = spawnServe(join(dir, 'data'), [], { cwd: dir, env });
+    let stdout = '';
+    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      await url;
+      expect(stdout).toMatch(
+        /^First start on .*\n {2}owner email: {4}\S+\n {2}owner password: \S+\n {2}TEST API key: {3}\S+\n/,
+      );
+    } finally {
+      child.kill('SIGTERM');
+      await exited;
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { startHeartbeat } from '../nodes/heartbeat.ts';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { createApp, type App } from '../app.ts';
 import { loadConfig } from '../config/load.ts';
@@ -37,6 +38,8 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
   });
   // Listening from the start: a SIGTERM during start-up still stops cleanly once started.
   const stopSignal = untilSignal(logger);
+  // Before anything is created: a port in use leaves no data dir, no owner, no credentials printed.
+  await probePorts(config);
   const app = await createApp(config, { logger, checkpointWorker: true, createDataDir: true, webhookThread: true });
   // svc restore refuses to replace the database under a running server (the data dir's file;
   // on PostgreSQL there is no file to guard).
@@ -45,7 +48,6 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
   // (a port in use must not leave the HTTP API answering over a closed store).
   const started: (() => Promise<unknown>)[] = [];
   try {
-    await firstStart(app);
     await app.recordServerSettings();
     for (const w of app.startupWarnings()) logger.warn(w.fields, w.message);
     const https =
@@ -59,6 +61,8 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     );
     const relay = await startRelay(app, config, https, started);
     await startInbound(app, config, https, started);
+    // Only once every port is ours: the credentials printed once belong to a server that runs.
+    await firstStart(app);
     const address = server.server.address();
     const port = typeof address === 'object' && address ? address.port : config.httpPort;
     const url = `${https ? 'https' : 'http'}://${config.httpHost}:${port}`;
@@ -92,6 +96,28 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     unmark();
     logger.info('stopped');
   }
+}
+
+/** Binds and releases each configured port (HTTP, relay, inbound) to learn that it is free. */
+async function probePorts(config: Config): Promise<void> {
+  const ports: [string, string, string, number][] = [
+    ['the HTTP API', '--http-port', config.httpHost, config.httpPort],
+    ['the SMTP relay', '--smtp-port', config.smtpHost, config.smtpPort],
+    ['the inbound MX', '--inbound-port', config.inboundHost, config.inboundPort],
+  ];
+  for (const [what, flag, host, port] of ports) {
+    // Port 0 is any free port; for the relay and the inbound MX it also means off.
+    if (port === 0) continue;
+    await listening(what, flag, host, port, () => bindAndRelease(host, port));
+  }
+}
+
+function bindAndRelease(host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen({ host, port }, () => probe.close(() => resolve()));
+  });
 }
 
 /**
