@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -96,5 +96,37 @@ describe('a data dir that does not exist', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`no svc data dir at ${dir}`);
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('a first start that did not finish', () => {
+  it('leaves no database behind when its first open fails, so a later command finds no data dir', async () => {
+    const dir = mkdtempSync(join(root, 'failed-'));
+    const data = join(dir, 'data');
+    // A folder where SQLite must write its WAL: the first open fails after the file was made.
+    mkdirSync(join(data, 'svc.sqlite-wal'), { recursive: true });
+    const r = await runSvc(dir, init);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(readdirSync(data)).toEqual(['svc.sqlite-wal']);
+    rmSync(join(data, 'svc.sqlite-wal'), { recursive: true });
+    const later = await runSvc(dir, ['keys', 'list', '--project', 'Default']);
+    expect(later.code).toBe(1);
+    expect(later.stderr).toContain(`no svc data dir at ${data}`);
+  });
+
+  it('is not taken for a data dir when it left an empty svc.sqlite; svc init then makes one of it', async () => {
+    const dir = mkdtempSync(join(root, 'killed-'));
+    const data = join(dir, 'data');
+    mkdirSync(data, { mode: 0o700 });
+    writeFileSync(join(data, 'svc.sqlite'), '', { mode: 0o600 });
+    const r = await runSvc(dir, ['keys', 'list', '--project', 'Default']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `error: store_unavailable: no svc data dir at ${data} (its svc.sqlite is empty: a first start that did not finish): ` +
+        'check --data-dir, or run `svc init` or `svc serve` with it to create one',
+    ]);
+    expect((await runSvc(dir, init)).code).toBe(0);
+    expect((await runSvc(dir, ['keys', 'list', '--project', 'Default'])).code).toBe(0);
   });
 });

@@ -1,4 +1,14 @@
-import { chmodSync, closeSync, existsSync, fchmodSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  fchmodSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
 import { StoreOpenError } from './open-error.ts';
 
@@ -13,32 +23,52 @@ const OTHERS = 0o077;
 
 /**
  * The path of the database in `dataDir`, creating the dir (700) and an empty
- * database file (600) first when `create` is set, whatever the umask. SQLite
- * then gives the WAL and shared-memory files the database file's mode. Without
- * `create`, a missing database is refused: a mistyped --data-dir must not
- * become a new, empty one.
+ * database file (600) first when `create` is set, whatever the umask (`created`
+ * says this call made the file). SQLite then gives the WAL and shared-memory
+ * files the database file's mode. Without `create`, a missing database is
+ * refused: a mistyped --data-dir must not become a new, empty one; nor is an
+ * empty file (a first start that never finished) taken for a data dir.
  */
-export function prepareDataDir(dataDir: string, create: boolean): string {
+export function prepareDataDir(dataDir: string, create: boolean): { file: string; created: boolean } {
   const file = join(dataDir, DATABASE_FILE);
-  if (existsSync(file)) return file;
+  if (existsSync(file) && (create || statSync(file).size > 0)) return { file, created: false };
   if (!create) {
+    const why = existsSync(file)
+      ? `its ${DATABASE_FILE} is empty: a first start that did not finish`
+      : `no ${DATABASE_FILE} there`;
     throw new StoreOpenError(
-      `no svc data dir at ${resolve(dataDir)} (no ${DATABASE_FILE} there): check --data-dir, or run \`svc init\` or \`svc serve\` with it to create one`,
+      `no svc data dir at ${resolve(dataDir)} (${why}): check --data-dir, or run \`svc init\` or \`svc serve\` with it to create one`,
     );
   }
   // mkdirSync applies the umask; an explicit chmod makes the mode exact.
   if (mkdirSync(dataDir, { recursive: true, mode: DIR_MODE }) !== undefined) chmodSync(dataDir, DIR_MODE);
-  createPrivateFile(file);
-  return file;
+  return { file, created: createPrivateFile(file) };
 }
 
-/** Creates an empty file readable by its owner only (a database, a backup, a key), whatever the umask. */
-export function createPrivateFile(path: string): void {
+/**
+ * Removes a database file this process created and could not open, with its WAL and shared
+ * memory: a failed first open must leave nothing that a later command takes for a data dir.
+ */
+export function discardNewDatabase(file: string): void {
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      rmSync(f, { force: true });
+    } catch {
+      // Best effort: the error that made the open fail is the one to report.
+    }
+  }
+}
+
+/**
+ * Creates an empty file readable by its owner only (a database, a backup, a key), whatever the
+ * umask; false when it existed already.
+ */
+export function createPrivateFile(path: string): boolean {
   let fd: number;
   try {
     fd = openSync(path, 'wx', FILE_MODE);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return; // another process made it first
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST') return false; // another process made it first
     throw e;
   }
   try {
@@ -46,6 +76,7 @@ export function createPrivateFile(path: string): void {
   } finally {
     closeSync(fd);
   }
+  return true;
 }
 
 /** A path in the data dir that others may read, and the command that fixes it. */

@@ -8,7 +8,7 @@ import { ioTimeout } from '../lib/clock.ts';
 export type Db = Database.Database;
 
 import { StoreOpenError } from './open-error.ts';
-import { prepareDataDir } from './data-dir.ts';
+import { discardNewDatabase, prepareDataDir } from './data-dir.ts';
 
 export { StoreOpenError };
 
@@ -55,7 +55,16 @@ const JOURNAL_SIZE_LIMIT = 128 * 1024 * 1024;
  * with one clear line (StoreOpenError).
  */
 export function openDatabase(dataDir: string, opts: OpenOptions = {}): { db: Db; close: () => Promise<void> } {
-  const file = prepareDataDir(dataDir, opts.create ?? false);
+  const { file, created } = prepareDataDir(dataDir, opts.create ?? false);
+  try {
+    return openFile(file, opts);
+  } catch (e) {
+    if (created) discardNewDatabase(file);
+    throw e;
+  }
+}
+
+function openFile(file: string, opts: OpenOptions): { db: Db; close: () => Promise<void> } {
   let db: Db;
   try {
     db = new Database(file, { timeout: 5000 });
@@ -165,7 +174,7 @@ function startCheckpointer(file: string, settings: CheckpointerSettings): { stop
  * or change a running server (`svc top`): WAL lets it read beside the writer.
  */
 export function openReadOnly(dataDir: string): Db {
-  const file = prepareDataDir(dataDir, false);
+  const { file } = prepareDataDir(dataDir, false);
   try {
     return new Database(file, { readonly: true, timeout: 5000 });
   } catch (e) {
