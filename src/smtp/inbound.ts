@@ -56,7 +56,8 @@ export function createInboundListener(app: App, opts: InboundOptions): InboundLi
 
   const server = new SMTPServer({
     name: app.hostname,
-    banner: 'svc ESMTP',
+    // smtp-server writes 'ESMTP' before the banner: the greeting is '220 <host> ESMTP svc'.
+    banner: 'svc',
     size: INBOUND_MAX_BYTES,
     rejectOversized: true,
     maxRecipients: 10,

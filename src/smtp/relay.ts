@@ -204,7 +204,8 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
 
   const server = new SMTPServer({
     name: app.hostname,
-    banner: 'svc ESMTP relay',
+    // smtp-server writes 'ESMTP' before the banner: the greeting is '220 <host> ESMTP svc relay'.
+    banner: 'svc relay',
     size: LIMITS.messageBytes,
     rejectOversized: true,
     maxRecipients: LIMITS.recipientsPerEmail,
