@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -68,6 +68,20 @@ describe('svc backup', () => {
     const db = new Database(file, { readonly: true });
     expect(db.pragma('quick_check', { simple: true })).toBe('ok');
     db.close();
+  });
+
+  it('leaves the backup file alone in its directory, no -wal or -shm, also once read', async () => {
+    const env = await testEnv();
+    await env.key();
+    const dir = tempDir();
+    const file = join(dir, 'out.sqlite');
+    const run = await runSvc(env.dir, ['backup', file], { SVC_DATA_DIR: env.dir });
+    expect(run.code, run.stderr).toBe(0);
+    expect(readdirSync(dir)).toEqual(['out.sqlite']);
+    // A rollback-journal database (header bytes 18 and 19 are 1, not WAL's 2): readers leave nothing beside it.
+    expect([...readFileSync(file).subarray(18, 20)]).toEqual([1, 1]);
+    expect(ids(file)).toBeInstanceOf(Set);
+    expect(readdirSync(dir)).toEqual(['out.sqlite']);
   });
 
   it('refuses to overwrite a file, and a data dir that does not exist: exit 1', async () => {

@@ -99,16 +99,20 @@ export async function backupDatabase(
   } finally {
     db.close();
   }
-  syncFile(target);
-  const check = new Database(target, { readonly: true });
+  const check = new Database(target);
+  let pages: number;
   try {
+    // The copy's header says WAL, as the database's does: opened so, it would get a -wal and a
+    // -shm beside it, left behind by every reader. A rollback journal keeps a backup one file.
+    check.pragma('journal_mode = DELETE');
     const ok = check.pragma('quick_check', { simple: true });
     if (ok !== 'ok') throw new StoreOpenError(`the backup ${target} does not check: ${String(ok)}`);
-    const pages = check.pragma('page_count', { simple: true }) as number;
-    return { file: resolve(target), bytes: statSync(target).size, pages };
+    pages = check.pragma('page_count', { simple: true }) as number;
   } finally {
     check.close();
   }
+  syncFile(target);
+  return { file: resolve(target), bytes: statSync(target).size, pages };
 }
 
 export interface RestoreResult {
