@@ -70,18 +70,57 @@ describe('POST /v1/auth/login', () => {
     if (field) expect(res.json().error.details.fields[0].field).toBe(field);
   });
 
-  it('limits failed logins per address, also for the right password, until the window ends (429 with Retry-After)', async () => {
+  it('limits failed logins per address and IP, also for the right password, until the window ends (429 with Retry-After)', async () => {
     env = await createTestEnv();
-    for (let i = 0; i < LOGIN_LIMITS.perAddress; i++) {
-      // Each try from its own address: only the per-address count can stop them.
-      expect((await login({ ...OWNER, password: 'guess' }, `198.51.100.${i + 1}`)).statusCode).toBe(401);
+    for (let i = 0; i < LOGIN_LIMITS.perAddressAndIp; i++) {
+      expect((await login({ ...OWNER, password: 'guess' }, '198.51.100.7')).statusCode).toBe(401);
     }
-    const blocked = await login(OWNER, '198.51.100.200');
+    const blocked = await login(OWNER, '198.51.100.7');
     expect(blocked.statusCode).toBe(429);
     expect(codeOf(blocked)).toBe('rate_limited');
     expect(Number(blocked.headers['retry-after'])).toBe(15 * 60);
     env.clock.advance(15 * MINUTE);
-    expect((await login(OWNER, '198.51.100.200')).statusCode).toBe(200);
+    expect((await login(OWNER, '198.51.100.7')).statusCode).toBe(200);
+  });
+
+  it('lets nobody lock an address out: after many wrong passwords from one IP, the right one from another gets in', async () => {
+    env = await createTestEnv();
+    for (let i = 0; i < LOGIN_LIMITS.perAddress + 5; i++) {
+      const res = await login({ ...OWNER, password: 'guess' }, '198.51.100.7');
+      expect(res.statusCode).toBe(i < LOGIN_LIMITS.perAddressAndIp ? 401 : 429);
+      if (res.statusCode === 429) expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    expect((await login(OWNER, '203.0.113.50')).statusCode).toBe(200);
+    // The same address spelt in another case is the same address, for the guesser too.
+    expect((await login({ ...OWNER, email: 'OWNER@example.com' }, '198.51.100.7')).statusCode).toBe(429);
+  });
+
+  it('brakes a guesser spread over many IPs: past the per-address count an IP that failed waits, a clean one gets in', async () => {
+    env = await createTestEnv();
+    const guesser = (i: number) => `198.51.100.${i + 1}`;
+    for (let i = 0; i < LOGIN_LIMITS.perAddress; i++) {
+      expect((await login({ ...OWNER, password: 'guess' }, guesser(i))).statusCode).toBe(401);
+    }
+    // Each of those IPs has one failure for the address: now it waits, even with the right password.
+    const braked = await login(OWNER, guesser(0));
+    expect([braked.statusCode, codeOf(braked)]).toEqual([429, 'rate_limited']);
+    expect(Number(braked.headers['retry-after'])).toBe(15 * 60);
+    // A new IP gets one try, then waits too.
+    expect((await login({ ...OWNER, password: 'guess' }, '192.0.2.1')).statusCode).toBe(401);
+    expect((await login({ ...OWNER, password: 'guess' }, '192.0.2.1')).statusCode).toBe(429);
+    // The owner, from an IP without failures, signs in.
+    expect((await login(OWNER, '203.0.113.50')).statusCode).toBe(200);
+    env.clock.advance(15 * MINUTE);
+    expect((await login(OWNER, guesser(0))).statusCode).toBe(200);
+  });
+
+  it('counts an IPv6 client by its /64', async () => {
+    env = await createTestEnv();
+    for (let i = 0; i < LOGIN_LIMITS.perAddressAndIp; i++) {
+      expect((await login({ ...OWNER, password: 'guess' }, `2001:db8:1:2::${i + 1}`)).statusCode).toBe(401);
+    }
+    expect((await login(OWNER, '2001:db8:1:2:ffff::9')).statusCode).toBe(429);
+    expect((await login(OWNER, '2001:db8:1:3::1')).statusCode).toBe(200);
   });
 
   it('limits failed logins per client IP across addresses', async () => {

@@ -46,22 +46,30 @@ describe('failed logins on PostgreSQL, with two nodes', () => {
       createLoginThrottle(createPgFailureWindows(n.pool, clock, name, LOGIN_LIMITS.windowMs), LOGIN_LIMITS),
     );
 
-  it('counts the failures of both nodes against one address and one IP, and a success on either clears the address', async () => {
+  it('counts the failures of both nodes against one address and IP, and a success on either clears them', async () => {
     const clock = new FakeClock('2026-11-26T12:00:00.000Z');
     const [ta, tb] = throttles(clock);
     // Ten failures, taken in turn by the two nodes: each alone saw five, below the limit of ten.
     for (let i = 0; i < 10; i++) await [ta, tb][i % 2]!.recordFailure('Victim@example.com', '203.0.113.9');
-    expect(await ta!.retryAfter('victim@example.com', '198.51.100.1')).toBe(15 * 60);
-    expect(await tb!.retryAfter('victim@example.com', '198.51.100.1')).toBe(15 * 60);
-    // Another address from another IP is free; the window passes and the address is free again.
-    expect(await tb!.retryAfter('other@example.com', '198.51.100.1')).toBe(0);
-    clock.advance(5 * 60_000);
-    expect(await ta!.retryAfter('victim@example.com', '198.51.100.1')).toBe(10 * 60);
-    await tb!.recordSuccess('victim@example.com');
-    expect(await ta!.retryAfter('victim@example.com', '198.51.100.1')).toBe(0);
-    clock.advance(10 * 60_000);
-    await ta!.recordFailure('victim@example.com', '198.51.100.1');
+    expect(await ta!.retryAfter('victim@example.com', '203.0.113.9')).toBe(15 * 60);
+    expect(await tb!.retryAfter('victim@example.com', '203.0.113.9')).toBe(15 * 60);
+    // The address is not locked: another IP, and another address from the same IP, are free.
     expect(await tb!.retryAfter('victim@example.com', '198.51.100.1')).toBe(0);
+    expect(await tb!.retryAfter('other@example.com', '203.0.113.9')).toBe(0);
+    clock.advance(5 * 60_000);
+    expect(await ta!.retryAfter('victim@example.com', '203.0.113.9')).toBe(10 * 60);
+    await tb!.recordSuccess('victim@example.com', '203.0.113.9');
+    expect(await ta!.retryAfter('victim@example.com', '203.0.113.9')).toBe(0);
+  });
+
+  it('brakes an address guessed from many IPs on both nodes, for the IPs that failed only', async () => {
+    const clock = new FakeClock('2026-11-26T12:30:00.000Z');
+    const [ta, tb] = throttles(clock, 'brake');
+    const ips = Array.from({ length: LOGIN_LIMITS.perAddress }, (_v, i) => `198.51.100.${i + 1}`);
+    for (const [i, ip] of ips.entries()) await [ta, tb][i % 2]!.recordFailure('victim@example.com', ip);
+    expect(await ta!.retryAfter('victim@example.com', ips[1]!)).toBe(15 * 60);
+    expect(await tb!.retryAfter('victim@example.com', ips[0]!)).toBe(15 * 60);
+    expect(await ta!.retryAfter('victim@example.com', '203.0.113.50')).toBe(0);
   });
 
   it('loses no failure of many at once, and starts a new window once the last has passed', async () => {

@@ -67,7 +67,8 @@ export function createSessionsService({ repo, clock, throttle, users }: Sessions
   return {
     /**
      * Checks an email and password (scrypt) and starts a session. Failed tries
-     * are limited per address and per client IP (429 rate_limited with the wait);
+     * are limited per address and client IP, per client IP, and braked per address
+     * (throttle.ts; 429 rate_limited with the wait);
      * an unknown address costs the same scrypt as a wrong password and gets the
      * same answer, so neither the reply nor its timing says who has an account.
      */
@@ -81,7 +82,7 @@ export function createSessionsService({ repo, clock, throttle, users }: Sessions
         await throttle.recordFailure(email, ip);
         throw new AppError('unauthorized', WRONG);
       }
-      await throttle.recordSuccess(email);
+      await throttle.recordSuccess(email, ip);
       const { tokens, body } = issue();
       await repo.startFamily(newId(clock.now()), user.id, iso(clock.now()), tokens);
       return body;
