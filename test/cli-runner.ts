@@ -61,6 +61,29 @@ export async function runSvc(dir: string, args: string[], env: Record<string, st
   });
 }
 
+export interface Spawned {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  /** Its exit code once it ended. */
+  exited: Promise<number | null>;
+}
+
+/** Runs the CLI from source like runSvc, handing back the running child (to signal it). */
+export async function spawnSvc(dir: string, args: string[], env: Record<string, string> = {}): Promise<Spawned> {
+  const store = await storeEnv(dir);
+  const child = spawn(process.execPath, [SVC_ENTRY, ...args], {
+    cwd: dir,
+    env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), ...store, ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
+  return { child, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
 export interface Served {
   child: ChildProcess;
   /** Everything it logged so far (JSON lines). */

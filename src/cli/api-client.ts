@@ -17,6 +17,11 @@ export interface ApiClientOptions {
   apiKey?: string | undefined;
   /** Retries of one request answered 429 or 5xx, or not answered (`--retries`, default 3). */
   retries?: unknown;
+  /**
+   * For many requests in a row (`svc send --batch`): a 429 asking to wait at most a
+   * minute is the key's rate, waited through quietly and not counted as a retry.
+   */
+  paced?: boolean;
 }
 
 export interface ApiClientDeps {
@@ -66,7 +71,7 @@ export function createApiClient(opts: ApiClientOptions, deps: ApiClientDeps = {}
   return {
     async call(method, path, body, headers = {}) {
       const repeatable = method === 'GET' || 'idempotency-key' in headers;
-      for (let retry = 0; ; retry++) {
+      for (let retry = 0; ;) {
         let answer: Answer;
         try {
           answer = await once(method, path, body, headers);
@@ -75,16 +80,20 @@ export function createApiClient(opts: ApiClientOptions, deps: ApiClientDeps = {}
           const failure = new AppError('service_unavailable', `cannot reach ${server}: ${(e as Error).message}`);
           if (retry >= retries || (!repeatable && !NOT_SENT.has(code))) throw failure;
           const wait = backoff(retry);
-          say(`${failure.message}: retrying in ${seconds(wait)} (retry ${retry + 1} of ${retries})`);
+          say(`${failure.message}: retrying in ${seconds(wait)} (retry ${++retry} of ${retries})`);
           await sleep(wait);
           continue;
         }
         if (answer.status < 400) return { status: answer.status, data: answer.json?.data, headers: answer.headers };
         const error = errorOf(answer);
-        const wait = waitBeforeRetry(answer, retry);
+        const wait = waitBeforeRetry(answer, error, retry);
+        if (wait !== undefined && opts.paced && answer.status === 429) {
+          await sleep(wait);
+          continue;
+        }
         if (wait === undefined || retry >= retries) throw error;
         say(
-          `${answer.status} ${error.code}: ${error.message}: retrying in ${seconds(wait)} (retry ${retry + 1} of ${retries})`,
+          `${answer.status} ${error.code}: ${error.message}: retrying in ${seconds(wait)} (retry ${++retry} of ${retries})`,
         );
         await sleep(wait);
       }
@@ -110,7 +119,9 @@ function retryAfterMs(answer: Answer): number | undefined {
 }
 
 /** How long to wait before trying again, or undefined when trying again cannot help. */
-function waitBeforeRetry(answer: Answer, retry: number): number | undefined {
+function waitBeforeRetry(answer: Answer, error: AppError, retry: number): number | undefined {
+  // The first request with this key is still being handled (a run interrupted a moment ago).
+  if (error.code === 'idempotency_in_progress') return backoff(retry);
   if (answer.status === 429) {
     const wait = retryAfterMs(answer) ?? BACKOFF_FIRST_MS;
     return wait <= LONGEST_WAIT_MS ? wait : undefined;

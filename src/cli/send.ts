@@ -7,6 +7,7 @@ import { AppError } from '../errors.ts';
 import { sleep } from '../lib/sleep.ts';
 import { createApiClient, type ApiClient } from './api-client.ts';
 import { sendBatchFile } from './send-batch.ts';
+import { varsFileOf } from './commands/kit.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -17,8 +18,9 @@ const WAIT_LIMIT_MS = 15 * 60_000;
 async function bodyFromFlags(opts: Opts): Promise<Record<string, unknown>> {
   const text = str(opts.text) === '-' ? await readStdin() : str(opts.text);
   const html = str(opts.htmlFile) ? await readFile(str(opts.htmlFile)!, 'utf8') : str(opts.html);
+  const varsFile = varsFileOf(opts);
   const variables = {
-    ...(str(opts.varsFile) ? (JSON.parse(await readFile(str(opts.varsFile)!, 'utf8')) as object) : {}),
+    ...(varsFile ? (JSON.parse(await readFile(varsFile, 'utf8')) as object) : {}),
   } as Record<string, unknown>;
   for (const kv of list(opts.var) ?? []) {
     const i = kv.indexOf('=');
@@ -57,14 +59,25 @@ async function bodyFromFlags(opts: Opts): Promise<Record<string, unknown>> {
 }
 
 /**
- * svc send: one email (or --batch FILE.jsonl) through a running server's Public API.
+ * svc send: one email (or --batch FILE.jsonl, send-batch.ts) through a running server's Public API.
  * A single send always carries an Idempotency-Key (a new one unless given), so a
  * retry after a lost answer can never send the email twice.
  */
 export async function send(_args: string[], opts: Opts): Promise<void> {
-  const client = createApiClient({ server: str(opts.server), apiKey: str(opts.apiKey), retries: opts.retries });
-  if (str(opts.batch))
-    return sendBatchFile(client, str(opts.batch)!, { ...opts, skipInvalid: Boolean(opts.skipInvalid) });
+  const batch = str(opts.batch);
+  const client = createApiClient({
+    server: str(opts.server),
+    apiKey: str(opts.apiKey),
+    retries: opts.retries,
+    paced: batch !== undefined,
+  });
+  if (batch !== undefined)
+    return sendBatchFile(client, batch, {
+      ...opts,
+      skipInvalid: Boolean(opts.skipInvalid),
+      batchId: str(opts.batchId),
+      concurrency: opts.concurrency,
+    });
   if (!list(opts.to) && !str(opts.template)) throw new UsageError('give at least one --to');
   const idempotencyKey = str(opts.idempotencyKey) ?? randomUUID();
   const res = await client.call('POST', '/v1/emails', await bodyFromFlags(opts), { 'idempotency-key': idempotencyKey });

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { withApp, type GlobalOptions } from './context.ts';
 import { print, record, table } from './io.ts';
+import { varsFileOf } from './commands/kit.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -8,7 +9,7 @@ const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 const fileText = async (f: unknown) => (typeof f === 'string' ? readFile(f, 'utf8') : undefined);
 
 async function fieldsFromFlags(opts: Opts) {
-  const vars = await fileText(opts.variablesFile);
+  const vars = await fileText(varsFileOf(opts));
   return {
     name: str(opts.name),
     subject_template: str(opts.subject),

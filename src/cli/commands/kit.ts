@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, Option, type Argument, type Command } from 'commander';
 import { printFailure } from '../io.ts';
 import type { GlobalOptions } from '../context.ts';
 
@@ -18,10 +18,42 @@ export function lazy(load: () => Promise<Action>) {
         await load()
       )(args, opts);
     } catch (e) {
-      process.exitCode = printFailure(opts, e);
+      process.exitCode = printFailure(opts, e, pathOf(cmd));
     }
   };
 }
+
+/**
+ * Makes an option or argument of fixed upper-case `values` take them in any case
+ * (`--env live`, `LIVE`, `Live`), passing on the upper-case value.
+ */
+export function anyCase<T extends Option | Argument>(arg: T, values: readonly string[]): T {
+  arg.choices(values);
+  arg.argParser((v: string) => {
+    const value = v.toUpperCase();
+    if (!values.includes(value)) throw new InvalidArgumentError(`Allowed choices are ${values.join(', ')}.`);
+    return value;
+  });
+  return arg;
+}
+
+/**
+ * `--vars-file`, the one name of a JSON file of template variables, and the older
+ * `--variables-file` kept as a hidden alias so no script breaks (decisions.md).
+ */
+export const varsFileOption = (description: string): Option => new Option('--vars-file <file>', description);
+export const variablesFileAlias = (): Option => new Option('--variables-file <file>').hideHelp().conflicts('varsFile');
+
+/** The file `--vars-file` (or its alias) names. */
+export const varsFileOf = (opts: Record<string, unknown>): string | undefined =>
+  [opts.varsFile, opts.variablesFile].find((v): v is string => typeof v === 'string');
+
+/** `--all-projects`: a read command's server-wide view, instead of `--project` (cli/scope.ts). */
+export const allProjectsOption = (): Option =>
+  new Option('--all-projects', 'every project of every organization; each row names its project').conflicts('project');
+
+/** `svc keys create`: the words that run `cmd`. */
+export const pathOf = (cmd: Command): string => (cmd.parent ? `${pathOf(cmd.parent)} ${cmd.name()}` : cmd.name());
 
 /** Collects a repeatable option's values. */
 export const collect = (v: string, prev: string[] = []): string[] => [...prev, v];

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { SETTINGS, envOf, flagOf } from '../../config/settings.ts';
-import { collect, command, lazy } from './kit.ts';
+import { collect, command, lazy, variablesFileAlias, varsFileOption } from './kit.ts';
 
 /** svc serve, with a flag for every setting but the global --data-dir. */
 export function registerServe(program: Command): void {
@@ -25,6 +25,7 @@ export function registerSend(program: Command): void {
     'svc send --template welcome --var name=Ada --from me@example.com --to ada@example.org --wait',
     'echo "Hello" | svc send --from me@example.com --to you@example.com --subject Hi --text -',
     'svc send --batch emails.jsonl --skip-invalid',
+    'svc send --batch emails.jsonl --batch-id 2026-11-newsletter',
   ])
     .option('--server <url>', 'server URL (SVC_URL, default http://127.0.0.1:8080)')
     .option('--api-key <key>', 'API key (SVC_API_KEY)')
@@ -40,14 +41,17 @@ export function registerSend(program: Command): void {
     .option('--html-file <file>', 'HTML body from a file')
     .option('--template <slug>', 'a stored template')
     .option('--var <k=v>', 'template variable (repeatable)', collect)
-    .option('--vars-file <file>', 'JSON object of template variables')
+    .addOption(varsFileOption('JSON object of template variables'))
+    .addOption(variablesFileAlias())
     .option('--attach <file>', 'attachment (repeatable)', collect)
     .option('--tag <tag>', 'tag (repeatable)', collect)
     .option('--header <header>', "custom header 'K: V' (repeatable)", collect)
     .option('--idempotency-key <key>', 'a retry with the same key never sends twice')
     .option('--wait', 'follow the email to a final status and print its events')
-    .option('--batch <file>', 'JSONL file of send requests, sent in batches of 100')
+    .option('--batch <file>', 'JSONL file of send requests; running it again sends only the lines not yet accepted')
+    .option('--batch-id <name>', "with --batch: a name mixed into every line's Idempotency-Key (a new batch)")
     .option('--skip-invalid', 'with --batch: send the valid lines even when some are invalid')
+    .option('--concurrency <n>', 'with --batch: requests in flight at once', '8')
     .option('--retries <n>', 'retries of a request refused with 429 or 5xx', '3')
     .action(lazy(async () => (await import('../send.ts')).send));
 }
