@@ -44,6 +44,8 @@ export const BOTH_STORES = [
   'test/retention.test.ts',
   'test/domains-live.test.ts',
   'test/serve-start.test.ts',
+  'test/http-retry-after.test.ts',
+  'test/webhook-status.test.ts',
   'test/delivery-wake.test.ts',
 ];
 

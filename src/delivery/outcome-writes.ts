@@ -25,6 +25,12 @@ export interface OutcomeState {
  * What recording an outcome writes, the same on both stores (repo.ts, repo-pg.ts): the
  * recipient's new state, its events in order (the bytes of a webhook body come from them),
  * and whether it earns a hard-bounce suppression.
+ *
+ * Status, then events: every store transaction that changes an email's status writes the
+ * new status before the events of that change. The webhook outbox's trigger takes the body's
+ * `data.email.status` from the email row as each event is inserted, so an event tells the
+ * status its own transaction leaves (a lone hard bounce: BOUNCED), on both stores
+ * (decisions.md, "An event tells the status its change left").
  */
 export function outcomeWrites(
   o: RecipientOutcome,

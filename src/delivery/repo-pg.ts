@@ -205,20 +205,6 @@ export function createPgDeliveryRepo(
         );
         const ids = new Set(got.rows.map((r) => r.id));
         const leased = rows.filter((r) => ids.has(r.id)).map((r) => ({ ...r, lease }));
-        // A retry says why the previous attempt did not finish, so the events explain the wait.
-        await addEvents(
-          t,
-          leased.map((r): NewEvent => [
-            r.email_seq,
-            'sending',
-            {
-              recipient: r.address,
-              attempt: r.attempts + 1,
-              ...(r.last_error ? { previous_attempt: r.last_error } : {}),
-            },
-          ]),
-          at,
-        );
         // Each claimed email's stamp (Message-ID, DKIM and SPF as signed), in one statement.
         const seqs = new Set(leased.map((r) => r.email_seq));
         // In seq order: two claims that stamp the same emails lock them in the same order.
@@ -247,6 +233,21 @@ export function createPgDeliveryRepo(
             ],
           );
         }
+        // After the emails' status (outcome-writes.ts, "status, then events"). A retry says why
+        // the previous attempt did not finish, so the events explain the wait.
+        await addEvents(
+          t,
+          leased.map((r): NewEvent => [
+            r.email_seq,
+            'sending',
+            {
+              recipient: r.address,
+              attempt: r.attempts + 1,
+              ...(r.last_error ? { previous_attempt: r.last_error } : {}),
+            },
+          ]),
+          at,
+        );
         return leased;
       }),
 
@@ -276,10 +277,10 @@ export function createPgDeliveryRepo(
           if (writes[i]!.suppress)
             await deps.suppress(t, projectId, o.address.toLowerCase(), emailId, at, 'HARD_BOUNCE');
         }
-        // Before the email's status moves: each event's outbox row carries the status it had.
-        await addEvents(t, events, at);
+        // The email's status, then the events (outcome-writes.ts, "status, then events").
         // setRecipients locked the email's row.
         if (set.size > 0) await refreshEmail(t, seq, at, { locked: true });
+        await addEvents(t, events, at);
         return set.size;
       }),
 
@@ -347,9 +348,9 @@ export function createPgDeliveryRepo(
           [r.recipientId, d.bounce_type, d.category, reply.code, reply.enhanced, reply.text, detail, at],
         );
         if (!changed.rowCount) return false;
+        await refreshEmail(t, r.seq, at);
         await addEvent(t, r.seq, 'bounced', event, at);
         if (d.suppress) await deps.suppress(t, r.projectId, r.address.toLowerCase(), r.emailId, at, 'HARD_BOUNCE');
-        await refreshEmail(t, r.seq, at);
         return true;
       }),
 
@@ -366,9 +367,9 @@ export function createPgDeliveryRepo(
           [r.recipientId, at],
         );
         if (!changed.rowCount) return false;
+        await refreshEmail(t, r.seq, at);
         await addEvent(t, r.seq, 'complained', { recipient: r.address, feedback_type: feedbackType, source }, at);
         await deps.suppress(t, r.projectId, r.address.toLowerCase(), r.emailId, at, 'COMPLAINT');
-        await refreshEmail(t, r.seq, at);
         return true;
       }),
 

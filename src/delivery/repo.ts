@@ -209,16 +209,10 @@ export function createDeliveryRepo(
         const got = rows
           .filter((r) => lease.run({ id: r.id, now: at, lease: until, token }).changes > 0)
           .map((r) => ({ ...r, lease: token }));
-        // A retry says why the previous attempt did not finish, so the events explain the wait.
-        for (const r of got) {
-          const data = {
-            recipient: r.address,
-            attempt: r.attempts + 1,
-            ...(r.last_error ? { previous_attempt: r.last_error } : {}),
-          };
-          addEvent(r.email_seq, 'sending', data, at);
-        }
+        // The emails' status first, then their events (outcome-writes.ts, "status, then events").
+        const claimed = new Set(got.map((r) => r.email_seq));
         for (const [seq, st] of stamp) {
+          if (!claimed.has(seq)) continue;
           toSending.run({
             seq,
             message_id: st.message_id,
@@ -230,6 +224,15 @@ export function createDeliveryRepo(
             spf_domain: st.spf_domain,
             spf_aligned: alignedRelaxed(st.spf_domain, st.from_domain) ? 1 : 0,
           });
+        }
+        // A retry says why the previous attempt did not finish, so the events explain the wait.
+        for (const r of got) {
+          const data = {
+            recipient: r.address,
+            attempt: r.attempts + 1,
+            ...(r.last_error ? { previous_attempt: r.last_error } : {}),
+          };
+          addEvent(r.email_seq, 'sending', data, at);
         }
         return got;
       }),
@@ -246,10 +249,14 @@ export function createDeliveryRepo(
     ) =>
       tx.write(() => {
         const at = iso(now);
-        let recorded = 0;
-        for (const o of outcomes) if (applyOutcome(seq, projectId, emailId, conn, o, at, lease)) recorded++;
-        if (recorded > 0) refreshEmail(seq, at);
-        return recorded;
+        const applied = outcomes
+          .map((o) => applyOutcome(seq, projectId, emailId, conn, o, at, lease))
+          .filter((events) => events !== undefined);
+        if (applied.length === 0) return 0;
+        // The email's status, then the events (outcome-writes.ts, "status, then events").
+        refreshEmail(seq, at);
+        for (const events of applied) for (const [type, data] of events) addEvent(seq, type, data, at);
+        return applied.length;
       }),
 
     /** Recipients waiting or being tried, and the creation time of the oldest email among them. */
@@ -279,9 +286,9 @@ export function createDeliveryRepo(
           now: at,
         }).changes;
         if (!changed) return false;
+        refreshEmail(r.seq, at);
         addEvent(r.seq, 'bounced', data, at);
         if (d.suppress) deps.suppress(r.projectId, r.address.toLowerCase(), r.emailId, at, 'HARD_BOUNCE');
-        refreshEmail(r.seq, at);
         return true;
       }),
 
@@ -294,9 +301,9 @@ export function createDeliveryRepo(
       tx.write(() => {
         const at = iso(now);
         if (!complaint.run({ id: r.recipientId, now: at }).changes) return false;
+        refreshEmail(r.seq, at);
         addEvent(r.seq, 'complained', { recipient: r.address, feedback_type: feedbackType, source }, at);
         deps.suppress(r.projectId, r.address.toLowerCase(), r.emailId, at, 'COMPLAINT');
-        refreshEmail(r.seq, at);
         return true;
       }),
 
@@ -324,6 +331,7 @@ export function createDeliveryRepo(
     releaseStaleLeases: () => tx.write(() => releaseAll.run().changes),
   };
 
+  /** Sets the recipient's row and its suppression; the events it earns (none when another claim took it). */
   function applyOutcome(
     seq: number,
     projectId: string,
@@ -332,7 +340,7 @@ export function createDeliveryRepo(
     o: RecipientOutcome,
     at: string,
     lease: string,
-  ): boolean {
+  ): [type: string, data: object][] | undefined {
     const reply = o.decision.reply;
     const { state, events, suppress } = outcomeWrites(o, conn, at);
     // The row first, under the claim's token: a claim whose lease ran out and whose recipient
@@ -348,10 +356,9 @@ export function createDeliveryRepo(
       enhanced: reply?.enhanced ?? null,
       text: reply?.text ?? null,
     }).changes;
-    if (changed === 0) return false;
-    for (const [type, data] of events) addEvent(seq, type, data, at);
+    if (changed === 0) return undefined;
     if (suppress) deps.suppress(projectId, o.address.toLowerCase(), emailId, at, 'HARD_BOUNCE');
-    return true;
+    return events;
   }
 }
 
