@@ -3,6 +3,7 @@ import { cpus } from 'node:os';
 import type { Config } from './config/schema.ts';
 import { iso, systemClock, type Clock } from './lib/clock.ts';
 import { silentLogger, type Logger } from './lib/logger.ts';
+import { createByteBudget } from './lib/byte-budget.ts';
 import type { Db } from './store/db.ts';
 import { findExposedPaths } from './store/data-dir.ts';
 import { openPgStore, openSqliteStore, type Store } from './store/open.ts';
@@ -52,7 +53,13 @@ export interface AppOverrides {
  */
 export async function openStore(
   config: Config,
-  opts: { clock: Clock; checkpointWorker?: boolean; createDataDir?: boolean; onCommit?: (s: number) => void },
+  opts: {
+    clock: Clock;
+    checkpointWorker?: boolean;
+    createDataDir?: boolean;
+    onCommit?: (s: number) => void;
+    logger?: Logger;
+  },
 ): Promise<Store> {
   if (config.database) return openPgStore(config.database, redactUrl(config.database), opts);
   return openSqliteStore(config.dataDir, opts);
@@ -70,6 +77,7 @@ export async function createApp(config: Config, overrides: AppOverrides = {}) {
     checkpointWorker: overrides.checkpointWorker ?? false,
     createDataDir: overrides.createDataDir ?? false,
     onCommit: (s) => metrics.committed(s),
+    logger: overrides.logger ?? silentLogger,
   });
   try {
     return await wire(config, overrides, clock, store, metrics);
@@ -155,7 +163,11 @@ async function wire(config: Config, overrides: AppOverrides, clock: Clock, store
     },
     throttled: () => deliveryRepo.throttledNow(),
     storeBytes: () => store.sizeBytes(),
+    storage: () => store.storage(),
   });
+  // One budget for both doors: request bodies and relayed messages held in memory at once.
+  const inFlight = createByteBudget(config.inFlightBytes);
+  metrics.watchBudget(() => inFlight.stats());
   let engine: DeliveryEngine | undefined;
   // The delivery engine is made on first use: `svc serve` starts it; admin commands never do.
   const delivery = () =>
@@ -314,6 +326,10 @@ async function wire(config: Config, overrides: AppOverrides, clock: Clock, store
     runExclusive: (name: string, fn: () => Promise<void>) => store.runExclusive(name, fn),
     /** True when the database answers a write: used by /readyz. */
     ready: () => store.ready(),
+    /** Whether writes fail for lack of space, and the data dir's free space (/readyz). */
+    storage: () => store.storage(),
+    /** The bytes of request bodies and relayed messages held in memory at once (--in-flight-bytes). */
+    inFlight,
     /** Commits what is queued, stops the pools and closes the database. */
     async close(): Promise<void> {
       purge.cancel();

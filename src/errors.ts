@@ -66,6 +66,13 @@ export const errorRegistry = {
   invalid_request: { status: 400, smtp: [554, '5.6.0'], message: 'The request is not valid' },
   internal_error: { status: 500, smtp: [451, '4.3.0'], message: 'Internal server error' },
   service_unavailable: { status: 503, smtp: [421, '4.3.2'], message: 'The service is shutting down or not ready' },
+  // RFC 3463 X.3.1, "mail system full": try again later (decisions.md, "A full disk and a memory budget").
+  storage_full: { status: 503, smtp: [452, '4.3.1'], message: "The server's storage is full; try again later" },
+  server_busy: {
+    status: 503,
+    smtp: [452, '4.3.1'],
+    message: 'The server holds too many bytes in flight; try again shortly',
+  },
 } as const satisfies Record<string, ErrorSpec>;
 
 export type ErrorCode = keyof typeof errorRegistry;
@@ -75,7 +82,7 @@ export type ErrorDetails = Record<string, unknown>;
 export class AppError extends Error {
   readonly code: ErrorCode;
   readonly details: ErrorDetails | null;
-  /** Seconds a client should wait before retrying (429s). */
+  /** Seconds a client should wait before retrying (429s, 503s). */
   readonly retryAfter: number | undefined;
 
   constructor(code: ErrorCode, message?: string, details?: ErrorDetails | null, retryAfter?: number) {

@@ -11,6 +11,13 @@ const schedule = z
   .pipe(z.array(duration).min(1));
 
 const port = z.coerce.number().int().min(0).max(65535);
+/** A number of bytes, or one with a binary unit: 256MiB, 1GiB, 512KiB. */
+const byteSize = z
+  .union([
+    z.number().int(),
+    z.string().regex(/^\d+(KiB|MiB|GiB)?$/, 'a size such as 256MiB, 1GiB or a number of bytes'),
+  ])
+  .transform((v) => (typeof v === 'number' ? v : parseByteSize(v)));
 const bool = z.union([z.boolean(), z.enum(['1', '0', 'true', 'false']).transform((v) => v === '1' || v === 'true')]);
 
 /** Every server setting, its default and its check. Flags beat env, env beats the config file. */
@@ -26,6 +33,8 @@ export const configSchema = z.strictObject({
   smtpMaxSessions: z.coerce.number().int().min(1).max(100_000).default(100),
   /** An SMTP relay session idle this long is closed (RFC 5321 §4.5.3.2.7: 5 minutes). */
   smtpIdleTimeout: duration.default(parseDuration('5m')),
+  /** Bytes of request bodies and relayed messages held in memory at once; over it 503 and 452 4.3.1. */
+  inFlightBytes: byteSize.pipe(z.number().min(1024 * 1024, 'at least 1MiB')).default(256 * 1024 * 1024),
   /** The inbound MX of the return-path domains (bounces); 0 = off. */
   inboundHost: z.string().min(1).default('0.0.0.0'),
   inboundPort: port.default(0),
@@ -95,4 +104,10 @@ export function parseDuration(s: string): number {
   if (!m) throw new Error(`not a duration: ${s}`);
   const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[m[2] as 'ms' | 's' | 'm' | 'h' | 'd'];
   return Number(m[1]) * unit;
+}
+
+export function parseByteSize(s: string): number {
+  const m = /^(\d+)(KiB|MiB|GiB)?$/.exec(s);
+  if (!m) throw new Error(`not a size: ${s}`);
+  return Number(m[1]) * (m[2] ? { KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 }[m[2] as 'KiB' | 'MiB' | 'GiB'] : 1);
 }

@@ -51,6 +51,14 @@ export const SETTINGS: readonly SettingDoc[] = [
     example: '5m',
   },
   {
+    key: 'inFlightBytes',
+    value: 'size',
+    description:
+      'request bodies and relayed messages held in memory at once; over it the API answers 503, the relay 452',
+    default: '256MiB',
+    example: '256MiB',
+  },
+  {
     key: 'inboundHost',
     value: 'host',
     description: 'inbound MX (bounces to return paths) listen address',

@@ -70,6 +70,12 @@ export function registerWebhookMetrics(registry: Registry, source: WebhookMetric
   });
 }
 
+/** The store's disk as the storage gauges read it. */
+export interface StorageReading {
+  full: boolean;
+  space?: { free: number; total: number };
+}
+
 /** What the operator gauges read at each scrape (all cheap: indexes and file sizes). */
 export interface OpsSource {
   /** Recipients waiting for an attempt or being tried, and the age (s) of the oldest email among them. */
@@ -78,6 +84,8 @@ export interface OpsSource {
   throttled(): Promise<{ domain: string; concurrency: number }[]>;
   /** Sizes of the database file and its WAL, bytes. */
   storeBytes(): Promise<{ database: number; wal: number }>;
+  /** Whether writes fail for lack of space, and the data dir filesystem's space (SQLite). */
+  storage(): StorageReading;
 }
 
 /**
@@ -134,6 +142,34 @@ export function createOpsMetrics() {
     watchDeliveryNodes: (nodes: () => number) => (deliveryNodes = nodes),
     /** The relay's session count, once `svc serve` started it. */
     watchRelay: (sessions: () => number) => (relaySessions = sessions),
+    /** The budget of bytes in flight (--in-flight-bytes), read at each scrape. */
+    watchBudget(stats: () => { inFlight: number; limit: number; refused: number }) {
+      new Gauge({
+        name: 'svc_in_flight_bytes',
+        help: 'Bytes of request bodies and relayed messages held in memory now',
+        registers: [registry],
+        collect() {
+          this.set(stats().inFlight);
+        },
+      });
+      new Gauge({
+        name: 'svc_in_flight_bytes_limit',
+        help: 'The budget of bytes in flight (--in-flight-bytes): over it the API answers 503, the relay 452',
+        registers: [registry],
+        collect() {
+          this.set(stats().limit);
+        },
+      });
+      new Counter({
+        name: 'svc_in_flight_refused_total',
+        help: 'Requests and messages refused because they would have passed the budget of bytes in flight',
+        registers: [registry],
+        collect() {
+          this.reset();
+          this.inc(stats().refused);
+        },
+      });
+    },
     /** The gauges read from the store at each scrape. */
     watchStore(store: OpsSource) {
       // Two gauges read the queue, and two the throttles: one read of each per scrape.
@@ -188,11 +224,46 @@ export function createOpsMetrics() {
           this.set({ file: 'wal' }, b.wal);
         },
       });
+      registerStorageMetrics(registry, () => store.storage());
     },
   };
 }
 
 export type OpsMetrics = ReturnType<typeof createOpsMetrics>;
+
+/**
+ * The disk an operator alerts on (decisions.md, "A full disk and a memory budget"): whether
+ * writes fail for lack of space, and the data dir filesystem's free and total bytes (SQLite;
+ * on PostgreSQL the disk is the database server's, watched there).
+ */
+function registerStorageMetrics(registry: Registry, storage: () => StorageReading): void {
+  new Gauge({
+    name: 'svc_storage_full',
+    help: 'Whether writes fail now for lack of disk space (1): answered 503 storage_full and 452 4.3.1',
+    registers: [registry],
+    collect() {
+      this.set(storage().full ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'svc_storage_free_bytes',
+    help: "Bytes free on the data dir's filesystem (SQLite only)",
+    registers: [registry],
+    collect() {
+      const space = storage().space;
+      if (space) this.set(space.free);
+    },
+  });
+  new Gauge({
+    name: 'svc_storage_total_bytes',
+    help: "Size of the data dir's filesystem (SQLite only)",
+    registers: [registry],
+    collect() {
+      const space = storage().space;
+      if (space) this.set(space.total);
+    },
+  });
+}
 
 /** `read`, with the calls that come while one is pending (one scrape's gauges) sharing its answer. */
 function shared<T>(read: () => Promise<T>): () => Promise<T> {

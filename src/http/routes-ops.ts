@@ -10,7 +10,11 @@ export function registerOpsRoutes(server: FastifyInstance, app: App, metrics: { 
   server.get('/readyz', async (_req, reply) => {
     // Which store answered (or did not): a load balancer's check and its operator see the same.
     const ok = await app.ready();
-    return reply.code(ok ? 200 : 503).send({ data: { status: ok ? 'ready' : 'not_ready', store: app.storeKind } });
+    // A full disk is said as such: the operator's first question (docs/operations.md).
+    const reason = !ok && app.storage().full ? { reason: 'storage_full' } : {};
+    return reply
+      .code(ok ? 200 : 503)
+      .send({ data: { status: ok ? 'ready' : 'not_ready', store: app.storeKind, ...reason } });
   });
   server.get('/metrics', async (_req, reply) => {
     void reply.header('Content-Type', metrics.registry.contentType);

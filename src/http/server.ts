@@ -14,6 +14,12 @@ import { registerTrackingRoutes } from './routes-tracking.ts';
 import { registerAuthRoutes } from './routes-auth.ts';
 import { registerManagementRoutes } from './routes-management.ts';
 import fastifyCookie from '@fastify/cookie';
+import { Transform } from 'node:stream';
+import type { BudgetHold, ByteBudget } from '../lib/byte-budget.ts';
+
+/** Seconds a client refused for the budget of bytes in flight waits: bodies in flight are answered in seconds. */
+const BUSY_RETRY_AFTER_S = 5;
+const serverBusy = () => new AppError('server_busy', undefined, null, BUSY_RETRY_AFTER_S);
 
 /** A client-sent X-Request-ID is kept when it is at most 128 visible ASCII characters (decisions.md). */
 const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -62,9 +68,28 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
   });
   // Hooks on every request take fastify's callback form: an async hook costs a promise and a
   // microtask per request (docs/performance.md, "Hot paths").
+  const holds = new WeakMap<FastifyRequest, BudgetHold>();
   server.addHook('onRequest', (req, reply, done) => {
     void reply.header('X-Request-ID', req.id);
+    // The body's bytes are counted before it is read, and given back when the request ends.
+    const hold = holdBody(app.inFlight, req.headers['content-length']);
+    if (!hold) return void sendError(req, reply, serverBusy());
+    holds.set(req, hold);
+    reply.raw.once('close', () => hold.release());
     done();
+  });
+  // A body without Content-Length (chunked) is counted as it arrives.
+  server.addHook('preParsing', (req, _reply, payload, done) => {
+    const hold = holds.get(req);
+    if (!hold || req.headers['content-length'] !== undefined) return done(null, payload);
+    let received = 0;
+    const counted = new Transform({
+      transform(chunk: Buffer, _enc, next) {
+        received += chunk.length;
+        next(hold.cover(received) ? null : serverBusy(), chunk);
+      },
+    });
+    done(null, payload.pipe(counted));
   });
   server.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
@@ -94,6 +119,12 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
   });
   registerManagementRoutes(server, app);
   return server;
+}
+
+/** A hold on the budget for a body of `contentLength` (none: counted as it arrives); undefined when over it. */
+function holdBody(budget: ByteBudget, contentLength: string | undefined): BudgetHold | undefined {
+  const declared = Number(contentLength ?? 0);
+  return budget.take(Number.isSafeInteger(declared) && declared > 0 ? declared : 0);
 }
 
 /**

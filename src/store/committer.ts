@@ -1,6 +1,7 @@
 import type { Db } from './db.ts';
 import { ioTimeout, type Timer } from '../lib/clock.ts';
 import { withBusyTimeout } from './busy-timeout.ts';
+import { isStorageFull, storageFailureOf, storageFullError } from './errors.ts';
 
 export interface Committer {
   /**
@@ -33,6 +34,8 @@ export interface CommitterOptions {
   busyTimeoutMs?: number;
   /** Told of each committed group: the COMMIT's seconds (the fsync) and its writes (/metrics). */
   onCommit?: (seconds: number, writes: number) => void;
+  /** Told when a group failed for lack of disk space (its writes are answered `storage_full`). */
+  onStorageFull?: () => void;
 }
 
 /** Pause between two tries for a write lock held by another connection. */
@@ -65,6 +68,8 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
   db.pragma('temp_store = MEMORY');
 
   type Result = { ok: boolean; value: unknown };
+  /** Whether an item of the group being run failed for lack of space (see failureOf). */
+  let groupFull = false;
 
   /**
    * The usual case: items run back to back with no savepoint, since a savepoint
@@ -81,6 +86,7 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
       try {
         results.push({ ok: true, value: p.work(db) });
       } catch (e) {
+        groupFull ||= isStorageFull(e);
         if (!db.inTransaction || totalChanges.get() !== before) return null;
         results.push({ ok: false, value: e });
       }
@@ -96,6 +102,7 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
         results.push({ ok: true, value: p.work(db) });
         release.run();
       } catch (e) {
+        groupFull ||= isStorageFull(e);
         rollbackItem.run();
         release.run();
         results.push({ ok: false, value: e });
@@ -127,6 +134,17 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
     }
   }
 
+  /**
+   * The error a write is answered with: a full disk is `storage_full` (503, 452 4.3.1), here
+   * and nowhere else for SQLite. After SQLITE_FULL, SQLite may have rolled the whole
+   * transaction back, so the group's other failures (a savepoint gone) are the same cause.
+   */
+  function failureOf(e: unknown, inFullGroup: boolean): unknown {
+    if (!inFullGroup) return storageFailureOf(e, opts.onStorageFull);
+    opts.onStorageFull?.();
+    return storageFullError();
+  }
+
   /** `wait`: block on a busy lock (closing), instead of trying again later. */
   function flush(wait = false): void {
     timer?.cancel();
@@ -141,11 +159,13 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
     } catch (e) {
       const failed = queue;
       queue = [];
-      for (const p of failed) p.reject(e);
+      const err = failureOf(e, false);
+      for (const p of failed) p.reject(err);
       return;
     }
     const batch = queue;
     queue = [];
+    groupFull = false;
     let results: Result[] | null;
     try {
       results = runOptimistic(batch);
@@ -165,13 +185,14 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
       }
     } catch (e) {
       if (db.inTransaction) rollback.run();
-      for (const p of batch) p.reject(e);
+      const err = failureOf(e, groupFull);
+      for (const p of batch) p.reject(err);
       return;
     }
     batch.forEach((p, i) => {
       const r = results[i]!;
       if (r.ok) p.resolve(r.value);
-      else p.reject(r.value);
+      else p.reject(failureOf(r.value, false));
     });
   }
 

@@ -41,7 +41,11 @@ import { createTrackingRepo, type TrackingRepo } from '../tracking/repo.ts';
 import { createPgTrackingRepo } from '../tracking/repo-pg.ts';
 import { createWebhooksRepo, type WebhooksRepo } from '../webhooks/repo.ts';
 import { createPgWebhooksRepo } from '../webhooks/repo-pg.ts';
+import type { Logger } from '../lib/logger.ts';
+import { silentLogger } from '../lib/logger.ts';
+import { withBusyTimeout } from './busy-timeout.ts';
 import { createCommitter } from './committer.ts';
+import { createDiskGuard, createStorageFlag, type StorageState, type StorageWatch } from './disk.ts';
 import { DATABASE_FILE } from './data-dir.ts';
 import { openDatabase, type Db } from './db.ts';
 import { createPgJobs } from './jobs-pg.ts';
@@ -95,8 +99,10 @@ export interface Store {
    * purges run on one node at a time. A single SQLite server always runs it.
    */
   runExclusive(name: string, fn: () => Promise<void>): Promise<boolean>;
-  /** True when the database answers a write (/readyz). */
+  /** True when the database answers a write and writes are not failing for lack of space (/readyz). */
   ready(): Promise<boolean>;
+  /** Whether writes fail for lack of space, and the data dir's free space (/readyz, /metrics). */
+  storage(): StorageState;
   /** Sizes of the database file and its WAL (SQLite); the database's size on PostgreSQL. */
   sizeBytes(): Promise<{ database: number; wal: number }>;
   /** Where the data lives, for logs: the data dir, or the database URL without its password. */
@@ -115,6 +121,8 @@ export interface StoreOptions {
   /** Told of each committed group: the COMMIT's seconds (/metrics). */
   onCommit?: (seconds: number) => void;
   clock: Clock;
+  /** Where the server says that the disk is full, and full no more. */
+  logger?: Logger;
 }
 
 /** The SQLite store of a data dir: one connection, one group-commit writer. */
@@ -124,7 +132,16 @@ export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
     create: opts.createDataDir ?? false,
   });
   const db = store.db;
-  const tx = createCommitter(db, { windowMs: 2, maxBatch: 500, onCommit: (s) => opts.onCommit?.(s) });
+  // The server watches the data dir's disk and keeps its reserve; a short CLI run only maps the error.
+  const storage = opts.checkpointWorker
+    ? createDiskGuard({ dir: dataDir, logger: opts.logger ?? silentLogger, truncateWal: () => truncateWal(db) })
+    : createStorageFlag(opts.clock);
+  const tx = createCommitter(db, {
+    windowMs: 2,
+    maxBatch: 500,
+    onCommit: (s) => opts.onCommit?.(s),
+    onStorageFull: () => storage.noteFull(),
+  });
   const settings = createServerSettings(db, tx);
   // Every management write commits with its audit row (issue 11).
   const audit = createAuditWriter(db);
@@ -171,18 +188,13 @@ export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
       await fn();
       return true;
     },
-    async ready() {
-      try {
-        await tx.write((d) => d.prepare('SELECT 1').get());
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    ready: () => readyUnlessFull(storage, () => tx.write((d) => d.prepare('SELECT 1').get())),
+    storage: () => storage.state(),
     sizeBytes: () => Promise.resolve({ database: size(file), wal: size(`${file}-wal`) }),
     where: dataDir,
     sqlite: db,
     async close() {
+      storage.stop();
       tx.close();
       await store.close();
     },
@@ -205,7 +217,13 @@ export async function openPgStore(url: string, where: string, opts: StoreOptions
 }
 
 function pgStore(pool: PgPool, where: string, opts: StoreOptions): Store {
-  const tx = createPgCommitter(pool, { windowMs: 1, maxBatch: 200, onCommit: (s) => opts.onCommit?.(s) });
+  const storage = createStorageFlag(opts.clock);
+  const tx = createPgCommitter(pool, {
+    windowMs: 1,
+    maxBatch: 200,
+    onCommit: (s) => opts.onCommit?.(s),
+    onStorageFull: () => storage.noteFull(),
+  });
   const settings = createPgServerSettings(pool, tx);
   const audit = createPgAuditWriter();
   const suppressions = createPgSuppressionsRepo(pool, tx, audit);
@@ -237,14 +255,8 @@ function pgStore(pool: PgPool, where: string, opts: StoreOptions): Store {
     rateLimiter: () => createPgRateLimiter(pool, opts.clock),
     failureWindows: (name, windowMs) => createPgFailureWindows(pool, opts.clock, name, windowMs),
     runExclusive: (name, fn) => jobs.runExclusive(name, fn),
-    async ready() {
-      try {
-        await tx.write((t) => t.query('SELECT 1'));
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    ready: () => readyUnlessFull(storage, () => tx.write((t) => t.query('SELECT 1'))),
+    storage: () => storage.state(),
     async sizeBytes() {
       const r = await pool.query<{ n: string }>('SELECT pg_database_size(current_database())::text AS n');
       return { database: Number(r.rows[0]!.n), wal: 0 };
@@ -256,4 +268,29 @@ function pgStore(pool: PgPool, where: string, opts: StoreOptions): Store {
       await pool.end();
     },
   };
+}
+
+/** Ready: writes are not failing for lack of space, and the store answers `probe`. */
+async function readyUnlessFull(storage: StorageWatch, probe: () => Promise<unknown>): Promise<boolean> {
+  if (storage.state().full) return false;
+  try {
+    await probe();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A TRUNCATE checkpoint on the writer's connection, without waiting for a lock (the next
+ * look tries again): it copies the WAL into the database and gives the WAL's space back.
+ */
+function truncateWal(db: Db): boolean {
+  const waitMs = Number(db.pragma('busy_timeout', { simple: true }));
+  try {
+    const [r] = withBusyTimeout(db, 0, waitMs, () => db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[]);
+    return r?.busy === 0;
+  } catch {
+    return false;
+  }
 }

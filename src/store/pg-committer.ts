@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { ioTimeout, type Timer } from '../lib/clock.ts';
 import type { PgPool } from './pg.ts';
+import { storageFailureOf } from './errors.ts';
 
 /** What a write's work may do: run statements inside its group's transaction. */
 export interface PgTx {
@@ -67,6 +68,8 @@ export interface PgCommitterOptions {
   onCommit?: (seconds: number, writes: number) => void;
   /** Told of each group run again after a deadlock or serialization failure. */
   onRetry?: (error: unknown) => void;
+  /** Told when a write failed for lack of disk space (SQLSTATE 53100; answered `storage_full`). */
+  onStorageFull?: () => void;
 }
 
 interface Pending {
@@ -225,7 +228,7 @@ export function createPgCommitter(pool: PgPool, opts: PgCommitterOptions): PgCom
           batch.forEach((p, i) => {
             const r = results[i]!;
             if (r.ok) p.resolve(r.value);
-            else p.reject(r.value);
+            else p.reject(storageFailureOf(r.value, opts.onStorageFull));
           });
           return;
         } catch (e) {
@@ -237,7 +240,8 @@ export function createPgCommitter(pool: PgPool, opts: PgCommitterOptions): PgCom
             continue;
           }
           if (!isServerError(e)) broken ??= e as Error;
-          for (const p of batch) p.reject(e);
+          const err = storageFailureOf(e, opts.onStorageFull);
+          for (const p of batch) p.reject(err);
           return;
         }
       }

@@ -1,0 +1,174 @@
+import { request, type ClientRequest, type IncomingMessage } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSmtpRelay, RELAY_DEFAULTS, type SmtpRelay } from '../src/smtp/index.ts';
+import { createTestEnv, type TestEnv } from './harness.ts';
+import { email } from './http-helpers.ts';
+import { smtpTalk, type SmtpTalk } from './peers/smtp-talk.ts';
+
+// Issue 26, item 3: one server-wide budget of bytes in flight (here 2 MiB). What would pass it
+// is refused (503 with Retry-After, 452 4.3.1) while the requests already in flight succeed,
+// and the budget comes back when they end.
+
+const KiB = 1024;
+let env: TestEnv;
+let key: string;
+let base: { host: string; port: number };
+let relay: SmtpRelay;
+let smtpPort: number;
+const sessions: SmtpTalk[] = [];
+
+beforeAll(async () => {
+  env = await createTestEnv({ inFlightBytes: '2MiB' });
+  key = await env.key();
+  const url = new URL(await env.server.listen({ port: 0, host: '127.0.0.1' }));
+  base = { host: url.hostname, port: Number(url.port) };
+  relay = createSmtpRelay(env.app, {
+    ...RELAY_DEFAULTS,
+    host: '127.0.0.1',
+    port: 0,
+    plainAuth: true,
+    maxSessions: 10,
+    idleTimeoutMs: 10_000,
+    closeTimeoutMs: 50,
+  });
+  smtpPort = await relay.listen();
+});
+afterAll(async () => {
+  for (const s of sessions) s.close();
+  await relay.close();
+  await env.close();
+});
+
+/** A send of about `bytes` bytes, its body written only up to `written` bytes until `finish` (all by default). */
+function post(bytes: number, written = Infinity) {
+  const body = Buffer.from(JSON.stringify(email({ text: 'y'.repeat(bytes) })));
+  let req!: ClientRequest;
+  const response = new Promise<{ status: number; headers: IncomingMessage['headers']; body: any }>(
+    (resolve, reject) => {
+      req = request(
+        {
+          ...base,
+          method: 'POST',
+          path: '/v1/emails',
+          headers: {
+            authorization: `Bearer ${key}`,
+            'content-type': 'application/json',
+            'content-length': body.length,
+          },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: JSON.parse(text) }));
+        },
+      );
+      req.on('error', reject);
+    },
+  );
+  req.write(body.subarray(0, written));
+  if (written >= body.length) req.end();
+  return { response, finish: () => req.end(body.subarray(written)), abort: () => req.destroy() };
+}
+
+const inFlight = () => env.app.inFlight.stats().inFlight;
+
+async function session(): Promise<SmtpTalk> {
+  const s = await smtpTalk(smtpPort);
+  sessions.push(s);
+  expect(await s.reply()).toMatch(/^220 /);
+  await s.send('EHLO client.test');
+  expect(await s.send(`AUTH PLAIN ${Buffer.from(`\0apikey\0${key}`).toString('base64')}`)).toMatch(/^235 /);
+  return s;
+}
+
+/** DATA on `s` (after MAIL FROM) with a body of `bytes` bytes; the reply to the final dot. */
+async function data(s: SmtpTalk, bytes: number): Promise<string> {
+  expect(await s.send('RCPT TO:<a@example.net>')).toMatch(/^250 /);
+  expect(await s.send('DATA')).toMatch(/^354 /);
+  const line = `${'z'.repeat(998)}\r\n`;
+  s.write(
+    `From: news@example.com\r\nTo: a@example.net\r\nSubject: big\r\n\r\n${line.repeat(Math.ceil(bytes / 1000))}.\r\n`,
+  );
+  return s.reply();
+}
+
+describe('the budget of bytes in flight on the API', () => {
+  it('refuses the request that would pass it with 503 and Retry-After; the others succeed; capacity returns', async () => {
+    // A holds 1.2 MiB while its body is still coming; B fits beside it; C does not.
+    const a = post(1200 * KiB, 100 * KiB);
+    await expect.poll(inFlight).toBeGreaterThan(1200 * KiB);
+    const b = await post(700 * KiB).response;
+    expect(b.status).toBe(202);
+    const held = post(700 * KiB, 10);
+    held.response.catch(() => {}); // aborted below
+    await expect.poll(inFlight).toBeGreaterThan(1900 * KiB);
+    const c = await post(300 * KiB).response;
+    expect(c.status).toBe(503);
+    expect(c.headers['retry-after']).toBe('5');
+    expect(c.body.error).toMatchObject({ code: 'server_busy' });
+    // A small request still fits.
+    expect((await post(1 * KiB).response).status).toBe(202);
+
+    a.finish();
+    expect((await a.response).status).toBe(202);
+    held.abort();
+    await expect.poll(inFlight).toBe(0);
+    // Capacity is back: what was refused goes through.
+    expect((await post(300 * KiB).response).status).toBe(202);
+    expect(inFlight()).toBe(0);
+    const metrics = (await env.server.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toMatch(/^svc_in_flight_bytes_limit 2097152$/m);
+    expect(metrics).toMatch(/^svc_in_flight_refused_total [1-9]/m);
+  });
+
+  it('counts a chunked body as it arrives', async () => {
+    const a = post(1500 * KiB, 10);
+    await expect.poll(inFlight).toBeGreaterThan(1500 * KiB);
+    const body = JSON.stringify(email({ text: 'y'.repeat(800 * KiB) }));
+    const chunked = await env.server.inject({
+      method: 'POST',
+      url: '/v1/emails',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      payload: body,
+    });
+    expect(chunked.statusCode).toBe(503);
+    expect(chunked.json().error.code).toBe('server_busy');
+    a.finish();
+    expect((await a.response).status).toBe(202);
+    await expect.poll(inFlight).toBe(0);
+  });
+});
+
+describe('the budget of bytes in flight on the SMTP relay', () => {
+  it('refuses at MAIL FROM by SIZE and at the final dot by count with 452 4.3.1; the others succeed', async () => {
+    const first = await session();
+    expect(await first.send('MAIL FROM:<news@example.com> SIZE=1400000')).toMatch(/^250 /);
+    expect(inFlight()).toBe(1_400_000);
+
+    const declared = await session();
+    expect(await declared.send('MAIL FROM:<news@example.com> SIZE=1000000')).toMatch(/^452 4\.3\.1 /);
+
+    const undeclared = await session();
+    expect(await undeclared.send('MAIL FROM:<news@example.com>')).toMatch(/^250 /);
+    expect(await data(undeclared, 1000 * KiB)).toMatch(/^452 4\.3\.1 /);
+    expect(inFlight()).toBe(1_400_000);
+
+    expect(await data(first, 1300 * KiB)).toMatch(/^250 /);
+    expect(inFlight()).toBe(0);
+    // Capacity is back.
+    expect(await declared.send('MAIL FROM:<news@example.com> SIZE=1000000')).toMatch(/^250 /);
+    expect(await data(declared, 900 * KiB)).toMatch(/^250 /);
+    expect(await undeclared.send('MAIL FROM:<news@example.com>')).toMatch(/^250 /);
+    expect(await data(undeclared, 1000 * KiB)).toMatch(/^250 /);
+    expect(inFlight()).toBe(0);
+  });
+
+  it('gives back the hold of a session that goes away', async () => {
+    const s = await session();
+    expect(await s.send('MAIL FROM:<news@example.com> SIZE=1500000')).toMatch(/^250 /);
+    expect(inFlight()).toBe(1_500_000);
+    s.close();
+    await s.closed;
+    await expect.poll(inFlight).toBe(0);
+  });
+});
