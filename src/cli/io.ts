@@ -18,10 +18,13 @@ export function print(opts: OutputOptions, data: unknown, human: () => string): 
   process.stdout.write(opts.json ? JSON.stringify(data, null, 2) + '\n' : human() + '\n');
 }
 
-/** Prints a failure the way cli.md says and returns the exit code. */
-export function printFailure(opts: OutputOptions, e: unknown): number {
+/**
+ * Prints a failure the way cli.md says and returns the exit code. Wrong usage is one
+ * line and, when `command` is given (`svc send`), where its help is.
+ */
+export function printFailure(opts: OutputOptions, e: unknown, command?: string): number {
   if (e instanceof UsageError) {
-    process.stderr.write(`error: ${e.message}\n`);
+    process.stderr.write(`error: ${e.message}\n${command ? `run '${command} --help'\n` : ''}`);
     return EXIT_USAGE;
   }
   const err = describe(e);

@@ -1,10 +1,11 @@
 import { Command, CommanderError } from 'commander';
+import { closestName } from '../lib/closest-name.ts';
 import { VERSION } from '../version.ts';
 import { EXIT_USAGE } from './io.ts';
 import { registerAccounts, registerKeys } from './commands/accounts.ts';
 import { registerEmails, registerInbound, registerSuppressions, registerTemplates } from './commands/content.ts';
 import { registerDomains } from './commands/domains.ts';
-import { document } from './commands/kit.ts';
+import { document, pathOf } from './commands/kit.ts';
 import {
   registerBackup,
   registerDb,
@@ -26,10 +27,7 @@ export function buildProgram(): Command {
     .option('--data-dir <dir>', 'data directory (SVC_DATA_DIR, default ./svc-data)')
     .option('--database <url>', "PostgreSQL in place of the data dir's SQLite file (SVC_DATABASE_URL)")
     .option('--config <file>', 'JSON config file (SVC_CONFIG)')
-    .option('--json', 'print one JSON document')
-    .showHelpAfterError()
-    .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .option('--json', 'print one JSON document');
   registerAccounts(program);
   registerKeys(program);
   registerTemplates(program);
@@ -44,15 +42,36 @@ export function buildProgram(): Command {
   registerDb(program);
   registerTop(program);
   registerSend(program);
-  exitOverrideAll(program);
+  configureUsage(program);
   return program;
 }
 
-function exitOverrideAll(cmd: Command): void {
-  for (const sub of cmd.commands) {
-    sub.exitOverride();
-    exitOverrideAll(sub);
+/**
+ * Wrong usage prints one line and where help is (`run 'svc send --help'`), never the
+ * whole help, and ends the parse with a CommanderError that runCli turns into exit 2.
+ * A group run without its subcommand says which ones it has.
+ */
+function configureUsage(cmd: Command): void {
+  cmd
+    .exitOverride()
+    .showHelpAfterError(`run '${pathOf(cmd)} --help'`)
+    .configureOutput({
+      writeErr: (s) => process.stderr.write(s),
+      // commander puts its "did you mean" on a line of its own: one line says it all.
+      outputError: (s, write) => write(s.replace(/\n\(Did you mean (.*)\)/, ' (did you mean $1)')),
+    });
+  if (cmd.commands.length > 0 && cmd.parent) {
+    // An action of its own turns commander's implicit `help` subcommand off: keep it on.
+    cmd.helpCommand(true);
+    cmd.allowExcessArguments().action((_opts: unknown, self: Command) => {
+      const names = self.commands.map((c) => c.name());
+      const [given] = self.args;
+      if (given === undefined) return self.error(`error: missing command: one of ${names.join(', ')}`);
+      const near = closestName(given, names);
+      self.error(`error: unknown command '${given}'${near ? ` (did you mean ${near}?)` : ''}`);
+    });
   }
+  for (const sub of cmd.commands) configureUsage(sub);
 }
 
 /** Runs the CLI and returns the exit code: 0 ok, 1 failed operation, 2 wrong usage. */

@@ -1,7 +1,7 @@
 import { Argument, Option, type Command } from 'commander';
 import { PLANS } from '../../limits/plans.ts';
 import type * as AdminActions from '../admin.ts';
-import { command, lazy, type ActionName } from './kit.ts';
+import { anyCase, command, lazy, type ActionName } from './kit.ts';
 
 const admin = (name: ActionName<typeof AdminActions>) => lazy(async () => (await import('../admin.ts'))[name]);
 const ROLES = ['OWNER', 'ADMIN', 'DEVELOPER', 'VIEWER'];
@@ -17,7 +17,7 @@ export function registerAccounts(program: Command): void {
     .option('--password-stdin', 'read the password from standard input')
     .option('--org <name>', 'organization name', 'Default')
     .option('--project <name>', 'project name', 'Default')
-    .addOption(new Option('--plan <plan>', 'plan of the organization').choices(PLANS).default('UNLIMITED'))
+    .addOption(anyCase(new Option('--plan <plan>', 'plan of the organization'), PLANS).default('UNLIMITED'))
     .option('--accept-dpa', 'sign the data-processing agreement as the owner')
     .action(admin('init'));
 
@@ -44,7 +44,7 @@ export function registerAccounts(program: Command): void {
   ])
     .requiredOption('--org <org>', 'organization id or unique name')
     .requiredOption('--email <email>', 'email of an existing user')
-    .addOption(new Option('--role <role>', 'the role').choices(ROLES).makeOptionMandatory())
+    .addOption(anyCase(new Option('--role <role>', 'the role'), ROLES).makeOptionMandatory())
     .action(admin('addMember'));
   command(members, 'list', "list an organization's members", ['svc members list --org Acme --json'])
     .requiredOption('--org <org>', 'organization id or unique name')
@@ -58,12 +58,12 @@ function registerOrgs(program: Command): void {
   ])
     .requiredOption('--name <name>', 'organization name')
     .requiredOption('--owner <email>', 'email of the owning user')
-    .addOption(new Option('--plan <plan>', 'plan (default: the server default plan)').choices(PLANS))
+    .addOption(anyCase(new Option('--plan <plan>', 'plan (default: the server default plan)'), PLANS))
     .action(admin('createOrg'));
   command(orgs, 'list', 'list every organization', ['svc orgs list', 'svc orgs list --json']).action(admin('listOrgs'));
   command(orgs, 'set-plan', "change an organization's plan", ['svc orgs set-plan Acme PREMIUM'])
     .argument('<org>', 'organization id or unique name')
-    .addArgument(new Argument('<plan>', 'the new plan').choices(PLANS))
+    .addArgument(anyCase(new Argument('<plan>', 'the new plan'), PLANS))
     .action(admin('setPlan'));
   command(orgs, 'accept-dpa', 'sign the data-processing agreement (needed for LIVE keys)', [
     'svc orgs accept-dpa Acme --user me@example.com',
@@ -104,11 +104,15 @@ export function registerKeys(program: Command): void {
   ])
     .requiredOption('--project <project>', 'project id or unique name')
     .requiredOption('--name <name>', 'a name to recognise the key by')
-    .addOption(new Option('--env <env>', 'LIVE delivers, TEST simulates').choices(['LIVE', 'TEST']).default('LIVE'))
     .addOption(
-      new Option('--permissions <p>', 'what the key may do')
-        .choices(['FULL_ACCESS', 'SENDING_ONLY', 'READ_ONLY'])
-        .default('FULL_ACCESS'),
+      anyCase(new Option('--env <env>', 'LIVE delivers, TEST simulates (any case)'), ['LIVE', 'TEST']).default('LIVE'),
+    )
+    .addOption(
+      anyCase(new Option('--permissions <p>', 'what the key may do'), [
+        'FULL_ACCESS',
+        'SENDING_ONLY',
+        'READ_ONLY',
+      ]).default('FULL_ACCESS'),
     )
     .option('--expires-at <iso>', 'ISO-8601 expiry')
     .action(admin('createKey'));
