@@ -71,6 +71,8 @@ export function createDiskGuard(opts: DiskGuardOptions): StorageWatch {
   const checkMs = opts.checkMs ?? 5000;
   const fullCheckMs = opts.fullCheckMs ?? 250;
   let full = false;
+  /** Failed writes so far: a look that saw one come meanwhile does not leave the full state. */
+  let failures = 0;
   let warned = false;
   let reserved = false;
   let space: StorageSpace | undefined;
@@ -117,12 +119,15 @@ export function createDiskGuard(opts: DiskGuardOptions): StorageWatch {
 
   /** One look: the reserve back when there is room for it and as much beside it, and leaving the full state. */
   async function check(): Promise<void> {
+    const seen = failures;
     if (full) opts.truncateWal();
     space = spaceOf(opts.dir);
     warnAtHighUse(space);
     const room = space.free >= (reserved ? reserveBytes : 2 * reserveBytes);
     if (!room) return;
     if (!reserved && !(await writeReserve())) return;
+    // A write failed while the reserve was being written: its room is the checkpoint's again.
+    if (failures !== seen) return releaseReserve();
     if (full) {
       full = false;
       opts.logger.info({ data_dir: opts.dir, free_bytes: space.free }, 'storage: space is back, writes are accepted');
@@ -151,6 +156,7 @@ export function createDiskGuard(opts: DiskGuardOptions): StorageWatch {
 
   return {
     noteFull() {
+      failures++;
       if (full) return;
       full = true;
       // Its space is what lets the checkpoint that empties the WAL run.
