@@ -72,7 +72,9 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
   server.addHook('onRequest', (req, reply, done) => {
     void reply.header('X-Request-ID', req.id);
     // The body's bytes are counted before it is read, and given back when the request ends.
-    const hold = holdBody(app.inFlight, req.headers['content-length']);
+    const { 'content-length': length, 'transfer-encoding': chunked } = req.headers;
+    if (length === undefined && chunked === undefined) return done();
+    const hold = holdBody(app.inFlight, length);
     if (!hold) return void sendError(req, reply, serverBusy());
     holds.set(req, hold);
     reply.raw.once('close', () => hold.release());
