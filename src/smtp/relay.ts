@@ -169,7 +169,11 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
     };
     check().then(
       () => done(),
-      (e: unknown) => done(smtpReplyOf(e)),
+      (e: unknown) => {
+        // A refused MAIL FROM holds nothing.
+        release(session);
+        done(smtpReplyOf(e));
+      },
     );
   }
 
