@@ -48,6 +48,11 @@ if [[ "${1:-}" != --inside ]]; then
   for tool in base64 bash env cat grep sed sort sleep timeout; do
     ln -s "$(command -v "$tool")" "$work/bin/$tool"
   done
+  # Step 3b runs svc as nobody (when this runs as root) with a temp dir of its own.
+  if command -v setpriv >/dev/null; then ln -s "$(command -v setpriv)" "$work/bin/setpriv"; fi
+  mkdir -m 1777 "$work/tmp"
+  chmod 711 "$work" "$work/run"
+  chmod 755 "$work/run/svc"
   inner=(env -i "HOME=$work/home" "PATH=$work/bin" "SVC_VERSION=$version" "NODE_FLOOR_MS=$node_floor_ms"
     "CHECK_EXE_STRICT=${CHECK_EXE_STRICT:-0}" bash "$work/check-exe.sh" --inside "$work")
   echo "check-exe: $(du -m "$exe" | cut -f1) MB executable, sandbox $work"
@@ -145,6 +150,21 @@ else
   project=$(json_str project_id <<<"$out")
   [[ -n $project ]] || fail "svc init --json has no project_id: $out"
   pass "svc init in $((($(now_us) - t0) / 1000)) ms, project $project"
+fi
+
+# 3b. A user with no writable home (a service account's HOME=/nonexistent): the SQLite addon is
+# extracted under the temp dir instead of ~/.cache. Root may write anywhere: run as nobody then.
+if has_cmd init; then
+  as_user=()
+  if ((EUID == 0)); then
+    command -v setpriv >/dev/null || fail "no setpriv to run svc as an unprivileged user"
+    as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  fi
+  out=$("${as_user[@]}" env HOME=/nonexistent TMPDIR="$work/tmp" timeout 60 "$svc" init --data-dir "$work/tmp/no-home" \
+    --email a@example.com --password 'pw-123456789' --json 2>&1) || fail "svc init with HOME=/nonexistent exited $?: $out"
+  addon=("$work"/tmp/svc-*-native/pkg/*/*.node)
+  [[ -f ${addon[0]} ]] || fail "svc init with HOME=/nonexistent extracted no addon under TMPDIR=$work/tmp"
+  pass "svc init with HOME=/nonexistent$( ((EUID == 0)) && echo ' as nobody'): the SQLite addon in ${addon[0]#"$work"/}"
 fi
 
 # One SMTP reply from fd 3 (its last line, "NNN text"), within 10 s.
