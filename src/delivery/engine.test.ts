@@ -300,6 +300,36 @@ describe('delivery engine: claims ahead of the slots', () => {
   });
 });
 
+describe('delivery engine: wake (an accepted LIVE email)', () => {
+  it('claims at once, before any tick; a burst of wakes makes a few claim passes, not one per email', async () => {
+    const clock = new FakeClock();
+    const q = memoryQueue(clock);
+    const findDue = vi.spyOn(q.repo, 'findDue');
+    const engine = engineOn(clock, q, { perThread: 4, concurrency: 4 });
+    engine.wake(); // before start: nothing
+    await settle();
+    expect(findDue).not.toHaveBeenCalled();
+    await engine.start();
+    await settle();
+    const atStart = findDue.mock.calls.length;
+    q.add(1, 'first@dest.test');
+    engine.wake();
+    await settle();
+    expect(pool.running.map((r) => r.job.recipients)).toEqual([['first@dest.test']]);
+    expect(findDue.mock.calls.length - atStart).toBe(1);
+    for (let i = 2; i <= 1001; i++) {
+      q.add(i, `r${i}@d${i}.test`);
+      engine.wake();
+    }
+    // The wakes that came during the gap after a pass make one more pass when it ends (real time).
+    await new Promise((r) => setTimeout(r, 40));
+    await settle();
+    expect(findDue.mock.calls.length - atStart).toBeLessThanOrEqual(3);
+    expect(pool.running.length).toBe(4);
+    await engine.stop(0);
+  });
+});
+
 describe('envelopesFor', () => {
   const row = (id: number, address: string) => ({
     id,
