@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runSvc, type Run } from './cli-runner.ts';
+import { runSvc, startServe, type Run } from './cli-runner.ts';
 
 let dir: string;
 
@@ -60,4 +60,72 @@ describe('svc projects settings', () => {
     expect(h.stdout).toMatch(/\nExamples?:\n {2}svc projects settings /);
     expect(h.stdout).toContain('--click-tracking');
   });
+});
+
+describe('--all-projects: an operator reads every project at once', () => {
+  /** The id of the project Web of `org`. */
+  const webOf = async (org: string): Promise<string> =>
+    ((await svc('projects', 'list', '--org', org, '--json')).json() as { id: string; name: string }[]).find(
+      (p) => p.name === 'Web',
+    )!.id;
+
+  it('lists the suppressions of every project, each naming its project', async () => {
+    const [acme, beta] = [await webOf('Acme'), await webOf('Beta')];
+    expect((await svc('suppressions', 'add', 'a@example.com', '--project', acme)).code).toBe(0);
+    expect((await svc('suppressions', 'add', 'b@example.com', '--project', beta)).code).toBe(0);
+    const all = await svc('suppressions', 'list', '--all-projects', '--json');
+    expect(all.code).toBe(0);
+    const rows = all.json() as { project_id: string; project: string; email: string }[];
+    expect(rows.map((r) => [r.project_id, r.project, r.email]).sort()).toEqual(
+      [
+        [acme, 'Web', 'a@example.com'],
+        [beta, 'Web', 'b@example.com'],
+      ].sort(),
+    );
+    const human = await svc('suppressions', 'list', '--all-projects');
+    expect(human.stdout.split('\n')[0]).toMatch(/^PROJECT\s+EMAIL\s+REASON/);
+    expect((await svc('suppressions', 'list', '--all-projects', '--limit', '1', '--json')).json()).toHaveLength(1);
+  }, 60_000);
+
+  it('is wrong usage together with --project, and one of them is needed', async () => {
+    const both = await svc('suppressions', 'list', '--all-projects', '--project', 'Web');
+    expect([both.code, both.stderr.split('\n')[0]]).toEqual([
+      2,
+      "error: option '--all-projects' cannot be used with option '--project <project>'",
+    ]);
+    const neither = await svc('emails', 'list');
+    expect([neither.code, neither.stderr.split('\n')[0]]).toEqual([
+      2,
+      'error: give --project P, or --all-projects for every project',
+    ]);
+    const paged = await svc('emails', 'list', '--all-projects', '--before', '0195f0a0-0000-7000-8000-000000000000');
+    expect(paged.code).toBe(2);
+  });
+
+  it('lists the newest emails of every project, each naming its project', async () => {
+    const served = await startServe(dir);
+    try {
+      const sent: [string, string][] = [];
+      for (const org of ['Acme', 'Beta']) {
+        const project = await webOf(org);
+        const key = (
+          await svc('keys', 'create', '--project', project, '--name', `all-${org}`, '--env', 'test', '--json')
+        ).json().key as string;
+        const args = ['--from', 'a@example.com', '--to', `${org}@example.org`, '--subject', 'Hi', '--text', 'x'];
+        const r = await svc('send', '--server', served.url(), '--api-key', key, ...args, '--json');
+        expect(r.code).toBe(0);
+        sent.push([r.json().id as string, project]);
+      }
+      const all = await svc('emails', 'list', '--all-projects', '--status', 'SIMULATED', '--json');
+      expect(all.code).toBe(0);
+      const rows = all.json() as { id: string; project_id: string; project: string }[];
+      // Newest first across the projects.
+      expect(rows.map((r) => [r.id, r.project_id])).toEqual(sent.reverse());
+      expect((await svc('emails', 'list', '--all-projects', '--limit', '1', '--json')).json()).toHaveLength(1);
+      const human = await svc('emails', 'list', '--all-projects');
+      expect(human.stdout.split('\n')[0]).toMatch(/^PROJECT\s+ID\s+STATUS/);
+    } finally {
+      await served.stop();
+    }
+  }, 90_000);
 });

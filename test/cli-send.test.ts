@@ -407,5 +407,5 @@ describe('svc send --batch against svc serve', () => {
     } finally {
       await served.stop();
     }
-  });
+  }, 90_000);
 });

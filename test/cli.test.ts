@@ -36,10 +36,35 @@ describe('svc CLI', () => {
     [['init', '--email', 'a@example.com', '--password', 'pw-123456789', '--plan', 'GOLD']],
     [['keys', 'create', '--project', 'p', '--name', 'x', '--env', 'STAGING']],
     [['init', '--email', 'a@example.com']],
-  ])('exits 2 with usage for %j', async (args) => {
+  ])('exits 2 with one line of usage error and where help is for %j', async (args) => {
     const r = await svc(...args);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/error|Usage/i);
+    expect(r.stderr).toMatch(/^error: [^\n]+\nrun 'svc[a-z -]* --help'\n$/);
+  });
+
+  it.each([
+    [['send', '--foo'], "error: unknown option '--foo' (did you mean --from?)\nrun 'svc send --help'\n"],
+    [['keys'], "error: missing command: one of create, list, revoke\nrun 'svc keys --help'\n"],
+    [['keys', 'craete'], "error: unknown command 'craete' (did you mean create?)\nrun 'svc keys --help'\n"],
+    [['send', '--from', 'a@example.com'], "error: give --api-key or set SVC_API_KEY\nrun 'svc send --help'\n"],
+    [
+      ['emails', 'list'],
+      "error: give --project P, or --all-projects for every project\nrun 'svc emails list --help'\n",
+    ],
+  ])('wrong usage %j says so in one line and a hint, not the whole help', async (args, stderr) => {
+    const r = await runSvc(dir, args, { SVC_API_KEY: '' });
+    expect([r.code, r.stderr, r.stdout]).toEqual([2, stderr, '']);
+  });
+
+  it('still prints the help of a group on request (svc keys help, svc help keys)', async () => {
+    for (const args of [
+      ['keys', 'help'],
+      ['help', 'keys'],
+      ['keys', '--help'],
+    ]) {
+      const r = await svc(...args);
+      expect([r.code, r.stdout]).toEqual([0, expect.stringContaining('Usage: svc keys [options] [command]')]);
+    }
   });
 
   it('init creates the owner, organization, project and a TEST key', async () => {
@@ -128,6 +153,34 @@ describe('svc CLI', () => {
     expect((await svc('keys', 'revoke', own.find((k) => k.name === 'shown-once')!.id)).code).toBe(0);
   });
 
+  it('takes --env and the other fixed values in any case', async () => {
+    for (const [name, env, permissions] of [
+      ['lower', 'live', 'read_only'],
+      ['mixed', 'Test', 'Sending_Only'],
+    ]) {
+      const c = await svc(
+        'keys',
+        'create',
+        '--project',
+        'Web',
+        '--name',
+        name!,
+        '--env',
+        env!,
+        '--permissions',
+        permissions!,
+        '--json',
+      );
+      expect(c.code).toBe(0);
+      expect(c.json()).toMatchObject({ env: env!.toUpperCase(), permissions: permissions!.toUpperCase() });
+    }
+    const bad = await svc('keys', 'create', '--project', 'Web', '--name', 'x', '--env', 'staging');
+    expect([bad.code, bad.stderr.split('\n')[0]]).toEqual([
+      2,
+      "error: option '--env <env>' argument 'staging' is invalid. Allowed choices are LIVE, TEST.",
+    ]);
+  });
+
   it('manages users, organizations, projects and members', async () => {
     expect(
       (await svc('users', 'create', '--email', 'dev@example.com', '--password', 'pw-123456789', '--json')).json(),
@@ -213,7 +266,34 @@ describe('svc CLI', () => {
       '--json',
     );
     expect(u.json()).toMatchObject({ version: 2, subject_template: 'Hello {{ name }}' });
-    expect((await svc('templates', 'show', 'welcome', '--project', 'Web', '--json')).json().version).toBe(2);
+    // --vars-file is the name send and templates share; the older --variables-file still works, unlisted.
+    writeFileSync(join(dir, 'vars.json'), '{"name": "Ada"}');
+    const vars = await svc(
+      'templates',
+      'update',
+      'welcome',
+      '--project',
+      'Web',
+      '--vars-file',
+      join(dir, 'vars.json'),
+      '--json',
+    );
+    expect(vars.json()).toMatchObject({ version: 3, variables: { name: 'Ada' } });
+    writeFileSync(join(dir, 'vars.json'), '{"name": "Bea"}');
+    const alias = await svc(
+      'templates',
+      'update',
+      'welcome',
+      '--project',
+      'Web',
+      '--variables-file',
+      join(dir, 'vars.json'),
+      '--json',
+    );
+    expect(alias.json()).toMatchObject({ version: 4, variables: { name: 'Bea' } });
+    const help = await svc('templates', 'update', '--help');
+    expect([help.stdout.includes('--vars-file'), help.stdout.includes('--variables-file')]).toEqual([true, false]);
+    expect((await svc('templates', 'show', 'welcome', '--project', 'Web', '--json')).json().version).toBe(4);
     expect((await svc('templates', 'list', '--project', 'Web', '--json')).json()).toHaveLength(1);
     expect((await svc('templates', 'delete', 'welcome', '--project', 'Web')).code).toBe(0);
     expect((await svc('templates', 'show', 'welcome', '--project', 'Web')).code).toBe(1);

@@ -1,5 +1,7 @@
 import { withApp, type GlobalOptions } from './context.ts';
-import { print, record, table } from './io.ts';
+import { print, record, table, UsageError } from './io.ts';
+import { allProjects, everyProject, withProjectOf } from './scope.ts';
+import { LIMITS } from '../limits/index.ts';
 import { waitingLine } from '../delivery/repo.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
@@ -7,17 +9,37 @@ const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 const QUERY = ['status', 'from_email', 'to_email', 'tag', 'from', 'to', 'limit', 'before', 'after'] as const;
 const camel = (k: string) => k.replace(/_(.)/g, (_m, c: string) => c.toUpperCase());
 
+const COLUMNS = ['id', 'status', 'from_email', 'to_emails', 'subject', 'created_at'];
+
+/**
+ * One project's emails, or with --all-projects the newest of every project's (each
+ * row naming its project); the before/after cursors belong to one project.
+ */
 export async function list(_args: string[], opts: Opts): Promise<void> {
   const query: Record<string, string> = {};
   for (const k of QUERY) {
     const v = str(opts[camel(k)]);
     if (v !== undefined) query[k] = v;
   }
-  const rows = await withApp(opts, async (app) =>
-    app.emails.list((await app.accounts.getProject(str(opts.project)!)).id, query),
-  );
-  print(opts, rows, () => table(rows, ['id', 'status', 'from_email', 'to_emails', 'subject', 'created_at']));
+  const all = allProjects(opts);
+  if (all && (query.before ?? query.after) !== undefined)
+    throw new UsageError('--before and --after page through one project: give --project');
+  const rows = await withApp(opts, async (app) => {
+    if (!all) return app.emails.list((await app.accounts.getProject(str(opts.project)!)).id, query);
+    const projects = await everyProject(app);
+    const lists = await Promise.all(projects.map(async (p) => withProjectOf(p, await app.emails.list(p.id, query))));
+    return newestFirst(lists.flat(), Number(query.limit ?? LIMITS.listDefault));
+  });
+  print(opts, rows, () => table(rows, all ? ['project', ...COLUMNS] : COLUMNS));
 }
+
+/** The `limit` newest rows of several projects' pages, as one project's list orders them. */
+const newestFirst = (rows: Record<string, unknown>[], limit: number) =>
+  rows
+    .sort(
+      (a, b) => String(b.created_at).localeCompare(String(a.created_at)) || String(b.id).localeCompare(String(a.id)),
+    )
+    .slice(0, limit);
 
 /** Events that settle a recipient, and where each came from: the SMTP reply, a DSN or an ARF report. */
 const OUTCOMES = new Set(['delivered', 'bounced', 'complained', 'failed']);

@@ -5,6 +5,7 @@ import { SingleBar, Presets } from 'cli-progress';
 import { withApp, type GlobalOptions } from './context.ts';
 import { count, EXIT_FAILED, print, record, table } from './io.ts';
 import type { App } from '../app.ts';
+import { allProjects, everyProject, withProjectOf } from './scope.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -20,10 +21,24 @@ export async function add([email]: string[], opts: Opts): Promise<void> {
   print(opts, s, () => record({ ...s }));
 }
 
+/** One project's list in address order, or with --all-projects every project's, project by project. */
 export async function list(_args: string[], opts: Opts): Promise<void> {
-  const limit = Number(opts.limit ?? 100);
-  const rows = await withProject(opts, (app, pid) => app.suppressions.list(pid, Number.isFinite(limit) ? limit : 100));
-  print(opts, rows, () => table(rows as never, ['email', 'reason', 'created_at']));
+  const given = Number(opts.limit ?? 100);
+  const limit = Number.isFinite(given) ? given : 100;
+  const columns = ['email', 'reason', 'created_at'];
+  if (!allProjects(opts)) {
+    const rows = await withProject(opts, (app, pid) => app.suppressions.list(pid, limit));
+    return print(opts, rows, () => table(rows as never, columns));
+  }
+  const rows = await withApp(opts, async (app) => {
+    const out: object[] = [];
+    for (const p of await everyProject(app)) {
+      if (out.length >= limit) break;
+      out.push(...withProjectOf(p, await app.suppressions.list(p.id, limit - out.length)));
+    }
+    return out;
+  });
+  print(opts, rows, () => table(rows as never, ['project', ...columns]));
 }
 
 export async function remove([email]: string[], opts: Opts): Promise<void> {

@@ -3,7 +3,15 @@ import type * as Templates from '../templates.ts';
 import type * as Suppressions from '../suppressions.ts';
 import type * as Emails from '../emails.ts';
 import type * as Inbound from '../inbound.ts';
-import { command, lazy, type ActionName } from './kit.ts';
+import {
+  allProjectsOption,
+  anyCase,
+  command,
+  lazy,
+  variablesFileAlias,
+  varsFileOption,
+  type ActionName,
+} from './kit.ts';
 
 const PROJECT = ['--project <project>', 'project id or unique name'] as const;
 
@@ -23,7 +31,8 @@ export function registerTemplates(program: Command): void {
     .requiredOption('--subject <template>', 'subject template')
     .option('--html-file <file>', 'HTML body template')
     .option('--text-file <file>', 'text body template')
-    .option('--variables-file <file>', 'JSON object of variable hints')
+    .addOption(varsFileOption('JSON object of variable hints'))
+    .addOption(variablesFileAlias())
     .action(tpl('create'));
   command(t, 'list', "list a project's templates", ['svc templates list --project Default --json'])
     .requiredOption(...PROJECT)
@@ -42,7 +51,8 @@ export function registerTemplates(program: Command): void {
     .option('--subject <template>', 'subject template')
     .option('--html-file <file>', 'HTML body template')
     .option('--text-file <file>', 'text body template')
-    .option('--variables-file <file>', 'JSON object of variable hints')
+    .addOption(varsFileOption('JSON object of variable hints'))
+    .addOption(variablesFileAlias())
     .action(tpl('update'));
   command(t, 'delete', 'delete a template', ['svc templates delete welcome --project Default'])
     .argument('<template>', 'id or slug')
@@ -63,13 +73,17 @@ export function registerSuppressions(program: Command): void {
     .argument('<email>', 'the address')
     .requiredOption(...PROJECT)
     .addOption(
-      new Option('--reason <reason>', 'why')
-        .choices(['HARD_BOUNCE', 'COMPLAINT', 'UNSUBSCRIBE', 'MANUAL'])
-        .default('MANUAL'),
+      anyCase(new Option('--reason <reason>', 'why'), ['HARD_BOUNCE', 'COMPLAINT', 'UNSUBSCRIBE', 'MANUAL']).default(
+        'MANUAL',
+      ),
     )
     .action(sup('add'));
-  command(s, 'list', 'list suppressed addresses, newest first', ['svc suppressions list --project Default --limit 20'])
-    .requiredOption(...PROJECT)
+  command(s, 'list', 'list suppressed addresses in address order', [
+    'svc suppressions list --project Default --limit 20',
+    'svc suppressions list --all-projects',
+  ])
+    .option(...PROJECT)
+    .addOption(allProjectsOption())
     .option('--limit <n>', 'at most n entries', '100')
     .action(sup('list'));
   command(s, 'remove', 'send to an address again', ['svc suppressions remove ada@example.org --project Default'])
@@ -100,8 +114,10 @@ export function registerEmails(program: Command): void {
   command(e, 'list', 'list emails, newest first, with filters', [
     'svc emails list --project Default --status BOUNCED --limit 20',
     'svc emails list --project Default --to-email ada@example.org --from 2026-11-01T00:00:00Z --json',
+    'svc emails list --all-projects --status SENDING',
   ])
-    .requiredOption(...PROJECT)
+    .option(...PROJECT)
+    .addOption(allProjectsOption())
     .option('--status <status>', 'QUEUED|SENDING|SENT|DELIVERED|BOUNCED|COMPLAINED|FAILED|SIMULATED')
     .option('--from-email <email>', 'sender address')
     .option('--to-email <email>', 'recipient address')
