@@ -87,6 +87,21 @@ describe('--all-projects: an operator reads every project at once', () => {
     expect((await svc('suppressions', 'list', '--all-projects', '--limit', '1', '--json')).json()).toHaveLength(1);
   }, 60_000);
 
+  it('lists the webhooks of every project, each naming its project (the runbook finds a switched-off one)', async () => {
+    const ids: [string, string][] = [];
+    for (const org of ['Acme', 'Beta']) {
+      const project = await webOf(org);
+      const args = ['--url', `https://${org}.example.com/hooks`, '--events', 'delivered', '--json'];
+      ids.push([project, (await svc('webhooks', 'create', '--project', project, ...args)).json().id as string]);
+    }
+    const all = await svc('webhooks', 'list', '--all-projects', '--json');
+    expect(all.code).toBe(0);
+    const rows = all.json() as { project_id: string; id: string; auto_disabled: boolean }[];
+    expect(rows.map((r) => [r.project_id, r.id]).sort()).toEqual(ids.sort());
+    const human = await svc('webhooks', 'list', '--all-projects');
+    expect(human.stdout.split('\n')[0]).toMatch(/^PROJECT\s+ID\s+URL/);
+  }, 60_000);
+
   it('is wrong usage together with --project, and one of them is needed', async () => {
     const both = await svc('suppressions', 'list', '--all-projects', '--project', 'Web');
     expect([both.code, both.stderr.split('\n')[0]]).toEqual([

@@ -1,6 +1,6 @@
 import { withApp, type GlobalOptions } from './context.ts';
 import { print, record, table, UsageError } from './io.ts';
-import { allProjects, everyProject, withProjectOf } from './scope.ts';
+import { allProjects, listAcrossProjects } from './scope.ts';
 import { LIMITS } from '../limits/index.ts';
 import { waitingLine } from '../delivery/repo.ts';
 
@@ -26,9 +26,8 @@ export async function list(_args: string[], opts: Opts): Promise<void> {
     throw new UsageError('--before and --after page through one project: give --project');
   const rows = await withApp(opts, async (app) => {
     if (!all) return app.emails.list((await app.accounts.getProject(str(opts.project)!)).id, query);
-    const projects = await everyProject(app);
-    const lists = await Promise.all(projects.map(async (p) => withProjectOf(p, await app.emails.list(p.id, query))));
-    return newestFirst(lists.flat(), Number(query.limit ?? LIMITS.listDefault));
+    const rows = await listAcrossProjects(app, (pid) => app.emails.list(pid, query));
+    return newestFirst(rows, Number(query.limit ?? LIMITS.listDefault));
   });
   print(opts, rows, () => table(rows, all ? ['project', ...COLUMNS] : COLUMNS));
 }

@@ -26,3 +26,9 @@ export async function everyProject(app: App): Promise<ProjectRef[]> {
 /** Each row with the project it belongs to, for output across projects. */
 export const withProjectOf = <T extends object>(p: ProjectRef, rows: T[]) =>
   rows.map((r) => ({ project_id: p.id, project: p.name, ...r }));
+
+/** `list` of every project, each row naming its project, project by project. */
+export async function listAcrossProjects<T extends object>(app: App, list: (projectId: string) => Promise<T[]>) {
+  const lists = await Promise.all((await everyProject(app)).map(async (p) => withProjectOf(p, await list(p.id))));
+  return lists.flat();
+}

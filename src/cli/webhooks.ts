@@ -2,6 +2,7 @@ import type { App } from '../app.ts';
 import type { Webhook } from '../webhooks/index.ts';
 import { withApp, type GlobalOptions } from './context.ts';
 import { EXIT_FAILED, print, record, table, UsageError } from './io.ts';
+import { allProjects, listAcrossProjects } from './scope.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -44,8 +45,13 @@ export async function create(_args: string[], opts: Opts): Promise<void> {
 }
 
 export async function list(_args: string[], opts: Opts): Promise<void> {
+  const columns = ['id', 'url', 'events', 'is_active', 'auto_disabled', 'updated_at'];
+  if (allProjects(opts)) {
+    const all = await withApp(opts, (app) => listAcrossProjects(app, (pid) => app.webhooks.list(pid)));
+    return print(opts, all, () => table(all, ['project', ...columns]));
+  }
   const ws = await withProject(opts, (app, pid) => app.webhooks.list(pid));
-  print(opts, ws, () => table(ws, ['id', 'url', 'events', 'is_active', 'auto_disabled', 'updated_at']));
+  print(opts, ws, () => table(ws, columns));
 }
 
 export async function show([id]: string[], opts: Opts): Promise<void> {

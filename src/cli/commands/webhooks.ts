@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import type * as WebhookActions from '../webhooks.ts';
-import { command, lazy, type ActionName } from './kit.ts';
+import { allProjectsOption, command, lazy, type ActionName } from './kit.ts';
 
 const ID = '0192f4c1-7c2e-7b3a-9d4e-5f6a7b8c9d0e';
 const DELIVERY = '0192f4c2-1a2b-7c3d-8e4f-5a6b7c8d9e0f';
@@ -27,8 +27,12 @@ export function registerWebhooks(program: Command): void {
     .requiredOption(...EVENTS)
     .option(...INSECURE)
     .action(hook('create'));
-  command(w, 'list', "list a project's webhooks (no secrets)", ['svc webhooks list --project Default --json'])
-    .requiredOption(...PROJECT)
+  command(w, 'list', "list a project's webhooks (no secrets)", [
+    'svc webhooks list --project Default --json',
+    'svc webhooks list --all-projects',
+  ])
+    .option(...PROJECT)
+    .addOption(allProjectsOption())
     .action(hook('list'));
   command(w, 'show', 'a webhook (no secret)', [`svc webhooks show ${ID} --project Default`])
     .argument('<id>', 'webhook id')
