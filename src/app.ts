@@ -24,7 +24,7 @@ import { createUsageReport, LIMITS } from './limits/index.ts';
 import { createDeliveryEngine, RETURN_PATH_SECRET, type DeliveryEngine } from './delivery/index.ts';
 import { createTrackingService } from './tracking/index.ts';
 import { createStatsService } from './stats/index.ts';
-import { resolveHostname } from './config/server-settings.ts';
+import { effectiveSettings } from './config/server-settings.ts';
 import {
   createWebhookAgent,
   createWebhookDispatcher,
@@ -45,6 +45,8 @@ export interface AppOverrides {
   webhookCa?: string[];
   /** Run the webhook dispatcher in its own thread (`svc serve`); tests run it in-process on their clock. */
   webhookThread?: boolean;
+  /** An admin command: it works with the settings the server recorded (server-settings.ts, effectiveSettings). */
+  adminCommand?: boolean;
 }
 
 /**
@@ -89,12 +91,10 @@ export async function createApp(config: Config, overrides: AppOverrides = {}) {
 
 async function wire(config: Config, overrides: AppOverrides, clock: Clock, store: Store, metrics: OpsMetrics) {
   const logger = overrides.logger ?? silentLogger;
-  // `svc serve` passes its own (configured or OS) host name; an admin command given none
-  // uses the one the server last ran with, so both name and check the same host.
-  const stored = await store.settings.stored();
-  const hostname = resolveHostname(config.hostname, stored.hostname);
-  // Likewise the resolver: `svc domains verify` in another shell asks the one the server asks.
-  const dnsServers = config.dnsServers ?? stored.dnsServers;
+  // `svc serve` runs with its own settings and records them; an admin command works with the
+  // server's (its host name, resolver and webhook URL guard), so both name and check the same.
+  const settings = effectiveSettings(config, await store.settings.stored(), overrides.adminCommand ?? false);
+  const { hostname, dnsServers } = settings;
   let renderer: Renderer | undefined;
   // The render pool starts on first use, so admin commands never spawn threads.
   const lazyRenderer = {
@@ -206,7 +206,7 @@ async function wire(config: Config, overrides: AppOverrides, clock: Clock, store
   // Every webhook POST goes through one guarded keep-alive agent, resolving with the server's resolver.
   const webhookAgent = createWebhookAgent({
     resolve: resolverFromDns(dnsResolver),
-    allowInsecure: config.allowInsecureWebhooks,
+    allowInsecure: settings.allowInsecureWebhooks,
     ...(overrides.webhookCa ? { ca: overrides.webhookCa } : {}),
   });
   const webhooksRepo = store.webhooks;
@@ -225,11 +225,11 @@ async function wire(config: Config, overrides: AppOverrides, clock: Clock, store
     planOf: async (projectId) =>
       (await accounts.getOrg((await accounts.getProjectById(projectId)).organization_id)).plan,
     agent: webhookAgent,
-    allowInsecure: config.allowInsecureWebhooks,
+    allowInsecure: settings.allowInsecureWebhooks,
   });
   const dispatcherOptions = {
     retrySchedule: config.webhookRetrySchedule,
-    allowInsecure: config.allowInsecureWebhooks,
+    allowInsecure: settings.allowInsecureWebhooks,
     // New events wait at most this long for their first attempt; a backlog drains without waiting.
     tickMs: 100,
     concurrency: 128,
@@ -315,9 +315,8 @@ async function wire(config: Config, overrides: AppOverrides, clock: Clock, store
     webhookDispatcher,
     /** The host name this app works with (EHLO, Message-ID, SPF and return-path records). */
     hostname,
-    /** Records the server's host name and resolver for admin commands run later on this data dir. */
-    recordServerSettings: () =>
-      store.settings.record({ hostname, dnsServers: config.dnsServers ?? [] }, iso(clock.now())),
+    /** Records the server's settings (server-settings.ts) for admin commands run beside it or later. */
+    recordServerSettings: () => store.settings.record(settings, iso(clock.now())),
     /** What the operator should fix, for `svc serve` to say at start: files others can read, an unusable host name. */
     startupWarnings: () => startupWarnings(store.kind === 'sqlite' ? config.dataDir : undefined, hostname),
     /** Why an email's recipients are still waiting (read-only; safe from any process). */

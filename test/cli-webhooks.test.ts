@@ -1,10 +1,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/load.ts';
-import { runSvc, storeEnv, type Run } from './cli-runner.ts';
+import { runSvc, startServe, storeEnv, type Run } from './cli-runner.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './peers/webhook-receiver.ts';
 
@@ -118,23 +120,19 @@ describe('svc webhooks', () => {
     await svc(['webhooks', 'delete', hookId, '--project', 'Web']);
   });
 
-  it('test posts a signed test.ping to a receiver it trusts (--allow-insecure-webhooks for loopback)', async () => {
+  it('test refuses a name that resolves to loopback when no server allows it; nothing is sent', async () => {
     const url = `https://hook.test:${receiver.port}/in`;
     const created = await create(url, '*', '--json');
     const hookId = created.json().id as string;
     const env = { NODE_EXTRA_CA_CERTS: join(dir, 'ca.pem') };
-    // Without the flag the guard refuses 127.0.0.1 before anything is sent.
+    // No server with --allow-insecure-webhooks ran here: the guard refuses 127.0.0.1 before anything is sent.
     const refused = await svc(['webhooks', 'test', hookId, '--project', 'Web', '--json'], env);
     expect(refused.code).toBe(1);
     expect(refused.json().error).toContain('loopback');
     expect(receiver.requests).toHaveLength(0);
-    const args = ['webhooks', 'test', hookId, '--project', 'Web', '--allow-insecure-webhooks', '--json'];
-    const r = await svc(args, env);
-    expect(r.code).toBe(0);
-    expect(r.json()).toEqual({ success: true, http_status: 200, error: null });
-    expect(receiver.requests).toHaveLength(1);
-    expect(JSON.parse(receiver.requests[0]!.body)).toMatchObject({ type: 'test.ping' });
-    expect(receiver.requests[0]!.headers['x-service-signature']).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    // The server's setting is not a flag of the command (it would let the command disagree with the server).
+    const flag = await svc(['webhooks', 'test', hookId, '--project', 'Web', '--allow-insecure-webhooks'], env);
+    expect(flag.code).toBe(2);
     await svc(['webhooks', 'delete', hookId, '--project', 'Web']);
   });
 
@@ -232,4 +230,58 @@ describe('svc webhooks', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^error: /);
   });
+});
+
+describe('svc webhooks and svc domains beside a server', () => {
+  let own: string;
+  let plain: Server;
+  const pings: { headers: Record<string, unknown>; body: string }[] = [];
+  beforeAll(async () => {
+    own = mkdtempSync(join(tmpdir(), 'svc-cli-beside-'));
+    plain = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        pings.push({ headers: req.headers, body });
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => plain.close(resolve));
+    rmSync(own, { recursive: true, force: true });
+  });
+
+  it('work as the server does: its --allow-insecure-webhooks and its resolver, with no flag of their own', async () => {
+    // No resolver or guard of the commands' own: whatever they use comes from the server.
+    const bare = { SVC_DNS_SERVERS: '', SVC_ALLOW_INSECURE_WEBHOOKS: '' };
+    const run = (args: string[]) => runSvc(own, args, bare);
+    const init = ['init', '--email', 'o@example.com', '--password', 'pw-123456789', '--org', 'Acme'];
+    expect((await run([...init, '--project', 'Web'])).code).toBe(0);
+    expect((await run(['domains', 'add', 'beside.example', '--org', 'Acme'])).code).toBe(0);
+    const url = `http://127.0.0.1:${(plain.address() as AddressInfo).port}/hooks`;
+    const createArgs = ['webhooks', 'create', '--project', 'Web', '--url', url, '--events', '*', '--json'];
+    const before = await run(createArgs);
+    expect(before.code).toBe(1);
+    expect(before.json().error.code).toBe('request_validation_failed');
+
+    const served = await startServe(own, ['--allow-insecure-webhooks', '--dns-servers', dns.server], bare);
+    try {
+      const created = await run(createArgs);
+      expect(created.code, created.stderr).toBe(0);
+      const hookId = created.json().id as string;
+      const tested = await run(['webhooks', 'test', hookId, '--project', 'Web', '--json']);
+      expect(tested.json()).toEqual({ success: true, http_status: 200, error: null });
+      expect(pings).toHaveLength(1);
+      expect(JSON.parse(pings[0]!.body)).toMatchObject({ id: 'evt_test_ping', type: 'test.ping' });
+    } finally {
+      expect(await served.stop()).toBe(0);
+    }
+    // The settings are the server's as it last ran: after it stopped, the commands still agree with it.
+    const asked = dns.queries.length;
+    const verified = await run(['domains', 'verify', 'beside.example', '--json']);
+    expect(verified.json().checks.length).toBeGreaterThan(0);
+    expect(dns.queries.slice(asked)).toContain('TXT beside.example');
+  }, 90_000);
 });

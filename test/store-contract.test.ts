@@ -150,9 +150,17 @@ describe.each([['sqlite' as const], ['postgres' as const]])('the %s store', (kin
 
   it('records the server settings, and reads them back', async () => {
     expect(await s.settings.stored()).toEqual({});
-    await s.settings.record({ hostname: 'mta.example.com', dnsServers: ['127.0.0.1:53'] }, AT);
-    await s.settings.record({ hostname: 'mta.example.com', dnsServers: [] }, AT);
-    expect(await s.settings.stored()).toEqual({ hostname: 'mta.example.com', dnsServers: [] });
+    await s.settings.record(
+      { hostname: 'mta.example.com', dnsServers: ['127.0.0.1:53'], allowInsecureWebhooks: true },
+      AT,
+    );
+    expect((await s.settings.stored()).allowInsecureWebhooks).toBe(true);
+    await s.settings.record({ hostname: 'mta.example.com', dnsServers: [], allowInsecureWebhooks: false }, AT);
+    expect(await s.settings.stored()).toEqual({
+      hostname: 'mta.example.com',
+      dnsServers: [],
+      allowInsecureWebhooks: false,
+    });
   });
 
   it('counts events by hour and by day, and tracking adds to them', async () => {

@@ -40,7 +40,9 @@ export function dataDirOf(opts: GlobalOptions, command: string): string {
 /**
  * Opens the store for an admin command, runs `fn` and closes it again. `flags` are the
  * command's own settings beyond --data-dir and --database.
- * Admin commands work on the SQLite file directly; WAL lets them run beside a server.
+ * Admin commands work on the SQLite file directly; WAL lets them run beside a server, and
+ * they work with the settings that server recorded (its host name, resolver and webhook URL
+ * guard: server-settings.ts), so no server flag has to be repeated on a command.
  * Only `svc init` creates a missing data dir (`create`); the others refuse one.
  */
 export async function withApp<T>(
@@ -50,7 +52,7 @@ export async function withApp<T>(
 ): Promise<T> {
   // Loaded here, not at the top: `svc migrate` and `svc db copy` use this module's lighter helpers.
   const { createApp } = await import('../app.ts');
-  const app = await createApp(storeConfigOf(opts, flags), { createDataDir: create });
+  const app = await createApp(storeConfigOf(opts, flags), { createDataDir: create, adminCommand: true });
   try {
     return await fn(app);
   } finally {

@@ -8,16 +8,12 @@ type Opts = Record<string, unknown> & GlobalOptions;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
 /**
- * Opens the data dir like withApp, also honouring --allow-insecure-webhooks and
- * --dns-servers (or their env and config file settings): the URL guard and the
- * resolver of `test` are the ones the server uses. Then resolves --project.
+ * Opens the store like withApp, then resolves --project. The URL guard and the resolver of
+ * `test` are the server's, as it recorded them (`svc serve --allow-insecure-webhooks`,
+ * `--dns-servers`); `test --dns-servers` asks another resolver.
  */
 async function withProject<T>(opts: Opts, fn: (app: App, projectId: string) => Promise<T>): Promise<T> {
-  const flags = {
-    dnsServers: str(opts.dnsServers),
-    // Absent rather than false: the flag only turns the setting on, env or file may too.
-    allowInsecureWebhooks: opts.allowInsecureWebhooks === true ? true : undefined,
-  };
+  const flags = { dnsServers: str(opts.dnsServers) };
   return withApp(opts, async (app) => fn(app, (await app.accounts.getProject(str(opts.project)!)).id), { flags });
 }
 

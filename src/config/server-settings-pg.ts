@@ -1,6 +1,6 @@
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter } from '../store/pg-committer.ts';
-import type { ServerSettings } from './server-settings.ts';
+import { settingRows, settingsFromRows, type ServerSettings } from './server-settings.ts';
 
 /** The settings `svc serve` records (server-settings.ts), on PostgreSQL: every node and admin command agree. */
 export function createPgServerSettings(pool: PgPool, tx: PgCommitter) {
@@ -11,20 +11,14 @@ export function createPgServerSettings(pool: PgPool, tx: PgCommitter) {
     /** What a server last ran with. */
     async stored(): Promise<Partial<ServerSettings>> {
       const rows = await pool.query<{ name: string; value: string }>(
-        "SELECT name, value FROM server_settings WHERE name IN ('hostname', 'dns_servers')",
+        "SELECT name, value FROM server_settings WHERE name IN ('hostname', 'dns_servers', 'allow_insecure_webhooks')",
       );
       const by = new Map(rows.rows.map((r) => [r.name, r.value]));
-      const hostname = by.get('hostname');
-      const dns = by.get('dns_servers');
-      return {
-        ...(hostname === undefined ? {} : { hostname }),
-        ...(dns === undefined ? {} : { dnsServers: JSON.parse(dns) as string[] }),
-      };
+      return settingsFromRows((name) => by.get(name));
     },
     record: (s: ServerSettings, at: string) =>
       tx.write(async (t) => {
-        await t.query(put, ['hostname', s.hostname, at]);
-        await t.query(put, ['dns_servers', JSON.stringify(s.dnsServers), at]);
+        for (const [name, value] of settingRows(s)) await t.query(put, [name, value, at]);
       }),
   };
 }

@@ -2,13 +2,37 @@ import { hostname as osHostname } from 'node:os';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import { normalizeHostname } from '../domains/records.ts';
+import type { Config } from './schema.ts';
 
-/** What `svc serve` runs with that an admin command on the same data dir must agree with. */
+/** What `svc serve` runs with that an admin command on the same store must agree with. */
 export interface ServerSettings {
   /** EHLO name and the host that SPF and return-path records name. */
   hostname: string;
-  /** The resolver of domain checks and MX lookups: host:port entries, or none for the system's. */
+  /** The resolver of domain checks, MX lookups and webhook targets: host:port entries, or none for the system's. */
   dnsServers: string[];
+  /** Webhook targets may use http:// and private or loopback addresses (`--allow-insecure-webhooks`). */
+  allowInsecureWebhooks: boolean;
+}
+
+/** The `server_settings` rows of the settings (both stores): name and text value. */
+export function settingRows(s: ServerSettings): [name: string, value: string][] {
+  return [
+    ['hostname', s.hostname],
+    ['dns_servers', JSON.stringify(s.dnsServers)],
+    ['allow_insecure_webhooks', String(s.allowInsecureWebhooks)],
+  ];
+}
+
+/** The settings a server recorded, from the rows `value(name)` reads (both stores); absent when never recorded. */
+export function settingsFromRows(value: (name: string) => string | undefined): Partial<ServerSettings> {
+  const hostname = value('hostname');
+  const dns = value('dns_servers');
+  const insecure = value('allow_insecure_webhooks');
+  return {
+    ...(hostname === undefined ? {} : { hostname }),
+    ...(dns === undefined ? {} : { dnsServers: JSON.parse(dns) as string[] }),
+    ...(insecure === undefined ? {} : { allowInsecureWebhooks: insecure === 'true' }),
+  };
 }
 
 /** Settings `svc serve` records in the database so admin commands on the same data dir agree with it. */
@@ -21,18 +45,10 @@ export function createServerSettings(db: Db, tx: Committer) {
   );
   return {
     /** What the server last ran with, as far as it ever ran on this data dir. */
-    stored(): Partial<ServerSettings> {
-      const hostname = get.get('hostname')?.value;
-      const dns = get.get('dns_servers')?.value;
-      return {
-        ...(hostname === undefined ? {} : { hostname }),
-        ...(dns === undefined ? {} : { dnsServers: JSON.parse(dns) as string[] }),
-      };
-    },
+    stored: (): Partial<ServerSettings> => settingsFromRows((name) => get.get(name)?.value),
     record: (s: ServerSettings, at: string) =>
       tx.write(() => {
-        put.run('hostname', s.hostname, at);
-        put.run('dns_servers', JSON.stringify(s.dnsServers), at);
+        for (const [name, value] of settingRows(s)) put.run(name, value, at);
       }),
   };
 }
@@ -44,4 +60,25 @@ export function createServerSettings(db: Db, tx: Committer) {
  */
 export function resolveHostname(configured: string | undefined, stored: string | undefined): string {
   return normalizeHostname(configured ?? stored ?? osHostname());
+}
+
+/**
+ * The settings an app works with (decisions.md, "Admin commands work as the server does").
+ * `svc serve` runs with its own configuration, its host name and resolver filled in (so
+ * nothing an earlier run recorded leaks in), and records it at start. An admin command
+ * (`admin`) works as the server on the same store does, with no flag to repeat: the server's
+ * webhook URL guard as recorded (a command can neither loosen nor tighten what the server
+ * delivers to), and its host name and resolver unless the command is given its own (a
+ * diagnostic, `svc domains verify --dns-servers`). Before any server ran, its own configuration.
+ */
+export function effectiveSettings(
+  config: Pick<Config, 'hostname' | 'dnsServers' | 'allowInsecureWebhooks'>,
+  stored: Partial<ServerSettings>,
+  admin: boolean,
+): ServerSettings {
+  return {
+    hostname: resolveHostname(config.hostname, stored.hostname),
+    dnsServers: config.dnsServers ?? stored.dnsServers ?? [],
+    allowInsecureWebhooks: (admin ? stored.allowInsecureWebhooks : undefined) ?? config.allowInsecureWebhooks,
+  };
 }

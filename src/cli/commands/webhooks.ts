@@ -9,8 +9,6 @@ const EVENTS = [
   '--events <list>',
   'comma-separated event names (queued,sent,delivered,bounced,...; * for all)',
 ] as const;
-// The URL guard reads this setting; a command given none uses SVC_ALLOW_INSECURE_WEBHOOKS or the config file.
-const INSECURE = ['--allow-insecure-webhooks', 'allow http:// and private targets (development only)'] as const;
 
 /** Webhook subscriptions and their delivery records. */
 export function registerWebhooks(program: Command): void {
@@ -25,7 +23,6 @@ export function registerWebhooks(program: Command): void {
     .requiredOption(...PROJECT)
     .requiredOption('--url <url>', 'the HTTPS URL events are POSTed to')
     .requiredOption(...EVENTS)
-    .option(...INSECURE)
     .action(hook('create'));
   command(w, 'list', "list a project's webhooks (no secrets)", [
     'svc webhooks list --project Default --json',
@@ -47,7 +44,6 @@ export function registerWebhooks(program: Command): void {
     .option('--url <url>', 'the HTTPS URL events are POSTed to')
     .option(...EVENTS)
     .addOption(new Option('--active <bool>', 'receive events (true) or pause (false)').choices(['true', 'false']))
-    .option(...INSECURE)
     .action(hook('update'));
   command(w, 'rotate-secret', 'make a new signing secret and print it; the old one is invalid at once', [
     `svc webhooks rotate-secret ${ID} --project Default`,
@@ -62,7 +58,6 @@ export function registerWebhooks(program: Command): void {
     .argument('<id>', 'webhook id')
     .requiredOption(...PROJECT)
     .option('--dns-servers <list>', 'host:port,... resolver of the target host (SVC_DNS_SERVERS)')
-    .option(...INSECURE)
     .action(hook('test'));
   command(w, 'deliveries', "a webhook's delivery attempts, newest first", [
     `svc webhooks deliveries ${ID} --project Default --status failed`,
@@ -82,7 +77,6 @@ export function registerWebhooks(program: Command): void {
     .argument('<id>', 'webhook id')
     .argument('<delivery>', 'delivery id (from svc webhooks deliveries)')
     .requiredOption(...PROJECT)
-    .option(...INSECURE)
     .action(hook('redeliver'));
   command(w, 'delete', 'delete a webhook; no more events are sent to it', [
     `svc webhooks delete ${ID} --project Default`,
