@@ -186,7 +186,7 @@ describe('the packaged executable', () => {
     expect(email).toMatchObject({ subject: 'Hi <Ada>', html_body: '<p>Hi &lt;Ada&gt;</p>' });
   });
 
-  it('sends a JSONL file in batches of 100 with a summary', async () => {
+  it('sends a JSONL file, each line once, with a summary', async () => {
     const { writeFileSync } = await import('node:fs');
     const good = (i: number) =>
       JSON.stringify({ from: 'a@example.com', to: [`r${i}@example.org`], subject: `n${i}`, text: 'x' });
@@ -212,7 +212,7 @@ describe('the packaged executable', () => {
         },
       ],
     });
-    // --skip-invalid sends the 149 valid lines, in batches of 100 and 49.
+    // --skip-invalid sends the 149 valid lines, each with the key its line gives it.
     const r = await batch('--skip-invalid');
     const out = JSON.parse(r.stdout);
     expect(r.code).toBe(1);
