@@ -212,7 +212,7 @@ describe('GET .../projects/{id}/stats', () => {
     ['granularity=hour&from=2026-01-01&to=2026-03-01', 'to'],
     ['from=2024-01-01&to=2026-01-01', 'to'],
     ['from=yesterday', 'from'],
-    ['bucket=day', ''],
+    ['bucket=day', 'bucket'],
   ])('refuses %s with 422 request_validation_failed', async (query, field) => {
     await setup();
     const res = await get(`${P()}/stats?${query}`);
