@@ -1,4 +1,6 @@
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import { createHttpServer } from '../src/http/server.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSmtpRelay, RELAY_DEFAULTS, type SmtpRelay } from '../src/smtp/index.ts';
 import { createTestEnv, type TestEnv } from './harness.ts';
@@ -94,14 +96,14 @@ async function data(s: SmtpTalk, bytes: number): Promise<string> {
 
 describe('the budget of bytes in flight on the API', () => {
   it('refuses the request that would pass it with 503 and Retry-After; the others succeed; capacity returns', async () => {
-    // A holds 1.2 MiB while its body is still coming; B fits beside it; C does not.
-    const a = post(1200 * KiB, 100 * KiB);
-    await expect.poll(inFlight).toBeGreaterThan(1200 * KiB);
+    // A holds 1.2 MiB of its body, the rest still to come; B fits beside it; C does not.
+    const a = post(1200 * KiB, 1200 * KiB);
+    await expect.poll(inFlight).toBeGreaterThanOrEqual(1200 * KiB);
     const b = await post(700 * KiB).response;
     expect(b.status).toBe(202);
-    const held = post(700 * KiB, 10);
+    const held = post(700 * KiB, 700 * KiB);
     held.response.catch(() => {}); // aborted below
-    await expect.poll(inFlight).toBeGreaterThan(1900 * KiB);
+    await expect.poll(inFlight).toBeGreaterThanOrEqual(1900 * KiB);
     const c = await post(300 * KiB).response;
     expect(c.status).toBe(503);
     expect(c.headers['retry-after']).toBe('5');
@@ -122,22 +124,81 @@ describe('the budget of bytes in flight on the API', () => {
   });
 
   it('counts a chunked body as it arrives', async () => {
-    const a = post(1500 * KiB, 10);
-    await expect.poll(inFlight).toBeGreaterThan(1500 * KiB);
+    const a = post(1500 * KiB, 1500 * KiB);
+    await expect.poll(inFlight).toBeGreaterThanOrEqual(1500 * KiB);
     const body = JSON.stringify(email({ text: 'y'.repeat(800 * KiB) }));
-    const chunked = await env.server.inject({
-      method: 'POST',
-      url: '/v1/emails',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
-      payload: body,
-    });
-    expect(chunked.statusCode).toBe(503);
-    expect(chunked.json().error.code).toBe('server_busy');
+    const s = await rawSocket(base.port);
+    const head = `POST /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n`;
+    s.socket.write(head);
+    // In chunks of 64 KiB, as a client streaming a body would send it.
+    for (let at = 0; at < body.length; at += 64 * KiB) {
+      const chunk = body.slice(at, at + 64 * KiB);
+      s.socket.write(`${Buffer.byteLength(chunk).toString(16)}\r\n${chunk}\r\n`);
+    }
+    s.socket.write('0\r\n\r\n');
+    const response = await s.response;
+    expect(response).toMatch(/^HTTP\/1\.1 503 /);
+    expect(response).toMatch(/"code":"server_busy"/);
+    s.socket.destroy();
     a.finish();
     expect((await a.response).status).toBe(202);
     await expect.poll(inFlight).toBe(0);
   });
+
+  it('holds the bytes that arrived, not those declared: a body that never comes holds nothing', async () => {
+    const stalled: Socket[] = [];
+    for (let i = 0; i < 7; i++) {
+      const s = await rawSocket(base.port);
+      s.socket.write(
+        `POST /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 41943040\r\n\r\n`,
+      );
+      stalled.push(s.socket);
+    }
+    expect((await post(300 * KiB).response).status).toBe(202);
+    expect(inFlight()).toBe(0);
+    // A declared length over the body limit is still 413, not 503.
+    const over = await rawSocket(base.port);
+    over.socket.write(
+      `POST /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 41943041\r\n\r\n`,
+    );
+    expect(await over.response).toMatch(/^HTTP\/1\.1 413 /);
+    for (const s of [...stalled, over.socket]) s.destroy();
+  });
+
+  it('cuts a body that stalls after the request timeout and gives its bytes back', async () => {
+    const server = createHttpServer(env.app, { requestTimeoutMs: 200 });
+    const port = Number(new URL(await server.listen({ port: 0, host: '127.0.0.1' })).port);
+    try {
+      const s = await rawSocket(port);
+      s.socket.write(
+        `POST /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n`,
+      );
+      s.socket.write('x'.repeat(500 * KiB));
+      await expect.poll(inFlight).toBe(500 * KiB);
+      expect(await s.response).toMatch(/^HTTP\/1\.1 408 /);
+      await expect.poll(inFlight).toBe(0);
+      s.socket.destroy();
+    } finally {
+      await server.close();
+    }
+  });
 });
+
+/** A raw connection to the API; `response` is all it received until the server closed it or a whole reply came. */
+async function rawSocket(port: number): Promise<{ socket: Socket; response: Promise<string> }> {
+  const socket = connect(port, '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  const response = new Promise<string>((resolve) => {
+    let text = '';
+    socket.on('data', (c: Buffer) => {
+      text += c.toString();
+      if (/\r\n\r\n[\s\S]*\}$/.test(text) || /^HTTP\/1\.1 408 /.test(text)) resolve(text);
+    });
+    socket.on('error', () => resolve(text));
+    socket.on('close', () => resolve(text));
+  });
+  return { socket, response };
+}
 
 describe('the budget of bytes in flight on the SMTP relay', () => {
   it('refuses at MAIL FROM by SIZE and at the final dot by count with 452 4.3.1; the others succeed', async () => {

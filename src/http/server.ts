@@ -15,17 +15,21 @@ import { registerAuthRoutes } from './routes-auth.ts';
 import { registerManagementRoutes } from './routes-management.ts';
 import fastifyCookie from '@fastify/cookie';
 import { Transform } from 'node:stream';
-import type { BudgetHold, ByteBudget } from '../lib/byte-budget.ts';
+import { serverBusy } from '../lib/byte-budget.ts';
 
-/** Seconds a client refused for the budget of bytes in flight waits: bodies in flight are answered in seconds. */
-const BUSY_RETRY_AFTER_S = 5;
-const serverBusy = () => new AppError('server_busy', undefined, null, BUSY_RETRY_AFTER_S);
+/**
+ * How long a request may take to arrive whole, headers and body: a stalled body is cut
+ * (408) and the bytes it held in the budget given back. fastify's default is none.
+ */
+const REQUEST_TIMEOUT_MS = 120_000;
 
 /** A client-sent X-Request-ID is kept when it is at most 128 visible ASCII characters (decisions.md). */
 const CLIENT_REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
 export interface HttpServerOptions {
   https?: { cert: Buffer; key: Buffer };
+  /** How long a request may take to arrive whole (default 120 s). */
+  requestTimeoutMs?: number;
 }
 
 /**
@@ -34,7 +38,14 @@ export interface HttpServerOptions {
  * error is the contract's envelope.
  */
 export function createHttpServer(app: App, opts: HttpServerOptions = {}): FastifyInstance {
+  const requestTimeout = opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const server = Fastify({
+    requestTimeout,
+    // Node looks for timed-out requests every 30 s by default: a shorter timeout is looked at as often.
+    http: {
+      connectionsCheckingInterval: Math.min(30_000, Math.max(10, requestTimeout / 4)),
+      headersTimeout: Math.min(60_000, requestTimeout),
+    },
     loggerInstance: app.logger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: LIMITS.httpBodyBytes,
@@ -68,22 +79,17 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
   });
   // Hooks on every request take fastify's callback form: an async hook costs a promise and a
   // microtask per request (docs/performance.md, "Hot paths").
-  const holds = new WeakMap<FastifyRequest, BudgetHold>();
   server.addHook('onRequest', (req, reply, done) => {
     void reply.header('X-Request-ID', req.id);
-    // The body's bytes are counted before it is read, and given back when the request ends.
-    const { 'content-length': length, 'transfer-encoding': chunked } = req.headers;
-    if (length === undefined && chunked === undefined) return done();
-    const hold = holdBody(app.inFlight, length);
-    if (!hold) return void sendError(req, reply, serverBusy());
-    holds.set(req, hold);
-    reply.raw.once('close', () => hold.release());
     done();
   });
-  // A body without Content-Length (chunked) is counted as it arrives.
-  server.addHook('preParsing', (req, _reply, payload, done) => {
-    const hold = holds.get(req);
-    if (!hold || req.headers['content-length'] !== undefined) return done(null, payload);
+  // A body's bytes are counted as they arrive, not as declared (a client declaring 40 MiB
+  // and sending nothing holds nothing), and given back when the request ends.
+  server.addHook('preParsing', (req, reply, payload, done) => {
+    const { 'content-length': length, 'transfer-encoding': chunked } = req.headers;
+    if ((length === undefined || length === '0') && chunked === undefined) return done(null, payload);
+    const hold = app.inFlight.take(0)!; // a hold of 0 is never refused
+    reply.raw.once('close', () => hold.release());
     let received = 0;
     const counted = new Transform({
       transform(chunk: Buffer, _enc, next) {
@@ -121,12 +127,6 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
   });
   registerManagementRoutes(server, app);
   return server;
-}
-
-/** A hold on the budget for a body of `contentLength` (none: counted as it arrives); undefined when over it. */
-function holdBody(budget: ByteBudget, contentLength: string | undefined): BudgetHold | undefined {
-  const declared = Number(contentLength ?? 0);
-  return budget.take(Number.isSafeInteger(declared) && declared > 0 ? declared : 0);
 }
 
 /**

@@ -45,4 +45,12 @@ describe('createByteBudget', () => {
     small.release();
     expect(growing.cover(200)).toBe(true);
   });
+
+  it('holds 0 for a size that is not a positive whole number (a client SIZE)', () => {
+    const budget = createByteBudget(100);
+    for (const size of [Number.NaN, -5, 1.5, Number('x'), 2 ** 60]) budget.take(size)!.release();
+    budget.take(Number.NaN);
+    budget.take(-5);
+    expect(budget.stats()).toEqual({ inFlight: 0, limit: 100, refused: 0 });
+  });
 });

@@ -1,3 +1,11 @@
+import { AppError } from '../errors.ts';
+
+/** Seconds a client refused for the budget waits: bodies in flight are answered in seconds. */
+const BUSY_RETRY_AFTER_S = 5;
+
+/** The refusal of what the budget cannot take: 503 with Retry-After over HTTP, 452 4.3.1 over SMTP. */
+export const serverBusy = (message?: string) => new AppError('server_busy', message, null, BUSY_RETRY_AFTER_S);
+
 /**
  * A server-wide budget of bytes held in memory at once: request bodies and relayed
  * messages until they are parsed and answered. A door takes a hold before it reads
@@ -5,7 +13,10 @@
  * refuses what would pass the limit instead of letting the OOM killer decide.
  */
 export interface ByteBudget {
-  /** A hold of `bytes`, or undefined when it would pass the limit (a hold of 0 is never refused). */
+  /**
+   * A hold of `bytes`, or undefined when it would pass the limit (a hold of 0 is never
+   * refused). A size that is not a positive whole number (a client's SIZE) holds 0.
+   */
   take(bytes: number): BudgetHold | undefined;
   /** Bytes held now, the limit, and the holds refused since the start. */
   stats(): { inFlight: number; limit: number; refused: number };
@@ -29,7 +40,8 @@ export function createByteBudget(limit: number): ByteBudget {
   const fits = (held: number, more: number) => inFlight + more <= limit || inFlight === held;
 
   return {
-    take(bytes) {
+    take(size) {
+      const bytes = Number.isSafeInteger(size) && size > 0 ? size : 0;
       if (bytes > 0 && !fits(0, bytes)) {
         refused++;
         return undefined;
