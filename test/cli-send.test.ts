@@ -329,6 +329,31 @@ describe('svc send', () => {
     expect(api.created()).toBe(6);
   });
 
+  it('keys a line by its file: the same line in another file is sent, a moved file resumes with its --batch-id', async () => {
+    api = await idempotentApi();
+    const same = [good('x@example.com'), good('y@example.com')].join('\n');
+    writeFileSync(join(dir, 'monday.jsonl'), same);
+    writeFileSync(join(dir, 'tuesday.jsonl'), same);
+    const run = (file: string, ...more: string[]) =>
+      runSvc(dir, ['send', ...apiArgs(), '--batch', join(dir, file), ...more]);
+    expect((await run('monday.jsonl')).stdout).toBe('accepted 2, already sent: 0, failed 0\n');
+    expect((await run('tuesday.jsonl')).stdout).toBe('accepted 2, already sent: 0, failed 0\n');
+    expect(api.created()).toBe(4);
+    // The path is the file's whole name, not what was typed: a relative path is the same file.
+    expect((await runSvc(dir, ['send', ...apiArgs(), '--batch', 'monday.jsonl'])).stdout).toBe(
+      'accepted 0, already sent: 2, failed 0\n',
+    );
+    // With --batch-id the name stands for the file wherever it is: renamed, it resumes.
+    expect((await run('monday.jsonl', '--batch-id', 'newsletter')).stdout).toBe(
+      'accepted 2, already sent: 0, failed 0\n',
+    );
+    writeFileSync(join(dir, 'renamed.jsonl'), same);
+    expect((await run('renamed.jsonl', '--batch-id', 'newsletter')).stdout).toBe(
+      'accepted 0, already sent: 2, failed 0\n',
+    );
+    expect(api.created()).toBe(6);
+  });
+
   it('stops at an answer that is not about the line (a refused key), saying how to resume', async () => {
     peer = await scripted([failure(401, 'unauthorized', 'Missing or invalid credentials')]);
     writeFileSync(join(dir, 'ok.jsonl'), [good('x@example.com'), good('y@example.com')].join('\n'));
@@ -337,7 +362,7 @@ describe('svc send', () => {
     expect(peer.seen).toHaveLength(1);
     expect(r.stderr).toBe(
       'error: unauthorized: Missing or invalid credentials: stopped: 0 of 2 lines accepted; ' +
-        'run the same command again to send the rest (no line is sent twice)\n',
+        'run the same command again within 24 hours to send the rest (no line is sent twice)\n',
     );
   });
 
@@ -371,7 +396,8 @@ describe('svc send', () => {
     child.child.kill('SIGINT');
     expect(await child.exited).toBe(130);
     expect(child.stderr()).toBe(
-      'interrupted: 5 of 12 lines accepted; run the same command again to send the rest (no line is sent twice)\n',
+      'interrupted: 5 of 12 lines accepted; run the same command again within 24 hours to send the rest ' +
+        '(no line is sent twice)\n',
     );
     api.answerAll();
     const again = await runSvc(dir, args);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
+import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { sendRequestSchema } from '../emails/index.ts';
 import { requestHash } from '../idempotency/index.ts';
@@ -27,13 +28,21 @@ const OWN_KEY = 'idempotency_key';
  * answered with replays for what was sent and sends only the rest. It hashes the request's
  * `content` hash (canonical JSON: spacing and key order do not matter), which occurrence of that request
  * in the file this is (two identical lines are two emails, and removing or adding other
- * lines shifts no key), and the `--batch-id` namespace (decisions.md, "svc send --batch").
+ * lines shifts no key), and the batch's `namespace` (decisions.md, "svc send --batch").
  */
-export function batchLineKey(content: string, occurrence: number, batchId: string | undefined): string {
+export function batchLineKey(content: string, occurrence: number, namespace: string): string {
   const digest = createHash('sha256')
-    .update(JSON.stringify([batchId ?? null, occurrence, content]))
+    .update(JSON.stringify([namespace, occurrence, content]))
     .digest('hex');
   return `svc-batch-${digest}`;
+}
+
+/**
+ * Whose lines the keys are: the file's absolute path, so the same line in two files is two
+ * emails, or the `--batch-id`, which stands for the file wherever it is moved or renamed.
+ */
+export function batchNamespace(file: string, batchId: string | undefined): string {
+  return batchId === undefined ? `file:${resolve(file)}` : `id:${batchId}`;
 }
 
 /** Takes a line's own `idempotency_key` out of it: the key (or a refusal) and the request left. */
@@ -55,7 +64,8 @@ function refusalOf(body: unknown): string | undefined {
 
 /**
  * Reads the JSONL file and checks every non-empty line with the schema the
- * server uses: the valid lines with their keys, and each refused one.
+ * server uses: the valid lines with their keys (in the namespace of `batchId`, or of the
+ * file's path without one), and each refused one.
  */
 export async function readBatchFile(
   file: string,
@@ -64,6 +74,7 @@ export async function readBatchFile(
   const valid: BatchLine[] = [];
   const invalid: RefusedLine[] = [];
   const seen = new Map<string, number>();
+  const namespace = batchNamespace(file, batchId);
   let n = 0;
   for await (const text of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
     n++;
@@ -84,7 +95,7 @@ export async function readBatchFile(
     const content = requestHash(body);
     const occurrence = (seen.get(content) ?? 0) + 1;
     seen.set(content, occurrence);
-    valid.push({ line: n, body, key: key ?? batchLineKey(content, occurrence, batchId) });
+    valid.push({ line: n, body, key: key ?? batchLineKey(content, occurrence, namespace) });
   }
   return { valid, invalid };
 }

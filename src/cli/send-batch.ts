@@ -1,8 +1,10 @@
 import { SingleBar, Presets } from 'cli-progress';
 import type { ApiClient } from './api-client.ts';
 import { readBatchFile, type BatchLine } from './batch-file.ts';
+import { DEFAULT_CONCURRENCY, MAX_CONCURRENCY } from './commands/kit.ts';
 import { count, EXIT_FAILED, print, UsageError, type OutputOptions } from './io.ts';
 import { AppError, errorRegistry } from '../errors.ts';
+import { LIMITS } from '../limits/index.ts';
 
 interface LineResult {
   line: number;
@@ -19,8 +21,6 @@ export interface BatchOptions extends OutputOptions {
   concurrency?: unknown;
 }
 
-const DEFAULT_CONCURRENCY = 8;
-const MAX_CONCURRENCY = 64;
 /** The exit code of a command stopped by SIGINT, as a shell reports it. */
 const EXIT_INTERRUPTED = 130;
 // Answers that say nothing about the line but about the key, the server or the network:
@@ -75,9 +75,13 @@ function exitOnInterrupt(line: () => string): () => void {
   return () => void process.off('SIGINT', interrupted);
 }
 
-/** The resume advice of a run that stopped early; the same command is safe to repeat. */
+/** How long the server keeps a line's key: the time within which a re-run sends nothing twice. */
+const RERUN_HOURS = LIMITS.idempotencyTtlMs / 3_600_000;
+
+/** The resume advice of a run that stopped early; the same command is safe to repeat for a while. */
 const resume = (accepted: number, total: number) =>
-  `${accepted} of ${count(total, 'line')} accepted; run the same command again to send the rest (no line is sent twice)`;
+  `${accepted} of ${count(total, 'line')} accepted; run the same command again within ${RERUN_HOURS} hours ` +
+  'to send the rest (no line is sent twice)';
 
 /**
  * Sends the lines `concurrency` at a time, each a single send with its key, the

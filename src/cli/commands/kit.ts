@@ -3,6 +3,10 @@ import { printFailure } from '../io.ts';
 import type { GlobalOptions } from '../context.ts';
 
 export type Opts = Record<string, unknown> & GlobalOptions;
+
+/** `svc send --batch --concurrency`: requests in flight at once, by default and at most. */
+export const DEFAULT_CONCURRENCY = 8;
+export const MAX_CONCURRENCY = 64;
 type Action = (args: string[], opts: Opts) => Promise<void>;
 /** The names of a module's exports that are command actions. */
 export type ActionName<M> = { [K in keyof M]: M[K] extends Action ? K : never }[keyof M];

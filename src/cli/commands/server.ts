@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { SETTINGS, envOf, flagOf } from '../../config/settings.ts';
-import { collect, command, lazy, variablesFileAlias, varsFileOption } from './kit.ts';
+import { collect, command, DEFAULT_CONCURRENCY, lazy, variablesFileAlias, varsFileOption } from './kit.ts';
 
 /** svc serve, with a flag for every setting but the global --data-dir. */
 export function registerServe(program: Command): void {
@@ -48,10 +48,13 @@ export function registerSend(program: Command): void {
     .option('--header <header>', "custom header 'K: V' (repeatable)", collect)
     .option('--idempotency-key <key>', 'a retry with the same key never sends twice')
     .option('--wait', 'follow the email to a final status and print its events')
-    .option('--batch <file>', 'JSONL file of send requests; running it again sends only the lines not yet accepted')
-    .option('--batch-id <name>', "with --batch: a name mixed into every line's Idempotency-Key (a new batch)")
+    .option(
+      '--batch <file>',
+      'JSONL file of send requests; running it again within 24 hours sends only the lines not yet accepted',
+    )
+    .option('--batch-id <name>', "with --batch: a name for the batch's Idempotency-Keys in place of the file's path")
     .option('--skip-invalid', 'with --batch: send the valid lines even when some are invalid')
-    .option('--concurrency <n>', 'with --batch: requests in flight at once', '8')
+    .option('--concurrency <n>', 'with --batch: requests in flight at once', String(DEFAULT_CONCURRENCY))
     .option('--retries <n>', 'retries of a request refused with 429 or 5xx', '3')
     .action(lazy(async () => (await import('../send.ts')).send));
 }
