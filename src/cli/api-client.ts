@@ -80,7 +80,8 @@ export function createApiClient(opts: ApiClientOptions, deps: ApiClientDeps = {}
           const failure = new AppError('service_unavailable', `cannot reach ${server}: ${(e as Error).message}`);
           if (retry >= retries || (!repeatable && !NOT_SENT.has(code))) throw failure;
           const wait = backoff(retry);
-          say(`${failure.message}: retrying in ${seconds(wait)} (retry ${++retry} of ${retries})`);
+          retry++;
+          say(`${failure.message}: retrying in ${seconds(wait)} (retry ${retry} of ${retries})`);
           await sleep(wait);
           continue;
         }
@@ -92,8 +93,9 @@ export function createApiClient(opts: ApiClientOptions, deps: ApiClientDeps = {}
           continue;
         }
         if (wait === undefined || retry >= retries) throw error;
+        retry++;
         say(
-          `${answer.status} ${error.code}: ${error.message}: retrying in ${seconds(wait)} (retry ${++retry} of ${retries})`,
+          `${answer.status} ${error.code}: ${error.message}: retrying in ${seconds(wait)} (retry ${retry} of ${retries})`,
         );
         await sleep(wait);
       }
