@@ -1,8 +1,8 @@
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { createHttpServer } from '../src/http/server.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSmtpRelay, RELAY_DEFAULTS, type SmtpRelay } from '../src/smtp/index.ts';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createInboundListener, createSmtpRelay, RELAY_DEFAULTS, type SmtpRelay } from '../src/smtp/index.ts';
 import { createTestEnv, type TestEnv } from './harness.ts';
 import { email } from './http-helpers.ts';
 import { smtpTalk, type SmtpTalk } from './peers/smtp-talk.ts';
@@ -230,6 +230,78 @@ describe('the budget of bytes in flight on the SMTP relay', () => {
     expect(inFlight()).toBe(1_500_000);
     s.close();
     await s.closed;
+    await expect.poll(inFlight).toBe(0);
+  });
+  it('gives back the hold of a session that goes away while its key is looked up', async () => {
+    const s = await session();
+    const keys = env.app.keys;
+    const authenticate = keys.authenticate.bind(keys);
+    let started!: () => void;
+    const lookingUp = new Promise<void>((resolve) => (started = resolve));
+    let answer!: () => void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    let lookedUp: Promise<unknown> | undefined;
+    // A slow store (PostgreSQL): the key is looked up while the client goes away.
+    const spy = vi.spyOn(keys, 'authenticate').mockImplementation((token) => {
+      started();
+      lookedUp = answered.then(() => authenticate(token));
+      return lookedUp as ReturnType<typeof authenticate>;
+    });
+    try {
+      s.write('MAIL FROM:<news@example.com> SIZE=1500000\r\n');
+      await lookingUp;
+      const open = relay.sessions();
+      s.close();
+      await expect.poll(() => relay.sessions()).toBe(open - 1);
+      answer();
+      await lookedUp;
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(inFlight()).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+});
+
+describe('the budget of bytes in flight on the inbound MX', () => {
+  it('refuses at MAIL FROM by SIZE and at the final dot by count with 452 4.3.1, and gives back on close', async () => {
+    const inbound = createInboundListener(env.app, {
+      host: '127.0.0.1',
+      port: 0,
+      maxSessions: 10,
+      idleTimeoutMs: 10_000,
+      closeTimeoutMs: 50,
+    });
+    const port = await inbound.listen();
+    // Every address here is a return path: this test is about the bytes, not the recipients.
+    const accepts = vi.spyOn(env.app.inbound, 'accepts').mockResolvedValue(true);
+    const open = async () => {
+      const s = await smtpTalk(port);
+      sessions.push(s);
+      expect(await s.reply()).toMatch(/^220 /);
+      expect(await s.send('EHLO mx.example.net')).toMatch(/^250/);
+      return s;
+    };
+    try {
+      const first = await open();
+      expect(await first.send('MAIL FROM:<> SIZE=1400000')).toMatch(/^250 /);
+      expect(inFlight()).toBe(1_400_000);
+      const declared = await open();
+      expect(await declared.send('MAIL FROM:<> SIZE=1000000')).toMatch(/^452 4\.3\.1 /);
+      const undeclared = await open();
+      expect(await undeclared.send('MAIL FROM:<>')).toMatch(/^250 /);
+      expect(await data(undeclared, 1000 * KiB)).toMatch(/^452 4\.3\.1 /);
+      expect(inFlight()).toBe(1_400_000);
+      first.close();
+      await first.closed;
+      await expect.poll(inFlight).toBe(0);
+      expect(await declared.send('MAIL FROM:<> SIZE=1000000')).toMatch(/^250 /);
+      expect(inFlight()).toBe(1_000_000);
+    } finally {
+      accepts.mockRestore();
+      for (const s of sessions) s.close();
+      await inbound.close();
+    }
     await expect.poll(inFlight).toBe(0);
   });
 });

@@ -1,7 +1,8 @@
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { App } from '../app.ts';
-import { reply, useOwnEnhancedCodes } from './replies.ts';
-import { collectData, listenOn } from './server-kit.ts';
+import { AppError } from '../errors.ts';
+import { reply, smtpReplyOf, useOwnEnhancedCodes } from './replies.ts';
+import { collectData, createSessionHolds, listenOn } from './server-kit.ts';
 
 /** Bounces and reports are small; a message over this is refused (552), never read whole into memory. */
 export const INBOUND_MAX_BYTES = 10 * 1024 * 1024;
@@ -27,6 +28,19 @@ export interface InboundListener {
  * which applies the bounces it reports. 250 is answered once they are committed.
  */
 export function createInboundListener(app: App, opts: InboundOptions): InboundListener {
+  // Anyone may send here without logging in: its messages are held in the server's budget
+  // of bytes in flight like the API's and the relay's (452 4.3.1 past it).
+  const holds = createSessionHolds(app.inFlight);
+
+  function onMailFrom(address: { args?: unknown }, session: SMTPServerSession, done: (err?: Error | null) => void) {
+    try {
+      holds.declare(session, address.args);
+      done();
+    } catch (e) {
+      done(smtpReplyOf(e));
+    }
+  }
+
   function onRcptTo(address: { address: string }, _session: SMTPServerSession, done: (err?: Error | null) => void) {
     app.inbound.accepts(address.address).then(
       (ok) => done(ok ? null : reply(550, '5.1.1', `${address.address}: no such user here`)),
@@ -42,15 +56,20 @@ export function createInboundListener(app: App, opts: InboundOptions): InboundLi
     const rcptTo = session.envelope.rcptTo.map((r) => r.address);
     collectData(
       stream,
-      done,
+      (err, message) => {
+        holds.release(session);
+        done(err, message);
+      },
       async (raw) => {
         await app.inbound.process(raw, rcptTo);
         return 'Ok';
       },
       (err) => {
+        if (err instanceof AppError && err.code === 'server_busy') return smtpReplyOf(err);
         app.logger.error({ err, rcpt_to: rcptTo }, 'inbound: a message could not be processed');
         return reply(451, '4.3.0', 'Temporary failure, try again later');
       },
+      holds.forData(session),
     );
   }
 
@@ -72,8 +91,10 @@ export function createInboundListener(app: App, opts: InboundOptions): InboundLi
     ...(opts.tls ? { cert: opts.tls.cert, key: opts.tls.key } : {}),
     disableReverseLookup: true,
     logger: false,
+    onMailFrom,
     onRcptTo,
     onData,
+    onClose: (session) => holds.release(session),
   });
   useOwnEnhancedCodes(server);
   server.on('error', (err) => app.logger.warn({ err }, 'inbound: a session failed'));

@@ -9,11 +9,10 @@ import type { App } from '../app.ts';
 import { AppError } from '../errors.ts';
 import { isEmailAddress } from '../emails/index.ts';
 import { assertAllowed, type KeyPrincipal } from '../keys/index.ts';
-import type { BudgetHold } from '../lib/byte-budget.ts';
 import { LIMITS, requestRateOf } from '../limits/index.ts';
 import { parseMessage, type Envelope } from './message.ts';
 import { reply, smtpReplyOf, useOwnEnhancedCodes, type SmtpReplyError } from './replies.ts';
-import { collectData, listenOn } from './server-kit.ts';
+import { collectData, createSessionHolds, listenOn } from './server-kit.ts';
 
 /** The contract's SMTP username: the password is an API key (interface.md, "SMTP relay"). */
 export const RELAY_USERNAME = 'apikey';
@@ -71,24 +70,7 @@ export const isLoopback = (host: string) => LOOPBACK.has(host) || (isIP(host) ==
 export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
   const failures = app.failureWindows('smtp-auth', opts.authFailures.windowMs);
   const insecureAuth = opts.plainAuth;
-  /** Each session's hold on the server's budget of bytes in flight, from MAIL FROM (SIZE) or DATA to the reply. */
-  const holds = new Map<string, BudgetHold>();
-  const release = (session: SMTPServerSession) => {
-    holds.get(session.id)?.release();
-    holds.delete(session.id);
-  };
-
-  /**
-   * The message's bytes held from MAIL FROM when the client declared its SIZE (RFC 1870):
-   * a message the budget cannot take is refused before a byte of it is sent.
-   */
-  function holdDeclared(address: { args?: unknown }, session: SMTPServerSession): void {
-    release(session);
-    const size = Number(((address.args || undefined) as { SIZE?: string } | undefined)?.SIZE ?? 0);
-    const hold = app.inFlight.take(Number.isSafeInteger(size) && size > 0 ? size : 0);
-    if (!hold) throw new AppError('server_busy', `No room for ${size} bytes now; try again shortly`);
-    holds.set(session.id, hold);
-  }
+  const holds = createSessionHolds(app.inFlight);
 
   /**
    * The session's key, checked again at each MAIL FROM (one message is one request):
@@ -159,8 +141,9 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
     done: (err?: Error | null) => void,
   ): void {
     const check = async () => {
+      // Held before the key is looked up: a session closing during that wait gives it back.
+      holds.declare(session, address.args);
       const principal = await authorize(session);
-      holdDeclared(address, session);
       // One message is one request against the key's rate (decisions.md, "Plans, volume and rate limits").
       const limit = requestRateOf(principal.plan, principal.rate_limit_per_second, app.config.rateLimitPerSecond);
       if (limit !== null && !(await app.rateLimiter.hit(principal.id, limit)).allowed) {
@@ -171,7 +154,7 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
       () => done(),
       (e: unknown) => {
         // A refused MAIL FROM holds nothing.
-        release(session);
+        holds.release(session);
         done(smtpReplyOf(e));
       },
     );
@@ -211,12 +194,11 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
       rcptTo: session.envelope.rcptTo.map((r) => r.address),
     };
     // Held until the message is answered: it is in memory until parsed and committed.
-    const hold = holds.get(session.id) ?? app.inFlight.take(0)!; // nothing held yet: never refused
-    holds.set(session.id, hold);
+    const hold = holds.forData(session);
     collectData(
       stream,
       (err, message) => {
-        release(session);
+        holds.release(session);
         done(err, message);
       },
       async (raw) => `Ok: queued as ${await accept(raw, envelope, session)}`,
@@ -260,7 +242,7 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
     onMailFrom,
     onRcptTo,
     onData,
-    onClose: (session) => release(session),
+    onClose: (session) => holds.release(session),
   });
   useOwnEnhancedCodes(server);
   server.on('error', (err) => app.logger.warn({ err }, 'SMTP relay: a session failed'));
