@@ -7,6 +7,7 @@ export {
   EMAIL_STATUSES,
   EVENT_TYPES,
   isEmailAddress,
+  isMimeType,
   type EmailStatus,
 } from './schema.ts';
 export { isReservedHeader } from './content.ts';

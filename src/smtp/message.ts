@@ -1,6 +1,6 @@
 import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail } from 'mailparser';
 import { AppError } from '../errors.ts';
-import { isReservedHeader } from '../emails/index.ts';
+import { isMimeType, isReservedHeader } from '../emails/index.ts';
 
 /** The SMTP envelope of one message: MAIL FROM and the accepted RCPT TO addresses. */
 export interface Envelope {
@@ -23,7 +23,6 @@ export interface RelayedMessage {
  * too: in a message they are normal, and svc writes them from the fields.
  */
 const STRUCTURAL = new Set([
-  'mime-version',
   'sender',
   'authentication-results',
   'arc-seal',
@@ -113,7 +112,9 @@ export function toSendRequest(mail: ParsedMail, envelope: Envelope): RelayedMess
     tags,
     attachments: mail.attachments.map((a, i) => ({
       filename: a.filename ?? `attachment-${i + 1}`,
-      content_type: a.contentType,
+      // An odd part type is the client's slip, not a reason to refuse its message: the part
+      // goes as bytes, RFC 2045's default for a type svc cannot name (the API refuses it instead).
+      content_type: isMimeType(a.contentType) ? a.contentType : 'application/octet-stream',
       content_base64: a.content.toString('base64'),
     })),
   };
@@ -156,7 +157,7 @@ function customHeaders(mail: ParsedMail): { headers: Record<string, string>; tag
         .filter(Boolean);
       continue;
     }
-    if (isReservedHeader(key) || STRUCTURAL.has(key) || key.startsWith('content-') || seen.has(key)) continue;
+    if (isReservedHeader(key) || STRUCTURAL.has(key) || seen.has(key)) continue;
     seen.add(key);
     headers[name] = value;
   }
