@@ -1,11 +1,19 @@
 import { request, type ClientRequest, type IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { createHttpServer } from '../src/http/server.ts';
+import type * as Limits from '../src/limits/constants.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createInboundListener, createSmtpRelay, RELAY_DEFAULTS, type SmtpRelay } from '../src/smtp/index.ts';
 import { createTestEnv, type TestEnv } from './harness.ts';
 import { email } from './http-helpers.ts';
 import { smtpTalk, type SmtpTalk } from './peers/smtp-talk.ts';
+
+// This server's largest request is 2 MiB (the body limit and the message size limit), so
+// that a budget of 2 MiB, the least --in-flight-bytes then takes, is filled with small bodies.
+vi.mock('../src/limits/constants.ts', async (original) => {
+  const m = await original<typeof Limits>();
+  return { ...m, LIMITS: { ...m.LIMITS, httpBodyBytes: 2 * 1024 * 1024, messageBytes: 2 * 1024 * 1024 } };
+});
 
 // Issue 26, item 3: one server-wide budget of bytes in flight (here 2 MiB). What would pass it
 // is refused (503 with Retry-After, 452 4.3.1) while the requests already in flight succeed,
@@ -150,7 +158,7 @@ describe('the budget of bytes in flight on the API', () => {
     for (let i = 0; i < 7; i++) {
       const s = await rawSocket(base.port);
       s.socket.write(
-        `POST /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 41943040\r\n\r\n`,
+        `POST /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 2097152\r\n\r\n`,
       );
       stalled.push(s.socket);
     }
@@ -159,7 +167,7 @@ describe('the budget of bytes in flight on the API', () => {
     // A declared length over the body limit is still 413, not 503.
     const over = await rawSocket(base.port);
     over.socket.write(
-      `POST /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 41943041\r\n\r\n`,
+      `POST /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 2097153\r\n\r\n`,
     );
     expect(await over.response).toMatch(/^HTTP\/1\.1 413 /);
     for (const s of [...stalled, over.socket]) s.destroy();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from '../limits/constants.ts';
 
 const duration = z
   .string()
@@ -12,13 +13,17 @@ const schedule = z
 
 const port = z.coerce.number().int().min(0).max(65535);
 /** A number of bytes, or one with a binary unit: 256MiB, 1GiB, 512KiB. */
+const BYTE_SIZE = /^(\d+)(KiB|MiB|GiB)?$/;
 const byteSize = z
-  .union([
-    z.number().int(),
-    z.string().regex(/^\d+(KiB|MiB|GiB)?$/, 'a size such as 256MiB, 1GiB or a number of bytes'),
-  ])
+  .union([z.number().int(), z.string().regex(BYTE_SIZE, 'a size such as 256MiB, 1GiB or a number of bytes')])
   .transform((v) => (typeof v === 'number' ? v : parseByteSize(v)));
 const bool = z.union([z.boolean(), z.enum(['1', '0', 'true', 'false']).transform((v) => v === '1' || v === 'true')]);
+
+/**
+ * The least budget of bytes in flight: the largest request, the HTTP body limit or the
+ * message size limit, must fit beside others, or under steady load it never gets in.
+ */
+const MIN_IN_FLIGHT_BYTES = Math.max(LIMITS.httpBodyBytes, LIMITS.messageBytes);
 
 /** Every server setting, its default and its check. Flags beat env, env beats the config file. */
 export const configSchema = z.strictObject({
@@ -34,7 +39,16 @@ export const configSchema = z.strictObject({
   /** An SMTP relay session idle this long is closed (RFC 5321 §4.5.3.2.7: 5 minutes). */
   smtpIdleTimeout: duration.default(parseDuration('5m')),
   /** Bytes of request bodies and relayed messages held in memory at once; over it 503 and 452 4.3.1. */
-  inFlightBytes: byteSize.pipe(z.number().min(1024 * 1024, 'at least 1MiB')).default(256 * 1024 * 1024),
+  inFlightBytes: byteSize
+    .pipe(
+      z
+        .number()
+        .min(
+          MIN_IN_FLIGHT_BYTES,
+          `at least ${MIN_IN_FLIGHT_BYTES / 1024 ** 2}MiB, the largest request body: below it a large request would wait for ever under load`,
+        ),
+    )
+    .default(256 * 1024 * 1024),
   /** The inbound MX of the return-path domains (bounces); 0 = off. */
   inboundHost: z.string().min(1).default('0.0.0.0'),
   inboundPort: port.default(0),
@@ -107,7 +121,7 @@ export function parseDuration(s: string): number {
 }
 
 export function parseByteSize(s: string): number {
-  const m = /^(\d+)(KiB|MiB|GiB)?$/.exec(s);
+  const m = BYTE_SIZE.exec(s);
   if (!m) throw new Error(`not a size: ${s}`);
   return Number(m[1]) * (m[2] ? { KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3 }[m[2] as 'KiB' | 'MiB' | 'GiB'] : 1);
 }

@@ -54,7 +54,7 @@ export const SETTINGS: readonly SettingDoc[] = [
     key: 'inFlightBytes',
     value: 'size',
     description:
-      'request bodies and relayed messages held in memory at once; over it the API answers 503, the relay 452',
+      'request bodies, relayed and inbound messages held in memory at once, at least 40MiB (the largest request); over it the API answers 503, SMTP 452',
     default: '256MiB',
     example: '256MiB',
   },
