@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DispatcherStats } from '../webhooks/index.ts';
+import type { StorageState } from '../store/disk.ts';
 
 /** Prometheus metrics of one server (its own registry, so tests can run several). */
 export function createHttpMetrics() {
@@ -70,12 +71,6 @@ export function registerWebhookMetrics(registry: Registry, source: WebhookMetric
   });
 }
 
-/** The store's disk as the storage gauges read it. */
-export interface StorageReading {
-  full: boolean;
-  space?: { free: number; total: number };
-}
-
 /** What the operator gauges read at each scrape (all cheap: indexes and file sizes). */
 export interface OpsSource {
   /** Recipients waiting for an attempt or being tried, and the age (s) of the oldest email among them. */
@@ -85,7 +80,7 @@ export interface OpsSource {
   /** Sizes of the database file and its WAL, bytes. */
   storeBytes(): Promise<{ database: number; wal: number }>;
   /** Whether writes fail for lack of space, and the data dir filesystem's space (SQLite). */
-  storage(): StorageReading;
+  storage(): StorageState;
 }
 
 /**
@@ -236,7 +231,7 @@ export type OpsMetrics = ReturnType<typeof createOpsMetrics>;
  * writes fail for lack of space, and the data dir filesystem's free and total bytes (SQLite;
  * on PostgreSQL the disk is the database server's, watched there).
  */
-function registerStorageMetrics(registry: Registry, storage: () => StorageReading): void {
+function registerStorageMetrics(registry: Registry, storage: () => StorageState): void {
   new Gauge({
     name: 'svc_storage_full',
     help: 'Whether writes fail now for lack of disk space (1): answered 503 storage_full and 452 4.3.1',
