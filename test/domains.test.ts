@@ -81,6 +81,19 @@ describe('svc domains add', () => {
     },
   );
 
+  it('refuses a misspelt field by name (the CLI and every door), adding nothing', async () => {
+    t = await createDomainsEnv('UNLIMITED');
+    const misspelt = t.env.app.domains.addDomain({ name: 'example.com', organization: ORG, projet: 'x' } as never);
+    expect(await refusal(misspelt)).toMatchObject({
+      code: 'request_validation_failed',
+      status: 422,
+      details: {
+        fields: [expect.objectContaining({ field: 'projet', message: expect.stringContaining('"project"') })],
+      },
+    });
+    expect(await t.env.app.domains.listDomains(ORG)).toEqual([]);
+  });
+
   it('binds right away with a project, and refuses a project of another organization with 404', async () => {
     t = await createDomainsEnv('UNLIMITED');
     expect((await add('example.com', 'Web')).project_ids).toEqual([t.env.init.project_id]);

@@ -6,12 +6,12 @@ export type Role = (typeof ROLES)[number];
 
 export const emailAddress = z.email({ message: 'must be an email address' }).max(320);
 
-export const createUserSchema = z.object({
+export const createUserSchema = z.strictObject({
   email: emailAddress,
   password: z.string().min(8, 'must be at least 8 characters').max(1024),
 });
 
-export const createOrgSchema = z.object({
+export const createOrgSchema = z.strictObject({
   name: z.string().trim().min(1).max(200),
   owner_email: emailAddress,
   plan: z.enum(PLANS).optional(),
@@ -32,7 +32,7 @@ export const updateProjectSchema = z
   .strictObject({ name: z.string().trim().min(1).max(200).optional(), settings: z.unknown().optional() })
   .refine((v) => v.name !== undefined || v.settings !== undefined, 'give name or settings');
 
-export const addMemberSchema = z.object({ email: emailAddress, role: z.enum(ROLES) });
+export const addMemberSchema = z.strictObject({ email: emailAddress, role: z.enum(ROLES) });
 
 export const planSchema = z.enum(PLANS);
 

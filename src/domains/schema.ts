@@ -53,7 +53,7 @@ export const domainNameSchema = z
     if (problem) ctx.addIssue({ code: 'custom', message: `domain ${problem}` });
   });
 
-export const addDomainSchema = z.object({
+export const addDomainSchema = z.strictObject({
   name: domainNameSchema,
   organization: z.string().trim().min(1),
   project: z.string().trim().min(1).optional(),

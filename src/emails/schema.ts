@@ -117,7 +117,7 @@ export const batchRequestSchema = z.strictObject({
 const dateTime = z.iso.datetime({ offset: true });
 
 export const listQuerySchema = z
-  .object({
+  .strictObject({
     status: z.enum(EMAIL_STATUSES).optional(),
     from_email: z.string().min(1).max(320).optional(),
     to_email: z.string().min(1).max(320).optional(),
@@ -128,7 +128,6 @@ export const listQuerySchema = z
     before: z.uuid().optional(),
     after: z.uuid().optional(),
   })
-  .strict()
   .refine((q) => !(q.before && q.after), { message: 'use before or after, not both', path: ['before'] });
 
 export type ListQuery = z.output<typeof listQuerySchema>;

@@ -8,7 +8,7 @@ export type KeyEnv = (typeof ENVS)[number];
 /** Environment prefixes fix the key's environment (contract, Authentication 2). */
 export const KEY_PREFIX: Record<KeyEnv, string> = { LIVE: 'svc_live_', TEST: 'svc_test_' };
 
-export const createKeySchema = z.object({
+export const createKeySchema = z.strictObject({
   name: z.string().trim().min(1).max(100),
   permissions: z.enum(PERMISSIONS).default('FULL_ACCESS'),
   env: z.enum(ENVS).default('LIVE'),

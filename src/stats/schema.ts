@@ -29,13 +29,11 @@ export const DEFAULT_BUCKETS: Record<Granularity, number> = { day: 7, hour: 24 }
 const instant = z.union([z.iso.date(), z.iso.datetime({ offset: true })]);
 
 /** `?from&to&granularity` of GET .../stats: from inclusive, to exclusive, both widened to whole UTC buckets. */
-export const statsQuerySchema = z
-  .object({
-    from: instant.optional(),
-    to: instant.optional(),
-    granularity: z.enum(GRANULARITIES).default('day'),
-  })
-  .strict();
+export const statsQuerySchema = z.strictObject({
+  from: instant.optional(),
+  to: instant.optional(),
+  granularity: z.enum(GRANULARITIES).default('day'),
+});
 export type StatsQuery = z.output<typeof statsQuerySchema>;
 
 const counts = Object.fromEntries(STAT_TYPES.map((t) => [t, z.number().int().min(0)])) as Record<StatType, z.ZodNumber>;

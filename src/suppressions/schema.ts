@@ -4,7 +4,7 @@ import { emailAddress } from '../accounts/schema.ts';
 export const SUPPRESSION_REASONS = ['HARD_BOUNCE', 'COMPLAINT', 'UNSUBSCRIBE', 'MANUAL'] as const;
 export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
 
-export const addSuppressionSchema = z.object({
+export const addSuppressionSchema = z.strictObject({
   email: emailAddress,
   reason: z.enum(SUPPRESSION_REASONS).default('MANUAL'),
 });

@@ -24,18 +24,16 @@ const hasBody = (t: { html_template?: string | null | undefined; text_template?:
   Boolean(t.html_template) || Boolean(t.text_template);
 
 export const createTemplateSchema = z
-  .object({ ...fields, slug: slugSchema })
+  .strictObject({ ...fields, slug: slugSchema })
   .refine(hasBody, { message: 'html_template or text_template is required', path: ['html_template'] });
 
-export const updateTemplateSchema = z
-  .object({
-    name: fields.name.optional(),
-    subject_template: fields.subject_template.optional(),
-    html_template: fields.html_template,
-    text_template: fields.text_template,
-    variables: fields.variables,
-  })
-  .strict();
+export const updateTemplateSchema = z.strictObject({
+  name: fields.name.optional(),
+  subject_template: fields.subject_template.optional(),
+  html_template: fields.html_template,
+  text_template: fields.text_template,
+  variables: fields.variables,
+});
 
 export type CreateTemplateInput = z.input<typeof createTemplateSchema>;
 export type UpdateTemplateInput = z.input<typeof updateTemplateSchema>;
