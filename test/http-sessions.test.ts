@@ -95,23 +95,44 @@ describe('POST /v1/auth/login', () => {
     expect((await login({ ...OWNER, email: 'OWNER@example.com' }, '198.51.100.7')).statusCode).toBe(429);
   });
 
-  it('brakes a guesser spread over many IPs: past the per-address count an IP that failed waits, a clean one gets in', async () => {
+  it('brakes a guesser spread over many IPs: past the per-address count an IP that failed is slowed, a clean one gets in', async () => {
     env = await createTestEnv();
     const guesser = (i: number) => `198.51.100.${i + 1}`;
+    const first = LOGIN_LIMITS.brakeFirstMs / 1000;
     for (let i = 0; i < LOGIN_LIMITS.perAddress; i++) {
       expect((await login({ ...OWNER, password: 'guess' }, guesser(i))).statusCode).toBe(401);
     }
     // Each of those IPs has one failure for the address: now it waits, even with the right password.
     const braked = await login(OWNER, guesser(0));
     expect([braked.statusCode, codeOf(braked)]).toEqual([429, 'rate_limited']);
-    expect(Number(braked.headers['retry-after'])).toBe(15 * 60);
+    expect(Number(braked.headers['retry-after'])).toBe(first);
     // A new IP gets one try, then waits too.
     expect((await login({ ...OWNER, password: 'guess' }, '192.0.2.1')).statusCode).toBe(401);
     expect((await login({ ...OWNER, password: 'guess' }, '192.0.2.1')).statusCode).toBe(429);
     // The owner, from an IP without failures, signs in.
     expect((await login(OWNER, '203.0.113.50')).statusCode).toBe(200);
+    // Each failure doubles the guesser's wait: 5 s after its first, 10 s after its second, 20 s after its third.
+    for (const wait of [2 * first, 4 * first]) {
+      env.clock.advance(wait * 500);
+      expect((await login({ ...OWNER, password: 'guess' }, guesser(0))).statusCode).toBe(401);
+      expect(Number((await login(OWNER, guesser(0))).headers['retry-after'])).toBe(wait);
+    }
     env.clock.advance(15 * MINUTE);
     expect((await login(OWNER, guesser(0))).statusCode).toBe(200);
+  });
+
+  it('does not lock the owner out during a spread attack: a mistype from their own IP costs seconds, not the window', async () => {
+    env = await createTestEnv();
+    for (let i = 0; i < LOGIN_LIMITS.perAddress; i++) {
+      expect((await login({ ...OWNER, password: 'guess' }, `198.51.100.${i + 1}`)).statusCode).toBe(401);
+    }
+    env.clock.advance(MINUTE);
+    expect((await login({ ...OWNER, password: 'typo' }, '203.0.113.50')).statusCode).toBe(401);
+    const wait = await login(OWNER, '203.0.113.50');
+    expect([wait.statusCode, codeOf(wait)]).toEqual([429, 'rate_limited']);
+    expect(Number(wait.headers['retry-after'])).toBe(LOGIN_LIMITS.brakeFirstMs / 1000);
+    env.clock.advance(LOGIN_LIMITS.brakeFirstMs);
+    expect((await login(OWNER, '203.0.113.50')).statusCode).toBe(200);
   });
 
   it('counts an IPv6 client by its /64', async () => {

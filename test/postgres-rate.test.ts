@@ -67,9 +67,14 @@ describe('failed logins on PostgreSQL, with two nodes', () => {
     const [ta, tb] = throttles(clock, 'brake');
     const ips = Array.from({ length: LOGIN_LIMITS.perAddress }, (_v, i) => `198.51.100.${i + 1}`);
     for (const [i, ip] of ips.entries()) await [ta, tb][i % 2]!.recordFailure('victim@example.com', ip);
-    expect(await ta!.retryAfter('victim@example.com', ips[1]!)).toBe(15 * 60);
-    expect(await tb!.retryAfter('victim@example.com', ips[0]!)).toBe(15 * 60);
+    // A slowdown, not a lock: one failure, 5 s; a second on the other node doubles it.
+    expect(await ta!.retryAfter('victim@example.com', ips[1]!)).toBe(5);
+    expect(await tb!.retryAfter('victim@example.com', ips[0]!)).toBe(5);
     expect(await ta!.retryAfter('victim@example.com', '203.0.113.50')).toBe(0);
+    clock.advance(5_000);
+    expect(await ta!.retryAfter('victim@example.com', ips[0]!)).toBe(0);
+    await ta!.recordFailure('victim@example.com', ips[0]!);
+    expect(await tb!.retryAfter('victim@example.com', ips[0]!)).toBe(10);
   });
 
   it('loses no failure of many at once, and starts a new window once the last has passed', async () => {

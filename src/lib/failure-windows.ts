@@ -9,8 +9,16 @@ import type { Clock } from './clock.ts';
 export interface FailureWindows {
   /** Milliseconds until `key` is below `limit` failures again, or 0 when it is now. */
   waitMs(key: string, limit: number): Promise<number>;
+  /** The live window of `key` (its failures, and how long ago it started), in one read. */
+  window(key: string): Promise<FailureWindow | undefined>;
   recordFailure(key: string): Promise<void>;
   clear(key: string): Promise<void>;
+}
+
+export interface FailureWindow {
+  failures: number;
+  /** Milliseconds since the window's first failure, below the window's length. */
+  elapsedMs: number;
 }
 
 /** The windows in this process's memory. */
@@ -26,6 +34,10 @@ export function createFailureWindows(clock: Clock, windowMs: number): FailureWin
     waitMs(key, limit) {
       const w = live(key);
       return Promise.resolve(w && w.failures >= limit ? w.start + windowMs - clock.now() : 0);
+    },
+    window(key) {
+      const w = live(key);
+      return Promise.resolve(w && { failures: w.failures, elapsedMs: clock.now() - w.start });
     },
     recordFailure(key) {
       const w = live(key) ?? { start: clock.now(), failures: 0 };

@@ -14,16 +14,20 @@ const SWEEP_EVERY_MS = 60_000;
 export function createPgFailureWindows(pool: PgPool, clock: Clock, name: string, windowMs: number): FailureWindows {
   const prefix = `${name}:`;
   let lastSweep = 0;
+  const window = async (key: string) => {
+    const r = await pool.query<{ window_start: number; failures: number }>(
+      'SELECT window_start, failures FROM failure_windows WHERE key = $1',
+      [prefix + key],
+    );
+    const w = r.rows[0];
+    const elapsedMs = w ? clock.now() - w.window_start : windowMs;
+    return w && elapsedMs < windowMs ? { failures: w.failures, elapsedMs } : undefined;
+  };
   return {
+    window,
     async waitMs(key, limit) {
-      const now = clock.now();
-      const r = await pool.query<{ window_start: number; failures: number }>(
-        'SELECT window_start, failures FROM failure_windows WHERE key = $1',
-        [prefix + key],
-      );
-      const w = r.rows[0];
-      if (!w || now - w.window_start >= windowMs || w.failures < limit) return 0;
-      return w.window_start + windowMs - now;
+      const w = await window(key);
+      return w && w.failures >= limit ? windowMs - w.elapsedMs : 0;
     },
     async recordFailure(key) {
       const now = clock.now();

@@ -1,4 +1,4 @@
-import type { FailureWindows } from '../lib/failure-windows.ts';
+import type { FailureWindow, FailureWindows } from '../lib/failure-windows.ts';
 
 export interface LoginThrottleLimits {
   /** Failed logins allowed for one address from one client IP in a window. */
@@ -7,9 +7,11 @@ export interface LoginThrottleLimits {
   perIp: number;
   /**
    * Failed logins for one address (from every IP) past which the brake holds: an IP that has
-   * already failed for the address waits, an IP that has not still gets its try.
+   * already failed for the address is slowed down, an IP that has not still gets its try.
    */
   perAddress: number;
+  /** The brake's first wait, after an IP's first failure for the address; each failure doubles it. */
+  brakeFirstMs: number;
   windowMs: number;
 }
 
@@ -18,6 +20,7 @@ export const LOGIN_LIMITS: LoginThrottleLimits = {
   perAddressAndIp: 10,
   perIp: 30,
   perAddress: 20,
+  brakeFirstMs: 5_000,
   windowMs: 15 * 60_000,
 };
 
@@ -39,12 +42,34 @@ export function clientBlock(ip: string): string {
     .join(':')}::/64`;
 }
 
+/** Milliseconds until `w` is below `limit` failures again (its window's end), or 0. */
+const untilBelow = (w: FailureWindow | undefined, limit: number, windowMs: number) =>
+  w && w.failures >= limit ? windowMs - w.elapsedMs : 0;
+
+/**
+ * The per-address brake, a slowdown: while the address is under attack (`address` at the
+ * limit), an IP with `n` failures for it (`pair`) may try again `brakeFirstMs × (2ⁿ − 1)`
+ * after its first one, so when it tries as soon as it may, each failure doubles its wait
+ * (5 s, 10 s, 20 s …), never past its window's end or the attack's. The owner who mistypes
+ * once waits seconds; a guesser gets about log₂(window / first wait) tries per window.
+ */
+export function brakeMs(
+  address: FailureWindow | undefined,
+  pair: FailureWindow | undefined,
+  limits: LoginThrottleLimits,
+): number {
+  if (!address || address.failures < limits.perAddress || !pair) return 0;
+  const budget = Math.min(limits.brakeFirstMs * (2 ** pair.failures - 1), limits.windowMs);
+  return Math.max(0, Math.min(budget - pair.elapsedMs, limits.windowMs - address.elapsedMs));
+}
+
 /**
  * Counts failed logins in `failures` (windows of `limits.windowMs`; shared by the nodes on
  * PostgreSQL) as OWASP's authentication guidance has it: per address and IP together, per IP,
- * and a slower per-address brake that slows a guesser spread over many IPs without locking the
- * address's owner out: a correct password from an IP with no failures for it always gets in.
- * The address counts whether or not a user has it, so a 429 says nothing about who exists.
+ * and a per-address brake that slows a guesser spread over many IPs without locking the
+ * address's owner out: a correct password from an IP with no failures for it always gets in,
+ * and one with a few waits seconds (brakeMs). The address counts whether or not a user has it,
+ * so a 429 says nothing about who exists.
  */
 export function createLoginThrottle(failures: FailureWindows, limits: LoginThrottleLimits = LOGIN_LIMITS) {
   const keysOf = (address: string, ip: string) => {
@@ -56,15 +81,18 @@ export function createLoginThrottle(failures: FailureWindows, limits: LoginThrot
     /** Seconds until a login for `address` from `ip` may be tried again, or 0 when it may now. */
     async retryAfter(address: string, ip: string): Promise<number> {
       const k = keysOf(address, ip);
-      const [pair, fromIp, braked, failedHere] = await Promise.all([
-        failures.waitMs(k.pair, limits.perAddressAndIp),
-        failures.waitMs(k.ip, limits.perIp),
-        failures.waitMs(k.address, limits.perAddress),
-        failures.waitMs(k.pair, 1),
+      // One read per window: each is a round trip on PostgreSQL.
+      const [pair, fromIp, attacked] = await Promise.all([
+        failures.window(k.pair),
+        failures.window(k.ip),
+        failures.window(k.address),
       ]);
-      // The brake holds an IP while the address is under attack and this IP has failed for it.
-      const brake = braked > 0 && failedHere > 0 ? Math.min(braked, failedHere) : 0;
-      return Math.ceil(Math.max(pair, fromIp, brake) / 1000);
+      const wait = Math.max(
+        untilBelow(pair, limits.perAddressAndIp, limits.windowMs),
+        untilBelow(fromIp, limits.perIp, limits.windowMs),
+        brakeMs(attacked, pair, limits),
+      );
+      return Math.ceil(wait / 1000);
     },
     async recordFailure(address: string, ip: string): Promise<void> {
       await Promise.all(Object.values(keysOf(address, ip)).map((key) => failures.recordFailure(key)));
