@@ -74,6 +74,11 @@ describe('organizations', () => {
       expect(r.json().error.message).toMatch(/operator/);
     }
     expect((await call('GET', side, 'DEVELOPER')).json().data).toMatchObject({ name: 'Side project', plan: 'FREE' });
+    // Read, modify, write back: the plan it has is echoed, not changed, so the rename goes through.
+    const read = (await call('GET', side, 'DEVELOPER')).json().data as { name: string; plan: string };
+    const echoed = await call('PATCH', side, 'DEVELOPER', { name: 'Side project', plan: read.plan });
+    expect([echoed.statusCode, echoed.json().data]).toEqual([200, expect.objectContaining({ plan: 'FREE' })]);
+    expect((await call('PATCH', side, 'DEVELOPER', { plan: 'free' })).statusCode).toBe(422);
     const refused = (await audit()).filter((a) => a.action === 'organization.plan_refused');
     expect(refused).toHaveLength(2);
     expect(refused[0]).toMatchObject({ actor_type: 'user', actor_name: 'developer@example.com' });

@@ -175,12 +175,13 @@ export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps
 
     /**
      * Renames an organization or changes its plan (its ceilings apply from the next request).
-     * The plan is the operator's (decisions.md): a user's attempt is 403 and audited.
+     * A change of plan is the operator's (decisions.md): a user's attempt is 403 and audited. The
+     * plan it has already, echoed by a client that reads, modifies and writes back, is no change.
      */
     async updateOrg(orgId: string, input: unknown, actor: Actor = operator()): Promise<Organization> {
       const before = await getOrg(orgId);
       const data = parseInput(updateOrgSchema, input);
-      if (data.plan !== undefined && actor.type !== 'cli') {
+      if (data.plan !== undefined && data.plan !== before.plan && actor.type !== 'cli') {
         const attempt = change(actor, 'organization.plan_refused', orgTarget(before), { plan: before.plan }, data);
         await repo.recordRefusal(attempt);
         throw new AppError(
