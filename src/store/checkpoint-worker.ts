@@ -79,10 +79,25 @@ function loop(): void {
 }
 timer = ioTimeout(loop, busyMs);
 
+/**
+ * A TRUNCATE checkpoint, asked for by the disk guard while the disk is full (disk.ts): it
+ * copies the WAL into the database and gives the WAL's space back. It does not wait for a
+ * lock (the guard asks again shortly); true when the WAL is now empty.
+ */
+function truncate(): boolean {
+  try {
+    const [r] = withBusyTimeout(db, 0, BUSY_WAIT_MS, () => db.pragma('wal_checkpoint(TRUNCATE)') as CheckpointRow[]);
+    return r?.busy === 0;
+  } catch {
+    return false;
+  }
+}
+
 parentPort?.on('message', (msg) => {
   if (msg === 'stop') {
     timer?.cancel();
     db.close();
     process.exit(0);
   }
+  if (msg === 'truncate') parentPort?.postMessage({ truncated: truncate() });
 });

@@ -54,7 +54,10 @@ const JOURNAL_SIZE_LIMIT = 128 * 1024 * 1024;
  * migrations, and refuses a database newer than this binary or a corrupt one
  * with one clear line (StoreOpenError).
  */
-export function openDatabase(dataDir: string, opts: OpenOptions = {}): { db: Db; close: () => Promise<void> } {
+export function openDatabase(
+  dataDir: string,
+  opts: OpenOptions = {},
+): { db: Db; truncateWal?: () => Promise<boolean>; close: () => Promise<void> } {
   const { file, created } = prepareDataDir(dataDir, opts.create ?? false);
   try {
     return openFile(file, opts);
@@ -97,6 +100,7 @@ function openFile(file: string, opts: OpenOptions): { db: Db; close: () => Promi
     : undefined;
   return {
     db,
+    ...(checkpointer ? { truncateWal: () => checkpointer.truncate() } : {}),
     async close() {
       if (checkpointer) await checkpointer.stop();
       if (db.open) {
@@ -142,18 +146,36 @@ function migrate(db: Db, file: string): void {
   }
 }
 
+/** The checkpoint worker thread. */
+interface Checkpointer {
+  /** A TRUNCATE checkpoint on the worker's connection, off the event loop; true when the WAL is now empty. */
+  truncate(): Promise<boolean>;
+  stop(): Promise<void>;
+}
+
 function checkpointWorkerUrl(): URL {
   const ext = import.meta.url.endsWith('.ts') ? 'ts' : 'js';
   return new URL(`./checkpoint-worker.${ext}`, import.meta.url);
 }
 
-function startCheckpointer(file: string, settings: CheckpointerSettings): { stop: () => Promise<void> } {
+function startCheckpointer(file: string, settings: CheckpointerSettings): Checkpointer {
   const worker = new Worker(fileURLToPath(checkpointWorkerUrl()), {
     workerData: { file, ...settings },
     name: 'svc-checkpoint',
   });
   worker.unref();
   return {
+    truncate: () =>
+      new Promise<boolean>((resolve) => {
+        const answered = (msg: { truncated?: unknown }) => done(msg.truncated === true);
+        const done = (truncated: boolean) => {
+          worker.off('message', answered).off('exit', exited);
+          resolve(truncated);
+        };
+        const exited = () => done(false);
+        worker.on('message', answered).once('exit', exited);
+        worker.postMessage('truncate');
+      }),
     stop: async () => {
       // Keep the process alive until the worker has closed its connection.
       worker.ref();

@@ -41,11 +41,23 @@ export interface StorageWatch {
   stop(): void;
 }
 
+/** The guard's filesystem calls, to be replaced in tests. */
+export interface DiskFs {
+  /** The space of `dir`'s filesystem. */
+  space(dir: string): StorageSpace;
+  /** Writes a file of `bytes` real bytes at `path`; throws when there is no room (ENOSPC). */
+  writeReserve(path: string, bytes: number): Promise<void>;
+}
+
 export interface DiskGuardOptions {
   dir: string;
   logger: Logger;
-  /** Runs a TRUNCATE checkpoint without waiting for a lock; true when the WAL is now empty. */
-  truncateWal: () => boolean;
+  /**
+   * Runs a TRUNCATE checkpoint without waiting for a lock, off the event loop (the checkpoint
+   * worker: a big WAL would stall every request); true when the WAL is now empty.
+   */
+  truncateWal: () => Promise<boolean>;
+  fs?: Partial<DiskFs>;
   /** Size of the reserve file; by default a tenth of the filesystem, at most 16 MiB. */
   reserveBytes?: number;
   /** Pause between two looks at the filesystem while all is well (default 5 s). */
@@ -60,14 +72,29 @@ export function spaceOf(dir: string): StorageSpace {
   return { free: s.bavail * s.bsize, total: s.blocks * s.bsize };
 }
 
+/** Writes `bytes` of zeros to `path` (real blocks: a sparse file would hold no space). */
+async function writeZeros(path: string, bytes: number): Promise<void> {
+  const file = await open(path, 'w', 0o600);
+  try {
+    const chunk = Buffer.alloc(Math.min(bytes, MiB));
+    for (let at = 0; at < bytes; at += chunk.length) {
+      await file.write(chunk, 0, Math.min(chunk.length, bytes - at), at);
+    }
+    await file.sync();
+  } finally {
+    await file.close().catch(() => {});
+  }
+}
+
 /**
  * Watches the data dir's filesystem for a SQLite server: warns at 90 % used, keeps the
  * reserve file, and leaves the full state by itself once space is back (see above).
  * Its pacing is I/O, not domain time, so it runs on real timers like the committer.
  */
 export function createDiskGuard(opts: DiskGuardOptions): StorageWatch {
+  const fs: DiskFs = { space: spaceOf, writeReserve: writeZeros, ...opts.fs };
   const reservePath = join(opts.dir, RESERVE_FILE);
-  const reserveBytes = opts.reserveBytes ?? Math.min(16 * MiB, Math.floor(spaceOf(opts.dir).total / 10));
+  const reserveBytes = opts.reserveBytes ?? Math.min(16 * MiB, Math.floor(fs.space(opts.dir).total / 10));
   const checkMs = opts.checkMs ?? 5000;
   const fullCheckMs = opts.fullCheckMs ?? 250;
   let full = false;
@@ -85,24 +112,16 @@ export function createDiskGuard(opts: DiskGuardOptions): StorageWatch {
     reserved = false;
   }
 
-  /** Writes the reserve (real blocks: a sparse file would hold no space); false when there was no room. */
+  /** Writes the reserve; false when there was no room. */
   async function writeReserve(): Promise<boolean> {
-    const file = await open(reservePath, 'w', 0o600);
-    let ok = false;
     try {
-      const chunk = Buffer.alloc(Math.min(reserveBytes, MiB));
-      for (let at = 0; at < reserveBytes; at += chunk.length) {
-        await file.write(chunk, 0, Math.min(chunk.length, reserveBytes - at), at);
-      }
-      await file.sync();
-      ok = true;
+      await fs.writeReserve(reservePath, reserveBytes);
+      return (reserved = true);
     } catch {
       // ENOSPC: someone else took the room meanwhile.
-    } finally {
-      await file.close().catch(() => {});
+      releaseReserve();
+      return false;
     }
-    if (!ok) releaseReserve();
-    return (reserved = ok);
   }
 
   function warnAtHighUse(s: StorageSpace): void {
@@ -120,8 +139,8 @@ export function createDiskGuard(opts: DiskGuardOptions): StorageWatch {
   /** One look: the reserve back when there is room for it and as much beside it, and leaving the full state. */
   async function check(): Promise<void> {
     const seen = failures;
-    if (full) opts.truncateWal();
-    space = spaceOf(opts.dir);
+    if (full) await opts.truncateWal();
+    space = fs.space(opts.dir);
     warnAtHighUse(space);
     const room = space.free >= (reserved ? reserveBytes : 2 * reserveBytes);
     if (!room) return;
@@ -169,7 +188,7 @@ export function createDiskGuard(opts: DiskGuardOptions): StorageWatch {
     },
     state() {
       try {
-        space = spaceOf(opts.dir);
+        space = fs.space(opts.dir);
       } catch {
         // The data dir gone from under the server: the last look stands.
       }

@@ -43,7 +43,6 @@ import { createWebhooksRepo, type WebhooksRepo } from '../webhooks/repo.ts';
 import { createPgWebhooksRepo } from '../webhooks/repo-pg.ts';
 import type { Logger } from '../lib/logger.ts';
 import { silentLogger } from '../lib/logger.ts';
-import { withBusyTimeout } from './busy-timeout.ts';
 import { createCommitter } from './committer.ts';
 import { createDiskGuard, createStorageFlag, type StorageState, type StorageWatch } from './disk.ts';
 import { DATABASE_FILE } from './data-dir.ts';
@@ -133,8 +132,8 @@ export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
   });
   const db = store.db;
   // The server watches the data dir's disk and keeps its reserve; a short CLI run only maps the error.
-  const storage = opts.checkpointWorker
-    ? createDiskGuard({ dir: dataDir, logger: opts.logger ?? silentLogger, truncateWal: () => truncateWal(db) })
+  const storage = store.truncateWal
+    ? createDiskGuard({ dir: dataDir, logger: opts.logger ?? silentLogger, truncateWal: store.truncateWal })
     : createStorageFlag(opts.clock);
   const tx = createCommitter(db, {
     windowMs: 2,
@@ -276,20 +275,6 @@ async function readyUnlessFull(storage: StorageWatch, probe: () => Promise<unkno
   try {
     await probe();
     return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * A TRUNCATE checkpoint on the writer's connection, without waiting for a lock (the next
- * look tries again): it copies the WAL into the database and gives the WAL's space back.
- */
-function truncateWal(db: Db): boolean {
-  const waitMs = Number(db.pragma('busy_timeout', { simple: true }));
-  try {
-    const [r] = withBusyTimeout(db, 0, waitMs, () => db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[]);
-    return r?.busy === 0;
   } catch {
     return false;
   }
