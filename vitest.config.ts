@@ -44,6 +44,7 @@ export const BOTH_STORES = [
   'test/retention.test.ts',
   'test/domains-live.test.ts',
   'test/serve-start.test.ts',
+  'test/http-unknown-fields.test.ts',
   'test/http-retry-after.test.ts',
   'test/webhook-status.test.ts',
   'test/delivery-wake.test.ts',
