@@ -1,5 +1,5 @@
 import nodemailer from 'nodemailer';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sleep } from '../src/lib/sleep.ts';
 import { createSmtpRelay, RELAY_DEFAULTS } from '../src/smtp/index.ts';
 import { startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
@@ -67,5 +67,21 @@ describe('an accepted LIVE email', () => {
     } finally {
       await relay.close();
     }
+  });
+
+  it('reaches the MX without the clock moving to the next tick (a resend)', async () => {
+    const id = await d.send(['again@dest.test']);
+    expect(await arrived('again@dest.test')).toBe(true);
+    // The first delivery's own passes could pick the copy up: the wake itself is what is checked.
+    const wake = vi.spyOn(d.env.app.delivery(), 'wake');
+    const before = d.env.clock.now();
+    const copies = () => mx.received.filter((m) => m.to.includes('again@dest.test')).length;
+    const { organization_id, project_id } = d.env.init;
+    await d.env.app.emails.resend(organization_id, project_id, id, { type: 'cli', os_user: 'ops' });
+    expect(wake).toHaveBeenCalledTimes(1);
+    for (let i = 0; i < 300 && copies() < 2; i++) await sleep(10);
+    expect(copies()).toBe(2);
+    expect(d.env.clock.now()).toBe(before);
+    wake.mockRestore();
   });
 });

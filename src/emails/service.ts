@@ -312,7 +312,10 @@ export function createEmailsService(deps: EmailsDeps) {
       const account = { ...org, organization_id: org.id, project_id: projectId, env: email.env };
       if (email.env === 'LIVE') await checkLiveSender(account, email.from_email, null);
       const audited = resendAudited(actor, now, email);
-      return repo.resendEmail(email, recipientsOf(email), acceptOptions(account, null), audited);
+      const sent = await repo.resendEmail(email, recipientsOf(email), acceptOptions(account, null), audited);
+      // A resend is a new email accepted like any other: counted, and a LIVE one delivered at once.
+      deps.onAccepted?.(email.env, email.source);
+      return sent;
     },
   };
 
