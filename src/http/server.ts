@@ -89,14 +89,24 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
     const { 'content-length': length, 'transfer-encoding': chunked } = req.headers;
     if ((length === undefined || length === '0') && chunked === undefined) return done(null, payload);
     const hold = app.inFlight.take(0)!; // a hold of 0 is never refused
-    reply.raw.once('close', () => hold.release());
+    // A request can be answered before its body has all come (413 on a declared length): the
+    // rest still flows through here, and an error then would have no reader but the process.
+    let answered = false;
+    reply.raw.once('close', () => {
+      answered = true;
+      hold.release();
+    });
     let received = 0;
     const counted = new Transform({
       transform(chunk: Buffer, _enc, next) {
+        if (answered) return next();
         received += chunk.length;
         next(hold.cover(received) ? null : serverBusy(), chunk);
       },
     });
+    // fastify's reader answers a refusal while it reads; with no reader (a 413 decided on the
+    // declared length) the refusal is dropped here instead of throwing out of the pipe.
+    counted.on('error', () => {});
     done(null, payload.pipe(counted));
   });
   server.addHook('onResponse', (req, reply, done) => {
