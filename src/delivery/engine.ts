@@ -1,7 +1,7 @@
-import { notOverlapping } from '../lib/periodic.ts';
+import { coalesced, notOverlapping } from '../lib/periodic.ts';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { ioTimeout, type Clock, type Timer } from '../lib/clock.ts';
+import type { Clock, Timer } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import { WORKER_YOUNG_GENERATION_MB } from '../lib/server-flags.ts';
 import { sleep } from '../lib/sleep.ts';
@@ -149,26 +149,11 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   let ticking: Promise<void> | undefined;
   let again = false;
   let stopping = false;
-  /** The gap after a pass that `wake` started, and whether a wake came during it. */
-  let wakeGap: Timer | undefined;
-  let wokenInGap = false;
-
+  /** Claim passes started by accepts, one per WAKE_GAP_MS at most. */
+  const wakes = coalesced(() => void tick(), WAKE_GAP_MS);
   /** A claim pass at once, unless `wake` started one less than WAKE_GAP_MS ago: then one when the gap ends. */
   function wake(): void {
-    if (!timer || stopping) return;
-    if (wakeGap) {
-      wokenInGap = true;
-      return;
-    }
-    // A real timer, not the clock's: it spaces out I/O, it does not schedule by the domain's time.
-    wakeGap = ioTimeout(() => {
-      wakeGap = undefined;
-      if (wokenInGap) {
-        wokenInGap = false;
-        wake();
-      }
-    }, WAKE_GAP_MS);
-    void tick();
+    if (timer && !stopping) wakes.call();
   }
 
   function tick(): Promise<void> {
@@ -485,7 +470,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     async stop(deadlineMs = 10_000): Promise<void> {
       stopping = true;
       timer?.cancel();
-      wakeGap?.cancel();
+      wakes.cancel();
       renewal?.cancel();
       sharing?.cancel();
       // A claim being committed lands first; then transactions that never started go back

@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { FakeClock } from './clock.ts';
-import { notOverlapping } from './periodic.ts';
+import { coalesced, notOverlapping } from './periodic.ts';
 
 describe('notOverlapping', () => {
   it('drops the calls that come while a run is going, and runs again once it has ended', async () => {
@@ -22,5 +22,32 @@ describe('notOverlapping', () => {
     clock.advance(3_600_000);
     expect(runs).toBe(2);
     timer.cancel();
+  });
+});
+
+describe('coalesced', () => {
+  it('runs the first call at once and the calls of the gap after it once, at its end', () => {
+    vi.useFakeTimers();
+    try {
+      let runs = 0;
+      const c = coalesced(() => runs++, 10);
+      c.call();
+      expect(runs).toBe(1);
+      for (let i = 0; i < 1000; i++) c.call();
+      expect(runs).toBe(1);
+      vi.advanceTimersByTime(10);
+      expect(runs).toBe(2); // the gap's calls, once; a new gap starts with it
+      vi.advanceTimersByTime(10);
+      expect(runs).toBe(2); // nothing came in that gap
+      vi.advanceTimersByTime(100);
+      c.call();
+      expect(runs).toBe(3); // after a quiet spell: at once
+      c.call();
+      c.cancel();
+      vi.advanceTimersByTime(100);
+      expect(runs).toBe(3);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

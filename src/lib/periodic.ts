@@ -1,4 +1,4 @@
-import type { Clock } from './clock.ts';
+import { ioTimeout, type Clock, type Timer } from './clock.ts';
 
 export interface Periodic {
   /** No new run starts, the run in progress sees its signal aborted, and this settles once it has ended. */
@@ -39,5 +39,45 @@ export function notOverlapping(run: () => Promise<unknown>): () => void {
     if (running) return;
     running = true;
     void run().finally(() => (running = false));
+  };
+}
+
+export interface Coalesced {
+  /** Runs now, or once at the end of the gap when a run started less than `gapMs` ago. */
+  call(): void;
+  /** Drops a run waiting for the gap's end. */
+  cancel(): void;
+}
+
+/**
+ * `run` at most once per `gapMs`: the first call runs at once, and the calls during the gap
+ * that follows make one run when it ends. A burst of events thus costs a few runs, while an
+ * event after a quiet spell is served at once. The gap is a real timer, not the clock's: it
+ * spaces out I/O, it does not schedule by the domain's time.
+ */
+export function coalesced(run: () => void, gapMs: number): Coalesced {
+  let gap: Timer | undefined;
+  let calledInGap = false;
+  function call(): void {
+    if (gap) {
+      calledInGap = true;
+      return;
+    }
+    gap = ioTimeout(() => {
+      gap = undefined;
+      if (calledInGap) {
+        calledInGap = false;
+        call();
+      }
+    }, gapMs);
+    run();
+  }
+  return {
+    call,
+    cancel() {
+      gap?.cancel();
+      gap = undefined;
+      calledInGap = false;
+    },
   };
 }
