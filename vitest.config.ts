@@ -55,6 +55,11 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    maxWorkers: Number(process.env.SVC_TEST_WORKERS ?? 3),
+    env: {
+      // The `svc` children the CLI suites start compile the sources once, not once per command.
+      NODE_COMPILE_CACHE: new URL('node_modules/.cache/svc-compile', import.meta.url).pathname,
+    },
     // One PostgreSQL server for the run; each test file that needs it takes a database of its own.
     globalSetup: ['test/postgres/global-setup.ts'],
     projects: [

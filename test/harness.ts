@@ -11,7 +11,7 @@ import { initialize, type InitResult } from '../src/accounts/index.ts';
 import { createHttpServer } from '../src/http/server.ts';
 import { checkResponses } from './openapi-check.ts';
 import pg from 'pg';
-import { freshPgDatabase } from './postgres/db.ts';
+import { migratedPgDatabase } from './postgres/db.ts';
 
 const PgPool = pg.Pool;
 
@@ -48,7 +48,7 @@ export async function createTestEnv(
 ): Promise<TestEnv> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const clock = new FakeClock('2026-03-15T12:00:00.000Z');
-  const pg = testStore() === 'postgres' ? await freshPgDatabase('env') : undefined;
+  const pg = testStore() === 'postgres' ? await migratedPgDatabase('env') : undefined;
   const config = loadConfig({
     flags: { dataDir: dir, templateTimeout: '500ms', ...(pg ? { database: pg.url } : {}), ...settings },
   });

@@ -1,20 +1,23 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
-import { migratePostgres, openPostgres } from '../../src/store/pg.ts';
+import { openPostgres } from '../../src/store/pg.ts';
 import { createPgCommitter, type PgCommitter } from '../../src/store/pg-committer.ts';
 
 /**
  * A new, empty database on the run's PostgreSQL server (test/postgres/global-setup.ts), for one
  * test file or one test: its URL, and a drop that ends the connections left to it.
  */
-export async function freshPgDatabase(label = 't'): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function freshPgDatabase(
+  label = 't',
+  { template }: { template?: string } = {},
+): Promise<{ url: string; drop: () => Promise<void> }> {
   const admin = inject('pgAdminUrl');
   const name = `${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
   const client = new pg.Client({ connectionString: admin });
   await client.connect();
   try {
-    await client.query(`CREATE DATABASE ${name} STRATEGY file_copy`);
+    await client.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''} STRATEGY file_copy`);
   } finally {
     await client.end();
   }
@@ -54,16 +57,9 @@ export async function pgNode(url: string): Promise<PgNode> {
   };
 }
 
-/** A fresh database, migrated to the latest schema. */
-export async function migratedPgDatabase(label: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const db = await freshPgDatabase(label);
-  const pool = await openPostgres(db.url);
-  try {
-    await migratePostgres(pool);
-  } finally {
-    await pool.end();
-  }
-  return db;
+/** A fresh database at the latest schema: a copy of the run's migrated template (global-setup.ts). */
+export function migratedPgDatabase(label: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  return freshPgDatabase(label, { template: inject('pgMigratedTemplate') });
 }
 
 /** Two nodes on one fresh, migrated database, and a close that ends both and drops it. */
