@@ -50,21 +50,39 @@ export const BOTH_STORES = [
   'test/delivery-wake.test.ts',
 ];
 
+/**
+ * The suites that need PostgreSQL beyond the matrix: its own (migrate, db copy, two nodes, the
+ * group commit) and the store contract, which holds both stores to the same answers.
+ */
+const POSTGRES_SUITES = ['test/postgres-*.test.ts', 'test/store-contract.test.ts'];
+
+/**
+ * Four projects, each runnable alone (README, Develop): `unit` (the colocated src/ tests),
+ * `sqlite` (test/ on the embedded default), and PostgreSQL's: `postgres` (the matrix above on
+ * PostgreSQL) and `postgres-suites`. One PostgreSQL server serves the run, started only when a
+ * PostgreSQL project is in it (test/global-setup.ts).
+ */
 export default defineConfig({
   test: {
-    testTimeout: 20_000,
+    // Guards against a hang, not a measure of speed: a CLI test runs a dozen `svc` children, and
+    // a machine under load may take seconds for each (speed is measured in bench/, never here).
+    testTimeout: 60_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // vitest's default is one worker per core but one here (2 cores): most files wait on sockets
+    // and child processes, so three keep both cores busy (docs/performance.md, issue 27).
     maxWorkers: Number(process.env.SVC_TEST_WORKERS ?? 3),
     env: {
       // The `svc` children the CLI suites start compile the sources once, not once per command.
       NODE_COMPILE_CACHE: new URL('node_modules/.cache/svc-compile', import.meta.url).pathname,
     },
-    // One PostgreSQL server for the run; each test file that needs it takes a database of its own.
-    globalSetup: ['test/postgres/global-setup.ts'],
+    globalSetup: ['test/global-setup.ts'],
+    reporters: ['default', './test/slowest-files.ts'],
     projects: [
-      { extends: true, test: { name: 'sqlite', include: ['src/**/*.test.ts', 'test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: POSTGRES_SUITES } },
       { extends: true, test: { name: 'postgres', include: BOTH_STORES, env: { SVC_TEST_STORE: 'postgres' } } },
+      { extends: true, test: { name: 'postgres-suites', include: POSTGRES_SUITES } },
     ],
   },
 });

@@ -15,13 +15,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { cpuMs, env, fmt, machine } from './lib.ts';
 import { missingTools, track } from './deliver-peers.ts';
 import { startLiveSvc, startPoster } from './live-load.ts';
-import { SVC_ENTRY } from '../test/cli-runner.ts';
 
 const RATE = env.num('BENCH_RATE', 1000);
 const RCPTS = env.num('BENCH_RCPTS', 1);
 const SECONDS = env.num('BENCH_SECONDS', 30);
 const WARMUP_S = env.num('BENCH_WARMUP_S', 10);
 const TARGET_PCT = 5;
+/** `svc top` from source, as `npm run svc -- top` runs it. */
+const SVC_ENTRY = new URL('../bin/svc.ts', import.meta.url).pathname;
 const SCRIPT = ['/usr/bin/script', '/bin/script'].find((p) => existsSync(p));
 
 const missing = missingTools() ?? (SCRIPT ? null : 'util-linux script is needed (apt-get install bsdutils)');

@@ -1,9 +1,15 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { inject } from 'vitest';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-/** The CLI's entry point (the executable's, bin/svc.ts), run from source. */
-export const SVC_ENTRY = join(ROOT, 'bin/svc.ts');
+/** The CLI's entry point from source, as `npm run svc` runs it. */
+export const SOURCE_ENTRY = join(ROOT, 'bin/svc.ts');
+/**
+ * The `svc` the suites run: bin/svc.ts bundled for this run as the executable bundles it
+ * (test/global-setup.ts), a third of the start-up of the sources.
+ */
+export const SVC_ENTRY = inject('svcBundle');
 
 /**
  * The store a test dir's commands use. SQLite: the data dir `dir/data`. With
@@ -33,16 +39,19 @@ export interface Run {
 export interface RunOptions {
   /** The umask the command runs under (octal, such as '022'), set by a shell as a user's would be. */
   umask?: string;
+  /** Run bin/svc.ts from source, as `npm run svc` does, instead of the run's bundle. */
+  source?: boolean;
 }
 
-/** The program and arguments that run the CLI from source, under `umask` when given. */
+/** The program and arguments that run the CLI, under `umask` when given. */
 function command(args: string[], opts: RunOptions): [string, string[]] {
-  if (opts.umask === undefined) return [process.execPath, [SVC_ENTRY, ...args]];
-  return ['/bin/sh', ['-c', `umask ${opts.umask} && exec "$0" "$@"`, process.execPath, SVC_ENTRY, ...args]];
+  const entry = opts.source ? SOURCE_ENTRY : SVC_ENTRY;
+  if (opts.umask === undefined) return [process.execPath, [entry, ...args]];
+  return ['/bin/sh', ['-c', `umask ${opts.umask} && exec "$0" "$@"`, process.execPath, entry, ...args]];
 }
 
 /**
- * Runs the CLI from source in a child process, like a user's shell would, in
+ * Runs the CLI in a child process, like a user's shell would, in
  * `dir` with its data dir at `dir/data`; `env` adds variables.
  */
 export async function runSvc(dir: string, args: string[], env: Record<string, string> = {}, opts: RunOptions = {}) {
@@ -69,7 +78,7 @@ export interface Spawned {
   exited: Promise<number | null>;
 }
 
-/** Runs the CLI from source like runSvc, handing back the running child (to signal it). */
+/** Runs the CLI like runSvc, handing back the running child (to signal it). */
 export async function spawnSvc(dir: string, args: string[], env: Record<string, string> = {}): Promise<Spawned> {
   const store = await storeEnv(dir);
   const child = spawn(process.execPath, [SVC_ENTRY, ...args], {
@@ -96,7 +105,7 @@ export interface Served {
   stop: () => Promise<number | null>;
 }
 
-/** `svc serve` from source on free ports, in `dir` with its data dir at `dir/data`, once it says it is serving. */
+/** `svc serve` on free ports, in `dir` with its data dir at `dir/data`, once it says it is serving. */
 export async function startServe(
   dir: string,
   args: string[] = [],

@@ -335,6 +335,14 @@ describe('svc CLI', () => {
     expect((await svc('suppressions', 'list', '--project', 'Web', '--json')).json()).toHaveLength(2);
   });
 
+  it('answers the same from source, as `npm run svc` runs it, as from the bundle the suites run', async () => {
+    const args = ['keys', 'list', '--project', 'Web', '--json'];
+    const [bundled, source] = await Promise.all([svc(...args), runSvc(dir, args, {}, { source: true })]);
+    expect([source.code, source.stderr]).toEqual([0, '']);
+    expect(source.stdout).toBe(bundled.stdout);
+    expect(source.json().length).toBeGreaterThan(0);
+  });
+
   it('reads emails: list, show, events', async () => {
     const l = await svc('emails', 'list', '--project', 'Web', '--json');
     expect(l.code).toBe(0);

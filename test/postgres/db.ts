@@ -5,7 +5,7 @@ import { openPostgres } from '../../src/store/pg.ts';
 import { createPgCommitter, type PgCommitter } from '../../src/store/pg-committer.ts';
 
 /**
- * A new, empty database on the run's PostgreSQL server (test/postgres/global-setup.ts), for one
+ * A new, empty database on the run's PostgreSQL server (test/global-setup.ts), for one
  * test file or one test: its URL, and a drop that ends the connections left to it.
  */
 export async function freshPgDatabase(
