@@ -6,7 +6,7 @@ import { createApp, type App } from '../app.ts';
 import { loadConfig } from '../config/load.ts';
 import type { Config } from '../config/schema.ts';
 import { takeEarlySignal } from '../lib/early-signals.ts';
-import { createLogger, type Logger } from '../lib/logger.ts';
+import { openLogger, type Logger } from '../lib/logger.ts';
 import { initializeFirstStart } from '../accounts/index.ts';
 import { startDomainChecks } from '../domains/index.ts';
 import { createHttpServer } from '../http/server.ts';
@@ -32,7 +32,7 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
   // The server's host name defaults to the OS's and its resolver to the system's (cli.md),
   // never to ones recorded by an earlier run.
   const config = { ...loaded, hostname: loaded.hostname ?? hostname(), dnsServers: loaded.dnsServers ?? [] };
-  const logger = createLogger({
+  const logger = await openLogger({
     level: config.logLevel,
     format: config.logFormat ?? (process.stderr.isTTY ? 'pretty' : 'json'),
   });

@@ -1,5 +1,4 @@
 import { pino, type Logger } from 'pino';
-import pretty from 'pino-pretty';
 
 export type { Logger };
 
@@ -9,18 +8,27 @@ export interface LoggerOptions {
 }
 
 /**
- * Structured logs on stderr. Pretty output runs pino-pretty as an in-process
- * stream (not a transport thread), so the single executable needs no extra files.
+ * Structured logs on stderr, in the format asked for. Pretty output runs pino-pretty as an
+ * in-process stream (not a transport thread), so the single executable needs no extra files;
+ * it is loaded here, only when pretty output is used, hence the promise.
  */
-export function createLogger(opts: LoggerOptions, destination: NodeJS.WritableStream = process.stderr): Logger {
-  const base = { level: opts.level, base: null };
-  if (opts.format === 'pretty') {
-    return pino(
-      base,
-      pretty({ destination, colorize: 'isTTY' in destination && destination.isTTY === true, sync: true }),
-    );
-  }
-  return pino(base, pino.destination({ dest: destination === process.stderr ? 2 : 1, sync: false }));
+export async function openLogger(
+  opts: LoggerOptions,
+  destination: NodeJS.WritableStream = process.stderr,
+): Promise<Logger> {
+  if (opts.format === 'json') return createLogger({ level: opts.level }, destination);
+  const { default: pretty } = await import('pino-pretty');
+  const colorize = 'isTTY' in destination && destination.isTTY === true;
+  return pino({ level: opts.level, base: null }, pretty({ destination, colorize, sync: true }));
+}
+
+/** JSON lines on `destination` (stderr by default): the format that needs nothing more loaded. */
+export function createLogger(
+  opts: { level: string; format?: 'json' },
+  destination: NodeJS.WritableStream = process.stderr,
+): Logger {
+  const dest = pino.destination({ dest: destination === process.stderr ? 2 : 1, sync: false });
+  return pino({ level: opts.level, base: null }, dest);
 }
 
 export const silentLogger: Logger = pino({ level: 'silent' });

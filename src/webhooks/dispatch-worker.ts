@@ -10,10 +10,10 @@ import { createAuditWriter } from '../audit/index.ts';
 import { createDnsResolver } from '../domains/dns.ts';
 import { systemClock } from '../lib/clock.ts';
 import { readBusySignal } from '../lib/busy-signal.ts';
-import { createLogger, type LoggerOptions } from '../lib/logger.ts';
+import { openLogger, type Logger, type LoggerOptions } from '../lib/logger.ts';
 import { createCommitter } from '../store/committer.ts';
 import { openDatabase } from '../store/db.ts';
-import { createWebhookDispatcher, type DispatcherOptions } from './dispatcher.ts';
+import { createWebhookDispatcher, type DispatcherOptions, type WebhookDispatcher } from './dispatcher.ts';
 import { createWebhooksRepo } from './repo.ts';
 import { createWebhookAgent, resolverFromDns } from './url-guard.ts';
 
@@ -28,7 +28,6 @@ export interface DispatchWorkerData {
 }
 
 const data = workerData as DispatchWorkerData;
-const logger = createLogger(data.log).child({ thread: 'webhooks' });
 yieldToTheAccept();
 const store = openDatabase(data.dataDir);
 // This connection commits attempt records and outbox moves without waiting for the disk
@@ -48,12 +47,19 @@ const agent = createWebhookAgent({
 });
 // The main thread accepts email: at 80 % busy or more it comes first (dispatcher.ts, maxLagMs).
 const busy = readBusySignal(data.mainBusy, 0.8);
-const dispatcher = createWebhookDispatcher({ repo, clock: systemClock, logger, agent, busy }, data.options);
-// No top-level await: inside the executable, pkg loads a worker with require().
-void dispatcher.start();
-const report = setInterval(() => parentPort!.postMessage({ type: 'stats', stats: dispatcher.stats }), 1000);
+// No top-level await: inside the executable, pkg loads a worker with require(). The dispatcher
+// starts once the logger is there (pino-pretty loads first for pretty output); a 'stop' sent
+// meanwhile waits in the port until the listener below is attached.
+void openLogger(data.log).then((logger) => run(logger.child({ thread: 'webhooks' })));
 
-parentPort!.on('message', (msg: unknown) => {
+function run(logger: Logger): void {
+  const dispatcher = createWebhookDispatcher({ repo, clock: systemClock, logger, agent, busy }, data.options);
+  void dispatcher.start();
+  const report = setInterval(() => parentPort!.postMessage({ type: 'stats', stats: dispatcher.stats }), 1000);
+  parentPort!.on('message', (msg: unknown) => onMessage(msg, dispatcher, report));
+}
+
+function onMessage(msg: unknown, dispatcher: WebhookDispatcher, report: NodeJS.Timeout): void {
   if (msg !== 'stop') return;
   clearInterval(report);
   void (async () => {
@@ -64,7 +70,7 @@ parentPort!.on('message', (msg: unknown) => {
     parentPort!.postMessage({ type: 'stats', stats: dispatcher.stats });
     parentPort!.postMessage({ type: 'stopped' });
   })();
-});
+}
 
 /**
  * Lowers this thread's scheduling priority (nice 10), so when both cores are busy the
