@@ -7,8 +7,7 @@ import { createByteBudget } from './lib/byte-budget.ts';
 import type { Db } from './store/db.ts';
 import { findExposedPaths } from './store/data-dir.ts';
 import { openPgStore, openSqliteStore, type Store } from './store/open.ts';
-import { redactUrl } from './store/pg.ts';
-import { createOpsMetrics, type OpsMetrics } from './http/metrics.ts';
+import type { OpsMetrics } from './http/metrics.ts';
 import { createTopService } from './top/service.ts';
 import { NODE_STALE_MS } from './nodes/heartbeat.ts';
 import { createInboundService } from './inbound/index.ts';
@@ -16,22 +15,22 @@ import { createAccountsService, createMembersService } from './accounts/index.ts
 import { createKeysService } from './keys/index.ts';
 import { createLoginThrottle, createSessionsService, LOGIN_LIMITS } from './sessions/index.ts';
 import { createSuppressionsService } from './suppressions/index.ts';
-import { createTemplatesService, createRenderer, type Renderer } from './templates/index.ts';
+import { createTemplatesService, createLazyRenderer, type Renderer } from './templates/index.ts';
 import { createDnsResolver, createDomainsService, hostnameProblem } from './domains/index.ts';
 import { createEmailsExport, createEmailsService, createRetention } from './emails/index.ts';
 import { createIdempotencyGate } from './idempotency/index.ts';
 import { createUsageReport, LIMITS } from './limits/index.ts';
-import { createDeliveryEngine, RETURN_PATH_SECRET, type DeliveryEngine } from './delivery/index.ts';
+import { RETURN_PATH_SECRET, type DeliveryEngine } from './delivery/index.ts';
 import { createTrackingService } from './tracking/index.ts';
 import { createStatsService } from './stats/index.ts';
 import { effectiveSettings } from './config/server-settings.ts';
 import {
-  createWebhookAgent,
   createWebhookDispatcher,
   createWebhooksService,
   resolverFromDns,
   type WebhookDispatcher,
 } from './webhooks/index.ts';
+import type { Agent } from 'undici';
 import { createDispatchWorker } from './webhooks/worker-host.ts';
 
 export interface AppOverrides {
@@ -63,8 +62,38 @@ export async function openStore(
     logger?: Logger;
   },
 ): Promise<Store> {
-  if (config.database) return openPgStore(config.database, redactUrl(config.database), opts);
+  if (config.database) {
+    const { redactUrl } = await import('./store/pg.ts');
+    return openPgStore(config.database, redactUrl(config.database), opts);
+  }
   return openSqliteStore(config.dataDir, opts);
+}
+
+/**
+ * The modules behind an app's synchronous accessors that only a server uses: the delivery
+ * engine (piscina), prom-client's metrics and the webhook agent (undici). An app loads them
+ * up front unless it is an admin command's, which works without them and starts in a
+ * fraction of the time (decisions.md, "CLI admin commands load lazily").
+ */
+async function loadServerModules() {
+  const [engine, metrics, guard] = await Promise.all([
+    import('./delivery/engine.ts'),
+    import('./http/metrics.ts'),
+    import('./webhooks/url-guard.ts'),
+  ]);
+  return {
+    createDeliveryEngine: engine.createDeliveryEngine,
+    createOpsMetrics: metrics.createOpsMetrics,
+    createWebhookAgent: guard.createWebhookAgent,
+  };
+}
+
+type ServerModules = Awaited<ReturnType<typeof loadServerModules>>;
+
+/** The server's modules, or a clear error for the part of the app an admin command has not loaded. */
+function serverOnly(server: ServerModules | undefined, part: string): ServerModules {
+  if (!server) throw new Error(`${part} belongs to a server: an admin command's app does not load it`);
+  return server;
 }
 
 /**
@@ -73,33 +102,38 @@ export async function openStore(
  */
 export async function createApp(config: Config, overrides: AppOverrides = {}) {
   const clock = overrides.clock ?? systemClock;
-  const metrics = createOpsMetrics();
+  const server = overrides.adminCommand ? undefined : await loadServerModules();
+  // Metrics are a server's, read at each scrape; an admin command's would die unread with it.
+  const metrics = server?.createOpsMetrics();
   const store = await openStore(config, {
     clock,
     checkpointWorker: overrides.checkpointWorker ?? false,
     createDataDir: overrides.createDataDir ?? false,
-    onCommit: (s) => metrics.committed(s),
+    onCommit: (s) => metrics?.committed(s),
     logger: overrides.logger ?? silentLogger,
   });
   try {
-    return await wire(config, overrides, clock, store, metrics);
+    return await wire(config, overrides, clock, store, { server, metrics });
   } catch (e) {
     await store.close();
     throw e;
   }
 }
 
-async function wire(config: Config, overrides: AppOverrides, clock: Clock, store: Store, metrics: OpsMetrics) {
+async function wire(
+  config: Config,
+  overrides: AppOverrides,
+  clock: Clock,
+  store: Store,
+  { server, metrics }: { server: ServerModules | undefined; metrics: OpsMetrics | undefined },
+) {
   const logger = overrides.logger ?? silentLogger;
   // `svc serve` runs with its own settings and records them; an admin command works with the
   // server's (its host name, resolver and webhook URL guard), so both name and check the same.
   const settings = effectiveSettings(config, await store.settings.stored(), overrides.adminCommand ?? false);
   const { hostname, dnsServers } = settings;
-  let renderer: Renderer | undefined;
   // The render pool starts on first use, so admin commands never spawn threads.
-  const lazyRenderer = {
-    render: (...args: Parameters<Renderer['render']>) => (renderer ??= makeRenderer(config)).render(...args),
-  };
+  const renderer = makeRenderer(config);
 
   const accountsRepo = store.accounts;
   const accounts = createAccountsService({
@@ -127,13 +161,13 @@ async function wire(config: Config, overrides: AppOverrides, clock: Clock, store
     repo: emailsRepo,
     clock,
     templates,
-    renderer: lazyRenderer,
+    renderer,
     domains: domainsRepo,
     idempotency,
     accounts: accountsRepo,
     sandboxDomain: config.sandboxDomain,
     onAccepted: (env, source) => {
-      metrics.accepted(env, source);
+      metrics?.accepted(env, source);
       // A LIVE email starts delivery once committed, not at the next tick (a started engine only).
       if (env === 'LIVE') engine?.wake();
     },
@@ -154,9 +188,9 @@ async function wire(config: Config, overrides: AppOverrides, clock: Clock, store
     returnPathKey: () => secrets.get(RETURN_PATH_SECRET),
     clock,
     logger,
-    observe: (outcome, category, type, source) => metrics.outcome(outcome, category, type, source),
+    observe: (outcome, category, type, source) => metrics?.outcome(outcome, category, type, source),
   });
-  metrics.watchStore({
+  metrics?.watchStore({
     queue: async () => {
       const q = await deliveryRepo.queueStats();
       return { recipients: q.recipients, oldestSeconds: q.oldest ? (clock.now() - Date.parse(q.oldest)) / 1000 : 0 };
@@ -167,11 +201,11 @@ async function wire(config: Config, overrides: AppOverrides, clock: Clock, store
   });
   // One budget for both doors: request bodies and relayed messages held in memory at once.
   const inFlight = createByteBudget(config.inFlightBytes);
-  metrics.watchBudget(() => inFlight.stats());
+  metrics?.watchBudget(() => inFlight.stats());
   let engine: DeliveryEngine | undefined;
   // The delivery engine is made on first use: `svc serve` starts it; admin commands never do.
   const delivery = () =>
-    (engine ??= createDeliveryEngine(
+    (engine ??= serverOnly(server, 'app.delivery()').createDeliveryEngine(
       {
         repo: deliveryRepo,
         clock,
@@ -188,27 +222,30 @@ async function wire(config: Config, overrides: AppOverrides, clock: Clock, store
           : {}),
         observe: (decisions) => {
           for (const d of decisions) {
-            if (d.kind === 'retry') metrics.outcome('deferred', d.category, null, 'smtp');
-            else if (d.kind === 'bounced') metrics.outcome('bounced', d.category, d.bounce_type, 'smtp');
-            else metrics.outcome(d.kind, null, null, 'smtp');
+            if (d.kind === 'retry') metrics?.outcome('deferred', d.category, null, 'smtp');
+            else if (d.kind === 'bounced') metrics?.outcome('bounced', d.category, d.bounce_type, 'smtp');
+            else metrics?.outcome(d.kind, null, null, 'smtp');
           }
         },
       },
       deliveryOptions(config, hostname),
     ));
-  metrics.watchDeliveryNodes(() => engine?.throttle.sharedAmong() ?? 1);
+  metrics?.watchDeliveryNodes(() => engine?.throttle.sharedAmong() ?? 1);
   const sessions = createSessionsService({
     repo: store.sessions,
     clock,
     throttle: createLoginThrottle(store.failureWindows('login', LOGIN_LIMITS.windowMs)),
     users: accountsRepo,
   });
-  // Every webhook POST goes through one guarded keep-alive agent, resolving with the server's resolver.
-  const webhookAgent = createWebhookAgent({
-    resolve: resolverFromDns(dnsResolver),
-    allowInsecure: settings.allowInsecureWebhooks,
-    ...(overrides.webhookCa ? { ca: overrides.webhookCa } : {}),
-  });
+  // Every webhook POST goes through one guarded keep-alive agent, resolving with the server's
+  // resolver. It is made for the first POST, with a server's modules or once undici has loaded.
+  let agent: Agent | undefined;
+  const webhookAgent = (guard: Pick<ServerModules, 'createWebhookAgent'>) =>
+    (agent ??= guard.createWebhookAgent({
+      resolve: resolverFromDns(dnsResolver),
+      allowInsecure: settings.allowInsecureWebhooks,
+      ...(overrides.webhookCa ? { ca: overrides.webhookCa } : {}),
+    }));
   const webhooksRepo = store.webhooks;
   const retention = createRetention({
     repo: emailsRepo,
@@ -224,7 +261,7 @@ async function wire(config: Config, overrides: AppOverrides, clock: Clock, store
     clock,
     planOf: async (projectId) =>
       (await accounts.getOrg((await accounts.getProjectById(projectId)).organization_id)).plan,
-    agent: webhookAgent,
+    agent: async () => webhookAgent(server ?? (await import('./webhooks/url-guard.ts'))),
     allowInsecure: settings.allowInsecureWebhooks,
   });
   const dispatcherOptions = {
@@ -252,7 +289,10 @@ async function wire(config: Config, overrides: AppOverrides, clock: Clock, store
             },
             { repo: webhooksRepo, logger },
           )
-        : createWebhookDispatcher({ repo: webhooksRepo, clock, logger, agent: webhookAgent }, dispatcherOptions));
+        : createWebhookDispatcher(
+            { repo: webhooksRepo, clock, logger, agent: webhookAgent(serverOnly(server, 'app.webhookDispatcher()')) },
+            dispatcherOptions,
+          ));
   // Expired idempotency records and session tokens are purged once an hour, by one node at a time.
   const purge = clock.setInterval(
     notOverlapping(() =>
@@ -288,8 +328,11 @@ async function wire(config: Config, overrides: AppOverrides, clock: Clock, store
     templates,
     domains,
     emails,
-    /** The counters and gauges an operator alerts on (merged into /metrics). */
-    metrics,
+    /** The counters and gauges an operator alerts on (merged into /metrics); a server's only. */
+    get metrics(): OpsMetrics {
+      if (!metrics) throw new Error("app.metrics belongs to a server: an admin command's app keeps none");
+      return metrics;
+    },
     /** Drops old emails' bodies and attachments (`--body-retention`); `svc serve` starts it. */
     retention,
     /** This server's row in `nodes` (relay sessions, liveness); `svc serve` keeps it fresh. */
@@ -334,15 +377,15 @@ async function wire(config: Config, overrides: AppOverrides, clock: Clock, store
       purge.cancel();
       await engine?.stop();
       await dispatcher?.stop();
-      await webhookAgent.close();
-      await renderer?.close();
+      await agent?.close();
+      await renderer.close();
       await store.close();
     },
   };
 }
 
 function makeRenderer(config: Config): Renderer {
-  return createRenderer({
+  return createLazyRenderer({
     timeoutMs: config.templateTimeout,
     maxOutputBytes: LIMITS.renderOutputBytes,
     maxThreads: config.workers ?? Math.max(1, cpus().length),

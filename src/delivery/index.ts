@@ -1,4 +1,4 @@
-export { createDeliveryEngine, type DeliveryEngine, type SigningKeys } from './engine.ts';
+export type { DeliveryEngine, SigningKeys } from './engine.ts';
 export {
   createDeliveryRepo,
   EXPLAIN_SQL,

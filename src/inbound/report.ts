@@ -1,4 +1,4 @@
-import { simpleParser, type ParsedMail } from 'mailparser';
+import type { ParsedMail } from 'mailparser';
 
 /** One recipient block of a delivery status notification (RFC 3464 §2.3). */
 export interface DsnRecipient {
@@ -44,6 +44,8 @@ export async function readReport(raw: Buffer): Promise<InboundReport> {
   if (partsIn(raw) > MAX_PARTS) return { kind: 'other', reason: `more than ${MAX_PARTS} MIME parts` };
   let mail: ParsedMail;
   try {
+    // mailparser (and its charset tables) loads with the first report, not with every command.
+    const { simpleParser } = await import('mailparser');
     mail = await simpleParser(raw, { keepDeliveryStatus: true, skipHtmlToText: true, skipTextToHtml: true });
   } catch {
     return { kind: 'other', reason: 'not parseable as MIME' };

@@ -48,7 +48,7 @@ import { createDiskGuard, createStorageFlag, type StorageState, type StorageWatc
 import { DATABASE_FILE } from './data-dir.ts';
 import { openDatabase, type Db } from './db.ts';
 import { createPgJobs } from './jobs-pg.ts';
-import { migratePostgres, openPostgres, type PgPool } from './pg.ts';
+import type { PgPool } from './pg.ts';
 import { createPgCommitter } from './pg-committer.ts';
 import { createSecrets } from './secrets.ts';
 import { createPgSecrets } from './secrets-pg.ts';
@@ -205,6 +205,8 @@ export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
  * lock, so nodes started together migrate once), with group commit over several connections.
  */
 export async function openPgStore(url: string, where: string, opts: StoreOptions): Promise<Store> {
+  // pg loads here, not at the top: a run on the SQLite file never needs it.
+  const { migratePostgres, openPostgres } = await import('./pg.ts');
   const pool = await openPostgres(url, { max: 16 });
   try {
     await migratePostgres(pool);

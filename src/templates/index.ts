@@ -1,4 +1,5 @@
 export { createTemplatesRepo, type TemplatesRepo } from './repo.ts';
 export { createTemplatesService, type TemplatesService } from './service.ts';
-export { createRenderer, type Renderer } from './renderer.ts';
+export { createLazyRenderer } from './lazy-renderer.ts';
+export type { Renderer, RendererOptions } from './renderer.ts';
 export type { Template, CreateTemplateInput, UpdateTemplateInput } from './schema.ts';

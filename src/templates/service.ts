@@ -5,7 +5,6 @@ import { uniqueOrConflict } from '../store/errors.ts';
 import { parseInput } from '../validation.ts';
 import type { TemplatesRepo } from './repo.ts';
 import { operator, type Actor, type Audited } from '../audit/index.ts';
-import { checkTemplateSyntax } from './sandbox.ts';
 import {
   createTemplateSchema,
   updateTemplateSchema,
@@ -63,7 +62,7 @@ export function createTemplatesService({ repo, clock }: TemplatesDeps) {
         created_at: iso(clock.now()),
         updated_at: iso(clock.now()),
       };
-      checkTemplateSyntax(t);
+      await checkTemplateSyntax(t);
       const audit = audited(actor, 'template.create', t, null, t);
       await uniqueOrConflict(repo.create(t, audit), `a template with slug ${d.slug} exists in this project`, {
         slug: d.slug,
@@ -87,7 +86,7 @@ export function createTemplatesService({ repo, clock }: TemplatesDeps) {
           fields: [{ field: 'html_template', message: 'html_template or text_template is required', code: 'custom' }],
         });
       }
-      checkTemplateSyntax(next);
+      await checkTemplateSyntax(next);
       const audit = audited(actor, 'template.update', current, current, { ...next, version: current.version + 1 });
       if (!(await repo.update(next, audit))) {
         throw new AppError('conflict', 'the template changed meanwhile: try again');
@@ -104,3 +103,9 @@ export function createTemplatesService({ repo, clock }: TemplatesDeps) {
 }
 
 export type TemplatesService = ReturnType<typeof createTemplatesService>;
+
+/** Compiles `t` in the sandbox: nunjucks loads with the first template written, never for a listing. */
+async function checkTemplateSyntax(t: Template): Promise<void> {
+  const sandbox = await import('./sandbox.ts');
+  sandbox.checkTemplateSyntax(t);
+}

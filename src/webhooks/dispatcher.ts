@@ -4,7 +4,7 @@ import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { LeasedDueRow, WebhooksRepo } from './repo.ts';
 import { postSigned } from './send.ts';
-import { checkWebhookUrl } from './url-guard.ts';
+import { checkWebhookUrl } from './url-check.ts';
 
 export interface DispatcherOptions {
   /** Waits between attempts (decisions.md: 1 m, 5 m, 30 m, 2 h: five attempts in all). */

@@ -1,7 +1,8 @@
 export { createWebhooksRepo, type WebhooksRepo } from './repo.ts';
 export { createWebhooksService, type WebhooksService } from './service.ts';
 export { createWebhookDispatcher, type WebhookDispatcher, type DispatcherStats } from './dispatcher.ts';
-export { createWebhookAgent, resolverFromDns } from './url-guard.ts';
+// The agent (createWebhookAgent) is url-guard.ts's, which loads undici: the composition root imports it when needed.
+export { resolverFromDns } from './url-check.ts';
 export { sign } from './send.ts';
 export {
   WEBHOOK_EVENTS,

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { UnsafeAddressError, WEBHOOK_TIMEOUT_MS } from './url-guard.ts';
+import { UnsafeAddressError, WEBHOOK_TIMEOUT_MS } from './url-check.ts';
 
 /** Stored responses are cut here (decisions.md: at most 4 KiB). */
 export const RESPONSE_LIMIT = 4096;

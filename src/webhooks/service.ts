@@ -16,15 +16,15 @@ import {
   type Webhook,
 } from './schema.ts';
 import { postSigned } from './send.ts';
-import { checkWebhookUrl } from './url-guard.ts';
+import { checkWebhookUrl } from './url-check.ts';
 
 export interface WebhooksDeps {
   repo: WebhooksRepo;
   clock: Clock;
   /** The plan of a project's organization, for the webhook ceiling. */
   planOf: (projectId: string) => Promise<Plan>;
-  /** The guarded keep-alive agent every POST goes through. */
-  agent: Dispatcher;
+  /** The guarded keep-alive agent every POST goes through, made on the first one (undici loads then). */
+  agent: () => Promise<Dispatcher>;
   allowInsecure: boolean;
 }
 
@@ -141,7 +141,7 @@ export function createWebhooksService({ repo, clock, planOf, agent, allowInsecur
       checkWebhookUrl(row.url, { allowInsecure });
       // Each ping is an event of its own: a fresh uuid in the header, so a receiver that drops
       // repeats by it takes every ping; the body keeps the contract's `evt_test_ping` (decisions.md).
-      const out = await postSigned(agent, row.url, row.secret, randomUUID(), body, now);
+      const out = await postSigned(await agent(), row.url, row.secret, randomUUID(), body, now);
       return { success: out.ok, http_status: out.http_status, error: out.error };
     },
 
