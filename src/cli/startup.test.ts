@@ -15,6 +15,7 @@ const HOOK =
 // What a server uses and an admin command on SQLite does not (decisions.md, "CLI admin commands load lazily").
 const SERVER_ONLY = [
   'fastify',
+  'htmlparser2',
   'mailparser',
   'nunjucks',
   'pg',

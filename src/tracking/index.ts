@@ -1,4 +1,3 @@
 export { createTrackingRepo, type TrackingRepo } from './repo.ts';
 export { createTrackingService, type TrackingService } from './service.ts';
-export { rewriteHtml, NO_TRACK_ATTRIBUTE } from './rewrite.ts';
 export type { TrackingSettings, Visitor } from './schema.ts';

@@ -3,7 +3,6 @@ import { iso, type Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import { parseInput } from '../validation.ts';
 import type { TrackingRepo } from './repo.ts';
-import { rewriteHtml } from './rewrite.ts';
 import { visitorSchema, type TrackingSettings, type Visitor } from './schema.ts';
 import { signToken, verifyToken, type TrackingTarget } from './token.ts';
 
@@ -54,6 +53,8 @@ export function createTrackingService({ repo, clock, publicUrl, settings, key }:
     async prepareHtml(emailId: string, projectId: string, html: string): Promise<string> {
       const s = await settings(projectId);
       if (!s.click_tracking && !s.open_tracking) return html;
+      // htmlparser2 loads with the first tracked email, not with every command.
+      const { rewriteHtml } = await import('./rewrite.ts');
       const secretKey = await key();
       const link = (url: string) => `${base}/t/c/${signToken(secretKey, { kind: 'click', emailId, url })}`;
       return rewriteHtml(html, {
