@@ -57,10 +57,21 @@ export const BOTH_STORES = [
 const POSTGRES_SUITES = ['test/postgres-*.test.ts', 'test/store-contract.test.ts'];
 
 /**
- * Four projects, each runnable alone (README, Develop): `unit` (the colocated src/ tests),
- * `sqlite` (test/ on the embedded default), and PostgreSQL's: `postgres` (the matrix above on
- * PostgreSQL) and `postgres-suites`. One PostgreSQL server serves the run, started only when a
- * PostgreSQL project is in it (test/global-setup.ts).
+ * Files that replace a module of src/ with vi.mock: they need a module registry of their own,
+ * where the other files of a project share their worker's (isolate: false, below).
+ */
+const MOCKS_MODULES = ['test/memory-budget.test.ts'];
+
+/**
+ * The projects, each runnable alone (README, Develop): `unit` (the colocated src/ tests),
+ * `sqlite` and `sqlite-isolated` (test/ on the embedded default), and PostgreSQL's: `postgres`
+ * (the matrix above on PostgreSQL) and `postgres-suites`. One PostgreSQL server serves the run,
+ * started only when a PostgreSQL project is in it (test/global-setup.ts).
+ *
+ * `isolate: false` lets a worker keep the modules it imported for the next file: importing
+ * src/ again for each of ~150 files took a tenth of the run (issue 27). It holds because no
+ * file or helper keeps state at module level that another file could see: every file makes
+ * its own app, store, temp dir and servers, and registers its hooks in itself.
  */
 export default defineConfig({
   test: {
@@ -80,8 +91,20 @@ export default defineConfig({
     reporters: ['default', './test/slowest-files.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: ['src/**/*.test.ts'] } },
-      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: POSTGRES_SUITES } },
-      { extends: true, test: { name: 'postgres', include: BOTH_STORES, env: { SVC_TEST_STORE: 'postgres' } } },
+      {
+        extends: true,
+        test: {
+          name: 'sqlite',
+          include: ['test/**/*.test.ts'],
+          exclude: [...POSTGRES_SUITES, ...MOCKS_MODULES],
+          isolate: false,
+        },
+      },
+      { extends: true, test: { name: 'sqlite-isolated', include: MOCKS_MODULES } },
+      {
+        extends: true,
+        test: { name: 'postgres', include: BOTH_STORES, env: { SVC_TEST_STORE: 'postgres' }, isolate: false },
+      },
       { extends: true, test: { name: 'postgres-suites', include: POSTGRES_SUITES } },
     ],
   },

@@ -3,6 +3,7 @@ import { cpus } from 'node:os';
 import type { Config } from './config/schema.ts';
 import { iso, systemClock, type Clock } from './lib/clock.ts';
 import { silentLogger, type Logger } from './lib/logger.ts';
+import type { PasswordCost } from './lib/password.ts';
 import { createByteBudget } from './lib/byte-budget.ts';
 import type { Db } from './store/db.ts';
 import { findExposedPaths } from './store/data-dir.ts';
@@ -46,6 +47,11 @@ export interface AppOverrides {
   webhookThread?: boolean;
   /** An admin command: it works with the settings the server recorded (server-settings.ts, effectiveSettings). */
   adminCommand?: boolean;
+  /**
+   * A cheaper scrypt for new passwords (tests: a suite hashes over a thousand). Not a setting:
+   * every server hashes at lib/password.ts's PASSWORD_COST.
+   */
+  passwordCost?: PasswordCost;
 }
 
 /**
@@ -140,6 +146,7 @@ async function wire(
     repo: accountsRepo,
     clock,
     defaultPlan: config.defaultPlan,
+    passwordCost: overrides.passwordCost,
   });
   const keys = createKeysService({ repo: store.keys, clock });
   const suppressions = createSuppressionsService({ repo: store.suppressions, clock });
@@ -236,6 +243,7 @@ async function wire(
     clock,
     throttle: createLoginThrottle(store.failureWindows('login', LOGIN_LIMITS.windowMs)),
     users: accountsRepo,
+    passwordCost: overrides.passwordCost,
   });
   // Every webhook POST goes through one guarded keep-alive agent, resolving with the server's
   // resolver. It is made for the first POST, with a server's modules or once undici has loaded.

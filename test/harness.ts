@@ -40,6 +40,12 @@ export interface TestEnv {
 
 let n = 0;
 
+/**
+ * scrypt at 1/16 of a server's cost: the suites hash and check over a thousand passwords, at
+ * 60 ms each at full cost. The hash names its cost, so every check runs the same code.
+ */
+export const TEST_PASSWORD_COST = { N: 1024, r: 8, p: 1 };
+
 /** A migrated database in a temp dir, an injected clock, an initialised account, and the HTTP server (not listening). */
 export async function createTestEnv(
   settings: Partial<ConfigInput> = {},
@@ -52,7 +58,7 @@ export async function createTestEnv(
   const config = loadConfig({
     flags: { dataDir: dir, templateTimeout: '500ms', ...(pg ? { database: pg.url } : {}), ...settings },
   });
-  const app = await createApp(config, { clock, createDataDir: true, ...overrides });
+  const app = await createApp(config, { clock, createDataDir: true, passwordCost: TEST_PASSWORD_COST, ...overrides });
   const pool = pg ? new PgPool({ connectionString: pg.url, max: 2 }) : undefined;
   // The database is dropped at close, ending whatever is still connected: not a test failure.
   pool?.on('error', () => {});

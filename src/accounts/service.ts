@@ -1,7 +1,7 @@
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { newId, isUuid } from '../lib/ids.ts';
-import { hashPassword } from '../lib/password.ts';
+import { hashPassword, type PasswordCost } from '../lib/password.ts';
 import { uniqueOrConflict } from '../store/errors.ts';
 import { operator, type Actor } from '../audit/index.ts';
 import { auditChange } from './audit-change.ts';
@@ -27,6 +27,8 @@ export interface AccountsDeps {
   repo: AccountsRepo;
   clock: Clock;
   defaultPlan: Plan;
+  /** The scrypt cost of new passwords (lib/password.ts); the server's unless a test asks less. */
+  passwordCost?: PasswordCost | undefined;
 }
 
 export interface Organization {
@@ -77,7 +79,7 @@ function parseSettings(input: unknown): { [K in keyof ProjectSettings]?: boolean
 export const toMember = (m: MemberRow): Member => ({ ...m });
 
 /** Users, organizations, projects and members: the operator's use cases. */
-export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps) {
+export function createAccountsService({ repo, clock, defaultPlan, passwordCost }: AccountsDeps) {
   const now = () => iso(clock.now());
   const change = auditChange(clock);
   const orgTarget = (o: { id: string }) => ({ organization_id: o.id, type: 'organization', id: o.id });
@@ -144,7 +146,12 @@ export function createAccountsService({ repo, clock, defaultPlan }: AccountsDeps
     /** Creates a user with a scrypt-hashed password. */
     async createUser(input: { email: string; password: string }) {
       const { email, password } = parseInput(createUserSchema, input);
-      const user = { id: newId(clock.now()), email, password_hash: await hashPassword(password), created_at: now() };
+      const user = {
+        id: newId(clock.now()),
+        email,
+        password_hash: await hashPassword(password, passwordCost),
+        created_at: now(),
+      };
       await uniqueOrConflict(repo.createUser(user), `a user with email ${email} exists`);
       return { id: user.id, email: user.email };
     },

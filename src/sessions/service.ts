@@ -1,7 +1,7 @@
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { newId, randomToken, sha256Hex } from '../lib/ids.ts';
-import { hashPassword, verifyPassword } from '../lib/password.ts';
+import { hashPassword, verifyPassword, type PasswordCost } from '../lib/password.ts';
 import { parseInput } from '../validation.ts';
 import type { NewToken, SessionsRepo } from './repo.ts';
 import {
@@ -36,12 +36,14 @@ export interface SessionsDeps {
   clock: Clock;
   throttle: LoginThrottle;
   users: { findUserByEmail(email: string): Promise<{ id: string; password_hash: string } | undefined> };
+  /** The cost new passwords are hashed at (accounts' passwordCost), which the decoy must match. */
+  passwordCost?: PasswordCost | undefined;
 }
 
 const WRONG = 'Wrong email or password';
 
 /** Management API sessions: login, refresh with rotation and reuse detection, logout, authentication. */
-export function createSessionsService({ repo, clock, throttle, users }: SessionsDeps) {
+export function createSessionsService({ repo, clock, throttle, users, passwordCost }: SessionsDeps) {
   // Compared against when no user has the address, so a login takes as long either way.
   let decoy: Promise<string> | undefined;
 
@@ -77,7 +79,10 @@ export function createSessionsService({ repo, clock, throttle, users }: Sessions
       const wait = await throttle.retryAfter(email, ip);
       if (wait > 0) throw new AppError('rate_limited', 'Too many failed logins: try again later', null, wait);
       const user = await users.findUserByEmail(email);
-      const ok = await verifyPassword(password, user?.password_hash ?? (await (decoy ??= hashPassword(randomToken()))));
+      const ok = await verifyPassword(
+        password,
+        user?.password_hash ?? (await (decoy ??= hashPassword(randomToken(), passwordCost))),
+      );
       if (!user || !ok) {
         await throttle.recordFailure(email, ip);
         throw new AppError('unauthorized', WRONG);
