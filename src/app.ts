@@ -33,6 +33,13 @@ import {
 } from './webhooks/index.ts';
 import type { Agent } from 'undici';
 import { createDispatchWorker } from './webhooks/worker-host.ts';
+import {
+  createDoctor,
+  createDoctorDns,
+  startDoctorMonitor,
+  type DoctorDeps,
+  type DoctorMonitor,
+} from './doctor/index.ts';
 
 export interface AppOverrides {
   clock?: Clock;
@@ -238,6 +245,20 @@ async function wire(
       deliveryOptions(config, hostname),
     ));
   metrics?.watchDeliveryNodes(() => engine?.throttle.sharedAmong() ?? 1);
+  // svc doctor's checks, on the server's resolver, host name and MX port; `svc serve` runs them hourly.
+  type DoctorOptions = Pick<DoctorDeps, 'addresses' | 'connect' | 'probeDomain'>;
+  const doctor = (o: DoctorOptions = {}) =>
+    createDoctor({
+      clock,
+      dns: createDoctorDns(dnsServers),
+      hostname,
+      domains: domainsRepo,
+      mxPort: config.mxPort,
+      relay: config.relay !== undefined,
+      ...o,
+    });
+  let doctorMonitor: DoctorMonitor | undefined;
+  metrics?.watchDoctor(() => doctorMonitor?.latest());
   const sessions = createSessionsService({
     repo: store.sessions,
     clock,
@@ -380,8 +401,20 @@ async function wire(
     storage: () => store.storage(),
     /** The bytes of request bodies and relayed messages held in memory at once (--in-flight-bytes). */
     inFlight,
+    /** `svc doctor`'s checks of this server (its host name, reverse DNS, port 25, blocklists, domains). */
+    doctor,
+    /** Runs the doctor now and hourly (`svc serve`); its latest report is in /readyz and /metrics. */
+    startDoctor: (o: DoctorOptions & { intervalMs?: number } = {}) =>
+      (doctorMonitor ??= startDoctorMonitor(doctor(o), {
+        clock,
+        logger,
+        ...(o.intervalMs ? { intervalMs: o.intervalMs } : {}),
+      })),
+    /** The latest report of the doctor `svc serve` runs; undefined before its first run. */
+    doctorReport: () => doctorMonitor?.latest(),
     /** Commits what is queued, stops the pools and closes the database. */
     async close(): Promise<void> {
+      await doctorMonitor?.stop();
       purge.cancel();
       await engine?.stop();
       await dispatcher?.stop();

@@ -9,6 +9,7 @@ import { document, pathOf } from './commands/kit.ts';
 import {
   registerBackup,
   registerDb,
+  registerDoctor,
   registerMigrate,
   registerSend,
   registerServe,
@@ -37,6 +38,7 @@ export function buildProgram(): Command {
   registerDomains(program);
   registerWebhooks(program);
   registerServe(program);
+  registerDoctor(program);
   registerBackup(program);
   registerMigrate(program);
   registerDb(program);

@@ -84,6 +84,8 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
       intervalMs: config.domainCheckInterval,
       exclusive: (run) => app.runExclusive('domain-checks', run),
     });
+    // svc doctor's checks, now and hourly: /readyz, /metrics and a warning when one turns bad.
+    app.startDoctor();
     await stopSignal;
     // Before the store closes: a domain check waiting on DNS is cancelled, not waited for.
     await checks.stop();

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DoctorReport } from '../doctor/index.ts';
 import type { DispatcherStats } from '../webhooks/index.ts';
 import type { StorageState } from '../store/disk.ts';
 
@@ -162,6 +163,28 @@ export function createOpsMetrics() {
         collect() {
           this.reset();
           this.inc(stats().refused);
+        },
+      });
+    },
+    /** svc doctor's latest report (`svc serve` runs it hourly): one gauge per check, read at each scrape. */
+    watchDoctor(latest: () => DoctorReport | undefined) {
+      new Gauge({
+        name: 'svc_doctor_check',
+        help: "svc doctor's checks of this server: 1 ok, 0 warn or fail (svc doctor says why and how to fix it)",
+        labelNames: ['check', 'subject'] as const,
+        registers: [registry],
+        collect() {
+          this.reset();
+          for (const c of latest()?.checks ?? [])
+            this.set({ check: c.check, subject: c.subject }, c.status === 'ok' ? 1 : 0);
+        },
+      });
+      new Gauge({
+        name: 'svc_doctor_failing',
+        help: "svc doctor's checks that fail now (warnings not counted)",
+        registers: [registry],
+        collect() {
+          this.set((latest()?.checks ?? []).filter((c) => c.status === 'fail').length);
         },
       });
     },

@@ -12,9 +12,12 @@ export function registerOpsRoutes(server: FastifyInstance, app: App, metrics: { 
     const ok = await app.ready();
     // A full disk is said as such: the operator's first question (docs/operations.md).
     const reason = !ok && app.storage().full ? { reason: 'storage_full' } : {};
+    // svc doctor's latest report is detail only: readiness stays the store's (cli.md).
+    const report = app.doctorReport();
+    const doctor = report ? { doctor: report } : {};
     return reply
       .code(ok ? 200 : 503)
-      .send({ data: { status: ok ? 'ready' : 'not_ready', store: app.storeKind, ...reason } });
+      .send({ data: { status: ok ? 'ready' : 'not_ready', store: app.storeKind, ...reason, ...doctor } });
   });
   server.get('/metrics', async (_req, reply) => {
     void reply.header('Content-Type', metrics.registry.contentType);

@@ -11,6 +11,8 @@ export interface ZoneEntry {
   AAAA?: string[];
   MX?: { exchange: string; priority: number }[];
   TXT?: string[];
+  /** Reverse DNS: the names an in-addr.arpa or ip6.arpa name points to. */
+  PTR?: string[];
   /** Answer every question about the name with this rcode. */
   rcode?: 'NXDOMAIN' | 'SERVFAIL' | 'REFUSED';
   /** Never answer (the resolver times out). */
@@ -44,7 +46,9 @@ function answers(q: { name: string; type: number }, e: ZoneEntry): Resource[] {
           ? (e.MX ?? []).map((m) => ({ ...m }))
           : q.type === TYPE.TXT
             ? (e.TXT ?? []).map((t) => ({ data: chunks(t) }))
-            : [];
+            : q.type === TYPE.PTR
+              ? (e.PTR ?? []).map((domain) => ({ domain }))
+              : [];
   return rows.map((r) => ({ ...base, ...r }) as Resource);
 }
 

@@ -18,6 +18,21 @@ export function registerServe(program: Command): void {
   serve.action(lazy(async () => (await import('../serve.ts')).serve));
 }
 
+/** svc doctor: the server checks itself (host name, reverse DNS, port 25, blocklists, domains). */
+export function registerDoctor(program: Command): void {
+  command(program, 'doctor', "check this server's host name, reverse DNS, port 25, blocklists and domains' records", [
+    'svc doctor',
+    'svc doctor --data-dir /var/lib/svc --json',
+    'svc doctor --address 203.0.113.25 --hostname mta.example.com',
+  ])
+    .option('--address <ip>', 'an outbound address to check (repeatable; default: the one the OS sends from)', collect)
+    .option('--hostname <name>', "the HELO name to check (SVC_HOSTNAME; default: the server's)")
+    .option('--dns-servers <list>', "host:port,... resolver for the checks (SVC_DNS_SERVERS; default: the server's)")
+    .option('--mx-port <port>', 'the port of the outbound connection check (SVC_MX_PORT, default 25)')
+    .option('--probe-domain <domain>', 'the domain whose MX the port 25 check connects to', 'gmail.com')
+    .action(lazy(async () => (await import('../doctor.ts')).doctor));
+}
+
 /** svc send: the Public API client. */
 export function registerSend(program: Command): void {
   command(program, 'send', 'send an email through a running server (SVC_URL, SVC_API_KEY)', [

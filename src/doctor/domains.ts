@@ -1,0 +1,44 @@
+import type { DomainsRepo } from '../domains/index.ts';
+import { runChecks } from '../domains/checks.ts';
+import { recordsOf } from '../domains/present.ts';
+import { REQUIRED, type RecordCheck } from '../domains/records.ts';
+import type { DoctorCheck } from './check.ts';
+import type { DoctorDns } from './dns.ts';
+
+export interface DomainChecksDeps {
+  repo: Pick<DomainsRepo, 'listDomainIds' | 'findDomainById'>;
+  dns: DoctorDns;
+  hostname: string;
+}
+
+/**
+ * Each domain's DKIM, SPF, DMARC and return-path records, looked up now with the domain
+ * checks' own rules (domains/checks.ts), read-only: nothing is stored, no status changes
+ * (the periodic domain check does that). A required record (DKIM, SPF) that fails is a
+ * failure; a recommended one, or a lookup that failed for now, a warning.
+ */
+export async function checkDomains(deps: DomainChecksDeps): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [];
+  for (const id of await deps.repo.listDomainIds()) {
+    const row = await deps.repo.findDomainById(id);
+    if (!row) continue;
+    const run = await runChecks(deps.dns, recordsOf(row, deps.hostname), deps.hostname);
+    const inconclusive = run.outcome === 'inconclusive';
+    checks.push(...run.checks.map((c) => fromRecordCheck(row.name, c, inconclusive)));
+  }
+  return checks;
+}
+
+function fromRecordCheck(domain: string, c: RecordCheck, inconclusive: boolean): DoctorCheck {
+  const check = c.purpose.replace('-', '_');
+  const subject = domain;
+  if (c.ok) return { check, subject, status: 'ok', detail: `${c.type} ${c.name} matches`, fix: null };
+  const required = REQUIRED.includes(c.purpose) && !inconclusive;
+  return {
+    check,
+    subject,
+    status: required ? 'fail' : 'warn',
+    detail: c.reason ?? `${c.type} ${c.name} does not match`,
+    fix: `publish the ${c.type} record at ${c.name} that svc domains show ${domain} prints`,
+  };
+}
