@@ -48,6 +48,7 @@ export const BOTH_STORES = [
   'test/http-retry-after.test.ts',
   'test/webhook-status.test.ts',
   'test/delivery-wake.test.ts',
+  'test/doctor.test.ts',
 ];
 
 /**
