@@ -67,7 +67,7 @@ describe('svc domains', () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toBe('example.com is PENDING, not verified: see the checks above\n');
     expect(r.stdout).toMatch(/^example\.com {2}PENDING/);
-    expect(r.stdout).toContain('✗ TXT example.com (spf): TXT example.com does not exist (NXDOMAIN)');
+    expect(r.stdout).toContain('✗ TXT bounces.example.com (spf): TXT bounces.example.com does not exist (NXDOMAIN)');
     expect(r.stdout).toContain('(recommended, not required)');
   });
 
@@ -166,7 +166,7 @@ describe('the host name the admin commands use', () => {
     const asked = dns.queries.length;
     const r = await runSvc(own, ['domains', 'verify', 'first.example', '--json'], noResolver);
     expect(r.json().checks.length).toBeGreaterThan(0);
-    expect(dns.queries.slice(asked)).toContain('TXT first.example');
+    expect(dns.queries.slice(asked)).toContain('TXT bounces.first.example');
     // A server started on the system's resolver leaves the commands on it too.
     await serveOnce(['--hostname', 'mta.example.test']);
     const before = dns.queries.length;

@@ -41,10 +41,10 @@ const record = (d: Domain, purpose: string) => d.records.find((r) => r.purpose =
 
 /** Publishes every record `add` asked for, as the domain's owner would. */
 export function publish(dns: DnsServer, d: Domain): void {
-  dns.merge(d.name, { TXT: [record(d, 'spf').value] });
+  dns.merge(record(d, 'spf').name, { TXT: [record(d, 'spf').value] });
   dns.set(record(d, 'dkim').name, { TXT: [record(d, 'dkim').value] });
   const [priority, exchange] = record(d, 'return-path').value.split(' ');
-  dns.set(record(d, 'return-path').name, { MX: [{ priority: Number(priority), exchange: exchange! }] });
+  dns.merge(record(d, 'return-path').name, { MX: [{ priority: Number(priority), exchange: exchange! }] });
   dns.set(record(d, 'dmarc').name, { TXT: [record(d, 'dmarc').value] });
 }
 

@@ -24,7 +24,7 @@ describe('svc domains add', () => {
     expect(d).toMatchObject({ name: 'example.com', status: 'PENDING', dkim_selector: 'svc202603', checks: [] });
     expect(d.records.map(({ type, name, purpose }) => [type, name, purpose])).toEqual([
       ['TXT', 'svc202603._domainkey.example.com', 'dkim'],
-      ['TXT', 'example.com', 'spf'],
+      ['TXT', 'bounces.example.com', 'spf'],
       ['MX', 'bounces.example.com', 'return-path'],
       ['TXT', '_dmarc.example.com', 'dmarc'],
     ]);
@@ -129,13 +129,13 @@ describe('svc domains verify', () => {
   it('verifies with DKIM and SPF only: return-path and DMARC are recommendations', async () => {
     t = await createDomainsEnv();
     const d = await add('example.com');
-    t.dns.set('example.com', { TXT: ['google-site-verification=x', `v=spf1 ip4:${HOST_IPV4} -all`] });
+    t.dns.set('bounces.example.com', { TXT: ['google-site-verification=x', `v=spf1 ip4:${HOST_IPV4} -all`] });
     t.dns.set(d.records[0]!.name, { TXT: [d.records[0]!.value.replace(/; /g, ';')] });
     const v = await t.env.app.domains.verifyDomain(d.id);
     expect(v.status).toBe('VERIFIED');
     expect(checkOf(v, 'return-path')).toMatchObject({
       ok: false,
-      reason: 'MX bounces.example.com does not exist (NXDOMAIN) (recommended, not required)',
+      reason: 'no MX record at bounces.example.com (recommended, not required)',
     });
     expect(checkOf(v, 'dmarc').reason).toContain('recommended, not required');
   });
@@ -147,7 +147,7 @@ describe('svc domains verify', () => {
     expect(v).toMatchObject({ status: 'PENDING', warning: null });
     expect(v.checks.map((c) => [c.ok, c.reason, c.found])).toEqual([
       [false, `TXT ${d.records[0]!.name} does not exist (NXDOMAIN)`, []],
-      [false, 'TXT example.com does not exist (NXDOMAIN)', []],
+      [false, 'TXT bounces.example.com does not exist (NXDOMAIN)', []],
       [false, 'MX bounces.example.com does not exist (NXDOMAIN) (recommended, not required)', []],
       [false, 'TXT _dmarc.example.com does not exist (NXDOMAIN) (recommended, not required)', []],
     ]);
@@ -159,14 +159,14 @@ describe('svc domains verify', () => {
     ['a revoked DKIM key', { dkim: 'v=DKIM1; p=' }, 'dkim', 'is empty (revoked)'],
     ['a TXT that is not DKIM', { dkim: 'hello' }, 'dkim', 'no DKIM key record'],
     ['SPF without our host', { spf: ['v=spf1 include:_spf.google.com ~all'] }, 'spf', `does not authorise ${HOST}`],
-    ['no SPF record', { spf: ['some-verification=1'] }, 'spf', 'no SPF record (v=spf1) at example.com'],
+    ['no SPF record', { spf: ['some-verification=1'] }, 'spf', 'no SPF record (v=spf1) at bounces.example.com'],
     ['two SPF records', { spf: [`v=spf1 a:${HOST} -all`, 'v=spf1 -all'] }, 'spf', '2 SPF records'],
   ])('fails on %s with the reason', async (_name, over, purpose, reason) => {
     t = await createDomainsEnv();
     const d = await add('example.com');
     publish(t.dns, d);
     if ('dkim' in over) t.dns.set(d.records[0]!.name, { TXT: [over.dkim] });
-    if ('spf' in over) t.dns.merge('example.com', { TXT: over.spf });
+    if ('spf' in over) t.dns.merge('bounces.example.com', { TXT: over.spf });
     const v = await t.env.app.domains.verifyDomain('example.com');
     expect(v.status).toBe('PENDING');
     expect(checkOf(v, purpose)).toMatchObject({ ok: false, reason: expect.stringContaining(reason) });
@@ -177,10 +177,10 @@ describe('svc domains verify', () => {
     t = await createDomainsEnv();
     const d = await add('example.com');
     publish(t.dns, d);
-    t.dns.set('example.com', { A: ['192.0.2.1'] });
+    t.dns.set('bounces.example.com', { A: ['192.0.2.1'] });
     t.dns.set(d.records[0]!.name, { rcode: 'SERVFAIL' });
     const v = await t.env.app.domains.verifyDomain('example.com');
-    expect(checkOf(v, 'spf').reason).toBe('no SPF record (v=spf1) at example.com');
+    expect(checkOf(v, 'spf').reason).toBe('no SPF record (v=spf1) at bounces.example.com');
     expect(checkOf(v, 'dkim').reason).toBe(`the DNS server failed (SERVFAIL) looking up TXT ${d.records[0]!.name}`);
   });
 });

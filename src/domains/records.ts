@@ -62,11 +62,15 @@ export interface RecordInputs {
   hostname: string;
 }
 
-/** The four records to publish, in the order a person sets them up. */
+/**
+ * The four records to publish, in the order a person sets them up. SPF goes on the
+ * return-path name (bounces.<domain>), the MAIL FROM domain receivers evaluate it for,
+ * where it collides with no SPF record the domain already has at its apex.
+ */
 export function buildRecords({ domain, selector, publicKeyB64, hostname }: RecordInputs): DnsRecord[] {
   return [
     { type: 'TXT', name: dkimName(selector, domain), value: `v=DKIM1; k=rsa; p=${publicKeyB64}`, purpose: 'dkim' },
-    { type: 'TXT', name: domain, value: `v=spf1 a:${hostname} ~all`, purpose: 'spf' },
+    { type: 'TXT', name: returnPathName(domain), value: `v=spf1 a:${hostname} ~all`, purpose: 'spf' },
     { type: 'MX', name: returnPathName(domain), value: `${RETURN_PATH_PRIORITY} ${hostname}`, purpose: 'return-path' },
     { type: 'TXT', name: dmarcName(domain), value: `v=DMARC1; p=none; rua=mailto:dmarc@${domain}`, purpose: 'dmarc' },
   ];

@@ -8,6 +8,8 @@ export interface Received {
   secure: boolean;
   /** The name the sender gave in EHLO. */
   helo: string;
+  /** The address the message came from. */
+  remoteAddress: string;
 }
 
 /** What the peer does with a recipient (chosen by the test, per address). */
@@ -100,6 +102,7 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
           raw: Buffer.concat(chunks),
           secure: session.secure,
           helo: String(session.hostNameAppearsAs),
+          remoteAddress: session.remoteAddress,
         });
         answer();
       };
