@@ -19,6 +19,7 @@ export const BOTH_STORES = [
   'test/http-sessions.test.ts',
   'test/domains.test.ts',
   'test/delivery.test.ts',
+  'test/domain-auth.test.ts',
   'test/tracking.test.ts',
   'test/http-audit.test.ts',
   'test/http-dashboard-emails.test.ts',

@@ -22,6 +22,9 @@ beforeAll(async () => {
   // No MX at all: the domain's own address is used (RFC 5321 §5.1).
   dns.set('nomx.test', { A: ['127.0.0.1'] });
   dns.set('servfail.test', { rcode: 'SERVFAIL' });
+  // The SPF `svc domains add` prints for sender.test, and our host name at the address we send from.
+  dns.set('bounces.sender.test', { TXT: ['v=spf1 a:mta.svc.test ~all'] });
+  dns.set('mta.svc.test', { A: ['127.0.0.1'] });
   env = await createTestEnv({
     dnsServers: dns.server,
     mxPort: String(mx.port),

@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSmtpRelay, RELAY_DEFAULTS, type SmtpRelay } from '../src/smtp/index.ts';
 import type { DnsServer } from './peers/dns.ts';
 import type { MxPeer, Received } from './peers/mx.ts';
-import { settle, startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
+import { addSigningDomain, settle, startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
 import { publish } from './domains-helpers.ts';
+import { SPF_CACHE_MS } from '../src/delivery/spf-verdict.ts';
 
 /**
  * Issue 28 item 1: the records svc prints, published as they are, make a delivered
@@ -106,5 +107,37 @@ describe('the records svc prints make SPF, DKIM and DMARC pass at the receiver',
       variables: { name: 'Ann' },
     });
     expect(await verdicts(await receivedFor('tpl@dest.test'))).toEqual(PASS);
+  });
+});
+
+describe('spf_aligned and spf_authorized_ip', () => {
+  it('are true when the published SPF passes for the address the message left from, evaluated once per (domain, address)', async () => {
+    const asked = () => dns.queries.filter((q) => q === 'TXT bounces.sender.test').length;
+    // Past the earlier tests' cached evaluation: the first send below evaluates anew.
+    d.env.clock.advance(SPF_CACHE_MS + 1);
+    const before = asked();
+    const first = await d.send(['spf1@dest.test']);
+    await settle(d.env);
+    const second = await d.send(['spf2@dest.test']);
+    await settle(d.env);
+    for (const id of [first, second])
+      expect(await d.email(id)).toMatchObject({
+        spf_domain: 'bounces.sender.test',
+        spf_aligned: 1,
+        spf_authorized_ip: 1,
+      });
+    expect(asked() - before).toBe(1);
+  });
+
+  it('are false when the MAIL FROM domain publishes no SPF, or one that does not list the address', async () => {
+    await addSigningDomain(d.env, dns, 'nospf.test');
+    const none = await d.send(['nospf@dest.test'], { from: 'news@nospf.test' });
+    await settle(d.env);
+    expect(await d.email(none)).toMatchObject({ spf_aligned: 0, spf_authorized_ip: 0 });
+    await addSigningDomain(d.env, dns, 'elsewhere.test');
+    dns.set('bounces.elsewhere.test', { TXT: ['v=spf1 ip4:192.0.2.1 -all'] });
+    const other = await d.send(['elsewhere@dest.test'], { from: 'news@elsewhere.test' });
+    await settle(d.env);
+    expect(await d.email(other)).toMatchObject({ spf_aligned: 0, spf_authorized_ip: 0 });
   });
 });

@@ -10,6 +10,7 @@ import type { DeliveryJob, DkimKey, JobResult, WorkerSettings } from './job.ts';
 import type { DeliveryRepo, DueRow, RecipientOutcome, Stamp } from './repo.ts';
 import { createThrottle, type ThrottleOptions } from './throttle.ts';
 import { buildJob, type BuiltJob, type HtmlTracking } from './build-job.ts';
+import { createSpfEvaluator, spfFields, type SpfEvaluator } from './spf-verdict.ts';
 
 export interface SigningKeys {
   getSigningKey(domain: string): Promise<DkimKey | undefined>;
@@ -35,6 +36,8 @@ export interface EngineDeps {
   tracking?: HtmlTracking;
   /** The key that signs return paths (the server secret RETURN_PATH_SECRET). */
   returnPathKey: () => Promise<Buffer>;
+  /** Evaluates the published SPF of a MAIL FROM for the address a message left from (spf-verdict.ts). */
+  spf?: SpfEvaluator;
   /** Told of every recorded recipient outcome (/metrics). */
   observe?: (decisions: Decision[]) => void;
   /**
@@ -119,6 +122,7 @@ export function envelopesFor(
 
 export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
   const { repo, clock, logger } = deps;
+  const evaluateSpf = deps.spf ?? createSpfEvaluator(opts.worker.dnsServers ?? undefined, clock, opts.worker.hostname);
   const throttle = createThrottle(opts.throttle);
   /** Transactions the workers run at once. */
   const capacity = opts.threads * opts.perThread;
@@ -350,7 +354,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     run
       .then((result) => {
         // record() adapts the throttle to the reply (a 421 pauses the destination) before it awaits.
-        const recorded = record(j.seq, j.projectId, j.createdAt, rows, result, c.lease);
+        const recorded = record(j.seq, j.projectId, j.createdAt, rows, result, c.lease, job);
         freeSlot();
         if (!stopping) void tick();
         return recorded;
@@ -370,6 +374,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     rows: DueRow[],
     result: JobResult,
     lease: string,
+    job: Pick<DeliveryJob, 'envelope_from' | 'from_email'>,
   ): Promise<void> {
     const now = clock.now();
     const outcomes: RecipientOutcome[] = rows.map((row) => {
@@ -398,7 +403,9 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
       };
     });
     adapt(rows[0]!.domain, result, now);
-    await repo.record(seq, projectId, result.email_id, result.connection, outcomes, now, lease);
+    const ip = result.connection?.local_ip;
+    const spf = ip ? spfFields(await evaluateSpf(job.envelope_from, ip), job.envelope_from, job.from_email) : null;
+    await repo.record(seq, projectId, result.email_id, result.connection, outcomes, now, lease, spf);
     deps.observe?.(outcomes.map((o) => o.decision));
   }
 

@@ -58,6 +58,8 @@ export interface ConnectionInfo {
   ip: string;
   tls: boolean;
   tls_version: string | null;
+  /** The local address the message left from. */
+  local_ip: string | null;
 }
 
 /** The result of one recipient: a reply from its server, or a failure before any reply. */

@@ -4,6 +4,7 @@ import { newId } from '../lib/ids.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type { ConnectionInfo } from './job.ts';
+import type { SpfFields } from './spf-verdict.ts';
 import type { Decision } from './outcome.ts';
 import type { SharedThrottle } from './throttle.ts';
 import { summarize, type RecipientState } from './status.ts';
@@ -25,10 +26,6 @@ export const PG_EXPLAIN_SQL = `SELECT r.address, r.status, r.attempts, r.next_at
     t.reason AS throttle_reason
   FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
   WHERE e.id = $1 ORDER BY r.id`;
-
-function alignedRelaxed(a: string, b: string): boolean {
-  return a === b || a.endsWith(`.${b}`) || b.endsWith(`.${a}`);
-}
 
 /**
  * The delivery queue on PostgreSQL, shared by several nodes (issue 17, item 2): the SQLite
@@ -229,7 +226,8 @@ export function createPgDeliveryRepo(
               // d= is the From domain, so DKIM aligns (and DMARC passes on it) whenever we sign.
               stamps.map((x) => (x.dkim ? 1 : 0)),
               stamps.map((x) => x.spf_domain),
-              stamps.map((x) => (alignedRelaxed(x.spf_domain, x.from_domain) ? 1 : 0)),
+              // Known once a message left: record() writes SPF evaluated for the address it left from.
+              stamps.map(() => null),
             ],
           );
         }
@@ -264,6 +262,7 @@ export function createPgDeliveryRepo(
       outcomes: RecipientOutcome[],
       now: number,
       lease: string,
+      spf: SpfFields | null = null,
     ) =>
       tx.write(async (t) => {
         const at = iso(now);
@@ -279,6 +278,12 @@ export function createPgDeliveryRepo(
         }
         // The email's status, then the events (outcome-writes.ts, "status, then events").
         // setRecipients locked the email's row.
+        if (set.size > 0 && spf)
+          await t.query('UPDATE emails SET spf_aligned = $2, spf_authorized_ip = $3 WHERE seq = $1', [
+            seq,
+            spf.spf_aligned ? 1 : 0,
+            spf.spf_authorized_ip ? 1 : 0,
+          ]);
         if (set.size > 0) await refreshEmail(t, seq, at, { locked: true });
         await addEvents(t, events, at);
         return set.size;

@@ -5,6 +5,7 @@ import type { Committer } from '../store/committer.ts';
 import { iso } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { ConnectionInfo } from './job.ts';
+import type { SpfFields } from './spf-verdict.ts';
 import type { Decision } from './outcome.ts';
 import type { SharedThrottle } from './throttle.ts';
 import { summarize, type RecipientState } from './status.ts';
@@ -39,11 +40,6 @@ export interface Stamp {
   dkim: { d: string; s: string } | null;
   spf_domain: string;
   from_domain: string;
-}
-
-/** DMARC relaxed alignment, approximated without a public-suffix list: one domain ends with the other. */
-function alignedRelaxed(a: string, b: string): boolean {
-  return a === b || a.endsWith(`.${b}`) || b.endsWith(`.${a}`);
 }
 
 export interface QueueRecipient {
@@ -134,6 +130,9 @@ export function createDeliveryRepo(
        spf_domain = @spf_domain, spf_aligned = @spf_aligned, dmarc_aligned = @signed
      WHERE seq = @seq AND status IN ('QUEUED', 'SENDING')`,
   );
+  const setSpf = db.prepare(
+    'UPDATE emails SET spf_aligned = @aligned, spf_authorized_ip = @authorized WHERE seq = @seq',
+  );
   const recipientsOf = db.prepare<[number], RecipientState>(
     'SELECT status, bounce_type, bounce_category, smtp_code, smtp_enhanced, smtp_text, sent_at, delivered_at, updated_at FROM recipients WHERE email_seq = +? ORDER BY id',
   );
@@ -222,7 +221,8 @@ export function createDeliveryRepo(
             // d= is the From domain, so DKIM aligns (and DMARC passes on it) whenever we sign.
             signed: st.dkim ? 1 : 0,
             spf_domain: st.spf_domain,
-            spf_aligned: alignedRelaxed(st.spf_domain, st.from_domain) ? 1 : 0,
+            // Known once a message left: record() writes SPF evaluated for the address it left from.
+            spf_aligned: null,
           });
         }
         // A retry says why the previous attempt did not finish, so the events explain the wait.
@@ -246,6 +246,7 @@ export function createDeliveryRepo(
       outcomes: RecipientOutcome[],
       now: number,
       lease: string,
+      spf: SpfFields | null = null,
     ) =>
       tx.write(() => {
         const at = iso(now);
@@ -253,6 +254,7 @@ export function createDeliveryRepo(
           .map((o) => applyOutcome(seq, projectId, emailId, conn, o, at, lease))
           .filter((events) => events !== undefined);
         if (applied.length === 0) return 0;
+        if (spf) setSpf.run({ seq, aligned: spf.spf_aligned ? 1 : 0, authorized: spf.spf_authorized_ip ? 1 : 0 });
         // The email's status, then the events (outcome-writes.ts, "status, then events").
         refreshEmail(seq, at);
         for (const events of applied) for (const [type, data] of events) addEvent(seq, type, data, at);

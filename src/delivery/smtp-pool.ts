@@ -22,6 +22,8 @@ export interface Session {
   conn: SMTPConnection;
   tls: boolean;
   tlsVersion: string | null;
+  /** The local address the session left from (what receivers evaluate SPF for). */
+  localAddress: string | null;
 }
 
 const keyOf = (t: ConnectTarget) => `${t.ip}|${t.port}|${t.host}`;
@@ -45,8 +47,10 @@ function open(t: ConnectTarget, s: PoolSettings): Promise<Session> {
         conn.removeListener('error', reject);
         // A pooled connection that fails later is simply dropped; errors surface through send().
         conn.on('error', () => {});
-        const socket = (conn as unknown as { _socket?: { getProtocol?: () => string | null } })._socket;
-        resolve({ conn, tls: conn.secure, tlsVersion: conn.secure ? (socket?.getProtocol?.() ?? null) : null });
+        const socket = (conn as unknown as { _socket?: { getProtocol?: () => string | null; localAddress?: string } })
+          ._socket;
+        const tlsVersion = conn.secure ? (socket?.getProtocol?.() ?? null) : null;
+        resolve({ conn, tls: conn.secure, tlsVersion, localAddress: socket?.localAddress ?? null });
       };
       if (!t.auth) return finish();
       conn.login(t.auth, (err) => (err ? reject(err) : finish()));

@@ -144,7 +144,13 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
       last = failAll(job.recipients, { ...f, message: `${t.host} [${t.ip}]:${t.port}: ${f.message}` });
       continue;
     }
-    const connection = { mx_host: t.host, ip: t.ip, tls: session.tls, tls_version: session.tlsVersion };
+    const connection = {
+      mx_host: t.host,
+      ip: t.ip,
+      tls: session.tls,
+      tls_version: session.tlsVersion,
+      local_ip: session.localAddress,
+    };
     const results: RecipientResult[] = [];
     const rest = (from: number) => envelopes.slice(from).flatMap((e) => e.to);
     let broken: SendError | null = null;
