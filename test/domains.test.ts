@@ -184,3 +184,62 @@ describe('svc domains verify', () => {
     expect(checkOf(v, 'dkim').reason).toBe(`the DNS server failed (SERVFAIL) looking up TXT ${d.records[0]!.name}`);
   });
 });
+
+describe('a domain that already has records (issue 28 item 2)', () => {
+  it('leaves an SPF at the apex alone: svc asks for none there, and verifies beside it', async () => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    t.dns.set('example.com', { TXT: ['v=spf1 include:_spf.google.com ~all'] });
+    publish(t.dns, d);
+    expect(d.records.filter((r) => r.name === 'example.com')).toEqual([]);
+    const v = await t.env.app.domains.verifyDomain('example.com');
+    expect(v.status).toBe('VERIFIED');
+    expect(checkOf(v, 'spf')).toMatchObject({ name: 'bounces.example.com', ok: true, reason: null });
+  });
+
+  it.each([
+    [
+      'an SPF without our host',
+      ['v=spf1 include:_spf.google.com ~all'],
+      `publish this one record in its place: v=spf1 include:_spf.google.com a:${HOST} ~all`,
+    ],
+    [
+      'two SPF records',
+      ['v=spf1 ip4:198.51.100.1 -all', 'v=spf1 include:_spf.example.net ~all'],
+      `publish this one record in their place: v=spf1 ip4:198.51.100.1 include:_spf.example.net a:${HOST} -all`,
+    ],
+  ])('gives the exact merged SPF to publish at the return path for %s', async (_name, existing, merged) => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    publish(t.dns, d);
+    t.dns.merge('bounces.example.com', { TXT: existing });
+    const v = await t.env.app.domains.verifyDomain('example.com');
+    expect(v.status).toBe('PENDING');
+    expect(checkOf(v, 'spf')).toMatchObject({ ok: false, reason: expect.stringContaining(merged), found: existing });
+  });
+
+  it('reports an existing DMARC policy rather than proposing a second record', async () => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    publish(t.dns, d);
+    t.dns.set('_dmarc.example.com', { TXT: ['v=DMARC1; p=reject; rua=mailto:d@example.net'] });
+    const v = await t.env.app.domains.verifyDomain('example.com');
+    expect(v.status).toBe('VERIFIED');
+    expect(checkOf(v, 'dmarc')).toMatchObject({
+      ok: true,
+      reason: 'a DMARC record is already published (policy p=reject): keep it, publish no second one',
+      found: ['v=DMARC1; p=reject; rua=mailto:d@example.net'],
+    });
+  });
+
+  it('says where an MX on the return-path name sends bounces, and what to publish instead', async () => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    publish(t.dns, d);
+    t.dns.merge('bounces.example.com', { MX: [{ priority: 5, exchange: 'mx.other.example' }] });
+    const v = await t.env.app.domains.verifyDomain('example.com');
+    expect(checkOf(v, 'return-path').reason).toBe(
+      `the MX of bounces.example.com points to mx.other.example, not ${HOST}: bounces to svc's return path go there; replace it with MX 10 ${HOST} (recommended, not required)`,
+    );
+  });
+});

@@ -36,6 +36,8 @@ export function describeDomain(d: Domain, hostname: string): string {
     `Records to publish (SPF and the return path name the server host ${hostname}):`,
     // VALUE last: a DKIM key is ~400 characters and would push PURPOSE off every line.
     table(d.records as never, ['type', 'name', 'purpose', 'value']),
+    `SPF goes on bounces.${d.name}, the return path receivers check: an SPF record at ${d.name} stays as it is;`,
+    `never add a second v=spf1 there. A DMARC record already published is kept (the checks show its policy).`,
     '',
     ...checkLines(d),
   ].join('\n');

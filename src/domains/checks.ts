@@ -1,5 +1,6 @@
 import type { DnsLookups, Lookup } from './dns.ts';
 import { REQUIRED, type DnsRecord, type RecordCheck } from './records.ts';
+import { dmarcPolicy, mergedSpf } from './merge.ts';
 import { spfAuthorises } from './spf.ts';
 
 /** pass: DKIM and SPF match; fail: one is missing or wrong; inconclusive: a lookup failed for now. */
@@ -79,10 +80,14 @@ async function checkSpf(dns: DnsLookups, record: DnsRecord, hostname: string): P
   if (!l.ok) return failed(record, l);
   const spf = l.values.filter((v) => /^v=spf1(\s|$)/i.test(v.trim()));
   if (spf.length === 0) return bad(record, `no SPF record (v=spf1) at ${record.name}`, l.values);
+  const merge = `publish this one record in their place: ${mergedSpf(spf, hostname)}`;
   // RFC 7208 §4.5: more than one SPF record is a permanent error for receivers.
-  if (spf.length > 1) return bad(record, `${spf.length} SPF records at ${record.name}; there must be one`, spf);
+  if (spf.length > 1)
+    return bad(record, `${spf.length} SPF records at ${record.name}; there must be one, so ${merge}`, spf);
   const verdict = await spfAuthorises(spf[0]!, record.name, hostname, dns);
-  return verdict.ok ? ok(record, spf) : bad(record, verdict.reason, spf, verdict.temporary);
+  if (verdict.ok) return ok(record, spf);
+  if (verdict.temporary) return bad(record, verdict.reason, spf, true);
+  return bad(record, `${verdict.reason}; ${merge.replace('their', 'its')}`, spf);
 }
 
 async function checkReturnPath(dns: DnsLookups, record: DnsRecord, hostname: string): Promise<Checked> {
@@ -90,13 +95,25 @@ async function checkReturnPath(dns: DnsLookups, record: DnsRecord, hostname: str
   if (!l.ok) return failed(record, l);
   if (l.values.includes(hostname)) return ok(record, l.values);
   if (l.values.length === 0) return bad(record, `no MX record at ${record.name}`, []);
-  return bad(record, `the MX of ${record.name} does not point to ${hostname}`, l.values);
+  const elsewhere = `the MX of ${record.name} points to ${l.values.join(', ')}, not ${hostname}`;
+  return bad(
+    record,
+    `${elsewhere}: bounces to svc's return path go there; replace it with MX ${record.value}`,
+    l.values,
+  );
 }
 
 async function checkDmarc(dns: DnsLookups, record: DnsRecord): Promise<Checked> {
   const l = await dns.txt(record.name);
   if (!l.ok) return failed(record, l);
   const dmarc = l.values.filter((v) => /^v=DMARC1(\s*;|\s*$)/i.test(v.trim()));
-  if (dmarc.length === 1) return ok(record, dmarc);
+  if (dmarc.length === 1 && dmarc[0] === record.value) return ok(record, dmarc);
+  // An existing policy is the owner's: report it, and never propose a second record beside it.
+  if (dmarc.length === 1) {
+    const note = `a DMARC record is already published (policy p=${dmarcPolicy(dmarc[0]!)}): keep it, publish no second one`;
+    return { check: { ...base(record), ok: true, reason: note, found: dmarc }, temporary: false };
+  }
+  if (dmarc.length > 1)
+    return bad(record, `${dmarc.length} DMARC records at ${record.name}; receivers ignore them all: keep one`, dmarc);
   return bad(record, `no DMARC record (v=DMARC1) at ${record.name}`, l.values);
 }
