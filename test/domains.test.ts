@@ -243,3 +243,33 @@ describe('a domain that already has records (issue 28 item 2)', () => {
     );
   });
 });
+
+describe('an SPF record receivers would reject (issue 28, bad input)', () => {
+  it('names the term of a record with a syntax error', async () => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    publish(t.dns, d);
+    t.dns.set('bounces.example.com', { TXT: [`v=spf1 a:${HOST} incude:_spf.example.net ~all`] });
+    const v = await t.env.app.domains.verifyDomain('example.com');
+    expect(v.status).toBe('PENDING');
+    expect(checkOf(v, 'spf').reason).toBe(
+      'the SPF record at bounces.example.com has a syntax error at "incude:_spf.example.net": receivers fail SPF (permerror) for all its mail',
+    );
+  });
+
+  it('counts DNS lookups through includes and refuses a record that needs more than 10', async () => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    publish(t.dns, d);
+    // Three includes of four lookups each, plus our a: 1 + 3 × (1 + 4) = 16.
+    for (const n of [1, 2, 3])
+      t.dns.set(`_spf${n}.example.net`, { TXT: ['v=spf1 a mx a:x.example.net mx:y.example.net -all'] });
+    const record = `v=spf1 a:${HOST} include:_spf1.example.net include:_spf2.example.net include:_spf3.example.net ~all`;
+    t.dns.set('bounces.example.com', { TXT: [record] });
+    const v = await t.env.app.domains.verifyDomain('example.com');
+    expect(v.status).toBe('PENDING');
+    expect(checkOf(v, 'spf').reason).toContain(
+      'the SPF record at bounces.example.com needs more than 10 DNS lookups (include:, a, mx, ptr, exists:, redirect=, counted through its includes): receivers fail SPF (permerror)',
+    );
+  });
+});

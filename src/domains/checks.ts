@@ -2,6 +2,7 @@ import type { DnsLookups, Lookup } from './dns.ts';
 import { REQUIRED, type DnsRecord, type RecordCheck } from './records.ts';
 import { dmarcPolicy, mergedSpf } from './merge.ts';
 import { spfAuthorises } from './spf.ts';
+import { SPF_LOOKUP_LIMIT, spfLookups, spfSyntaxError } from './spf-limits.ts';
 
 /** pass: DKIM and SPF match; fail: one is missing or wrong; inconclusive: a lookup failed for now. */
 export type Outcome = 'pass' | 'fail' | 'inconclusive';
@@ -84,6 +85,16 @@ async function checkSpf(dns: DnsLookups, record: DnsRecord, hostname: string): P
   // RFC 7208 §4.5: more than one SPF record is a permanent error for receivers.
   if (spf.length > 1)
     return bad(record, `${spf.length} SPF records at ${record.name}; there must be one, so ${merge}`, spf);
+  const broken = spfSyntaxError(spf[0]!);
+  if (broken !== undefined) {
+    const why = `the SPF record at ${record.name} has a syntax error at "${broken}": receivers fail SPF (permerror) for all its mail`;
+    return bad(record, why, spf);
+  }
+  const lookups = await spfLookups(spf[0]!, dns);
+  if (lookups > SPF_LOOKUP_LIMIT) {
+    const why = `the SPF record at ${record.name} needs more than ${SPF_LOOKUP_LIMIT} DNS lookups (include:, a, mx, ptr, exists:, redirect=, counted through its includes): receivers fail SPF (permerror); replace includes with ip4:/ip6: ranges`;
+    return bad(record, why, spf);
+  }
   const verdict = await spfAuthorises(spf[0]!, record.name, hostname, dns);
   if (verdict.ok) return ok(record, spf);
   if (verdict.temporary) return bad(record, verdict.reason, spf, true);
