@@ -151,10 +151,18 @@ export function createBlocklistChecker(dns: Pick<DoctorDns, 'a'>, clock: Clock, 
   }
 
   return {
-    /** One check per list and address, the lists asked one after another. */
-    async check(addresses: string[], lists: readonly Blocklist[] = BLOCKLISTS): Promise<DoctorCheck[]> {
+    /** One check per list and address, the lists asked one after another, until `signal` stops them. */
+    async check(
+      addresses: string[],
+      lists: readonly Blocklist[] = BLOCKLISTS,
+      signal?: AbortSignal,
+    ): Promise<DoctorCheck[]> {
       const checks: DoctorCheck[] = [];
-      for (const address of addresses) for (const list of lists) checks.push(await checkOne(list, address));
+      for (const address of addresses)
+        for (const list of lists) {
+          signal?.throwIfAborted();
+          checks.push(await checkOne(list, address));
+        }
       return checks;
     },
   };

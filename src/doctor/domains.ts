@@ -9,6 +9,8 @@ export interface DomainChecksDeps {
   repo: Pick<DomainsRepo, 'listDomainIds' | 'findDomainById'>;
   dns: DoctorDns;
   hostname: string;
+  /** Stops the checks between domains (the server stopping). */
+  signal?: AbortSignal | undefined;
 }
 
 /**
@@ -20,6 +22,7 @@ export interface DomainChecksDeps {
 export async function checkDomains(deps: DomainChecksDeps): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
   for (const id of await deps.repo.listDomainIds()) {
+    deps.signal?.throwIfAborted();
     const row = await deps.repo.findDomainById(id);
     if (!row) continue;
     const run = await runChecks(deps.dns, recordsOf(row, deps.hostname), deps.hostname);

@@ -27,12 +27,12 @@ export function startDoctorMonitor(
   const periodic = startPeriodic(deps.clock, deps.intervalMs ?? DOCTOR_INTERVAL_MS, async (signal) => {
     signal.addEventListener('abort', doctor.cancel, { once: true });
     try {
-      const report = await doctor.run();
-      if (signal.aborted) return;
+      const report = await doctor.run(signal);
       logChanges(deps.logger, latest, report);
       latest = report;
     } catch (e) {
-      deps.logger.error({ err: e }, 'svc doctor checks failed');
+      // A run cut short by the server stopping is no failure.
+      if (!signal.aborted) deps.logger.error({ err: e }, 'svc doctor checks failed');
     } finally {
       signal.removeEventListener('abort', doctor.cancel);
     }

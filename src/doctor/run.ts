@@ -40,11 +40,20 @@ export const PROBE_DOMAIN = 'gmail.com';
 export function createDoctor(deps: DoctorDeps) {
   const blocklists: BlocklistChecker = createBlocklistChecker(deps.dns, deps.clock);
   return {
-    /** Runs every check; a check never throws, it reports. */
-    async run(): Promise<DoctorReport> {
+    /**
+     * Runs every check; a check never throws, it reports. `signal` (the server stopping)
+     * ends the run: the lookups in flight are cancelled (cancel) and no other starts, since
+     * each would wait out its own timeout (the run rejects with the signal's reason).
+     */
+    async run(signal?: AbortSignal): Promise<DoctorReport> {
+      const standing = () => signal?.throwIfAborted();
       const addresses = await (deps.addresses ?? localOutboundAddresses)();
       const checks: DoctorCheck[] = [hostnameCheck(deps.hostname), ...outboundChecks(addresses)];
-      for (const a of addresses) checks.push(await checkFcrdns(deps.dns, a, deps.hostname));
+      for (const a of addresses) {
+        standing();
+        checks.push(await checkFcrdns(deps.dns, a, deps.hostname));
+      }
+      standing();
       checks.push(
         await checkPort25({
           dns: deps.dns,
@@ -57,8 +66,10 @@ export function createDoctor(deps: DoctorDeps) {
         }),
       );
       // Private addresses are on no public list; asking would only spend the lists' quota.
-      checks.push(...(await blocklists.check(addresses.filter((a) => !isPrivateAddress(a)))));
-      checks.push(...(await checkDomains({ repo: deps.domains, dns: deps.dns, hostname: deps.hostname })));
+      const listed = addresses.filter((a) => !isPrivateAddress(a));
+      checks.push(...(await blocklists.check(listed, undefined, signal)));
+      checks.push(...(await checkDomains({ repo: deps.domains, dns: deps.dns, hostname: deps.hostname, signal })));
+      standing();
       return { checked_at: iso(deps.clock.now()), status: worstStatus(checks), checks };
     },
     /** Ends the lookups in flight (the server stopping). */
