@@ -105,6 +105,13 @@ export interface Served {
   stop: () => Promise<number | null>;
 }
 
+/**
+ * The resolver a served `svc` asks unless a test names one: a closed port on loopback, which
+ * refuses at once. A server looks names up on its own (svc doctor at start, domain checks),
+ * and no test may ask a resolver off this machine.
+ */
+export const NO_DNS = '127.0.0.1:9';
+
 /** `svc serve` on free ports, in `dir` with its data dir at `dir/data`, once it says it is serving. */
 export async function startServe(
   dir: string,
@@ -115,7 +122,14 @@ export async function startServe(
   const [file, argv] = command(['serve', '--http-port', '0', '--smtp-port', '0', ...args], opts);
   const child = spawn(file, argv, {
     cwd: dir,
-    env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), SVC_LOG_FORMAT: 'json', ...(await storeEnv(dir)), ...env },
+    env: {
+      ...process.env,
+      SVC_DATA_DIR: join(dir, 'data'),
+      SVC_LOG_FORMAT: 'json',
+      SVC_DNS_SERVERS: NO_DNS,
+      ...(await storeEnv(dir)),
+      ...env,
+    },
   });
   let log = '';
   let stdout = '';

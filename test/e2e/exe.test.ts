@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from '../../src/lib/sleep.ts';
+import { NO_DNS } from '../cli-runner.ts';
 import { verifyDkim } from '../delivery-helpers.ts';
 import { publish } from '../domains-helpers.ts';
 import { startDnsServer, type DnsServer } from '../peers/dns.ts';
@@ -42,7 +43,8 @@ function startServer(
     EXE,
     ['serve', '--data-dir', dataDir, '--http-port', '0', '--smtp-port', '0', '--log-format', 'json', ...extra],
     {
-      env: { HOME: dir, PATH: '/usr/bin:/bin', ...env },
+      // No resolver off this machine (cli-runner.ts, NO_DNS) unless the test names one.
+      env: { HOME: dir, PATH: '/usr/bin:/bin', SVC_DNS_SERVERS: NO_DNS, ...env },
     },
   );
   return new Promise((resolve, reject) => {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { NO_DNS } from '../cli-runner.ts';
 export { initDataDir } from './init-data-dir.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -16,7 +17,9 @@ export function spawnServe(
   opts: { cwd: string; env?: NodeJS.ProcessEnv },
 ): { child: ChildProcess; url: Promise<string> } {
   const all = ['serve', '--data-dir', dataDir, '--http-port', '0', '--smtp-port', '0', '--log-format', 'json', ...args];
-  const child = spawn(process.execPath, [join(ROOT, 'bin/svc.ts'), ...all], { cwd: opts.cwd, env: opts.env });
+  // No resolver off this machine (cli-runner.ts, NO_DNS) unless the test names one.
+  const env = { SVC_DNS_SERVERS: NO_DNS, ...(opts.env ?? process.env) };
+  const child = spawn(process.execPath, [join(ROOT, 'bin/svc.ts'), ...all], { cwd: opts.cwd, env });
   const url = new Promise<string>((resolve, reject) => {
     let log = '';
     child.stderr.on('data', (c: Buffer) => {
