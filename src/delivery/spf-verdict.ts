@@ -1,4 +1,4 @@
-import { Resolver } from 'node:dns/promises';
+import { openResolver } from '../domains/dns.ts';
 import { spf } from 'mailauth/lib/spf/index.js';
 import type { Clock } from '../lib/clock.ts';
 
@@ -36,8 +36,7 @@ export type SpfEvaluator = (mailFrom: string, ip: string) => Promise<string>;
  * each (domain, address) result is reused for SPF_CACHE_MS, so delivery walks DNS once.
  */
 export function createSpfEvaluator(servers: string[] | undefined, clock: Clock, helo: string): SpfEvaluator {
-  const resolver = new Resolver({ timeout: 2000, tries: 2 });
-  if (servers && servers.length > 0) resolver.setServers(servers);
+  const resolver = openResolver(servers);
   const cache = new Map<string, { until: number; result: Promise<string> }>();
   const evaluate = async (mailFrom: string, ip: string) => {
     try {

@@ -1,8 +1,7 @@
-import { Resolver } from 'node:dns/promises';
 import { isIPv4 } from 'node:net';
 import { reversedName } from './address.ts';
 import { createDnsResolver, type DnsLookups, type Lookup } from '../domains/index.ts';
-import { lookupError } from '../domains/dns.ts';
+import { DNS_TIMEOUT_MS, lookupError, openResolver } from '../domains/dns.ts';
 
 /** The lookups of `svc doctor`: the domain checks' and, beside them, reverse (PTR) and A-only queries. */
 export interface DoctorDns extends DnsLookups {
@@ -14,10 +13,9 @@ export interface DoctorDns extends DnsLookups {
 
 /** A resolver on `servers` (--dns-servers; the system's when empty) with short timeouts, as domain checks use. */
 export function createDoctorDns(servers: string[], opts: { timeoutMs?: number; tries?: number } = {}): DoctorDns {
-  const timeoutMs = opts.timeoutMs ?? 2000;
-  const lookups = createDnsResolver(servers, { timeoutMs, tries: opts.tries ?? 2 });
-  const resolver = new Resolver({ timeout: timeoutMs, tries: opts.tries ?? 2 });
-  if (servers.length > 0) resolver.setServers(servers);
+  const timeoutMs = opts.timeoutMs ?? DNS_TIMEOUT_MS;
+  const lookups = createDnsResolver(servers, opts);
+  const resolver = openResolver(servers, opts);
   const run = (what: string, query: () => Promise<string[]>): Promise<Lookup> =>
     query().then(
       (values) => ({ ok: true, values }),

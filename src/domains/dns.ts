@@ -45,14 +45,24 @@ export function lookupError(e: unknown, what: string, timeoutMs: number): Lookup
   return { ok: false, temporary: true, reason: text };
 }
 
+/** A lookup's default per-try timeout: short, with few tries, so a check never hangs. */
+export const DNS_TIMEOUT_MS = 2000;
+
 /**
- * A resolver on `servers` (host:port, as --dns-servers gives them; the system's
- * when absent) with a short timeout and few tries, so a check never hangs.
+ * The server's resolver: on `servers` (host:port, as --dns-servers gives them; the system's
+ * when absent), with the short timeout and few tries every lookup of svc uses (domain checks,
+ * svc doctor, delivery's SPF evaluation).
  */
-export function createDnsResolver(servers: string[] | undefined, opts: DnsOptions = {}): DnsLookups {
-  const timeoutMs = opts.timeoutMs ?? 2000;
-  const resolver = new Resolver({ timeout: timeoutMs, tries: opts.tries ?? 2 });
+export function openResolver(servers: string[] | undefined, opts: DnsOptions = {}): Resolver {
+  const resolver = new Resolver({ timeout: opts.timeoutMs ?? DNS_TIMEOUT_MS, tries: opts.tries ?? 2 });
   if (servers && servers.length > 0) resolver.setServers(servers);
+  return resolver;
+}
+
+/** The lookups of the domain checks, on openResolver's resolver. */
+export function createDnsResolver(servers: string[] | undefined, opts: DnsOptions = {}): DnsLookups {
+  const timeoutMs = opts.timeoutMs ?? DNS_TIMEOUT_MS;
+  const resolver = openResolver(servers, opts);
   const run = async (what: string, query: () => Promise<string[]>): Promise<Lookup> => {
     try {
       return { ok: true, values: await query() };
