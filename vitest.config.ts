@@ -35,6 +35,7 @@ export const BOTH_STORES = [
   'test/cli-webhooks.test.ts',
   'test/delivery-modes.test.ts',
   'test/inbound.test.ts',
+  'test/dmarc-reports.test.ts',
   'test/http-auth.test.ts',
   'test/http-stats.test.ts',
   'test/trial.test.ts',

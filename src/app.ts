@@ -11,7 +11,7 @@ import { openPgStore, openSqliteStore, type Store } from './store/open.ts';
 import type { OpsMetrics } from './http/metrics.ts';
 import { createTopService } from './top/service.ts';
 import { NODE_STALE_MS } from './nodes/heartbeat.ts';
-import { createInboundService } from './inbound/index.ts';
+import { createDmarcReports, createInboundService } from './inbound/index.ts';
 import { createAccountsService, createMembersService } from './accounts/index.ts';
 import { createKeysService } from './keys/index.ts';
 import { createLoginThrottle, createSessionsService, LOGIN_LIMITS } from './sessions/index.ts';
@@ -36,6 +36,7 @@ import { createDispatchWorker } from './webhooks/worker-host.ts';
 import {
   createDoctor,
   createDoctorDns,
+  localOutboundAddresses,
   startDoctorMonitor,
   type DoctorDeps,
   type DoctorMonitor,
@@ -196,7 +197,19 @@ async function wire(
   });
   const rateLimiter = store.rateLimiter();
   const deliveryRepo = store.delivery;
+  // DMARC aggregate reports: svc's addresses are its host name's (what its SPF authorises) and the machine's.
+  const dmarc = createDmarcReports({
+    repo: store.dmarc,
+    findDomain: (name) => domainsRepo.findDomainByName(name),
+    ownAddresses: async () => {
+      const named = await dnsResolver.addresses(hostname);
+      return [...(named.ok ? named.values : []), ...(await localOutboundAddresses())];
+    },
+    clock,
+    logger,
+  });
   const inbound = createInboundService({
+    dmarc,
     delivery: deliveryRepo,
     findEmail: (id) => emailsRepo.findById(id),
     returnPathKey: () => secrets.get(RETURN_PATH_SECRET),
@@ -372,6 +385,8 @@ async function wire(
     topReader: (o: { projectId?: string } = {}) => store.topReader({ clock, ...o }),
     /** Bounces mailed back to return paths (the inbound listener, `svc inbound process`). */
     inbound,
+    /** DMARC aggregate reports received for the domains (`svc domains report`, GET …/domains/:id/reports). */
+    dmarc,
     /** The dashboard's CSV export of a project's emails, on top of the list use case. */
     emailsExport: createEmailsExport(emails),
     /** An organization's use of its plan (GET .../usage). */

@@ -68,6 +68,9 @@ export const errorRegistry = {
   service_unavailable: { status: 503, smtp: [421, '4.3.2'], message: 'The service is shutting down or not ready' },
   // RFC 3463 X.3.1, "mail system full": try again later (decisions.md, "A full disk and a memory budget").
   storage_full: { status: 503, smtp: [452, '4.3.1'], message: "The server's storage is full; try again later" },
+  // A DMARC aggregate report that cannot be read, or is about a domain svc does not know
+  // (decisions.md, "DMARC aggregate reports"): permanent, so its sender stops retrying.
+  report_refused: { status: 422, smtp: [554, '5.6.0'], message: 'The DMARC aggregate report was refused' },
   server_busy: {
     status: 503,
     smtp: [452, '4.3.1'],

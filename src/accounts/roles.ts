@@ -36,6 +36,7 @@ export const MIN_ROLE: Readonly<Record<string, Role>> = {
   [`GET ${ORG}/domains/:domain_id`]: 'VIEWER',
   [`DELETE ${ORG}/domains/:domain_id`]: 'ADMIN',
   [`POST ${ORG}/domains/:domain_id/verify`]: 'ADMIN',
+  [`GET ${ORG}/domains/:domain_id/reports`]: 'VIEWER',
 
   [`GET ${ORG}/projects`]: 'VIEWER',
   [`POST ${ORG}/projects`]: 'ADMIN',

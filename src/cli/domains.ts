@@ -1,4 +1,6 @@
 import { hostnameProblem, type Domain, type DomainsService } from '../domains/index.ts';
+import { reportDaysQuerySchema, type ReportDay } from '../inbound/index.ts';
+import { parseInput } from '../validation.ts';
 import { withApp, type GlobalOptions } from './context.ts';
 import { EXIT_FAILED, print, table } from './io.ts';
 
@@ -87,4 +89,40 @@ export async function unbind([name]: string[], opts: Opts): Promise<void> {
 export async function remove([name]: string[], opts: Opts): Promise<void> {
   const d = await withDomains(opts, (s) => s.deleteDomain(name!));
   print(opts, d, () => `deleted domain ${d.name} (${d.id}) and its DKIM key`);
+}
+
+/** "pass" when all of a day's messages passed, "fail" when none did, else how many of them. */
+const passed = (n: number, of: number) => (n === of ? 'pass' : n === 0 ? 'fail' : `${n}/${of} pass`);
+
+/** svc domains report DOMAIN [--days N]: the DMARC aggregate reports received, per day and source IP. */
+export async function report([name]: string[], opts: Opts): Promise<void> {
+  const { days } = parseInput(reportDaysQuerySchema, opts.days === undefined ? {} : { days: opts.days });
+  const { domain, rows } = await withApp(opts, async (app) => {
+    const d = await app.domains.getDomain(name!);
+    return { domain: d.name, rows: await app.dmarc.listReportDays(d.id, days) };
+  });
+  print(opts, rows, () => reportText(domain, days, rows));
+}
+
+function reportText(domain: string, days: number, rows: ReportDay[]): string {
+  if (rows.length === 0) {
+    return `No DMARC aggregate reports for ${domain} in the last ${days} days. Receivers send them to the rua= address of its DMARC record (svc domains show ${domain}).`;
+  }
+  const lines = rows.map((r) => ({
+    ...r,
+    spf: passed(r.spf_pass, r.count),
+    dkim: passed(r.dkim_pass, r.count),
+    dmarc: passed(r.dmarc_pass, r.count),
+    flag: r.flagged ? 'NOT SVC, FAILS DMARC' : r.own_source ? 'svc' : null,
+  }));
+  const flagged = rows.some((r) => r.flagged);
+  return [
+    `DMARC aggregate reports for ${domain}, last ${days} days:`,
+    table(lines, ['day', 'source_ip', 'count', 'spf', 'dkim', 'dmarc', 'flag', 'reporters']),
+    ...(flagged
+      ? [
+          `warning: mail from addresses that are not this server failed DMARC for ${domain}: someone is spoofing the domain, or a sender is missing from its SPF and DKIM records.`,
+        ]
+      : []),
+  ].join('\n');
 }

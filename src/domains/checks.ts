@@ -1,6 +1,6 @@
 import type { DnsLookups, Lookup } from './dns.ts';
-import { REQUIRED, type DnsRecord, type RecordCheck } from './records.ts';
-import { dmarcPolicy, mergedSpf } from './merge.ts';
+import { dmarcReportAddress, REQUIRED, type DnsRecord, type RecordCheck } from './records.ts';
+import { dmarcPolicy, mergedDmarc, mergedSpf } from './merge.ts';
 import { spfAuthorises } from './spf.ts';
 import { SPF_LOOKUP_LIMIT, spfLookups, spfSyntaxError } from './spf-limits.ts';
 
@@ -121,7 +121,11 @@ async function checkDmarc(dns: DnsLookups, record: DnsRecord): Promise<Checked> 
   if (dmarc.length === 1 && dmarc[0] === record.value) return ok(record, dmarc);
   // An existing policy is the owner's: report it, and never propose a second record beside it.
   if (dmarc.length === 1) {
-    const note = `a DMARC record is already published (policy p=${dmarcPolicy(dmarc[0]!)}): keep it, publish no second one`;
+    const domain = record.name.replace(/^_dmarc\./, '');
+    const merged = mergedDmarc(dmarc[0]!, dmarcReportAddress(domain));
+    // Its reports come home only with svc's address in rua= (svc domains report).
+    const rua = merged ? `; to send its aggregate reports to svc too, publish in its place: ${merged}` : '';
+    const note = `a DMARC record is already published (policy p=${dmarcPolicy(dmarc[0]!)}): keep it, publish no second one${rua}`;
     return { check: { ...base(record), ok: true, reason: note, found: dmarc }, temporary: false };
   }
   if (dmarc.length > 1)

@@ -34,3 +34,25 @@ export function dmarcPolicy(record: string): string {
         .toLowerCase()
     : 'none';
 }
+
+/**
+ * The one DMARC record to publish in place of `existing` so that aggregate reports also
+ * reach svc: its tags as they are, `mailto:<address>` added to rua= (or a rua= tag added).
+ * Undefined when the record already sends them there.
+ */
+export function mergedDmarc(existing: string, address: string): string | undefined {
+  const tags = existing
+    .split(';')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  const uri = `mailto:${address}`;
+  const rua = tags.findIndex((t) => /^rua\s*=/i.test(t));
+  if (rua < 0) return [...tags, `rua=${uri}`].join('; ');
+  const uris = tags[rua]!.slice(tags[rua]!.indexOf('=') + 1)
+    .split(',')
+    .map((u) => u.trim());
+  // A URI may carry a size limit (mailto:a@b!10m, RFC 7489 §6.2).
+  if (uris.some((u) => u.replace(/!.*$/, '').toLowerCase() === uri.toLowerCase())) return undefined;
+  tags[rua] = `rua=${[...uris, uri].join(',')}`;
+  return tags.join('; ');
+}

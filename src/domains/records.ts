@@ -53,6 +53,8 @@ export const normalizeHostname = (name: string) => name.toLowerCase().replace(/\
 export const dkimName = (selector: string, domain: string) => `${selector}._domainkey.${domain}`;
 export const returnPathName = (domain: string) => `bounces.${domain}`;
 export const dmarcName = (domain: string) => `_dmarc.${domain}`;
+/** Where svc's DMARC record sends aggregate reports: its inbound MX takes mail for the return-path name. */
+export const dmarcReportAddress = (domain: string) => `dmarc@${returnPathName(domain)}`;
 
 export interface RecordInputs {
   domain: string;
@@ -72,6 +74,11 @@ export function buildRecords({ domain, selector, publicKeyB64, hostname }: Recor
     { type: 'TXT', name: dkimName(selector, domain), value: `v=DKIM1; k=rsa; p=${publicKeyB64}`, purpose: 'dkim' },
     { type: 'TXT', name: returnPathName(domain), value: `v=spf1 a:${hostname} ~all`, purpose: 'spf' },
     { type: 'MX', name: returnPathName(domain), value: `${RETURN_PATH_PRIORITY} ${hostname}`, purpose: 'return-path' },
-    { type: 'TXT', name: dmarcName(domain), value: `v=DMARC1; p=none; rua=mailto:dmarc@${domain}`, purpose: 'dmarc' },
+    {
+      type: 'TXT',
+      name: dmarcName(domain),
+      value: `v=DMARC1; p=none; rua=mailto:${dmarcReportAddress(domain)}`,
+      purpose: 'dmarc',
+    },
   ];
 }

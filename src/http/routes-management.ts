@@ -12,6 +12,7 @@ import {
 } from '../accounts/schema.ts';
 import { listAuditQuerySchema, writeAuditCsv } from '../audit/index.ts';
 import { AppError } from '../errors.ts';
+import { reportDayOut, reportDaysQuerySchema } from '../inbound/index.ts';
 import { listKeysQuerySchema } from '../keys/index.ts';
 import { createKeySchema } from '../keys/schema.ts';
 import { loginSchema } from '../sessions/schema.ts';
@@ -196,6 +197,20 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
     `${ORG}/domains/:domain_id/verify`,
     { summary: 'Look the records up now', response: out.domainOut },
     async ({ org, params, actor }) => app.domains.verifyDomain((await domainOf(org.id, params.domain_id!)).id, actor),
+  );
+  orgRoute(
+    'GET',
+    `${ORG}/domains/:domain_id/reports`,
+    {
+      summary: "The domain's DMARC aggregate reports per day and source IP; flagged: not svc's and failing DMARC",
+      query: reportDaysQuerySchema,
+      response: z.array(reportDayOut),
+    },
+    async ({ org, params, query }) =>
+      app.dmarc.listReportDays(
+        (await domainOf(org.id, params.domain_id!)).id,
+        parseInput(reportDaysQuerySchema, query).days,
+      ),
   );
   orgRoute('DELETE', `${ORG}/domains/:domain_id`, { summary: 'Delete a domain' }, async ({ org, params, actor }) =>
     app.domains.deleteDomain((await domainOf(org.id, params.domain_id!)).id, actor),

@@ -10,8 +10,11 @@ import {
   type ReturnPath,
 } from '../delivery/index.ts';
 import { readReport, type DsnRecipient, type InboundReport } from './report.ts';
+import type { DmarcReports, ReportReceipt } from './dmarc-service.ts';
 
 export interface InboundDeps {
+  /** DMARC aggregate reports mailed to dmarc@bounces.<domain>. */
+  dmarc?: Pick<DmarcReports, 'accepts' | 'isReportAddress' | 'receive'>;
   delivery: Pick<DeliveryRepo, 'findRecipient' | 'recordLateBounce' | 'recordComplaint'>;
   /** The email a return path names: its seq, project, sender and environment. */
   findEmail(
@@ -26,12 +29,14 @@ export interface InboundDeps {
 
 /** What processing one inbound message did, for the log and `svc inbound process`. */
 export interface InboundResult {
-  kind: InboundReport['kind'];
+  kind: InboundReport['kind'] | 'dmarc';
   applied: (
     | { email_id: string; recipient: string; status: 'BOUNCED'; bounce_type: string; bounce_category: string }
     | { email_id: string; recipient: string; status: 'COMPLAINED'; feedback_type: string }
   )[];
   ignored: { recipient: string | null; why: string }[];
+  /** A DMARC aggregate report's receipt (kind dmarc). */
+  report?: ReportReceipt;
 }
 
 type Bounced = Extract<Decision, { kind: 'bounced' }>;
@@ -149,13 +154,19 @@ export function createInboundService(deps: InboundDeps) {
   }
 
   return {
-    /** RCPT TO at the inbound listener: only return paths of emails svc sent. */
+    /** RCPT TO at the inbound listener: only return paths of emails svc sent, and report addresses of its domains. */
     async accepts(address: string): Promise<boolean> {
-      return (await emailOf(address)) !== null;
+      return (await emailOf(address)) !== null || ((await deps.dmarc?.accepts(address)) ?? false);
     },
 
-    /** Applies one inbound message sent to the return paths `rcptTo`. */
+    /**
+     * Applies one inbound message sent to the return paths `rcptTo`; one sent to a report
+     * address is a DMARC aggregate report (throws report_refused when it cannot be used).
+     */
     async process(raw: Buffer, rcptTo: string[]): Promise<InboundResult> {
+      if (deps.dmarc && rcptTo.some((a) => deps.dmarc!.isReportAddress(a))) {
+        return { kind: 'dmarc', applied: [], ignored: [], report: await deps.dmarc.receive(raw) };
+      }
       const report = await readReport(raw);
       const result: InboundResult = { kind: report.kind, applied: [], ignored: [] };
       if (report.kind === 'dsn') for (const address of rcptTo) await apply(address, report, result);

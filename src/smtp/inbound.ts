@@ -65,7 +65,9 @@ export function createInboundListener(app: App, opts: InboundOptions): InboundLi
         return 'Ok';
       },
       (err) => {
-        if (err instanceof AppError && err.code === 'server_busy') return smtpReplyOf(err);
+        // A report that cannot be read gets its reason (554 5.6.0), so its sender stops retrying it.
+        if (err instanceof AppError && (err.code === 'server_busy' || err.code === 'report_refused'))
+          return smtpReplyOf(err);
         app.logger.error({ err, rcpt_to: rcptTo }, 'inbound: a message could not be processed');
         return reply(451, '4.3.0', 'Temporary failure, try again later');
       },

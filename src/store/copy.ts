@@ -21,6 +21,8 @@ const TABLES = [
   'audit_logs',
   'domains',
   'project_domains',
+  'dmarc_reports',
+  'dmarc_report_rows',
   'templates',
   'emails',
   'email_bodies',

@@ -12,6 +12,9 @@ import type { ServerSettings } from '../config/server-settings.ts';
 import { createDeliveryRepo, type DeliveryRepo } from '../delivery/repo.ts';
 import { createPgDeliveryRepo } from '../delivery/repo-pg.ts';
 import { createDomainsRepo, type DomainsRepo } from '../domains/repo.ts';
+import { createDmarcRepo } from '../inbound/dmarc-repo.ts';
+import { createPgDmarcRepo } from '../inbound/dmarc-repo-pg.ts';
+import type { DmarcRepo } from '../inbound/dmarc-store.ts';
 import { createPgDomainsRepo } from '../domains/repo-pg.ts';
 import { createEmailsRepo, type EmailsRepo } from '../emails/repo.ts';
 import { createPgEmailsRepo } from '../emails/repo-pg.ts';
@@ -64,6 +67,7 @@ export interface Store {
   suppressions: SuppressionsRepo;
   templates: TemplatesRepo;
   domains: DomainsRepo;
+  dmarc: DmarcRepo;
   emails: EmailsRepo;
   delivery: DeliveryRepo;
   tracking: TrackingRepo;
@@ -163,6 +167,7 @@ export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
     suppressions,
     templates: createTemplatesRepo(db, tx, audit),
     domains: createDomainsRepo(db, tx, audit),
+    dmarc: createDmarcRepo(db, tx),
     emails: createEmailsRepo(db, tx, { suppressions, usage, idempotency, audit }),
     delivery: createDeliveryRepo(db, tx, {
       suppress: (projectId, email, _emailId, at, reason) => suppressions.addSync(projectId, email, reason, at),
@@ -238,6 +243,7 @@ function pgStore(pool: PgPool, where: string, opts: StoreOptions): Store {
     suppressions,
     templates: createPgTemplatesRepo(pool, tx, audit),
     domains: createPgDomainsRepo(pool, tx, audit),
+    dmarc: createPgDmarcRepo(pool, tx),
     emails: createPgEmailsRepo(pool, tx, { usage, idempotency, audit }),
     delivery: createPgDeliveryRepo(pool, tx, {
       suppress: (t, projectId, email, _emailId, at, reason) => suppressions.add(t, projectId, email, reason, at),

@@ -41,6 +41,13 @@ export function registerDomains(program: Command): void {
     'svc domains delete example.com',
     `svc domains delete ${ID}`,
   ]).action(dom('remove'));
+  command(d, 'report', 'the DMARC aggregate reports receivers sent for a domain, per day and source IP', [
+    'svc domains report example.com',
+    'svc domains report example.com --days 30 --json',
+  ])
+    .argument('<domain>', 'domain name or id')
+    .option('--days <n>', 'how many days back (default 7, at most 366)')
+    .action(dom('report'));
   command(d, 'list', "an organization's domains", ['svc domains list --org Acme', 'svc domains list --org Acme --json'])
     .requiredOption('--org <org>', 'organization id or unique name')
     .option('--hostname <name>', 'the server host name (SVC_HOSTNAME)')

@@ -1,0 +1,53 @@
+import type { Committer } from '../store/committer.ts';
+import type { Db } from '../store/db.ts';
+import type { DatedRow } from './dmarc.ts';
+import type { DmarcRepo } from './dmarc-store.ts';
+
+type RowOut = Omit<DatedRow, 'own_source' | 'flagged'> & { own_source: number; flagged: number };
+
+const ROWS = `SELECT r.begin_at, r.org_name, w.source_ip, w.count, w.disposition, w.dkim_result, w.dkim_domain,
+                     w.spf_result, w.spf_domain, w.dkim_aligned, w.spf_aligned, w.own_source, w.flagged
+              FROM dmarc_reports r JOIN dmarc_report_rows w ON w.report_id = r.id
+              WHERE r.domain_id = ? AND r.begin_at >= ? ORDER BY r.begin_at, r.id, w.n`;
+
+/** DMARC aggregate reports on SQLite: the plan of dmarc.ts executed, nothing decided here. */
+export function createDmarcRepo(db: Db, tx: Committer): DmarcRepo {
+  const insertReport = db.prepare(
+    `INSERT INTO dmarc_reports (id, domain_id, org_name, report_id, begin_at, end_at, policy, received_at)
+     VALUES (@id, @domain_id, @org_name, @report_id, @begin_at, @end_at, @policy, @received_at)
+     ON CONFLICT (org_name, report_id) DO NOTHING`,
+  );
+  const insertRow = db.prepare(
+    `INSERT INTO dmarc_report_rows (report_id, n, source_ip, count, disposition, dkim_result, dkim_domain,
+       spf_result, spf_domain, dkim_aligned, spf_aligned, own_source, flagged)
+     VALUES (@report_id, @n, @source_ip, @count, @disposition, @dkim_result, @dkim_domain,
+       @spf_result, @spf_domain, @dkim_aligned, @spf_aligned, @own_source, @flagged)`,
+  );
+  const sign = db.prepare(
+    `UPDATE emails SET dkim_signing_status = ?
+     WHERE dkim_signing_status = 'expected' AND dkim_d = ? AND sent_at >= ? AND sent_at <= ?`,
+  );
+  const rows = db.prepare<[string, string], RowOut>(ROWS);
+  return {
+    recordReport: (plan) =>
+      tx.write(() => {
+        if (insertReport.run(plan.report).changes === 0) return { recorded: false, emails: 0 };
+        plan.rows.forEach((r, n) =>
+          insertRow.run({
+            ...r,
+            report_id: plan.report.id,
+            n,
+            own_source: r.own_source ? 1 : 0,
+            flagged: r.flagged ? 1 : 0,
+          }),
+        );
+        const s = plan.signing;
+        const emails = s ? sign.run(s.status, s.domain, s.from, s.to).changes : 0;
+        return { recorded: true, emails };
+      }),
+    listRows: (domainId, since) =>
+      Promise.resolve(
+        rows.all(domainId, since).map((r) => ({ ...r, own_source: r.own_source === 1, flagged: r.flagged === 1 })),
+      ),
+  };
+}

@@ -1,0 +1,96 @@
+import { AppError } from '../errors.ts';
+import { iso, type Clock } from '../lib/clock.ts';
+import { newId } from '../lib/ids.ts';
+import type { Logger } from '../lib/logger.ts';
+import { domainOfReportAddress, planReport, summarizeByDay, type ReportDay } from './dmarc.ts';
+import { readAggregateReport } from './dmarc-read.ts';
+import type { DmarcRepo } from './dmarc-store.ts';
+
+export interface DmarcDeps {
+  repo: DmarcRepo;
+  /** The sending domain of that name, when svc has it. */
+  findDomain(name: string): Promise<{ id: string; name: string } | undefined>;
+  /** The addresses svc's mail leaves from (its host name's A and AAAA records, the machine's). */
+  ownAddresses(): Promise<string[]>;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** What receiving one report did: for the log, `svc inbound process` and the SMTP door. */
+export interface ReportReceipt {
+  domain: string;
+  org_name: string;
+  report_id: string;
+  rows: number;
+  /** False when the report was already recorded (a reporter sending it twice). */
+  recorded: boolean;
+  /** Emails whose dkim_signing_status the report moved, and where to. */
+  signing: { status: 'confirmed' | 'failed'; emails: number } | null;
+  /** Rows from addresses not svc's that failed DMARC. */
+  flagged: { source_ip: string; count: number }[];
+}
+
+/** Reports older than this are not shown by default. */
+export const REPORT_DAYS_DEFAULT = 7;
+export const REPORT_DAYS_MAX = 366;
+
+/**
+ * DMARC aggregate reports come home (issue 28 item 7): receivers mail them to the rua=
+ * address of svc's DMARC record; each is read, stored per domain, used to confirm or fail
+ * the DKIM signing of the emails it covers, and its spoofed rows are flagged.
+ */
+export function createDmarcReports(deps: DmarcDeps) {
+  const refuse = (reason: string): never => {
+    deps.logger.warn({ reason }, 'inbound: DMARC report refused');
+    throw new AppError('report_refused', `DMARC report refused: ${reason}`);
+  };
+
+  return {
+    /** Whether `address` is a report address of svc (dmarc@bounces.<domain>) of a domain it has. */
+    async accepts(address: string): Promise<boolean> {
+      const domain = domainOfReportAddress(address);
+      return domain !== undefined && (await deps.findDomain(domain)) !== undefined;
+    },
+
+    /** Whether `address` has the form of a report address, known domain or not. */
+    isReportAddress: (address: string) => domainOfReportAddress(address) !== undefined,
+
+    /** Reads and records one report message; throws report_refused with the reason when it cannot be used. */
+    async receive(raw: Buffer): Promise<ReportReceipt> {
+      const parsed = await readAggregateReport(raw);
+      if (!parsed.ok) return refuse(parsed.reason);
+      const report = parsed.report;
+      const domain = await deps.findDomain(report.domain);
+      if (!domain) return refuse(`the report is about ${report.domain}, not a domain of this server`);
+      const now = deps.clock.now();
+      const plan = planReport(report, { id: newId(now), domainId: domain.id }, await deps.ownAddresses(), iso(now));
+      const done = await deps.repo.recordReport(plan);
+      const flagged = plan.rows.filter((r) => r.flagged).map((r) => ({ source_ip: r.source_ip, count: r.count }));
+      const receipt: ReportReceipt = {
+        domain: domain.name,
+        org_name: report.org_name,
+        report_id: report.report_id,
+        rows: plan.rows.length,
+        recorded: done.recorded,
+        signing: done.recorded && plan.signing ? { status: plan.signing.status, emails: done.emails } : null,
+        flagged: done.recorded ? flagged : [],
+      };
+      deps.logger.info(receipt, 'inbound: DMARC report received');
+      if (receipt.flagged.length > 0) {
+        deps.logger.warn(
+          { domain: domain.name, org_name: report.org_name, flagged: receipt.flagged },
+          'DMARC: mail from addresses that are not this server failed DMARC for the domain (spoofing, or a sender left out of its records)',
+        );
+      }
+      return receipt;
+    },
+
+    /** The domain's report rows of the last `days` days, summed per day and source IP. */
+    async listReportDays(domainId: string, days = REPORT_DAYS_DEFAULT): Promise<ReportDay[]> {
+      const since = iso(deps.clock.now() - days * 86_400_000).slice(0, 10);
+      return summarizeByDay(await deps.repo.listRows(domainId, since));
+    },
+  };
+}
+
+export type DmarcReports = ReturnType<typeof createDmarcReports>;
