@@ -32,7 +32,8 @@ describe('svc domains add', () => {
     expect(d.records.slice(1).map((r) => r.value)).toEqual([
       `v=spf1 a:${HOST} ~all`,
       `10 ${HOST}`,
-      'v=DMARC1; p=none; rua=mailto:dmarc@example.com',
+      // Aggregate reports go to svc's inbound MX, on the return-path name (same organizational domain).
+      'v=DMARC1; p=none; rua=mailto:dmarc@bounces.example.com',
     ]);
   });
 
@@ -218,7 +219,7 @@ describe('a domain that already has records (issue 28 item 2)', () => {
     expect(checkOf(v, 'spf')).toMatchObject({ ok: false, reason: expect.stringContaining(merged), found: existing });
   });
 
-  it('reports an existing DMARC policy rather than proposing a second record', async () => {
+  it('reports an existing DMARC policy rather than proposing a second record, with svc added to its rua=', async () => {
     t = await createDomainsEnv();
     const d = await add('example.com');
     publish(t.dns, d);
@@ -227,8 +228,20 @@ describe('a domain that already has records (issue 28 item 2)', () => {
     expect(v.status).toBe('VERIFIED');
     expect(checkOf(v, 'dmarc')).toMatchObject({
       ok: true,
-      reason: 'a DMARC record is already published (policy p=reject): keep it, publish no second one',
+      reason:
+        'a DMARC record is already published (policy p=reject): keep it, publish no second one; to send its ' +
+        'aggregate reports to svc too, publish in its place: ' +
+        'v=DMARC1; p=reject; rua=mailto:d@example.net,mailto:dmarc@bounces.example.com',
       found: ['v=DMARC1; p=reject; rua=mailto:d@example.net'],
+    });
+    // One that already sends them to svc (here with a size limit) is only noted.
+    const withSvc = 'v=DMARC1; p=quarantine; rua=mailto:dmarc@bounces.example.com!10m';
+    t.dns.set('_dmarc.example.com', { TXT: [withSvc] });
+    const again = await t.env.app.domains.verifyDomain('example.com');
+    expect(checkOf(again, 'dmarc')).toMatchObject({
+      ok: true,
+      reason: 'a DMARC record is already published (policy p=quarantine): keep it, publish no second one',
+      found: [withSvc],
     });
   });
 
