@@ -1,0 +1,157 @@
+import { describe, expect, it } from 'vitest';
+import { mergedDmarc } from '../domains/merge.ts';
+import { domainOfReportAddress, planReport, signingVerdict, summarizeByDay, type StoredRow } from './dmarc.ts';
+import { parseAggregateReport, type AggregateReport } from './dmarc-parse.ts';
+
+const row = (o: Partial<StoredRow>): StoredRow => ({
+  source_ip: '192.0.2.10',
+  count: 1,
+  disposition: 'none',
+  dkim_result: 'pass',
+  dkim_domain: 'example.com',
+  spf_result: 'pass',
+  spf_domain: 'bounces.example.com',
+  dkim_aligned: 'pass',
+  spf_aligned: 'pass',
+  own_source: true,
+  flagged: false,
+  ...o,
+});
+
+describe('the report address', () => {
+  it('is dmarc@bounces.<domain>, any case; nothing else is', () => {
+    expect(domainOfReportAddress('dmarc@bounces.example.com')).toBe('example.com');
+    expect(domainOfReportAddress('DMARC@Bounces.Example.COM')).toBe('example.com');
+    for (const other of [
+      'dmarc@example.com',
+      'postmaster@bounces.example.com',
+      'bounces.example.com',
+      'dmarc@bounces.',
+    ]) {
+      expect(domainOfReportAddress(other), other).toBeUndefined();
+    }
+  });
+});
+
+describe('what a report says of the DKIM signing', () => {
+  it("confirms on one pass from svc's addresses, fails only when svc's rows show results and none passed", () => {
+    expect(signingVerdict([row({}), row({ dkim_result: 'fail' })], 'example.com')).toBe('confirmed');
+    expect(signingVerdict([row({ dkim_result: 'fail' }), row({ dkim_result: 'permerror' })], 'example.com')).toBe(
+      'failed',
+    );
+    // Other senders' rows, other domains' signatures and rows without a result say nothing.
+    expect(signingVerdict([row({ own_source: false })], 'example.com')).toBeNull();
+    expect(signingVerdict([row({ dkim_domain: 'esp.example' })], 'example.com')).toBeNull();
+    expect(signingVerdict([row({ dkim_result: null, dkim_domain: null })], 'example.com')).toBeNull();
+  });
+
+  it('flags rows not from svc that fail DMARC, and covers the emails sent in the whole date range', () => {
+    const report: AggregateReport = {
+      org_name: 'r.example',
+      report_id: '1',
+      begin: 1_773_532_800,
+      end: 1_773_619_199,
+      domain: 'example.com',
+      policy: 'none',
+      rows: [
+        row({ source_ip: '::FFFF:192.0.2.10' }),
+        row({ source_ip: '203.0.113.1', dkim_aligned: 'fail', spf_aligned: 'fail' }),
+        row({ source_ip: '203.0.113.2', dkim_aligned: 'fail' }),
+      ],
+    };
+    const plan = planReport(report, { id: 'x', domainId: 'd' }, ['192.0.2.10'], '2026-03-16T00:00:00.000Z');
+    expect(plan.rows.map((r) => [r.own_source, r.flagged])).toEqual([
+      [true, false],
+      [false, true],
+      [false, false],
+    ]);
+    expect(plan.signing).toEqual({
+      status: 'confirmed',
+      domain: 'example.com',
+      from: '2026-03-15T00:00:00.000Z',
+      to: '2026-03-15T23:59:59.999Z',
+    });
+  });
+
+  it('sums rows per day and source IP', () => {
+    const dated = (o: Partial<StoredRow>, begin_at: string, org_name = 'a') => ({ ...row(o), begin_at, org_name });
+    const days = summarizeByDay([
+      dated({ count: 2 }, '2026-03-15T00:00:00.000Z'),
+      dated({ count: 3, dkim_aligned: 'fail' }, '2026-03-15T06:00:00.000Z', 'b'),
+      dated({ count: 1 }, '2026-03-16T00:00:00.000Z'),
+    ]);
+    expect(days.map((d) => [d.day, d.count, d.dkim_pass, d.dmarc_pass, d.reporters])).toEqual([
+      ['2026-03-16', 1, 1, 1, ['a']],
+      ['2026-03-15', 5, 2, 5, ['a', 'b']],
+    ]);
+  });
+});
+
+describe('reading a report', () => {
+  const xml = (body: string) => `<?xml version="1.0"?><feedback>${body}</feedback>`;
+  const meta =
+    '<report_metadata><org_name>r.example</org_name><report_id>7</report_id>' +
+    '<date_range><begin>1</begin><end>2</end></date_range></report_metadata>' +
+    '<policy_published><domain>Example.com</domain><p>reject</p></policy_published>';
+
+  it('reads metadata, policy and records, with the auth result of the domain signature', () => {
+    const record =
+      '<record><row><source_ip>2001:db8::1</source_ip><count>9</count><policy_evaluated><disposition>reject</disposition>' +
+      '<dkim>fail</dkim><spf>fail</spf></policy_evaluated></row><identifiers><header_from>example.com</header_from></identifiers>' +
+      '<auth_results><dkim><domain>esp.example</domain><result>pass</result></dkim>' +
+      '<dkim><domain>example.com</domain><result>fail</result></dkim><spf><domain>x.example</domain><result>softfail</result></spf></auth_results></record>';
+    const parsed = parseAggregateReport(xml(meta + record));
+    expect(parsed).toEqual({
+      ok: true,
+      report: {
+        org_name: 'r.example',
+        report_id: '7',
+        begin: 1,
+        end: 2,
+        domain: 'example.com',
+        policy: 'reject',
+        rows: [
+          {
+            source_ip: '2001:db8::1',
+            count: 9,
+            disposition: 'reject',
+            dkim_result: 'fail',
+            dkim_domain: 'example.com',
+            spf_result: 'softfail',
+            spf_domain: 'x.example',
+            dkim_aligned: 'fail',
+            spf_aligned: 'fail',
+          },
+        ],
+      },
+    });
+  });
+
+  it('refuses a DOCTYPE, a bad source IP and a count that is not a number, each with its reason', () => {
+    const bad = (row: string) =>
+      `<record><row>${row}<policy_evaluated><disposition>none</disposition></policy_evaluated></row></record>`;
+    expect(parseAggregateReport('<!DOCTYPE x [<!ENTITY a "aaaa">]>' + xml(meta))).toEqual({
+      ok: false,
+      reason: 'the report declares a DOCTYPE: refused',
+    });
+    expect(parseAggregateReport(xml(meta + bad('<source_ip>999.1.1.1</source_ip><count>1</count>')))).toEqual({
+      ok: false,
+      reason: '<row><source_ip> is not an IP address: 999.1.1.1',
+    });
+    expect(parseAggregateReport(xml(meta + bad('<source_ip>192.0.2.1</source_ip><count>many</count>')))).toEqual({
+      ok: false,
+      reason: '<row><count> is not a whole number: many',
+    });
+  });
+});
+
+describe('the DMARC record to publish beside an existing one', () => {
+  const ours = 'dmarc@bounces.example.com';
+  it("adds svc's address to rua=, or a rua= tag, and nothing when it is there", () => {
+    expect(mergedDmarc('v=DMARC1; p=reject; rua=mailto:a@example.net', ours)).toBe(
+      'v=DMARC1; p=reject; rua=mailto:a@example.net,mailto:dmarc@bounces.example.com',
+    );
+    expect(mergedDmarc('v=DMARC1;p=none;', ours)).toBe('v=DMARC1; p=none; rua=mailto:dmarc@bounces.example.com');
+    expect(mergedDmarc('v=DMARC1; p=none; rua=mailto:DMARC@bounces.example.com!5m', ours)).toBeUndefined();
+  });
+});
