@@ -23,6 +23,8 @@ const COPIED = [
   'audit_logs',
   'domains',
   'project_domains',
+  'dmarc_reports',
+  'dmarc_report_rows',
   'templates',
   'emails',
   'email_bodies',
