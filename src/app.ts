@@ -170,6 +170,8 @@ async function wire(
     dns: dnsResolver,
     hostname,
     gracePeriodMs: config.domainGracePeriod,
+    dkimGraceMs: config.dkimRotationGrace,
+    dkimRotateMonths: config.dkimRotateMonths,
   });
   const emailsRepo = store.emails;
   const emails = createEmailsService({

@@ -71,6 +71,12 @@ export const errorRegistry = {
   // A DMARC aggregate report that cannot be read, or is about a domain svc does not know
   // (decisions.md, "DMARC aggregate reports"): permanent, so its sender stops retrying.
   report_refused: { status: 422, smtp: [554, '5.6.0'], message: 'The DMARC aggregate report was refused' },
+  // decisions.md, "DKIM keys that rotate": a rotation waits for its new key's record to be seen.
+  dkim_rotation_in_progress: {
+    status: 409,
+    smtp: [451, '4.3.0'],
+    message: "A DKIM rotation is under way: the new key's record is not yet published",
+  },
   server_busy: {
     status: 503,
     smtp: [452, '4.3.1'],

@@ -36,6 +36,8 @@ export const MIN_ROLE: Readonly<Record<string, Role>> = {
   [`GET ${ORG}/domains/:domain_id`]: 'VIEWER',
   [`DELETE ${ORG}/domains/:domain_id`]: 'ADMIN',
   [`POST ${ORG}/domains/:domain_id/verify`]: 'ADMIN',
+  [`POST ${ORG}/domains/:domain_id/rotate-dkim`]: 'ADMIN',
+  [`PATCH ${ORG}/domains/:domain_id`]: 'ADMIN',
   [`GET ${ORG}/domains/:domain_id/reports`]: 'VIEWER',
 
   [`GET ${ORG}/projects`]: 'VIEWER',

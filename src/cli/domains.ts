@@ -1,6 +1,7 @@
 import { hostnameProblem, type Domain, type DomainsService } from '../domains/index.ts';
 import { reportDaysQuerySchema, type ReportDay } from '../inbound/index.ts';
 import { parseInput } from '../validation.ts';
+import { AppError } from '../errors.ts';
 import { withApp, type GlobalOptions } from './context.ts';
 import { EXIT_FAILED, print, table } from './io.ts';
 
@@ -15,6 +16,15 @@ const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 async function withDomains<T>(opts: Opts, fn: (domains: DomainsService, hostname: string) => Promise<T>): Promise<T> {
   const flags = { dnsServers: str(opts.dnsServers), hostname: str(opts.hostname) };
   return withApp(opts, (app) => fn(app.domains, app.hostname), { flags });
+}
+
+/** The DKIM keys: which signs, which waits for its record, which retires when. */
+function keyLines(d: Domain): string[] {
+  return d.dkim_keys.map((k) => {
+    const when = k.state === 'retiring' ? ` until ${k.retire_after ?? '-'}` : '';
+    const note = k.state === 'pending' ? ': publish its record; svc switches to it once verify sees it' : '';
+    return `  ${k.selector} ${k.algorithm} ${k.state}${when}${note}`;
+  });
 }
 
 function checkLines(d: Domain): string[] {
@@ -34,6 +44,8 @@ export function describeDomain(d: Domain, hostname: string): string {
     `${d.name}  ${d.status}  (id ${d.id}, DKIM selector ${d.dkim_selector ?? '-'})`,
     ...(d.warning ? [`warning: ${d.warning}`] : []),
     `projects: ${d.project_ids.length > 0 ? d.project_ids.join(', ') : '(not bound)'}`,
+    'DKIM keys:',
+    ...keyLines(d),
     '',
     `Records to publish (SPF and the return path name the server host ${hostname}):`,
     // VALUE last: a DKIM key is ~400 characters and would push PURPOSE off every line.
@@ -56,8 +68,27 @@ const show1 = (opts: Opts, op: (s: DomainsService) => Promise<Domain>) =>
   });
 
 export async function add([name]: string[], opts: Opts): Promise<void> {
-  const input = { name: name!, organization: str(opts.org)!, project: str(opts.project) };
+  const input = {
+    name: name!,
+    organization: str(opts.org)!,
+    project: str(opts.project),
+    ed25519: opts.ed25519 === true,
+  };
   await show1(opts, (s) => s.addDomain(input));
+}
+
+/** Starts a DKIM key rotation and prints the new record(s) to publish; exits 1 while one is under way. */
+export async function rotateDkim([name]: string[], opts: Opts): Promise<void> {
+  await show1(opts, (s) => s.rotateDkim(name!));
+}
+
+/** Changes a domain's settings: `--ed25519 on|off`. */
+export async function update([name]: string[], opts: Opts): Promise<void> {
+  const ed25519 = str(opts.ed25519);
+  if (ed25519 !== 'on' && ed25519 !== 'off') {
+    throw new AppError('invalid_request', `--ed25519 takes on or off, not ${ed25519 ?? 'nothing'}`);
+  }
+  await show1(opts, (s) => s.setEd25519(name!, ed25519 === 'on'));
 }
 
 export async function show([name]: string[], opts: Opts): Promise<void> {

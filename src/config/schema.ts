@@ -86,6 +86,10 @@ export const configSchema = z.strictObject({
   templateTimeout: duration.default(parseDuration('1s')),
   /** How long a verified domain's DKIM or SPF record may fail before it becomes unverified. */
   domainGracePeriod: duration.default(parseDuration('72h')),
+  /** How long a replaced DKIM key's record stays listed after svc switched to the new key. */
+  dkimRotationGrace: duration.default(parseDuration('7d')),
+  /** Rotate a domain's DKIM keys once its RSA key has signed this many months; `off` (0) never. */
+  dkimRotateMonths: z.union([z.literal('off').transform(() => 0), z.coerce.number().int().min(0).max(120)]).default(0),
   /** Bodies and attachments of emails older than this are dropped; metadata and events stay. */
   bodyRetention: duration.pipe(z.number().min(600_000, 'at least 10m')).default(parseDuration('30d')),
   /**

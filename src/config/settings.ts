@@ -240,6 +240,20 @@ export const SETTINGS: readonly SettingDoc[] = [
     default: '72h',
     example: '72h',
   },
+  {
+    key: 'dkimRotationGrace',
+    value: 'duration',
+    description: "a replaced DKIM key's record stays listed after the switch for",
+    default: '7d',
+    example: '7d',
+  },
+  {
+    key: 'dkimRotateMonths',
+    value: 'n',
+    description: 'rotate DKIM keys once they have signed this many months; off never',
+    default: 'off',
+    example: '6',
+  },
 ];
 
 const words = (key: string) => key.replace(/[A-Z]/g, (c) => ' ' + c.toLowerCase()).split(' ');

@@ -19,6 +19,8 @@ export interface DkimKey {
   domain: string;
   selector: string;
   privateKeyPem: string;
+  /** An Ed25519 key signing beside the RSA one (RFC 8463), when the domain has one active. */
+  ed25519?: { selector: string; privateKeyPem: string };
 }
 
 export interface DeliveryJob {

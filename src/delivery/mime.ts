@@ -6,6 +6,7 @@ import { Encoder as QpEncoder } from 'nodemailer/lib/qp';
 import MessageParser from 'nodemailer/lib/dkim/message-parser';
 import RelaxedBody from 'nodemailer/lib/dkim/relaxed-body';
 import dkimSign from 'nodemailer/lib/dkim/sign';
+import { ed25519Field, signedFieldsOf } from './dkim-ed25519.ts';
 import type { DeliveryJob, DkimKey } from './job.ts';
 
 // Node re-parses a PEM on every signature; a parsed KeyObject doubles signing throughput (benchmarks.md).
@@ -140,18 +141,25 @@ function headerEnd(raw: Buffer): number {
  * nodemailer's DKIM signer (its header parser and signature header) and the
  * body hash below: the same bytes as `new DKIM(...).sign(raw)`, without running the
  * whole message through three streams. Like that signer, a key that cannot sign
- * leaves the message unsigned.
+ * leaves the message unsigned. With an Ed25519 key too (RFC 8463), a second signature
+ * over the same header fields and the same body hash goes below the RSA one: a verifier
+ * that reads only the topmost signature, or knows no Ed25519, still finds RSA first.
  */
 function signDkim(raw: Buffer, key: DkimKey): Buffer {
   const end = headerEnd(raw);
   const rawHeaders = raw.subarray(0, end);
   const headers = MessageParser.prototype.parseHeaders.call({ rawHeaders } as MessageParser);
-  const field = dkimSign(headers, 'sha256', relaxedBodyHash(raw.subarray(end)), {
+  const bodyHash = relaxedBodyHash(raw.subarray(end));
+  const field = dkimSign(headers, 'sha256', bodyHash, {
     domainName: key.domain,
     keySelector: key.selector,
     privateKey: keyObject(key.privateKeyPem),
   });
-  return field ? Buffer.concat([Buffer.from(field + '\r\n'), raw]) : raw;
+  if (!field) return raw;
+  const ed = key.ed25519
+    ? ed25519Field(headers, { ...key.ed25519, domain: key.domain, bodyHash, fieldNames: signedFieldsOf(field) })
+    : undefined;
+  return Buffer.concat([Buffer.from(field + '\r\n' + (ed ? ed + '\r\n' : '')), raw]);
 }
 
 /**

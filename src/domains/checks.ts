@@ -41,16 +41,27 @@ export async function runChecks(dns: DnsLookups, records: DnsRecord[], hostname:
   return { checks: results.map((r) => r.check), outcome, summary };
 }
 
-/** A failing return-path or DMARC check says that it does not stop verification. */
+/** What a failing record that is not required adds to its reason. */
+const OPTIONAL_NOTE: Partial<Record<DnsRecord['purpose'], string>> = {
+  'dkim-next': 'publish it: svc signs with the current key until it sees this one, then switches',
+  'dkim-retiring': 'the replaced key: mail it signed may still be checked against it until its grace period ends',
+};
+
+/** A failing return-path, DMARC or rotation key check says that it does not stop verification. */
 function noteOptional(r: Checked): Checked {
   if (r.check.ok || REQUIRED.includes(r.check.purpose)) return r;
-  return { ...r, check: { ...r.check, reason: `${r.check.reason} (recommended, not required)` } };
+  const note = OPTIONAL_NOTE[r.check.purpose] ?? 'recommended, not required';
+  return { ...r, check: { ...r.check, reason: `${r.check.reason} (${note})` } };
 }
 
 function checkRecord(dns: DnsLookups, record: DnsRecord, hostname: string): Promise<Checked> {
   switch (record.purpose) {
     case 'dkim':
+    case 'dkim-next':
+    case 'dkim-retiring':
       return checkDkim(dns, record);
+    case 'dkim-retired':
+      return checkRetired(dns, record);
     case 'spf':
       return checkSpf(dns, record, hostname);
     case 'return-path':
@@ -74,6 +85,16 @@ async function checkDkim(dns: DnsLookups, record: DnsRecord): Promise<Checked> {
   if (keys.includes(dkimKeyOf(record.value)!)) return ok(record, l.values);
   if (keys.every((k) => k === '')) return bad(record, `the DKIM key at ${record.name} is empty (revoked)`, l.values);
   return bad(record, `the DKIM key at ${record.name} differs from this domain's key`, l.values);
+}
+
+/** A retired key's record is no longer needed: the check says whether it is still there to remove. */
+async function checkRetired(dns: DnsLookups, record: DnsRecord): Promise<Checked> {
+  const l = await dns.txt(record.name);
+  const there = l.ok && l.values.some((v) => dkimKeyOf(v) === dkimKeyOf(record.value));
+  const reason = there
+    ? `the key at ${record.name} is retired and no longer signs: this record can be removed`
+    : `the key at ${record.name} is retired; its record is gone`;
+  return { check: { ...base(record), ok: true, reason, found: l.ok ? l.values : [] }, temporary: false };
 }
 
 async function checkSpf(dns: DnsLookups, record: DnsRecord, hostname: string): Promise<Checked> {

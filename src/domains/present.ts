@@ -1,3 +1,4 @@
+import { keysOf, listedKeys, shownKeys, type DkimKeyRow } from './dkim-keys.ts';
 import type { DomainRow } from './repo.ts';
 import { buildRecords, type DnsRecord, type RecordCheck } from './records.ts';
 import type { DomainStatus } from './status.ts';
@@ -8,7 +9,10 @@ export interface Domain {
   organization_id: string;
   name: string;
   status: DomainStatus;
+  /** The selector of the RSA key that signs now. */
   dkim_selector: string | null;
+  /** The domain's DKIM keys (never a private key): which signs, which waits for its record, which retires. */
+  dkim_keys: DkimKeyView[];
   /** What to publish in DNS. */
   records: DnsRecord[];
   /** The latest check of each record; empty before the first. */
@@ -23,25 +27,44 @@ export interface Domain {
   project_ids: string[];
 }
 
-/** The records of a row; one made without a DKIM key (inserted directly by a test) has no DKIM record. */
-export function recordsOf(row: DomainRow, hostname: string): DnsRecord[] {
-  const records = buildRecords({
-    domain: row.name,
-    selector: row.dkim_selector ?? '',
-    publicKeyB64: row.dkim_public_key ?? '',
-    hostname,
-  });
-  return records.filter((r) => r.purpose !== 'dkim' || row.dkim_public_key);
+/** A DKIM key as a domain shows it. */
+export interface DkimKeyView {
+  selector: string;
+  algorithm: DkimKeyRow['algorithm'];
+  state: DkimKeyRow['state'];
+  created_at: string;
+  activated_at: string | null;
+  /** A retiring key's record is listed until then. */
+  retire_after: string | null;
 }
 
-export function toDomain(row: DomainRow, projectIds: string[], hostname: string): Domain {
+/**
+ * The records of a row with its stored keys (`keys`, the rows of domain_dkim_keys); without
+ * them, its dkim_* columns (the active RSA key). A row made without a key (inserted directly
+ * by a test) has no DKIM record.
+ */
+export function recordsOf(row: DomainRow, hostname: string, keys: DkimKeyRow[] = []): DnsRecord[] {
+  return buildRecords({ domain: row.name, keys: listedKeys(keysOf(row, keys)), hostname });
+}
+
+const keyView = (k: DkimKeyRow): DkimKeyView => ({
+  selector: k.selector,
+  algorithm: k.algorithm,
+  state: k.state,
+  created_at: k.created_at,
+  activated_at: k.activated_at,
+  retire_after: k.retire_after,
+});
+
+export function toDomain(row: DomainRow, projectIds: string[], hostname: string, keys: DkimKeyRow[] = []): Domain {
   return {
     id: row.id,
     organization_id: row.organization_id,
     name: row.name,
     status: row.status,
     dkim_selector: row.dkim_selector,
-    records: recordsOf(row, hostname),
+    dkim_keys: shownKeys(keysOf(row, keys)).map(keyView),
+    records: recordsOf(row, hostname, keys),
     checks: row.checks ? (JSON.parse(row.checks) as RecordCheck[]) : [],
     warning: row.warning,
     failing_since: row.failing_since,

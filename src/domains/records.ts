@@ -1,9 +1,15 @@
 import { generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
+import type { DkimAlgorithm, DkimKeyRow } from './dkim-keys.ts';
 
-const generateRsa = promisify(generateKeyPair);
+const generatePair = promisify(generateKeyPair);
 
-export type RecordPurpose = 'dkim' | 'spf' | 'return-path' | 'dmarc';
+/**
+ * dkim: a key that signs (required); dkim-next: a rotation's new key, signing once its
+ * record is seen; dkim-retiring: a replaced key, kept until its grace period ends;
+ * dkim-retired: a key no longer used, whose record can be removed.
+ */
+export type RecordPurpose = 'dkim' | 'dkim-next' | 'dkim-retiring' | 'dkim-retired' | 'spf' | 'return-path' | 'dmarc';
 
 /** A DNS record the domain's owner publishes. */
 export interface DnsRecord {
@@ -28,6 +34,9 @@ export interface RecordCheck {
 /** A domain is verified when these match; the others are recommendations. */
 export const REQUIRED: readonly RecordPurpose[] = ['dkim', 'spf'];
 
+/** The purposes of DKIM key records, whatever the key's state. */
+export const DKIM_PURPOSES: readonly RecordPurpose[] = ['dkim', 'dkim-next', 'dkim-retiring', 'dkim-retired'];
+
 /** Priority of the return-path MX record we recommend. */
 const RETURN_PATH_PRIORITY = 10;
 
@@ -37,9 +46,24 @@ export function selectorFor(nowMs: number): string {
   return `svc${d.getUTCFullYear()}${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
 }
 
-/** A fresh RSA-2048 DKIM key: PKCS#8 PEM private key and base64 SPKI DER (the p= tag). */
-export async function generateDkimKey(): Promise<{ privateKeyPem: string; publicKeyB64: string }> {
-  const { privateKey, publicKey } = await generateRsa('rsa', {
+/** Bytes of an Ed25519 public key; its SPKI DER is a fixed 12-byte prefix and these. */
+const ED25519_KEY_BYTES = 32;
+
+/**
+ * A fresh DKIM key: PKCS#8 PEM private key and the p= tag, base64 SPKI DER for RSA-2048,
+ * base64 of the raw 32-byte public key for Ed25519 (RFC 8463 §4).
+ */
+export async function generateDkimKey(
+  algorithm: DkimAlgorithm = 'rsa',
+): Promise<{ privateKeyPem: string; publicKeyB64: string }> {
+  if (algorithm === 'ed25519') {
+    const { privateKey, publicKey } = await generatePair('ed25519', {
+      publicKeyEncoding: { type: 'spki', format: 'der' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
+    return { privateKeyPem: privateKey, publicKeyB64: publicKey.subarray(-ED25519_KEY_BYTES).toString('base64') };
+  }
+  const { privateKey, publicKey } = await generatePair('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'der' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
@@ -58,20 +82,34 @@ export const dmarcReportAddress = (domain: string) => `dmarc@${returnPathName(do
 
 export interface RecordInputs {
   domain: string;
-  selector: string;
-  publicKeyB64: string;
+  /** The keys whose records are listed (dkim-keys.ts listedKeys), RSA first. */
+  keys: Pick<DkimKeyRow, 'selector' | 'algorithm' | 'public_key' | 'state'>[];
   /** The server's host name (--hostname, else the OS host name): SPF and return-path point at it. */
   hostname: string;
 }
 
+const KEY_PURPOSE = {
+  active: 'dkim',
+  pending: 'dkim-next',
+  retiring: 'dkim-retiring',
+  retired: 'dkim-retired',
+} as const satisfies Record<DkimKeyRow['state'], RecordPurpose>;
+
 /**
- * The four records to publish, in the order a person sets them up. SPF goes on the
- * return-path name (bounces.<domain>), the MAIL FROM domain receivers evaluate it for,
- * where it collides with no SPF record the domain already has at its apex.
+ * The records to publish, in the order a person sets them up: a DKIM record per listed
+ * key, then SPF, return path and DMARC. SPF goes on the return-path name
+ * (bounces.<domain>), the MAIL FROM domain receivers evaluate it for, where it collides
+ * with no SPF record the domain already has at its apex.
  */
-export function buildRecords({ domain, selector, publicKeyB64, hostname }: RecordInputs): DnsRecord[] {
+export function buildRecords({ domain, keys, hostname }: RecordInputs): DnsRecord[] {
+  const dkim = keys.map((k): DnsRecord => ({
+    type: 'TXT',
+    name: dkimName(k.selector, domain),
+    value: `v=DKIM1; k=${k.algorithm}; p=${k.public_key}`,
+    purpose: KEY_PURPOSE[k.state],
+  }));
   return [
-    { type: 'TXT', name: dkimName(selector, domain), value: `v=DKIM1; k=rsa; p=${publicKeyB64}`, purpose: 'dkim' },
+    ...dkim,
     { type: 'TXT', name: returnPathName(domain), value: `v=spf1 a:${hostname} ~all`, purpose: 'spf' },
     { type: 'MX', name: returnPathName(domain), value: `${RETURN_PATH_PRIORITY} ${hostname}`, purpose: 'return-path' },
     {

@@ -2,8 +2,32 @@ import type { Audited } from '../audit/index.ts';
 import type { PgAuditWriter } from '../audit/repo-pg.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
-import type { DomainRow, NewDomainRow } from './repo.ts';
+import type { DkimKeyRow } from './dkim-keys.ts';
+import type { DomainRow, KeyWrite, NewDomainRow, PlanKeys } from './repo.ts';
 import type { DomainState } from './status.ts';
+
+const KEYS = 'SELECT * FROM domain_dkim_keys WHERE domain_id = $1 ORDER BY created_at, id COLLATE "C"';
+
+/** Inserts a key, or updates its state and times (the rest of a key never changes): repo.ts's saveKey. */
+const SAVE_KEY = `INSERT INTO domain_dkim_keys
+    (id, domain_id, selector, algorithm, private_key, public_key, state, created_at, activated_at, retire_after)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+  ON CONFLICT (id) DO UPDATE SET
+    state = excluded.state, activated_at = excluded.activated_at, retire_after = excluded.retire_after`;
+
+const saveKey = (t: PgTx, k: DkimKeyRow) =>
+  t.query(SAVE_KEY, [
+    k.id,
+    k.domain_id,
+    k.selector,
+    k.algorithm,
+    k.private_key,
+    k.public_key,
+    k.state,
+    k.created_at,
+    k.activated_at,
+    k.retire_after,
+  ]);
 
 // The name is citext (COLLATE NOCASE on SQLite): as text, so rows read the same on both stores.
 const DOMAIN = `SELECT id, organization_id, name::text AS name, status, dkim_selector, dkim_private_key, dkim_public_key,
@@ -19,6 +43,21 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
   const log = (t: PgTx, a: Audited | undefined) => (a ? audit.record(t, a.actor, a.entry, a.atMs) : undefined);
   const rows = async (sql: string, params: unknown[] = []) => (await pool.query<DomainRow>(sql, params)).rows;
   const changed = (r: { rowCount: number | null }) => (r.rowCount ?? 0) > 0;
+  const writeKeys = async (t: PgTx, domainId: string, k: KeyWrite) => {
+    for (const row of k.save) await saveKey(t, row);
+    if (k.activeRsa) {
+      await t.query(
+        'UPDATE domains SET dkim_selector = $2, dkim_private_key = $3, dkim_public_key = $4 WHERE id = $1',
+        [domainId, k.activeRsa.selector, k.activeRsa.private_key, k.activeRsa.public_key],
+      );
+    }
+    for (const a of k.audits) await log(t, a);
+  };
+  /** The domain's row, locked for the transaction, and its keys. */
+  const lockedWithKeys = async (t: PgTx, id: string) => {
+    const row = (await t.query<DomainRow>(`${DOMAIN} WHERE id = $1 FOR UPDATE`, [id])).rows[0];
+    return row && { row, keys: (await t.query<DkimKeyRow>(KEYS, [id])).rows };
+  };
   return {
     /** True when `domain` is VERIFIED and bound to the project. */
     isVerifiedForProject: async (projectId: string, domain: string) =>
@@ -44,12 +83,20 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
           [domainId],
         )
       ).rows.map((r) => r.project_id),
+    /** The domain's stored DKIM keys, oldest first (none for a domain stored before them: dkim-keys.ts keysOf). */
+    listDkimKeys: async (domainId: string) => (await pool.query<DkimKeyRow>(KEYS, [domainId])).rows,
     /**
      * Inserts the domain (and binds it to `projectId` when given) unless the organization
      * already has `max` domains; false at the ceiling. The organization's row is locked while
      * its domains are counted, so adds on two nodes at once cannot both pass the ceiling.
      */
-    createDomain: (row: NewDomainRow, max: number | null, projectId: string | undefined, a: Audited) =>
+    createDomain: (
+      row: NewDomainRow,
+      max: number | null,
+      projectId: string | undefined,
+      a: Audited,
+      keys: DkimKeyRow[] = [],
+    ) =>
       tx.write(async (t) => {
         // A name taken is a conflict before it is a ceiling: the insert's UNIQUE error says so.
         const taken = (await t.query('SELECT 1 FROM domains WHERE name = $1', [row.name])).rowCount;
@@ -73,6 +120,7 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
             row.created_at,
           ],
         );
+        for (const key of keys) await saveKey(t, key);
         if (projectId) {
           await t.query('INSERT INTO project_domains (project_id, domain_id, created_at) VALUES ($1, $2, $3)', [
             projectId,
@@ -109,9 +157,23 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
         return changed(r);
       }),
     /**
+     * Writes what `plan` makes of the domain's keys as they are inside the transaction, the
+     * domain's row locked (a rotation on two nodes at once plans from the same keys once);
+     * undefined when the domain is gone. An error `plan` throws writes nothing.
+     */
+    updateDkimKeys: (domainId: string, plan: PlanKeys) =>
+      tx.write(async (t) => {
+        const locked = await lockedWithKeys(t, domainId);
+        if (!locked) return undefined;
+        const k = plan(locked.keys, locked.row);
+        await writeKeys(t, domainId, k);
+        return k;
+      }),
+    /**
      * Stores a check and the state `next` computes from the row as it is inside the
      * transaction, locked, so a CLI verify and any node's periodic check cannot overwrite
-     * each other's count. Undefined when the domain is gone.
+     * each other's count; `keys` plans what the check changes of the DKIM keys in the same
+     * transaction. Undefined when the domain is gone.
      */
     recordCheck: (
       id: string,
@@ -119,10 +181,12 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
       checks: string,
       next: (row: DomainRow) => DomainState,
       audited?: (before: DomainRow, after: DomainRow) => Audited,
+      keys?: PlanKeys,
     ) =>
       tx.write(async (t) => {
-        const row = (await t.query<DomainRow>(`${DOMAIN} WHERE id = $1 FOR UPDATE`, [id])).rows[0];
-        if (!row) return undefined;
+        const locked = await lockedWithKeys(t, id);
+        if (!locked) return undefined;
+        const { row } = locked;
         const state = next(row);
         await t.query(
           `UPDATE domains SET status = $2, verified_at = $3, failing_since = $4, failing_checks = $5, warning = $6,
@@ -130,9 +194,16 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
            WHERE id = $1`,
           [id, state.status, state.verified_at, state.failing_since, state.failing_checks, state.warning, checks, at],
         );
-        const after = { ...row, ...state, checks, last_checked_at: at };
+        const k = keys?.(locked.keys, row);
+        if (k) await writeKeys(t, id, k);
+        const mirrored = k?.activeRsa && {
+          dkim_selector: k.activeRsa.selector,
+          dkim_private_key: k.activeRsa.private_key,
+          dkim_public_key: k.activeRsa.public_key,
+        };
+        const after = { ...row, ...mirrored, ...state, checks, last_checked_at: at };
         await log(t, audited?.(row, after));
-        return { before: row, after };
+        return { before: row, after, keys: k };
       }),
   };
 }

@@ -3,6 +3,7 @@ import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
 import type { DomainState, DomainStatus } from './status.ts';
+import type { DkimKeyRow, KeyPlan } from './dkim-keys.ts';
 
 export interface DomainRow extends DomainState {
   id: string;
@@ -26,6 +27,16 @@ export type NewDomainRow = Pick<
   'id' | 'organization_id' | 'name' | 'dkim_selector' | 'dkim_private_key' | 'dkim_public_key' | 'created_at'
 >;
 
+/**
+ * What a change of a domain's DKIM keys writes, planned (dkim-keys.ts) from the rows as
+ * they are inside the transaction: rows to insert or update by id, the active RSA key the
+ * domain's dkim_* columns follow, and the audit rows of its steps.
+ */
+export type KeyWrite = KeyPlan & { audits: Audited[] };
+
+/** Plans a KeyWrite from the domain's stored key rows and the domain row, inside the transaction. */
+export type PlanKeys = (keys: DkimKeyRow[], row: DomainRow) => KeyWrite;
+
 /** SQL of sending domains and their project bindings: reads run at once, writes inside a group transaction. */
 export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
   const log = (a: Audited | undefined) => a && audit.record(a.actor, a.entry, a.atMs);
@@ -42,6 +53,9 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
     projects: db.prepare<[string], { project_id: string }>(
       'SELECT project_id FROM project_domains WHERE domain_id = ? ORDER BY created_at, project_id',
     ),
+    keys: db.prepare<[string], DkimKeyRow>(
+      'SELECT * FROM domain_dkim_keys WHERE domain_id = ? ORDER BY created_at, id',
+    ),
   };
   const w = {
     insert: db.prepare(
@@ -51,6 +65,17 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
     bind: db.prepare('INSERT OR IGNORE INTO project_domains (project_id, domain_id, created_at) VALUES (?, ?, ?)'),
     unbind: db.prepare('DELETE FROM project_domains WHERE project_id = ? AND domain_id = ?'),
     remove: db.prepare('DELETE FROM domains WHERE id = ?'),
+    saveKey: db.prepare(
+      `INSERT INTO domain_dkim_keys
+         (id, domain_id, selector, algorithm, private_key, public_key, state, created_at, activated_at, retire_after)
+       VALUES (@id, @domain_id, @selector, @algorithm, @private_key, @public_key, @state, @created_at, @activated_at,
+         @retire_after)
+       ON CONFLICT (id) DO UPDATE SET
+         state = excluded.state, activated_at = excluded.activated_at, retire_after = excluded.retire_after`,
+    ),
+    activeRsa: db.prepare(
+      'UPDATE domains SET dkim_selector = ?, dkim_private_key = ?, dkim_public_key = ? WHERE id = ?',
+    ),
     check: db.prepare(
       `UPDATE domains SET status = @status, verified_at = @verified_at, failing_since = @failing_since,
          failing_checks = @failing_checks, warning = @warning, checks = @checks, last_checked_at = @at
@@ -58,6 +83,11 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
     ),
   };
   const read = <T>(v: T) => Promise.resolve(v);
+  const writeKeys = (domainId: string, k: KeyWrite) => {
+    for (const row of k.save) w.saveKey.run(row);
+    if (k.activeRsa) w.activeRsa.run(k.activeRsa.selector, k.activeRsa.private_key, k.activeRsa.public_key, domainId);
+    for (const a of k.audits) log(a);
+  };
   return {
     /** True when `domain` is VERIFIED and bound to the project. */
     isVerifiedForProject: (projectId: string, domain: string) =>
@@ -67,17 +97,26 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
     listDomains: (orgId: string) => read(q.ofOrg.all(orgId)),
     listDomainIds: () => read(q.allIds.all().map((r) => r.id)),
     listProjectIds: (domainId: string) => read(q.projects.all(domainId).map((r) => r.project_id)),
+    /** The domain's stored DKIM keys, oldest first (none for a domain stored before them: dkim-keys.ts keysOf). */
+    listDkimKeys: (domainId: string) => read(q.keys.all(domainId)),
     /**
      * Inserts the domain (and binds it to `projectId` when given) unless the
      * organization already has `max` domains; false at the ceiling. Counting
      * inside the write makes the ceiling hold under concurrent adds.
      */
-    createDomain: (row: NewDomainRow, max: number | null, projectId: string | undefined, a: Audited) =>
+    createDomain: (
+      row: NewDomainRow,
+      max: number | null,
+      projectId: string | undefined,
+      a: Audited,
+      keys: DkimKeyRow[] = [],
+    ) =>
       tx.write(() => {
         // A name taken is a conflict before it is a ceiling: the insert's UNIQUE error says so.
         const taken = q.byName.get(row.name) !== undefined;
         if (!taken && max !== null && q.countOrg.get(row.organization_id)!.n >= max) return false;
         w.insert.run(row);
+        for (const key of keys) w.saveKey.run(key);
         if (projectId) w.bind.run(projectId, row.id, row.created_at);
         log(a);
         return true;
@@ -102,9 +141,24 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
         return changed;
       }),
     /**
+     * Writes what `plan` makes of the domain's keys as they are inside the transaction (a
+     * rotation, Ed25519 on or off); undefined when the domain is gone. An error `plan`
+     * throws (a rotation under way) writes nothing.
+     */
+    updateDkimKeys: (domainId: string, plan: PlanKeys) =>
+      tx.write(() => {
+        const row = q.byId.get(domainId);
+        if (!row) return undefined;
+        const k = plan(q.keys.all(domainId), row);
+        writeKeys(domainId, k);
+        return k;
+      }),
+    /**
      * Stores a check and the state `next` computes from the row as it is inside
      * the transaction, so a CLI verify and the server's periodic check cannot
-     * overwrite each other's count. Undefined when the domain is gone.
+     * overwrite each other's count; `keys` plans what the check changes of the DKIM keys
+     * (a new key seen, an old one retired) in the same transaction. Undefined when the
+     * domain is gone.
      */
     recordCheck: (
       id: string,
@@ -112,15 +166,23 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
       checks: string,
       next: (row: DomainRow) => DomainState,
       audited?: (before: DomainRow, after: DomainRow) => Audited,
+      keys?: PlanKeys,
     ) =>
       tx.write(() => {
         const row = q.byId.get(id);
         if (!row) return undefined;
         const state = next(row);
         w.check.run({ ...state, checks, at, id });
-        const after = { ...row, ...state, checks, last_checked_at: at };
+        const k = keys?.(q.keys.all(id), row);
+        if (k) writeKeys(id, k);
+        const mirrored = k?.activeRsa && {
+          dkim_selector: k.activeRsa.selector,
+          dkim_private_key: k.activeRsa.private_key,
+          dkim_public_key: k.activeRsa.public_key,
+        };
+        const after = { ...row, ...mirrored, ...state, checks, last_checked_at: at };
         log(audited?.(row, after));
-        return { before: row, after };
+        return { before: row, after, keys: k };
       }),
   };
 }

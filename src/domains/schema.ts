@@ -57,6 +57,8 @@ export const addDomainSchema = z.strictObject({
   name: domainNameSchema,
   organization: z.string().trim().min(1),
   project: z.string().trim().min(1).optional(),
+  /** Also sign with an Ed25519 key (RFC 8463), beside RSA, once its record is published. */
+  ed25519: z.boolean().optional(),
 });
 
 export type AddDomainInput = z.input<typeof addDomainSchema>;

@@ -9,8 +9,22 @@ import { PLAN_LIMITS, planLimitError } from '../limits/plans.ts';
 import { uniqueOrConflict } from '../store/errors.ts';
 import { parseInput } from '../validation.ts';
 import type { DnsLookups } from './dns.ts';
+import {
+  addPendingKeys,
+  keysOf,
+  rotatedAlgorithms,
+  rotationDue,
+  rotationPending,
+  signingKeys,
+  stopAlgorithm,
+  uniqueSelector,
+  type DkimAlgorithm,
+  type DkimKeyRow,
+  type FreshKey,
+} from './dkim-keys.ts';
+import { logSteps, withAudits } from './key-steps.ts';
 import { toDomain, type Domain } from './present.ts';
-import { generateDkimKey, normalizeHostname, selectorFor } from './records.ts';
+import { generateDkimKey, normalizeHostname } from './records.ts';
 import type { DomainRow, DomainsRepo } from './repo.ts';
 import { addDomainSchema, domainNameSchema, type AddDomainInput } from './schema.ts';
 import { verifyRow, verifyRows } from './verify.ts';
@@ -25,6 +39,10 @@ export interface DomainsDeps {
   /** The server's host name: SPF and the return-path MX name it. */
   hostname: string;
   gracePeriodMs: number;
+  /** How long a replaced DKIM key's record stays listed after the switch (--dkim-rotation-grace). */
+  dkimGraceMs: number;
+  /** Rotate a domain's DKIM keys once its RSA key has signed this many months; 0 is off (--dkim-rotate-months). */
+  dkimRotateMonths: number;
 }
 
 /** What the delivery engine needs to DKIM-sign mail from a verified domain. */
@@ -32,15 +50,55 @@ export interface SigningKey {
   domain: string;
   selector: string;
   privateKeyPem: string;
+  /** An Ed25519 key signing beside the RSA one (RFC 8463), when the domain has one active. */
+  ed25519?: { selector: string; privateKeyPem: string };
 }
+
+/** A fresh key of each algorithm (RSA generation takes ~100 ms: made outside any transaction). */
+const freshKeys = (algorithms: DkimAlgorithm[], nowMs: number): Promise<FreshKey[]> =>
+  Promise.all(
+    algorithms.map(async (algorithm) => ({ id: newId(nowMs), algorithm, ...(await generateDkimKey(algorithm)) })),
+  );
 
 /** Sending domains: adding with a DKIM key, DNS verification with a grace period, project binding. */
 export function createDomainsService(deps: DomainsDeps) {
   const { repo, accounts, clock } = deps;
   const hostname = normalizeHostname(deps.hostname);
-  const verifyDeps = { ...deps, hostname };
-  const present = async (row: DomainRow) => toDomain(row, await repo.listProjectIds(row.id), hostname);
   const change = auditChange(clock);
+  const verifyDeps = { ...deps, hostname, change };
+  const present = async (row: DomainRow) =>
+    toDomain(row, await repo.listProjectIds(row.id), hostname, await repo.listDkimKeys(row.id));
+  const keysOfRow = async (row: DomainRow) => keysOf(row, await repo.listDkimKeys(row.id));
+  const inProgress = (row: DomainRow) =>
+    new AppError(
+      'dkim_rotation_in_progress',
+      `a DKIM key of ${row.name} waits for its record to be published: publish it (svc domains show ${row.name}), ` +
+        'then svc domains verify; a new rotation can start once svc signs with it',
+      { domain: row.name },
+    );
+
+  /**
+   * Adds pending keys of `algorithms` to the domain, planned from its keys inside the
+   * transaction; a domain with a key still pending is refused (409), there as here.
+   */
+  async function addKeys(row: DomainRow, algorithms: DkimAlgorithm[], actor: Actor): Promise<void> {
+    const now = clock.now();
+    const fresh = await freshKeys(algorithms, now);
+    const written = await repo.updateDkimKeys(row.id, (rows, current) => {
+      const keys = keysOf(current, rows);
+      if (rotationPending(keys)) throw inProgress(current);
+      return withAudits(change, actor, current, addPendingKeys(current.id, keys, fresh, now));
+    });
+    if (!written) throw new AppError('not_found', `no domain ${row.name}`);
+    logSteps(deps.logger, row.name, written.steps);
+  }
+
+  /** Starts a rotation of `row`'s keys: refused (409) while one is under way. */
+  async function rotate(row: DomainRow, actor: Actor): Promise<void> {
+    const keys = await keysOfRow(row);
+    if (rotationPending(keys)) throw inProgress(row);
+    await addKeys(row, rotatedAlgorithms(keys), actor);
+  }
   /** What the audit log keeps of a domain: never its private key. */
   const shown = (r: Pick<DomainRow, 'name' | 'status' | 'dkim_selector'>) => ({
     name: r.name,
@@ -77,22 +135,36 @@ export function createDomainsService(deps: DomainsDeps) {
       const data = parseInput(addDomainSchema, input);
       const org = await accounts.getOrg(data.organization);
       const project = data.project ? await projectOf({ organization_id: org.id }, data.project) : undefined;
-      const key = await generateDkimKey();
       const now = clock.now();
+      const [key, ed] = await freshKeys(data.ed25519 ? ['rsa', 'ed25519'] : ['rsa'], now);
       const row = {
         id: newId(now),
         organization_id: org.id,
         name: data.name,
-        dkim_selector: selectorFor(now),
-        dkim_private_key: key.privateKeyPem,
-        dkim_public_key: key.publicKeyB64,
+        dkim_selector: uniqueSelector(now, 'rsa', []),
+        dkim_private_key: key!.privateKeyPem,
+        dkim_public_key: key!.publicKeyB64,
         created_at: iso(now),
       };
+      // The RSA key signs once the domain is verified; an Ed25519 key once its record is seen.
+      const active: DkimKeyRow = {
+        id: row.id,
+        domain_id: row.id,
+        selector: row.dkim_selector,
+        algorithm: 'rsa',
+        private_key: key!.privateKeyPem,
+        public_key: key!.publicKeyB64,
+        state: 'active',
+        created_at: row.created_at,
+        activated_at: row.created_at,
+        retire_after: null,
+      };
+      const keys = [active, ...(ed ? addPendingKeys(row.id, [active], [ed], now).save : [])];
       const max = PLAN_LIMITS[org.plan].domains;
       const after = { ...shown({ ...row, status: 'PENDING' }), project_id: project?.id ?? null };
       const audited = change(actor, 'domain.create', target(row), null, after);
       const created = await uniqueOrConflict(
-        repo.createDomain(row, max, project?.id, audited),
+        repo.createDomain(row, max, project?.id, audited, keys),
         `domain ${data.name} exists`,
       );
       if (!created) throw planLimitError('domains', org.plan, max!);
@@ -128,9 +200,57 @@ export function createDomainsService(deps: DomainsDeps) {
       return present(row);
     },
 
-    /** Checks every domain; the server runs this periodically, and `signal` stops it when the server stops. */
-    async verifyAll(signal?: AbortSignal): Promise<{ checked: number; errors: number }> {
-      return verifyRows(verifyDeps, await repo.listDomainIds(), signal);
+    /**
+     * Checks every domain, then, with automatic rotation on (--dkim-rotate-months), starts a
+     * rotation for each whose RSA key has signed that long; the server runs this periodically,
+     * and `signal` stops it when the server stops.
+     */
+    async verifyAll(signal?: AbortSignal): Promise<{ checked: number; errors: number; rotated: number }> {
+      const ids = await repo.listDomainIds();
+      const result = await verifyRows(verifyDeps, ids, signal);
+      let rotated = 0;
+      for (const id of deps.dkimRotateMonths > 0 ? ids : []) {
+        if (signal?.aborted) break;
+        const row = await repo.findDomainById(id);
+        if (!row || !rotationDue(await keysOfRow(row), clock.now(), deps.dkimRotateMonths)) continue;
+        try {
+          await rotate(row, operator());
+          rotated++;
+        } catch (e) {
+          deps.logger.error({ domain: row.name, err: e }, 'automatic DKIM rotation failed');
+        }
+      }
+      return { ...result, rotated };
+    },
+
+    /**
+     * Starts a DKIM key rotation: a new key (and a new Ed25519 key when the domain signs with
+     * one) under a new selector, pending until `verify` sees its record; svc signs with the
+     * current key until then. 409 `dkim_rotation_in_progress` while a key is still pending.
+     */
+    async rotateDkim(ref: string, actor: Actor = operator()): Promise<Domain> {
+      const row = await getRow(ref);
+      await rotate(row, actor);
+      return present((await repo.findDomainById(row.id)) ?? row);
+    },
+
+    /**
+     * Turns Ed25519 signing (RFC 8463, beside RSA) on or off. On: a new Ed25519 key, pending
+     * until its record is seen (nothing when the domain has one already). Off: its key stops
+     * signing now and its record stays listed through the rotation grace period.
+     */
+    async setEd25519(ref: string, on: boolean, actor: Actor = operator()): Promise<Domain> {
+      const row = await getRow(ref);
+      const has = (await keysOfRow(row)).some((k) => k.algorithm === 'ed25519' && /pending|active/.test(k.state));
+      if (on && !has) await addKeys(row, ['ed25519'], actor);
+      if (!on && has) {
+        const now = clock.now();
+        const written = await repo.updateDkimKeys(row.id, (rows, current) =>
+          withAudits(change, actor, current, stopAlgorithm(keysOf(current, rows), 'ed25519', now, deps.dkimGraceMs)),
+        );
+        if (written) logSteps(deps.logger, row.name, written.steps);
+      }
+      return present((await repo.findDomainById(row.id)) ?? row);
     },
 
     /** Binds a domain to a project of its organization: once verified, the project's LIVE keys may send from it. */
@@ -160,11 +280,20 @@ export function createDomainsService(deps: DomainsDeps) {
       return domain;
     },
 
-    /** The DKIM key of a VERIFIED domain, for signing; undefined for any other domain. */
+    /** The DKIM keys that sign for a VERIFIED domain (RSA, and Ed25519 when active); undefined for any other domain. */
     async getSigningKey(domainName: string): Promise<SigningKey | undefined> {
       const row = await repo.findDomainByName(domainName.toLowerCase());
-      if (row?.status !== 'VERIFIED' || !row.dkim_selector || !row.dkim_private_key) return undefined;
-      return { domain: row.name, selector: row.dkim_selector, privateKeyPem: row.dkim_private_key };
+      if (row?.status !== 'VERIFIED') return undefined;
+      const signing = signingKeys(await keysOfRow(row));
+      const rsa = signing.find((k) => k.algorithm === 'rsa');
+      const ed = signing.find((k) => k.algorithm === 'ed25519');
+      if (!rsa) return undefined;
+      return {
+        domain: row.name,
+        selector: rsa.selector,
+        privateKeyPem: rsa.private_key,
+        ...(ed ? { ed25519: { selector: ed.selector, privateKeyPem: ed.private_key } } : {}),
+      };
     },
   };
 }

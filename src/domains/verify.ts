@@ -1,10 +1,13 @@
 import { iso, type Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { Audited } from '../audit/index.ts';
+import { operator, type Actor, type Audited } from '../audit/index.ts';
 import { runChecks } from './checks.ts';
+import { afterCheck, keysOf, type DkimKeyRow } from './dkim-keys.ts';
 import type { DnsLookups } from './dns.ts';
+import { logSteps, withAudits, type Change } from './key-steps.ts';
 import { recordsOf } from './present.ts';
-import type { DomainRow, DomainsRepo } from './repo.ts';
+import { dkimName, type RecordCheck } from './records.ts';
+import type { DomainRow, DomainsRepo, PlanKeys } from './repo.ts';
 import { nextState } from './status.ts';
 
 export interface VerifyDeps {
@@ -14,31 +17,55 @@ export interface VerifyDeps {
   dns: DnsLookups;
   hostname: string;
   gracePeriodMs: number;
+  /** How long a replaced DKIM key's record stays listed after the switch (--dkim-rotation-grace). */
+  dkimGraceMs: number;
+  /** Builds audit rows: each DKIM key step a check causes is audited. */
+  change: Change;
 }
+
+/** Whether the check found `key`'s record published with its public key. */
+const seen = (checks: RecordCheck[], domain: string) => (key: DkimKeyRow) =>
+  checks.some(
+    (c) => c.ok && c.type === 'TXT' && c.name === dkimName(key.selector, domain) && c.purpose === 'dkim-next',
+  );
 
 /**
  * Checks a domain's records, stores the check and the new state, and logs a
- * change of status or warning. A check cut short by `signal` (the server
- * stopping) stores nothing: its cancelled lookups say nothing of the records.
+ * change of status or warning. In the same transaction, a rotation's new DKIM key
+ * whose record was seen starts signing and a retiring key past its grace retires
+ * (dkim-keys.ts afterCheck), each step audited as `actor` and logged. A check cut
+ * short by `signal` (the server stopping) stores nothing: its cancelled lookups say
+ * nothing of the records.
  */
 export async function verifyRow(
   deps: VerifyDeps,
   row: DomainRow,
   signal?: AbortSignal,
   audited?: (before: DomainRow, after: DomainRow) => Audited,
+  actor: Actor = operator(),
 ): Promise<DomainRow | undefined> {
-  const run = await runChecks(deps.dns, recordsOf(row, deps.hostname), deps.hostname);
+  const keys = await deps.repo.listDkimKeys(row.id);
+  const run = await runChecks(deps.dns, recordsOf(row, deps.hostname, keys), deps.hostname);
   if (signal?.aborted) return undefined;
   const now = deps.clock.now();
   const facts = { outcome: run.outcome, summary: run.summary, now, graceMs: deps.gracePeriodMs };
+  const planKeys: PlanKeys = (rows, current) =>
+    withAudits(
+      deps.change,
+      actor,
+      current,
+      afterCheck(keysOf(current, rows), seen(run.checks, current.name), now, deps.dkimGraceMs),
+    );
   const result = await deps.repo.recordCheck(
     row.id,
     iso(now),
     JSON.stringify(run.checks),
     (current) => nextState(current, facts),
     audited,
+    planKeys,
   );
   if (result) logChange(deps.logger, result.before, result.after);
+  if (result?.keys) logSteps(deps.logger, row.name, result.keys.steps);
   return result?.after;
 }
 

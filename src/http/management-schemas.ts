@@ -84,13 +84,23 @@ export const templateOut = z.object({
   updated_at: time,
 });
 
-const purpose = z.enum(['dkim', 'spf', 'return-path', 'dmarc']);
+const purpose = z.enum(['dkim', 'dkim-next', 'dkim-retiring', 'dkim-retired', 'spf', 'return-path', 'dmarc']);
 export const domainOut = z.object({
   id,
   organization_id: id,
   name: z.string(),
   status: z.enum(['PENDING', 'VERIFIED', 'FAILED']),
   dkim_selector: z.string().nullable(),
+  dkim_keys: z.array(
+    z.object({
+      selector: z.string(),
+      algorithm: z.enum(['rsa', 'ed25519']),
+      state: z.enum(['pending', 'active', 'retiring', 'retired']),
+      created_at: time,
+      activated_at: time.nullable(),
+      retire_after: time.nullable(),
+    }),
+  ),
   records: z.array(z.object({ type: z.enum(['TXT', 'MX']), name: z.string(), value: z.string(), purpose })),
   checks: z.array(
     z.object({

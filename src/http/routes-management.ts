@@ -42,7 +42,11 @@ const importResultOut = z.object({
 const addDomainBody = z.strictObject({
   name: z.string().min(1).max(253),
   project_id: z.uuid().optional(),
+  ed25519: z.boolean().optional(),
 });
+
+/** The body of PATCH …/domains/{id}: Ed25519 signing beside RSA, on or off. */
+const updateDomainBody = z.strictObject({ ed25519: z.boolean() });
 
 /** A CSV import body may be larger than a JSON request: it is streamed, never held whole. */
 const CSV_IMPORT_BYTES = 256 * 1024 * 1024;
@@ -183,7 +187,10 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
     },
     ({ org, body, actor }) => {
       const b = parseInput(addDomainBody, body);
-      return app.domains.addDomain({ name: b.name, organization: org.id, project: b.project_id }, actor);
+      return app.domains.addDomain(
+        { name: b.name, organization: org.id, project: b.project_id, ed25519: b.ed25519 },
+        actor,
+      );
     },
   );
   orgRoute(
@@ -211,6 +218,24 @@ export function registerManagementRoutes(server: FastifyInstance, app: App): voi
         (await domainOf(org.id, params.domain_id!)).id,
         parseInput(reportDaysQuerySchema, query).days,
       ),
+  );
+  orgRoute(
+    'POST',
+    `${ORG}/domains/:domain_id/rotate-dkim`,
+    {
+      summary: 'Rotate the DKIM keys: new keys under new selectors, signing once their records are seen',
+      response: out.domainOut,
+    },
+    async ({ org, params, actor }) => app.domains.rotateDkim((await domainOf(org.id, params.domain_id!)).id, actor),
+  );
+  orgRoute(
+    'PATCH',
+    `${ORG}/domains/:domain_id`,
+    { summary: 'Turn Ed25519 signing (beside RSA) on or off', body: updateDomainBody, response: out.domainOut },
+    async ({ org, params, body, actor }) => {
+      const b = parseInput(updateDomainBody, body);
+      return app.domains.setEd25519((await domainOf(org.id, params.domain_id!)).id, b.ed25519, actor);
+    },
   );
   orgRoute('DELETE', `${ORG}/domains/:domain_id`, { summary: 'Delete a domain' }, async ({ org, params, actor }) =>
     app.domains.deleteDomain((await domainOf(org.id, params.domain_id!)).id, actor),

@@ -22,7 +22,18 @@ export function registerDomains(program: Command): void {
   ])
     .requiredOption('--org <org>', 'organization id or unique name')
     .option('--project <project>', 'bind the domain to this project right away')
+    .option('--ed25519', 'also sign with an Ed25519 key (RFC 8463) once its record is published')
     .action(dom('add'));
+  sub('rotate-dkim', 'new DKIM keys under new selectors; svc switches once verify sees their records', [
+    'svc domains rotate-dkim example.com',
+    'svc domains rotate-dkim example.com --json',
+  ]).action(dom('rotateDkim'));
+  sub('update', "change a domain's settings", [
+    'svc domains update example.com --ed25519 on',
+    'svc domains update example.com --ed25519 off',
+  ])
+    .requiredOption('--ed25519 <on|off>', 'sign with Ed25519 beside RSA (RFC 8463), or stop')
+    .action(dom('update'));
   sub('show', 'a domain with its records, latest checks and warning', [
     'svc domains show example.com',
     'svc domains show example.com --json',
