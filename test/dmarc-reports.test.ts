@@ -274,7 +274,7 @@ describe('bad reports get a clear answer', () => {
   it('refuses a zip bomb and a gzip bomb at the decompression cap, without inflating them whole', async () => {
     // 20 MiB of one repeated byte packs into ~20 KB; the cap is 16 MiB of XML.
     const huge = new Uint8Array(20 * 1024 * 1024).fill(0x20);
-    const bomb = Buffer.from(zipSync({ 'bomb.xml': huge }, { level: 9 }));
+    const bomb = Buffer.from(zipSync({ 'bomb.xml': huge }, { level: 1 }));
     expect(bomb.length).toBeLessThan(32 * 1024);
     const rss = process.memoryUsage().rss;
     const before = await reports();
@@ -282,7 +282,7 @@ describe('bad reports get a clear answer', () => {
     expect(zipped).toEqual({ ok: false, reply: expect.stringMatching(/^554 5\.6\.0 .*more than 16777216 bytes/) });
     const gzipped = await mailReport({
       filename: 'bomb.xml.gz',
-      content: gzipSync(huge, { level: 9 }),
+      content: gzipSync(huge),
       contentType: 'application/gzip',
     });
     expect(gzipped).toEqual({ ok: false, reply: expect.stringMatching(/^554 5\.6\.0 .*more than 16777216 bytes/) });
