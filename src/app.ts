@@ -268,6 +268,7 @@ async function wire(
       dns: createDoctorDns(dnsServers),
       hostname,
       domains: domainsRepo,
+      reports: (id) => dmarc.listReportDays(id),
       mxPort: config.mxPort,
       relay: config.relay !== undefined,
       ...o,

@@ -232,6 +232,22 @@ describe('DMARC aggregate reports at the inbound MX', () => {
     ]);
   });
 
+  it('svc doctor warns of the sources not svc that failed DMARC', async () => {
+    const report = await d.env.app
+      .doctor({
+        addresses: () => Promise.resolve([]),
+        connect: () => Promise.resolve({ ok: false, reason: 'ECONNREFUSED' }),
+      })
+      .run();
+    expect(report.checks.find((c) => c.check === 'dmarc_reports')).toEqual({
+      check: 'dmarc_reports',
+      subject: 'sender.test',
+      status: 'warn',
+      detail: `DMARC reports of the last 7 days: 3 messages from ${SPOOFER_IP}, not this server, failed DMARC`,
+      fix: expect.stringContaining('svc domains report sender.test'),
+    });
+  });
+
   it('takes zip and plain XML reports, and a report sent twice is recorded once', async () => {
     const day = seconds(d.env.clock.now());
     const rows: Row[] = [{ ip: SVC_IP, count: 5, dkim: 'pass', spf: 'pass' }];

@@ -1,4 +1,5 @@
 import type { DomainsRepo } from '../domains/index.ts';
+import type { ReportDay } from '../inbound/index.ts';
 import { runChecks } from '../domains/checks.ts';
 import { recordsOf } from '../domains/present.ts';
 import { REQUIRED, type RecordCheck } from '../domains/records.ts';
@@ -9,6 +10,8 @@ export interface DomainChecksDeps {
   repo: Pick<DomainsRepo, 'listDomainIds' | 'findDomainById'>;
   dns: DoctorDns;
   hostname: string;
+  /** The domain's DMARC aggregate report days of the last week (`svc domains report`). */
+  reports?: ((domainId: string) => Promise<Pick<ReportDay, 'source_ip' | 'count' | 'flagged'>[]>) | undefined;
   /** Stops the checks between domains (the server stopping). */
   signal?: AbortSignal | undefined;
 }
@@ -28,8 +31,23 @@ export async function checkDomains(deps: DomainChecksDeps): Promise<DoctorCheck[
     const run = await runChecks(deps.dns, recordsOf(row, deps.hostname), deps.hostname);
     const inconclusive = run.outcome === 'inconclusive';
     checks.push(...run.checks.map((c) => fromRecordCheck(row.name, c, inconclusive)));
+    const flagged = (await deps.reports?.(id))?.filter((r) => r.flagged) ?? [];
+    if (flagged.length > 0) checks.push(spoofedCheck(row.name, flagged));
   }
   return checks;
+}
+
+/** Mail from addresses not svc's failed DMARC in the domain's aggregate reports: a warning, mail still flows. */
+function spoofedCheck(domain: string, flagged: Pick<ReportDay, 'source_ip' | 'count'>[]): DoctorCheck {
+  const ips = [...new Set(flagged.map((r) => r.source_ip))];
+  const messages = flagged.reduce((n, r) => n + r.count, 0);
+  return {
+    check: 'dmarc_reports',
+    subject: domain,
+    status: 'warn',
+    detail: `DMARC reports of the last 7 days: ${messages} messages from ${ips.join(', ')}, not this server, failed DMARC`,
+    fix: `see svc domains report ${domain}: add a sender of yours to the domain's SPF and DKIM, or, if someone spoofs it, move its DMARC policy to p=quarantine`,
+  };
 }
 
 function fromRecordCheck(domain: string, c: RecordCheck, inconclusive: boolean): DoctorCheck {

@@ -4,7 +4,7 @@ import type { DomainsRepo } from '../domains/index.ts';
 import { createBlocklistChecker, type BlocklistChecker } from './blocklist.ts';
 import { okCheck, worstStatus, type DoctorCheck, type DoctorReport } from './check.ts';
 import type { DoctorDns } from './dns.ts';
-import { checkDomains } from './domains.ts';
+import { checkDomains, type DomainChecksDeps } from './domains.ts';
 import { checkFcrdns } from './fcrdns.ts';
 import { isPrivateAddress } from './address.ts';
 import { checkPort25, tcpConnect, type Connect } from './port25.ts';
@@ -16,6 +16,8 @@ export interface DoctorDeps {
   /** The HELO name (--hostname). */
   hostname: string;
   domains: Pick<DomainsRepo, 'listDomainIds' | 'findDomainById'>;
+  /** A domain's DMARC aggregate report days: sources not svc's that failed DMARC are warned of. */
+  reports?: DomainChecksDeps['reports'];
   /** The port MX hosts are reached on (--mx-port). */
   mxPort: number;
   /** Mail goes through a smarthost (--relay). */
@@ -68,7 +70,8 @@ export function createDoctor(deps: DoctorDeps) {
       // Private addresses are on no public list; asking would only spend the lists' quota.
       const listed = addresses.filter((a) => !isPrivateAddress(a));
       checks.push(...(await blocklists.check(listed, undefined, signal)));
-      checks.push(...(await checkDomains({ repo: deps.domains, dns: deps.dns, hostname: deps.hostname, signal })));
+      const domains = { repo: deps.domains, dns: deps.dns, hostname: deps.hostname, reports: deps.reports, signal };
+      checks.push(...(await checkDomains(domains)));
       standing();
       return { checked_at: iso(deps.clock.now()), status: worstStatus(checks), checks };
     },
