@@ -51,6 +51,8 @@ export const BOTH_STORES = [
   'test/webhook-status.test.ts',
   'test/delivery-wake.test.ts',
   'test/doctor.test.ts',
+  'test/dkim-rotation.test.ts',
+  'test/dkim-ed25519.test.ts',
 ];
 
 /**

@@ -1,7 +1,6 @@
 import { hostnameProblem, type Domain, type DomainsService } from '../domains/index.ts';
 import { reportDaysQuerySchema, type ReportDay } from '../inbound/index.ts';
 import { parseInput } from '../validation.ts';
-import { AppError } from '../errors.ts';
 import { withApp, type GlobalOptions } from './context.ts';
 import { EXIT_FAILED, print, table } from './io.ts';
 
@@ -82,13 +81,9 @@ export async function rotateDkim([name]: string[], opts: Opts): Promise<void> {
   await show1(opts, (s) => s.rotateDkim(name!));
 }
 
-/** Changes a domain's settings: `--ed25519 on|off`. */
+/** Changes a domain's settings: `--ed25519 on|off` (commander allows no other value). */
 export async function update([name]: string[], opts: Opts): Promise<void> {
-  const ed25519 = str(opts.ed25519);
-  if (ed25519 !== 'on' && ed25519 !== 'off') {
-    throw new AppError('invalid_request', `--ed25519 takes on or off, not ${ed25519 ?? 'nothing'}`);
-  }
-  await show1(opts, (s) => s.setEd25519(name!, ed25519 === 'on'));
+  await show1(opts, (s) => s.setEd25519(name!, opts.ed25519 === 'on'));
 }
 
 export async function show([name]: string[], opts: Opts): Promise<void> {

@@ -91,8 +91,8 @@ describe('a rotation', () => {
       retire_after: new Date(seenAt + WEEK).toISOString(),
     });
     expect(listedKeys(keys).map((k) => [k.selector, k.state])).toEqual([
-      ['svc202611', 'active'],
       ['svc202605', 'retiring'],
+      ['svc202611', 'active'],
     ]);
     // One millisecond before the grace period ends: still retiring.
     expect(afterCheck(keys, () => true, seenAt + WEEK - 1, WEEK).save).toEqual([]);
@@ -111,13 +111,14 @@ describe('a rotation', () => {
 });
 
 describe('listedKeys', () => {
-  it('lists live keys and only the latest retired key of each algorithm', () => {
+  it('lists live keys and only the latest retired key of each algorithm, oldest first', () => {
     const keys = [
       key({ selector: 'a', state: 'retired', retire_after: '2026-06-01T00:00:00.000Z' }),
       key({ selector: 'b', state: 'retired', retire_after: '2026-09-01T00:00:00.000Z' }),
-      key({ selector: 'c', state: 'active' }),
+      key({ selector: 'c', state: 'active', created_at: '2026-08-01T00:00:00.000Z' }),
+      key({ selector: 'e', algorithm: 'ed25519', state: 'pending', created_at: '2026-01-01T00:00:00.000Z' }),
     ];
-    expect(listedKeys(keys).map((k) => k.selector)).toEqual(['c', 'b']);
+    expect(listedKeys(keys).map((k) => k.selector)).toEqual(['b', 'c', 'e']);
   });
 });
 

@@ -90,9 +90,14 @@ export function keysOf(domain: DomainKeyColumns, rows: DkimKeyRow[]): DkimKeyRow
   return [legacy];
 }
 
-/** Keys as a domain shows them: RSA's first, each algorithm's oldest first. */
+/** A key's place in its life, for keys made in the same millisecond. */
+const LIFE: Record<DkimKeyState, number> = { retired: 0, retiring: 1, active: 2, pending: 3 };
+
+/** Keys as a domain shows them: RSA's first, each algorithm's oldest first (then by their place in life). */
 export const shownKeys = (keys: DkimKeyRow[]): DkimKeyRow[] =>
-  [...keys].sort((a, b) => byAlgorithm(a, b) || a.created_at.localeCompare(b.created_at));
+  [...keys].sort(
+    (a, b) => byAlgorithm(a, b) || a.created_at.localeCompare(b.created_at) || LIFE[a.state] - LIFE[b.state],
+  );
 
 /** The keys that sign now, RSA first: the active ones. */
 export const signingKeys = (keys: DkimKeyRow[]): DkimKeyRow[] =>
@@ -103,7 +108,7 @@ export const rotationPending = (keys: DkimKeyRow[]): boolean => keys.some((k) =>
 
 /**
  * The keys whose records a domain lists: pending, active and retiring keys, and the latest
- * retired key of each algorithm (its record can be removed), RSA's first.
+ * retired key of each algorithm (its record can be removed), in shownKeys' order.
  */
 export function listedKeys(keys: DkimKeyRow[]): DkimKeyRow[] {
   const live = keys.filter((k) => k.state !== 'retired');
@@ -113,7 +118,7 @@ export function listedKeys(keys: DkimKeyRow[]): DkimKeyRow[] {
       .sort((x, y) => (y.retire_after ?? '').localeCompare(x.retire_after ?? ''))
       .slice(0, 1),
   );
-  return [...live, ...retired].sort(byAlgorithm);
+  return shownKeys([...live, ...retired]);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type * as DomainActions from '../domains.ts';
 import { command, lazy, type ActionName } from './kit.ts';
 
@@ -32,7 +32,11 @@ export function registerDomains(program: Command): void {
     'svc domains update example.com --ed25519 on',
     'svc domains update example.com --ed25519 off',
   ])
-    .requiredOption('--ed25519 <on|off>', 'sign with Ed25519 beside RSA (RFC 8463), or stop')
+    .addOption(
+      new Option('--ed25519 <on|off>', 'sign with Ed25519 beside RSA (RFC 8463), or stop')
+        .choices(['on', 'off'])
+        .makeOptionMandatory(),
+    )
     .action(dom('update'));
   sub('show', 'a domain with its records, latest checks and warning', [
     'svc domains show example.com',
