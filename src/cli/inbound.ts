@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { AppError } from '../errors.ts';
 import { returnPathsIn } from '../delivery/index.ts';
 import { withApp, type GlobalOptions } from './context.ts';
-import { print } from './io.ts';
+import { count, print } from './io.ts';
+import type { ReportReceipt } from '../inbound/index.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 
@@ -33,6 +34,18 @@ export async function processFile([file]: string[], opts: Opts): Promise<void> {
           (a.status === 'BOUNCED' ? `${a.bounce_type} ${a.bounce_category}` : a.feedback_type),
       ),
       ...result.ignored.map((i) => `  ignored: ${i.recipient ?? '-'}: ${i.why}`),
+      ...(result.report ? reportLines(result.report) : []),
     ].join('\n'),
   );
+}
+
+/** What a DMARC aggregate report fed to `svc inbound process --to dmarc@bounces.<domain>` did. */
+function reportLines(r: ReportReceipt): string[] {
+  return [
+    `  DMARC report ${r.report_id} from ${r.org_name} for ${r.domain}: ${count(r.rows, 'row')}, ${r.recorded ? 'recorded' : 'already recorded'}`,
+    ...(r.signing ? [`  DKIM signing ${r.signing.status} for ${count(r.signing.emails, 'email')}`] : []),
+    ...r.flagged.map(
+      (f) => `  flagged: ${f.source_ip} (${count(f.count, 'message')}) is not this server and failed DMARC`,
+    ),
+  ];
 }
