@@ -7,6 +7,7 @@ import type { DnsServer } from './peers/dns.ts';
 import type { MxPeer, Received } from './peers/mx.ts';
 import { settle, startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
 import { publish } from './domains-helpers.ts';
+import { caller, signInMembers } from './management-helpers.ts';
 
 /**
  * Issue 28 item 6: a domain with Ed25519 on carries an RSA and an Ed25519 signature (RFC
@@ -91,8 +92,13 @@ describe('Ed25519 beside RSA', () => {
     expect(res.dmarc && res.dmarc.status.result).toBe('pass');
   });
 
-  it('turned off, stops signing with Ed25519 at once and keeps its record listed as retiring', async () => {
-    const off = await d.env.app.domains.setEd25519('ed.test', false);
+  it('turned off (PATCH …/domains/{id}), stops signing with Ed25519 at once and keeps its record listed as retiring', async () => {
+    const call = caller(() => d.env, await signInMembers(d.env, []));
+    const res = await call('PATCH', `/v1/organizations/${d.env.init.organization_id}/domains/${domain.id}`, 'OWNER', {
+      ed25519: false,
+    });
+    expect(res.statusCode).toBe(200);
+    const off = res.json<{ data: Domain }>().data;
     expect(off.dkim_keys.map((k) => [k.algorithm, k.state])).toEqual([
       ['rsa', 'active'],
       ['ed25519', 'retiring'],
