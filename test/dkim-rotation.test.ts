@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Domain } from '../src/domains/index.ts';
 import { captureLogger, checkOf, createDomainsEnv, publish, type DomainsEnv } from './domains-helpers.ts';
-import { caller, codeOf, signInMembers } from './management-helpers.ts';
+import { caller, codeOf, login, MEMBER_PASSWORD, signInMembers } from './management-helpers.ts';
 
 /**
  * Issue 28 item 5: `rotate-dkim` makes a new key under a new selector; svc signs with the
@@ -13,10 +13,12 @@ const DAY = 86_400_000;
 let t: DomainsEnv;
 const { logger, lines } = captureLogger();
 let call: ReturnType<typeof caller>;
+let tokens: Record<string, string>;
 
 beforeAll(async () => {
   t = await createDomainsEnv('FREE', { dkimRotateMonths: '6' }, logger);
-  call = caller(() => t.env, await signInMembers(t.env, ['ADMIN', 'VIEWER']));
+  tokens = await signInMembers(t.env, ['ADMIN', 'VIEWER']);
+  call = caller(() => t.env, tokens);
   const { organization_id, project_id } = t.env.init;
   publish(
     t.dns,
@@ -30,8 +32,8 @@ const signing = async () => (await t.env.app.domains.getSigningKey('rot.test'))!
 const keys = (d: Domain) => d.dkim_keys.map((k) => [k.selector, k.state]);
 const url = (d: Domain, tail = '') => `/v1/organizations/${t.env.init.organization_id}/domains/${d.id}${tail}`;
 const audits = () =>
-  t.env.query<{ action: string; before: string | null; after: string }>(
-    `SELECT action, before, after FROM audit_logs WHERE action LIKE 'domain.dkim%' ORDER BY ${t.env.auditOrder}`,
+  t.env.query<{ action: string; actor_type: string; before: string | null; after: string }>(
+    `SELECT action, actor_type, before, after FROM audit_logs WHERE action LIKE 'domain.dkim%' ORDER BY ${t.env.auditOrder}`,
   );
 
 describe('a DKIM rotation', () => {
@@ -80,7 +82,11 @@ describe('a DKIM rotation', () => {
     const next = rotated.records.find((r) => r.purpose === 'dkim-next')!;
     t.dns.set(next.name, { TXT: [next.value] });
     t.env.clock.advance(DAY);
-    const d = await t.env.app.domains.verifyDomain('rot.test');
+    // A check over the API: the switch is audited as the ADMIN who ran it (signed in anew: a day passed).
+    tokens.ADMIN = await login(t.env, 'admin@example.com', MEMBER_PASSWORD);
+    const res = await call('POST', url(rotated, '/verify'), 'ADMIN');
+    expect(res.statusCode).toBe(201);
+    const d = res.json<{ data: Domain }>().data;
     expect(keys(d)).toEqual([
       ['svc202603', 'retiring'],
       ['svc202603-2', 'active'],
@@ -113,10 +119,10 @@ describe('a DKIM rotation', () => {
 
   it('audits and logs every step, never with a private key', async () => {
     const rows = await audits();
-    expect(rows.map((r) => [r.action, JSON.parse(r.after).selector])).toEqual([
-      ['domain.dkim_rotation_started', 'svc202603-2'],
-      ['domain.dkim_key_activated', 'svc202603-2'],
-      ['domain.dkim_key_retired', 'svc202603'],
+    expect(rows.map((r) => [r.action, r.actor_type, JSON.parse(r.after).selector])).toEqual([
+      ['domain.dkim_rotation_started', 'user', 'svc202603-2'],
+      ['domain.dkim_key_activated', 'user', 'svc202603-2'],
+      ['domain.dkim_key_retired', 'cli', 'svc202603'],
     ]);
     expect(JSON.parse(rows[1]!.before!)).toMatchObject({ selector: 'svc202603', state: 'retiring' });
     expect(JSON.stringify(rows)).not.toMatch(/PRIVATE KEY|private_key/);

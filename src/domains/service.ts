@@ -195,7 +195,7 @@ export function createDomainsService(deps: DomainsDeps) {
     async verifyDomain(ref: string, actor: Actor = operator()): Promise<Domain> {
       const audited = (before: DomainRow, after: DomainRow) =>
         change(actor, 'domain.verify', target(before), shown(before), shown(after));
-      const row = await verifyRow(verifyDeps, await getRow(ref), undefined, audited);
+      const row = await verifyRow(verifyDeps, await getRow(ref), undefined, audited, actor);
       if (!row) throw new AppError('not_found', `no domain ${ref}`);
       return present(row);
     },
