@@ -306,7 +306,7 @@ describe('bad reports get a clear answer', () => {
     expect(await reports()).toBe(before);
   });
 
-  it('refuses a truncated gzip, malformed XML and a document that is not a report, each with its reason', async () => {
+  it('refuses a truncated gzip, malformed XML, an oversized attachment and a document that is not a report, each with its reason', async () => {
     const whole = gzipSync(good('r-trunc'));
     const cases: [Attachment, RegExp][] = [
       [{ ...gz(''), content: whole.subarray(0, whole.length - 20) }, /gzip attachment is truncated or corrupt/],
@@ -314,6 +314,8 @@ describe('bad reports get a clear answer', () => {
       [plain('<?xml version="1.0"?><html><body>hi</body></html>'), /root element is not <feedback>/],
       [plain(good('r-noid').replace(/<report_id>.*<\/report_id>/, '')), /no <report_id> in <report_metadata>/],
       [{ filename: 'notes.txt', content: Buffer.from('hello'), contentType: 'text/plain' }, /no report attached/],
+      // Oversized: an attachment over 5 MiB is refused before it is read (the message fits in 10 MiB).
+      [{ ...plain(''), content: Buffer.alloc(5 * 1024 * 1024 + 1, 0x20) }, /attachment is 5242881 bytes, over 5242880/],
     ];
     for (const [attachment, reason] of cases) {
       const sent = await mailReport(attachment);
