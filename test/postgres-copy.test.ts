@@ -22,6 +22,7 @@ const COPIED = [
   'api_keys',
   'audit_logs',
   'domains',
+  'domain_dkim_keys',
   'project_domains',
   'dmarc_reports',
   'dmarc_report_rows',
@@ -173,27 +174,44 @@ describe('svc db copy', () => {
     const { url, drop } = await freshPgDatabase('resume');
     const pool = await openPostgres(url);
     try {
-      // Small batches, and a kill once some of the emails are in.
+      // Small batches, and a kill while the batch that brings the emails to 20 waits inside its
+      // transaction: an advisory lock this test holds stops it there, so the kill lands midway
+      // however fast the copy runs (a race on the count did not, on a loaded machine).
+      await pool.query(`CREATE TABLE svc_copy (
+         id INTEGER PRIMARY KEY CHECK (id = 1), source TEXT NOT NULL, started_at TEXT NOT NULL,
+         finished_at TEXT, progress TEXT NOT NULL)`);
+      await pool.query(`CREATE FUNCTION hold_copy() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN
+           IF coalesce((NEW.progress::jsonb -> 'emails' ->> 'copied')::int, 0) >= 20 THEN
+             PERFORM pg_advisory_xact_lock(4242);
+           END IF;
+           RETURN NEW;
+         END $$`);
+      await pool.query('CREATE TRIGGER hold BEFORE UPDATE ON svc_copy FOR EACH ROW EXECUTE FUNCTION hold_copy()');
+      const holder = await pool.connect();
+      await holder.query('SELECT pg_advisory_lock(4242)');
       const child = spawn(
         process.execPath,
         [SVC_ENTRY, 'db', 'copy', '--batch', '5', '--data-dir', dir, '--database', url],
-        {
-          stdio: 'ignore',
-        },
+        { stdio: 'ignore' },
       );
       const exited = new Promise((r) => child.once('exit', r));
-      for (;;) {
-        const n = await pool
-          .query<{ n: number }>('SELECT count(*)::int AS n FROM emails')
-          .then((r) => r.rows[0]!.n)
-          .catch(() => 0);
-        if (n >= 20) break;
-        await new Promise((r) => setTimeout(r, 5));
-      }
+      const waiting = () =>
+        pool
+          .query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+          .then((r) => r.rows[0]!.n);
+      let gone = false;
+      void exited.then(() => (gone = true));
+      while (!gone && (await waiting()) === 0) await new Promise((r) => setTimeout(r, 5));
+      expect(gone, 'the copy ended before it reached the held batch').toBe(false);
       child.kill('SIGKILL');
       await exited;
+      // The waiting batch goes on once the lock is free, then finds its client gone and rolls back.
+      await holder.query('SELECT pg_advisory_unlock(4242)');
+      holder.release();
       const partial = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM emails')).rows[0]!.n;
-      expect(partial).toBeLessThan(60);
+      expect(partial).toBe(15);
+      await pool.query('DROP TRIGGER hold ON svc_copy');
 
       const r = await runSvc(work, ['db', 'copy', '--json', '--data-dir', dir, '--database', url]);
       expect(r.stderr).toBe('');

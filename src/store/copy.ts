@@ -20,6 +20,7 @@ const TABLES = [
   'api_keys',
   'audit_logs',
   'domains',
+  'domain_dkim_keys',
   'project_domains',
   'dmarc_reports',
   'dmarc_report_rows',
