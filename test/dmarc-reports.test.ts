@@ -325,6 +325,37 @@ describe('bad reports get a clear answer', () => {
     }
   });
 
+  it('refuses a date range a forger would use (1970 to 9999, past year 275760, reversed) and moves no email', async () => {
+    const id = await deliveredNow();
+    const forged = (rid: string, begin: number, end: number) =>
+      reportXml({ id: rid, begin, end, rows: [{ ip: SVC_IP, count: 1, dkim: 'fail', spf: 'fail' }] });
+    const cases: [string, RegExp][] = [
+      [forged('r-range-1', 0, 253_402_300_799), /date range ends in the future \(end 253402300799\)/],
+      [forged('r-range-2', 0, 999_999_999_999_999), /date range ends in the future/],
+      [forged('r-range-3', day(), day() - 60), /date range begins after it ends/],
+      [forged('r-range-4', 0, day()), /date range spans \d+ days, over 31/],
+    ];
+    const before = await reports();
+    for (const [xml, reason] of cases) {
+      const sent = await mailReport(gz(xml));
+      expect(sent.reply, reason.source).toMatch(/^554 5\.6\.0 DMARC report refused: /);
+      expect(sent.reply).toMatch(reason);
+    }
+    expect(await reports()).toBe(before);
+    expect((await d.email(id)).dkim_signing_status).toBe('expected');
+  });
+
+  it('takes a report about the domain written with its root dot', async () => {
+    const xml = reportXml({
+      id: 'r-root-dot',
+      domain: 'Sender.TEST.',
+      begin: day(),
+      end: day() + 60,
+      rows: [{ ip: '198.51.100.7', count: 1, dkim: 'pass', spf: 'pass' }],
+    });
+    expect((await mailReport(gz(xml))).reply).toMatch(/^250 /);
+  });
+
   it('refuses the report address of a domain svc does not have, and a report about one', async () => {
     const unknownAddress = await mailReport(gz(good('r-unknown-1')), 'dmarc@bounces.unknown.test');
     expect(unknownAddress).toEqual({ ok: false, reply: expect.stringMatching(/^550 5\.1\.1 /) });

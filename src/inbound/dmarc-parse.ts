@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { TextDecoder } from 'node:util';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 
 /** pass or fail: DMARC's own evaluation of one identifier (policy_evaluated, RFC 7489 appendix C). */
@@ -51,17 +52,56 @@ const parser = new XMLParser({
   isArray: (name, path) => name === 'record' || /\.auth_results\.(?:dkim|spf)$/.test(String(path)),
 });
 
+/** No tag of a report comes near this length: a longer one is an attribute flood, refused before parsing. */
+export const REPORT_MAX_TAG_CHARS = 4096;
+const LONG_TAG = new RegExp(`<[^<>]{${REPORT_MAX_TAG_CHARS}}`);
+
+/** The encoding the XML declaration names (`<?xml … encoding="…"?>`), else UTF-8 (XML 1.0 §4.3.3). */
+function declaredEncoding(bytes: Uint8Array): string {
+  const head = Buffer.from(bytes.subarray(0, 256)).toString('latin1');
+  return /^(?:\xEF\xBB\xBF)?\s*<\?xml\s[^>]*?\bencoding\s*=\s*["']([^"']{1,40})["']/.exec(head)?.[1] ?? 'utf-8';
+}
+
+/** Decodes the bytes of a report by the encoding it declares, then reads it; bytes not in that encoding are refused. */
+export function parseReportBytes(bytes: Uint8Array): Parsed {
+  const label = declaredEncoding(bytes);
+  let decoder: TextDecoder;
+  try {
+    decoder = new TextDecoder(label, { fatal: true });
+  } catch {
+    return { ok: false, reason: `the report declares an encoding this server cannot read: ${label}` };
+  }
+  let xml: string;
+  try {
+    xml = decoder.decode(bytes);
+  } catch {
+    return { ok: false, reason: `the report is not valid ${decoder.encoding} (the encoding it declares, else UTF-8)` };
+  }
+  return parseAggregateReport(xml);
+}
+
 /** Reads the XML of an aggregate report; a malformed, truncated or incomplete report is refused with the reason. */
 export function parseAggregateReport(xml: string): Parsed {
   // A DOCTYPE can declare entities that expand without bound (billion laughs): reports have none.
   if (/<!DOCTYPE|<!ENTITY/i.test(xml)) return { ok: false, reason: 'the report declares a DOCTYPE: refused' };
+  // Checked before the validator, which holds every attribute of a tag in memory at once.
+  if (LONG_TAG.test(xml)) {
+    return { ok: false, reason: `the report has a tag over ${REPORT_MAX_TAG_CHARS} characters long: refused` };
+  }
   const valid = XMLValidator.validate(xml);
   if (valid !== true) {
     const { msg, line } = valid.err;
     return { ok: false, reason: `the report is not well-formed XML (line ${line}: ${msg})` };
   }
+  let doc: Node;
   try {
-    return { ok: true, report: reportOf(parser.parse(xml) as Node) };
+    doc = parser.parse(xml) as Node;
+  } catch (e) {
+    // The parser's own limits, such as maxNestedTags (100): an answer, not a crash.
+    return { ok: false, reason: `the report could not be read as XML (${(e as Error).message})` };
+  }
+  try {
+    return { ok: true, report: reportOf(doc) };
   } catch (e) {
     if (e instanceof ReportError) return { ok: false, reason: e.message };
     throw e;
@@ -101,7 +141,8 @@ function reportOf(doc: Node): AggregateReport {
   if (records.length > REPORT_MAX_ROWS) {
     throw new ReportError(`the report has ${records.length} records, over ${REPORT_MAX_ROWS}`);
   }
-  const domain = text(published, 'domain', 'policy_published').toLowerCase();
+  // A domain name may come fully qualified, with its root dot (Example.COM.).
+  const domain = text(published, 'domain', 'policy_published').toLowerCase().replace(/\.$/, '');
   return {
     org_name: text(meta, 'org_name', 'report_metadata'),
     report_id: text(meta, 'report_id', 'report_metadata'),

@@ -1,5 +1,5 @@
 import type { ParsedMail } from 'mailparser';
-import { parseAggregateReport, type Parsed } from './dmarc-parse.ts';
+import { parseReportBytes, type Parsed } from './dmarc-parse.ts';
 import { UnpackError, unpackReport, type ReportEncoding } from './dmarc-unpack.ts';
 
 type Attachment = ParsedMail['attachments'][number];
@@ -45,5 +45,5 @@ export async function readAggregateReport(raw: Buffer): Promise<Parsed> {
     if (e instanceof UnpackError) return { ok: false, reason: e.message };
     throw e;
   }
-  return parseAggregateReport(xml.toString('utf8'));
+  return parseReportBytes(xml);
 }

@@ -2,7 +2,7 @@ import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
-import { domainOfReportAddress, planReport, summarizeByDay, type ReportDay } from './dmarc.ts';
+import { dateRangeProblem, domainOfReportAddress, planReport, summarizeByDay, type ReportDay } from './dmarc.ts';
 import { readAggregateReport } from './dmarc-read.ts';
 import type { DmarcRepo } from './dmarc-store.ts';
 
@@ -63,6 +63,8 @@ export function createDmarcReports(deps: DmarcDeps) {
       const domain = await deps.findDomain(report.domain);
       if (!domain) return refuse(`the report is about ${report.domain}, not a domain of this server`);
       const now = deps.clock.now();
+      const range = dateRangeProblem(report.begin, report.end, now);
+      if (range) return refuse(range);
       const plan = planReport(report, { id: newId(now), domainId: domain.id }, await deps.ownAddresses(), iso(now));
       const done = await deps.repo.recordReport(plan);
       const flagged = plan.rows.filter((r) => r.flagged).map((r) => ({ source_ip: r.source_ip, count: r.count }));

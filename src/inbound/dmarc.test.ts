@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { mergedDmarc } from '../domains/merge.ts';
-import { domainOfReportAddress, planReport, signingVerdict, summarizeByDay, type StoredRow } from './dmarc.ts';
-import { parseAggregateReport, type AggregateReport } from './dmarc-parse.ts';
+import {
+  dateRangeProblem,
+  domainOfReportAddress,
+  planReport,
+  signingVerdict,
+  summarizeByDay,
+  type StoredRow,
+} from './dmarc.ts';
+import { parseAggregateReport, parseReportBytes, type AggregateReport } from './dmarc-parse.ts';
 
 const row = (o: Partial<StoredRow>): StoredRow => ({
   source_ip: '192.0.2.10',
@@ -142,6 +149,69 @@ describe('reading a report', () => {
       ok: false,
       reason: '<row><count> is not a whole number: many',
     });
+  });
+});
+
+describe('hostile reports', () => {
+  const report = (meta: string, extra = '') =>
+    '<?xml version="1.0"?><feedback><report_metadata><org_name>r.example</org_name><report_id>7</report_id>' +
+    `<date_range><begin>1</begin><end>2</end></date_range></report_metadata>${meta}${extra}</feedback>`;
+  const published = '<policy_published><domain>example.com</domain></policy_published>';
+
+  it('reads a domain given with its root dot as the domain', () => {
+    const parsed = parseAggregateReport(report('<policy_published><domain>Example.COM.</domain></policy_published>'));
+    expect(parsed.ok && parsed.report.domain).toBe('example.com');
+  });
+
+  it('answers deep nesting and an attribute flood with a reason, without throwing', () => {
+    const deep = '<a>'.repeat(5000) + '</a>'.repeat(5000);
+    expect(parseAggregateReport(report(published, deep))).toEqual({
+      ok: false,
+      reason: 'the report could not be read as XML (Maximum nested tags exceeded)',
+    });
+    const flood = '<a ' + Array.from({ length: 2000 }, (_, i) => `x${i}="1"`).join(' ') + '/>';
+    expect(parseAggregateReport(report(published, flood))).toEqual({
+      ok: false,
+      reason: 'the report has a tag over 4096 characters long: refused',
+    });
+  });
+
+  it('decodes the encoding the report declares, and refuses bytes that are not in it', () => {
+    const latin1 = Buffer.from(
+      report(published)
+        .replace('<?xml version="1.0"?>', '<?xml version="1.0" encoding="ISO-8859-1"?>')
+        .replace('r.example', 'Télé'),
+      'latin1',
+    );
+    const read = parseReportBytes(latin1);
+    expect(read.ok && read.report.org_name).toBe('Télé');
+    const utf8 = parseReportBytes(Buffer.from(report(published)));
+    expect(utf8.ok && utf8.report.org_name).toBe('r.example');
+    expect(parseReportBytes(Buffer.from(report(published).replace('r.example', 'T\xe9l\xe9'), 'latin1'))).toEqual({
+      ok: false,
+      reason: 'the report is not valid utf-8 (the encoding it declares, else UTF-8)',
+    });
+    const unknown = Buffer.from(report(published).replace('version="1.0"', 'version="1.0" encoding="x-klingon"'));
+    expect(parseReportBytes(unknown)).toEqual({
+      ok: false,
+      reason: 'the report declares an encoding this server cannot read: x-klingon',
+    });
+  });
+
+  it('refuses a date range that begins after it ends, ends in the future or spans more than 31 days', () => {
+    const now = Date.parse('2026-03-16T12:00:00Z');
+    const s = now / 1000;
+    expect(dateRangeProblem(s - 86_400, s - 1, now)).toBeUndefined();
+    expect(dateRangeProblem(s - 600, s + 600, now)).toBeUndefined();
+    expect(dateRangeProblem(s - 31 * 86_400, s, now)).toBeUndefined();
+    expect(dateRangeProblem(s, s - 100, now)).toBe(
+      `the report's date range begins after it ends (begin ${s}, end ${s - 100})`,
+    );
+    expect(dateRangeProblem(0, 253_402_300_799, now)).toBe(
+      "the report's date range ends in the future (end 253402300799)",
+    );
+    expect(dateRangeProblem(0, 999_999_999_999_999, now)).toMatch(/ends in the future/);
+    expect(dateRangeProblem(0, s, now)).toBe("the report's date range spans 20529 days, over 31");
   });
 });
 

@@ -60,6 +60,28 @@ export function signingVerdict(rows: StoredRow[], domain: string): SigningStatus
   return ours.length > 0 ? 'failed' : null;
 }
 
+/** Reports cover a day (RFC 7489 §7.2: ri=86400 by default); a longer range than this is not believed. */
+export const REPORT_MAX_RANGE_DAYS = 31;
+/** How far past now a report's range may end: a reporter's clock may run ahead, and a day is a day. */
+const REPORT_FUTURE_SLACK_SECONDS = 86_400;
+
+/**
+ * Why a report's date range cannot be used, or undefined. Anyone can mail a report, and its
+ * range says which emails' DKIM status it moves: it must begin before it ends, span at most
+ * REPORT_MAX_RANGE_DAYS and not end in the future (a forged 1970 to 9999 would cover every
+ * email; a date past year 275760 would not even be a Date).
+ */
+export function dateRangeProblem(begin: number, end: number, nowMs: number): string | undefined {
+  if (begin > end) return `the report's date range begins after it ends (begin ${begin}, end ${end})`;
+  if (end > nowMs / 1000 + REPORT_FUTURE_SLACK_SECONDS)
+    return `the report's date range ends in the future (end ${end})`;
+  const days = (end - begin) / 86_400;
+  if (days > REPORT_MAX_RANGE_DAYS) {
+    return `the report's date range spans ${Math.ceil(days)} days, over ${REPORT_MAX_RANGE_DAYS}`;
+  }
+  return undefined;
+}
+
 const iso = (seconds: number, ms = 0) => new Date(seconds * 1000 + ms).toISOString();
 
 /** The plan for recording `report` about the domain `domainId`, given svc's outbound addresses. */
