@@ -48,6 +48,17 @@ describe('keysOf', () => {
     const rows = [key({ selector: 'svc202611' })];
     expect(keysOf(domain, rows)).toBe(rows);
   });
+
+  it('keeps such a domain signing with its columns while its first rotation is pending, and retires them once seen', () => {
+    const pending = key({ id: 'p', selector: 'svc202611', state: 'pending', activated_at: null });
+    const keys = keysOf(domain, [pending]);
+    expect(signingKeys(keys).map((k) => k.selector)).toEqual(['svc202605']);
+    const plan = afterCheck(keys, (k) => k.id === 'p', NOV, WEEK);
+    expect(plan.save.map((k) => [k.id, k.state])).toEqual([
+      ['p', 'active'],
+      ['d1', 'retiring'],
+    ]);
+  });
 });
 
 describe('selectors', () => {

@@ -69,12 +69,14 @@ const ORDER: Record<DkimAlgorithm, number> = { rsa: 0, ed25519: 1 };
 const byAlgorithm = (a: DkimKeyRow, b: DkimKeyRow) => ORDER[a.algorithm] - ORDER[b.algorithm];
 
 /**
- * A domain's keys: its stored rows, or, for a domain stored without any (a row inserted
- * directly), its dkim_* columns as its active RSA key under the domain's id, as migration
- * 0020 stores them.
+ * A domain's keys: its stored rows and, for a domain whose signing key was never stored
+ * (a row inserted directly), its dkim_* columns as its active RSA key under the domain's
+ * id, as migration 0020 stores them. The columns stay its key while a first rotation's
+ * key is pending: that key alone is no reason to stop signing.
  */
 export function keysOf(domain: DomainKeyColumns, rows: DkimKeyRow[]): DkimKeyRow[] {
-  if (rows.length > 0 || !domain.dkim_selector || !domain.dkim_private_key || !domain.dkim_public_key) return rows;
+  const storedRsa = rows.some((k) => k.algorithm === 'rsa' && k.state === 'active');
+  if (storedRsa || !domain.dkim_selector || !domain.dkim_private_key || !domain.dkim_public_key) return rows;
   const legacy: DkimKeyRow = {
     id: domain.id,
     domain_id: domain.id,
@@ -87,7 +89,7 @@ export function keysOf(domain: DomainKeyColumns, rows: DkimKeyRow[]): DkimKeyRow
     activated_at: domain.verified_at ?? domain.created_at,
     retire_after: null,
   };
-  return [legacy];
+  return [legacy, ...rows];
 }
 
 /** A key's place in its life, for keys made in the same millisecond. */
