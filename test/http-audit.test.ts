@@ -72,6 +72,9 @@ describe('the audit log', () => {
       [`DELETE ${ORG}/members/:user_id`, () => `${O}/members/${member.user_id}`],
       [`POST ${ORG}/domains`, () => `${O}/domains`, { name: 'audit.example.org' }],
       [`POST ${ORG}/domains/:domain_id/verify`, () => `${O}/domains/${ids.domain}/verify`],
+      [`POST ${ORG}/domains/:domain_id/rotate-dkim`, () => `${O}/domains/${ids.domain}/rotate-dkim`],
+      // Ed25519 turned on while the RSA rotation waits for its record: a key of its own, pending too.
+      [`PATCH ${ORG}/domains/:domain_id`, () => `${O}/domains/${ids.domain}`, { ed25519: true }],
       [`POST ${PROJECT}/domains/:domain_id`, () => `${P}/domains/${ids.domain}`],
       [`DELETE ${PROJECT}/domains/:domain_id`, () => `${P}/domains/${ids.domain}`],
       [`POST ${PROJECT}/api-keys`, () => `${P}/api-keys`, { name: 'ci', env: 'TEST' }],

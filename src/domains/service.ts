@@ -86,7 +86,8 @@ export function createDomainsService(deps: DomainsDeps) {
     const fresh = await freshKeys(algorithms, now);
     const written = await repo.updateDkimKeys(row.id, (rows, current) => {
       const keys = keysOf(current, rows);
-      if (rotationPending(keys)) throw inProgress(current);
+      // One pending key per algorithm: Ed25519 may be turned on while an RSA rotation waits.
+      if (keys.some((k) => k.state === 'pending' && algorithms.includes(k.algorithm))) throw inProgress(current);
       return withAudits(change, actor, current, addPendingKeys(current.id, keys, fresh, now));
     });
     if (!written) throw new AppError('not_found', `no domain ${row.name}`);
