@@ -205,6 +205,8 @@ async function wire(
     findDomain: (name) => domainsRepo.findDomainByName(name),
     ownAddresses: async () => {
       const named = await dnsResolver.addresses(hostname);
+      // Failing for now, it would record svc's own rows as another sender's: the reporter retries (451).
+      if (!named.ok && named.temporary) throw new Error(`svc's addresses: ${named.reason}`);
       return [...(named.ok ? named.values : []), ...(await localOutboundAddresses())];
     },
     clock,

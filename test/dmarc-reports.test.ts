@@ -345,6 +345,30 @@ describe('bad reports get a clear answer', () => {
     expect((await d.email(id)).dkim_signing_status).toBe('expected');
   });
 
+  it("answers 451 when svc's own addresses cannot be looked up for now, rather than flag its own rows", async () => {
+    const before = await reports();
+    // Twenty days back: its row stays off the days the report table below reads.
+    const xml = reportXml({
+      id: 'r-servfail',
+      begin: day() - 20 * DAY,
+      end: day() - 20 * DAY + 60,
+      rows: [{ ip: SVC_IP, count: 1, dkim: 'pass', spf: 'pass' }],
+    });
+    dns.set('mta.svc.test', { rcode: 'SERVFAIL' });
+    try {
+      const sent = await mailReport(gz(xml));
+      expect(sent).toEqual({ ok: false, reply: expect.stringMatching(/^451 4\.3\.0 /) });
+    } finally {
+      dns.set('mta.svc.test', { A: [SVC_IP] });
+    }
+    expect(await reports()).toBe(before);
+    const retried = await mailReport(gz(xml));
+    expect(retried.reply).toMatch(/^250 /);
+    expect(await count(d.env, 'dmarc_report_rows', 'source_ip = ? AND own_source = 1 AND flagged = 0', SVC_IP)).toBe(
+      await count(d.env, 'dmarc_report_rows', 'source_ip = ?', SVC_IP),
+    );
+  });
+
   it('takes a report about the domain written with its root dot', async () => {
     const xml = reportXml({
       id: 'r-root-dot',
