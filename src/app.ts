@@ -206,7 +206,8 @@ async function wire(
     ownAddresses: async () => {
       const named = await dnsResolver.addresses(hostname);
       // Failing for now, it would record svc's own rows as another sender's: the reporter retries (451).
-      if (!named.ok && named.temporary) throw new Error(`svc's addresses: ${named.reason}`);
+      if (!named.ok && named.temporary)
+        throw new Error(`this server's own addresses are unknown for now (${named.reason}): try again later`);
       return [...(named.ok ? named.values : []), ...(await localOutboundAddresses())];
     },
     clock,
