@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { exec as pkgExec } from '@yao-pkg/pkg';
 import { bundleInto } from './bundle.ts';
+import { BUILD_INPUTS_FILE, buildInputsHash } from './build-inputs.ts';
 
 const started = performance.now();
 process.chdir(fileURLToPath(new URL('..', import.meta.url)));
@@ -86,6 +87,9 @@ function seedSeaCache() {
 
 const seconds = (from, to) => `${((to - from) / 1000).toFixed(1)} s`;
 
+// Hashed before building: a file changed during the build leaves a hash that matches no tree.
+const inputs = buildInputsHash('.');
+rmSync(BUILD_INPUTS_FILE, { force: true });
 await bundle();
 const bundled = performance.now();
 seedSeaCache();
@@ -93,6 +97,7 @@ const seeded = performance.now();
 // '.' = this package.json: entry from "bin", assets/ignore/targets/outputPath from "pkg".
 await pkgExec(['.', '--sea']);
 const done = performance.now();
+writeFileSync(BUILD_INPUTS_FILE, `${inputs}\n`);
 const size = (statSync('dist/svc').size / 1024 / 1024).toFixed(1);
 console.log(
   `build: dist/svc ${size} MB in ${seconds(started, done)} (esbuild ${seconds(started, bundled)}, ` +

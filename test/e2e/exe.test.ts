@@ -1,9 +1,10 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BUILD_INPUTS_FILE, buildInputsHash } from '../../scripts/build-inputs.ts';
 import { sleep } from '../../src/lib/sleep.ts';
 import { NO_DNS } from '../cli-runner.ts';
 import { verifyDkim } from '../delivery-helpers.ts';
@@ -92,8 +93,11 @@ function stopServer(): Promise<{ code: number | null; stopped: boolean; exitAfte
 
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'svc-e2e-'));
-  // Always rebuild so the test never drives a stale executable (warm build: a few seconds).
-  execFileSync(process.execPath, [join(ROOT, 'scripts/build.mjs')], { cwd: ROOT, stdio: 'ignore' });
+  // Built from this very tree (`npm run build` just ran, as in CI), else built now: never stale.
+  const built = existsSync(join(ROOT, BUILD_INPUTS_FILE)) ? readFileSync(join(ROOT, BUILD_INPUTS_FILE), 'utf8') : '';
+  if (!existsSync(EXE) || built.trim() !== buildInputsHash(ROOT)) {
+    execFileSync(process.execPath, [join(ROOT, 'scripts/build.mjs')], { cwd: ROOT, stdio: 'ignore' });
+  }
 }, 180_000);
 
 afterAll(() => {
