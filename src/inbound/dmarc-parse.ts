@@ -131,6 +131,15 @@ function integer(parent: Node | undefined, name: string, where: string): number 
   return Number(v);
 }
 
+/** More messages than this from one address in one report is not a count. */
+export const REPORT_MAX_COUNT = 1_000_000_000;
+
+function messageCount(row: Node | undefined): number {
+  const n = integer(row, 'count', 'row');
+  if (n > REPORT_MAX_COUNT) throw new ReportError(`<row><count> is ${n}, over ${REPORT_MAX_COUNT}`);
+  return n;
+}
+
 function reportOf(doc: Node): AggregateReport {
   const feedback = node(doc.feedback);
   if (!feedback) throw new ReportError('not a DMARC aggregate report: the root element is not <feedback>');
@@ -167,7 +176,7 @@ function rowOf(record: Node | undefined, domain: string): ReportRow {
   const spf = ((auth?.spf ?? []) as unknown[]).map(node)[0];
   return {
     source_ip: sourceIp,
-    count: integer(row, 'count', 'row'),
+    count: messageCount(row),
     disposition: text(evaluated, 'disposition', 'policy_evaluated').toLowerCase(),
     dkim_result: optional(dkim, 'result')?.toLowerCase() ?? null,
     dkim_domain: optional(dkim, 'domain')?.toLowerCase() ?? null,

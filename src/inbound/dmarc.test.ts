@@ -9,6 +9,7 @@ import {
   type StoredRow,
 } from './dmarc.ts';
 import { parseAggregateReport, parseReportBytes, type AggregateReport } from './dmarc-parse.ts';
+import { reportDayOut } from './dmarc-schema.ts';
 
 const row = (o: Partial<StoredRow>): StoredRow => ({
   source_ip: '192.0.2.10',
@@ -196,6 +197,29 @@ describe('hostile reports', () => {
       ok: false,
       reason: 'the report declares an encoding this server cannot read: x-klingon',
     });
+  });
+
+  it('refuses a count over a billion, and sums many large counts to a number the API can send', () => {
+    const big = (count: string) =>
+      report(
+        published,
+        `<record><row><source_ip>192.0.2.1</source_ip><count>${count}</count>` +
+          '<policy_evaluated><disposition>none</disposition></policy_evaluated></row></record>',
+      );
+    expect(parseAggregateReport(big('1000000000')).ok).toBe(true);
+    expect(parseAggregateReport(big('999999999999999'))).toEqual({
+      ok: false,
+      reason: '<row><count> is 999999999999999, over 1000000000',
+    });
+    // Rows stored before the cap may hold up to 15 digits; ten of them pass 2^53.
+    const rows = Array.from({ length: 10 }, () => ({
+      ...row({ count: 999_999_999_999_999 }),
+      begin_at: '2026-03-15T00:00:00.000Z',
+      org_name: 'a',
+    }));
+    const days = summarizeByDay(rows);
+    expect(days[0]!.count).toBe(Number.MAX_SAFE_INTEGER);
+    expect(reportDayOut.array().safeParse(days).success).toBe(true);
   });
 
   it('refuses a date range that begins after it ends, ends in the future or spans more than 31 days', () => {

@@ -136,6 +136,9 @@ export interface ReportDay {
   reporters: string[];
 }
 
+/** A sum that stops at the largest exact integer: forged reports can pile up counts, the listing stays a listing. */
+const add = (a: number, b: number) => Math.min(a + b, Number.MAX_SAFE_INTEGER);
+
 /** Rows summed per day and source IP, newest day first, then by count. */
 export function summarizeByDay(rows: DatedRow[]): ReportDay[] {
   const days = new Map<string, ReportDay>();
@@ -153,10 +156,10 @@ export function summarizeByDay(rows: DatedRow[]): ReportDay[] {
       flagged: false,
       reporters: [],
     };
-    d.count += r.count;
-    if (r.spf_aligned === 'pass') d.spf_pass += r.count;
-    if (r.dkim_aligned === 'pass') d.dkim_pass += r.count;
-    if (dmarcPasses(r)) d.dmarc_pass += r.count;
+    d.count = add(d.count, r.count);
+    if (r.spf_aligned === 'pass') d.spf_pass = add(d.spf_pass, r.count);
+    if (r.dkim_aligned === 'pass') d.dkim_pass = add(d.dkim_pass, r.count);
+    if (dmarcPasses(r)) d.dmarc_pass = add(d.dmarc_pass, r.count);
     d.flagged ||= r.flagged;
     if (!d.reporters.includes(r.org_name)) d.reporters.push(r.org_name);
     days.set(key, d);
