@@ -17,6 +17,12 @@ if (process.argv[2] === 'serve') {
   // Before the rest loads: a stop asked for during start-up is kept, not fatal (lib/early-signals.ts).
   holdEarlySignals();
   setServerV8Flags();
+} else {
+  // A command parses each of its inputs once: zod's compiled fast path for objects costs more
+  // to build than it saves then (a server parses the same shapes for every request, and keeps it).
+  // Read when a schema is built, so before the program's modules load.
+  const { config } = await import('zod');
+  config({ jitless: true });
 }
 // Loaded after the signals are held: the program's modules are most of the start-up.
 const { runCli } = await import('./cli/program.ts');

@@ -43,7 +43,8 @@ export function loadConfig(sources: ConfigSources = {}): Config {
     merged[key] = v;
     origin.set(key, { kind: 'flag' });
   }
-  const parsed = configSchema.safeParse(merged);
+  // Parsed once per process: zod's compiled fast path would cost more to build than it saves.
+  const parsed = configSchema.safeParse(merged, { jitless: true });
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const key = String(issue.path[0] ?? (issue.code === 'unrecognized_keys' ? issue.keys[0] : ''));
