@@ -117,6 +117,19 @@ describe('a DKIM rotation', () => {
     });
   });
 
+  it("says a retired key's record could not be looked up when its lookup fails, not that it is gone", async () => {
+    t.dns.set('svc202603._domainkey.rot.test', { rcode: 'SERVFAIL' });
+    try {
+      const d = await t.env.app.domains.verifyDomain('rot.test');
+      expect(checkOf(d, 'dkim-retired')?.reason).toMatch(
+        /^the key at svc202603\._domainkey\.rot\.test is retired; its record could not be looked up \(.+\)$/,
+      );
+      expect(d.status).toBe('VERIFIED');
+    } finally {
+      t.dns.set('svc202603._domainkey.rot.test', {});
+    }
+  });
+
   it('audits and logs every step, never with a private key', async () => {
     const rows = await audits();
     expect(rows.map((r) => [r.action, r.actor_type, JSON.parse(r.after).selector])).toEqual([

@@ -93,7 +93,9 @@ async function checkRetired(dns: DnsLookups, record: DnsRecord): Promise<Checked
   const there = l.ok && l.values.some((v) => dkimKeyOf(v) === dkimKeyOf(record.value));
   const reason = there
     ? `the key at ${record.name} is retired and no longer signs: this record can be removed`
-    : `the key at ${record.name} is retired; its record is gone`;
+    : !l.ok && l.temporary
+      ? `the key at ${record.name} is retired; its record could not be looked up (${l.reason})`
+      : `the key at ${record.name} is retired; its record is gone`;
   return { check: { ...base(record), ok: true, reason, found: l.ok ? l.values : [] }, temporary: false };
 }
 
