@@ -113,16 +113,26 @@ class ReportError extends Error {}
 const node = (v: unknown): Node | undefined =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Node) : undefined;
 
+/** No value svc keeps from a report (a name, an ID, a result) is longer: a longer one would only fill the disk. */
+export const REPORT_MAX_VALUE_CHARS = 255;
+
+function bounded(v: string, name: string): string {
+  if (v.length > REPORT_MAX_VALUE_CHARS) {
+    throw new ReportError(`<${name}> is ${v.length} characters long, over ${REPORT_MAX_VALUE_CHARS}`);
+  }
+  return v;
+}
+
 function text(parent: Node | undefined, name: string, where: string): string {
   const v = parent?.[name];
   if (typeof v !== 'string' || v === '')
     throw new ReportError(`not a DMARC aggregate report: no <${name}> in <${where}>`);
-  return v;
+  return bounded(v, name);
 }
 
 const optional = (parent: Node | undefined, name: string) => {
   const v = parent?.[name];
-  return typeof v === 'string' && v !== '' ? v : null;
+  return typeof v === 'string' && v !== '' ? bounded(v, name) : null;
 };
 
 function integer(parent: Node | undefined, name: string, where: string): number {

@@ -199,6 +199,11 @@ describe('hostile reports', () => {
     });
   });
 
+  it('refuses a value longer than 255 characters, which would only fill the disk', () => {
+    const long = report(published).replace('<org_name>r.example', `<org_name>${'x'.repeat(5000)}`);
+    expect(parseAggregateReport(long)).toEqual({ ok: false, reason: '<org_name> is 5000 characters long, over 255' });
+  });
+
   it('refuses a count over a billion, and sums many large counts to a number the API can send', () => {
     const big = (count: string) =>
       report(
