@@ -19,6 +19,7 @@ const SERVER_ONLY = [
   'mailparser',
   'nunjucks',
   'pg',
+  'pino',
   'piscina',
   'pino-pretty',
   'prom-client',

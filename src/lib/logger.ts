@@ -31,4 +31,4 @@ export function createLogger(
   return pino({ level: opts.level, base: null }, dest);
 }
 
-export const silentLogger: Logger = pino({ level: 'silent' });
+export { silentLogger } from './silent-logger.ts';

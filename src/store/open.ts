@@ -45,7 +45,7 @@ import { createPgTrackingRepo } from '../tracking/repo-pg.ts';
 import { createWebhooksRepo, type WebhooksRepo } from '../webhooks/repo.ts';
 import { createPgWebhooksRepo } from '../webhooks/repo-pg.ts';
 import type { Logger } from '../lib/logger.ts';
-import { silentLogger } from '../lib/logger.ts';
+import { silentLogger } from '../lib/silent-logger.ts';
 import { createCommitter } from './committer.ts';
 import { createDiskGuard, createStorageFlag, type StorageState, type StorageWatch } from './disk.ts';
 import { DATABASE_FILE } from './data-dir.ts';
