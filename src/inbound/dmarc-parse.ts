@@ -58,6 +58,9 @@ const LONG_TAG = new RegExp(`<[^<>]{${REPORT_MAX_TAG_CHARS}}`);
 
 /** The encoding the XML declaration names (`<?xml … encoding="…"?>`), else UTF-8 (XML 1.0 §4.3.3). */
 function declaredEncoding(bytes: Uint8Array): string {
+  // A UTF-16 byte order mark says it before any declaration can be read (XML 1.0 appendix F).
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return 'utf-16le';
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return 'utf-16be';
   const head = Buffer.from(bytes.subarray(0, 256)).toString('latin1');
   return /^(?:\xEF\xBB\xBF)?\s*<\?xml\s[^>]*?\bencoding\s*=\s*["']([^"']{1,40})["']/.exec(head)?.[1] ?? 'utf-8';
 }

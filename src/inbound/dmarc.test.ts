@@ -188,6 +188,10 @@ describe('hostile reports', () => {
     expect(read.ok && read.report.org_name).toBe('Télé');
     const utf8 = parseReportBytes(Buffer.from(report(published)));
     expect(utf8.ok && utf8.report.org_name).toBe('r.example');
+    const utf16 = parseReportBytes(
+      Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(report(published), 'utf16le')]),
+    );
+    expect(utf16.ok && utf16.report.org_name).toBe('r.example');
     expect(parseReportBytes(Buffer.from(report(published).replace('r.example', 'T\xe9l\xe9'), 'latin1'))).toEqual({
       ok: false,
       reason: 'the report is not valid utf-8 (the encoding it declares, else UTF-8)',
