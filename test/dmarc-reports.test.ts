@@ -369,6 +369,27 @@ describe('bad reports get a clear answer', () => {
     );
   });
 
+  it('svc doctor names five flagged addresses and counts the rest, however many a report holds', async () => {
+    const rows = Array.from({ length: 40 }, (_, i) => ({
+      ip: `198.18.0.${i + 1}`,
+      count: 100 - i,
+      dkim: 'fail' as const,
+      spf: 'fail' as const,
+    }));
+    const xml = reportXml({ id: 'r-many-spoofers', begin: day(), end: day() + 60, rows });
+    expect((await mailReport(gz(xml))).reply).toMatch(/^250 /);
+    const doctor = await d.env.app
+      .doctor({
+        addresses: () => Promise.resolve([]),
+        connect: () => Promise.resolve({ ok: false, reason: 'ECONNREFUSED' }),
+      })
+      .run();
+    const warned = doctor.checks.find((c) => c.check === 'dmarc_reports')!;
+    expect(warned.detail).toMatch(
+      / from 198\.18\.0\.1, 198\.18\.0\.2, 198\.18\.0\.3, 198\.18\.0\.4, 198\.18\.0\.5 and \d+ more, /,
+    );
+  });
+
   it('takes a report about the domain written with its root dot', async () => {
     const xml = reportXml({
       id: 'r-root-dot',

@@ -37,15 +37,23 @@ export async function checkDomains(deps: DomainChecksDeps): Promise<DoctorCheck[
   return checks;
 }
 
+/** The flagged addresses a dmarc_reports warning names; `svc domains report` lists them all. */
+const SHOWN_IPS = 5;
+
 /** Mail from addresses not svc's failed DMARC in the domain's aggregate reports: a warning, mail still flows. */
 function spoofedCheck(domain: string, flagged: Pick<ReportDay, 'source_ip' | 'count'>[]): DoctorCheck {
   const ips = [...new Set(flagged.map((r) => r.source_ip))];
   const messages = flagged.reduce((n, r) => n + r.count, 0);
+  // One line, however many addresses a report names (the largest senders come first).
+  const from =
+    ips.length > SHOWN_IPS
+      ? `${ips.slice(0, SHOWN_IPS).join(', ')} and ${ips.length - SHOWN_IPS} more`
+      : ips.join(', ');
   return {
     check: 'dmarc_reports',
     subject: domain,
     status: 'warn',
-    detail: `DMARC reports of the last 7 days: ${messages} messages from ${ips.join(', ')}, not this server, failed DMARC`,
+    detail: `DMARC reports of the last 7 days: ${messages} messages from ${from}, not this server, failed DMARC`,
     fix: `see svc domains report ${domain}: add a sender of yours to the domain's SPF and DKIM, or, if someone spoofs it, move its DMARC policy to p=quarantine`,
   };
 }
