@@ -1,5 +1,4 @@
 import { openResolver } from '../domains/dns.ts';
-import { spf } from 'mailauth/lib/spf/index.js';
 import type { Clock } from '../lib/clock.ts';
 
 /** What an email records of SPF (the contract's spf_aligned and spf_authorized_ip). */
@@ -40,6 +39,8 @@ export function createSpfEvaluator(servers: string[] | undefined, clock: Clock, 
   const cache = new Map<string, { until: number; result: Promise<string> }>();
   const evaluate = async (mailFrom: string, ip: string) => {
     try {
+      // Loaded at the first evaluation, not at start: mailauth brings joi, a tenth of a server's start.
+      const { spf } = await import('mailauth/lib/spf/index.js');
       const r = await spf({
         sender: mailFrom,
         ip,

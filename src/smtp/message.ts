@@ -1,4 +1,4 @@
-import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail } from 'mailparser';
+import type { AddressObject, EmailAddress, ParsedMail } from 'mailparser';
 import { AppError } from '../errors.ts';
 import { isMimeType, isReservedHeader } from '../emails/index.ts';
 
@@ -54,6 +54,8 @@ const PARSER_OPTIONS = {
  * Runs on the main thread: in worker threads it cost twice the CPU (docs/performance.md).
  */
 export async function parseMessage(raw: Buffer, envelope: Envelope): Promise<RelayedMessage> {
+  // Loaded with the first message, not at start: mailparser compiles its link finder on import.
+  const { simpleParser } = await import('mailparser');
   let mail: ParsedMail;
   try {
     mail = await simpleParser(raw, PARSER_OPTIONS);
