@@ -30,6 +30,9 @@ export interface ReportReceipt {
   flagged: { source_ip: string; count: number }[];
 }
 
+/** The flagged sources one log line names. */
+const LOGGED_FLAGS = 20;
+
 /** Reports older than this are not shown by default. */
 export const REPORT_DAYS_DEFAULT = 7;
 export const REPORT_DAYS_MAX = 366;
@@ -77,10 +80,15 @@ export function createDmarcReports(deps: DmarcDeps) {
         signing: done.recorded && plan.signing ? { status: plan.signing.status, emails: done.emails } : null,
         flagged: done.recorded ? flagged : [],
       };
-      deps.logger.info(receipt, 'inbound: DMARC report received');
+      // A log line names the first flagged sources and counts them all: a report may hold 20,000.
+      const flaggedLogged = {
+        flagged: receipt.flagged.slice(0, LOGGED_FLAGS),
+        flagged_sources: receipt.flagged.length,
+      };
+      deps.logger.info({ ...receipt, ...flaggedLogged }, 'inbound: DMARC report received');
       if (receipt.flagged.length > 0) {
         deps.logger.warn(
-          { domain: domain.name, org_name: report.org_name, flagged: receipt.flagged },
+          { domain: domain.name, org_name: report.org_name, ...flaggedLogged },
           'DMARC: mail from addresses that are not this server failed DMARC for the domain (spoofing, or a sender left out of its records)',
         );
       }

@@ -1,4 +1,7 @@
+import MailComposer from 'nodemailer/lib/mail-composer';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../lib/clock.ts';
 import { mergedDmarc } from '../domains/merge.ts';
 import {
   dateRangeProblem,
@@ -10,6 +13,7 @@ import {
 } from './dmarc.ts';
 import { parseAggregateReport, parseReportBytes, type AggregateReport } from './dmarc-parse.ts';
 import { reportDayOut } from './dmarc-schema.ts';
+import { createDmarcReports } from './dmarc-service.ts';
 
 const row = (o: Partial<StoredRow>): StoredRow => ({
   source_ip: '192.0.2.10',
@@ -256,5 +260,42 @@ describe('the DMARC record to publish beside an existing one', () => {
     );
     expect(mergedDmarc('v=DMARC1;p=none;', ours)).toBe('v=DMARC1; p=none; rua=mailto:dmarc@bounces.example.com');
     expect(mergedDmarc('v=DMARC1; p=none; rua=mailto:DMARC@bounces.example.com!5m', ours)).toBeUndefined();
+  });
+});
+
+describe('receiving a report', () => {
+  it('logs the first 20 flagged sources and their number, however many the report holds', async () => {
+    const records = Array.from(
+      { length: 2000 },
+      (_, i) =>
+        `<record><row><source_ip>198.18.${i >> 8}.${i & 255}</source_ip><count>1</count><policy_evaluated>` +
+        '<disposition>none</disposition><dkim>fail</dkim><spf>fail</spf></policy_evaluated></row></record>',
+    ).join('');
+    const clock = new FakeClock(Date.parse('2026-03-16T00:00:00Z'));
+    const xml =
+      '<feedback><report_metadata><org_name>r.example</org_name><report_id>many</report_id><date_range>' +
+      `<begin>${clock.now() / 1000 - 86_400}</begin><end>${clock.now() / 1000}</end></date_range></report_metadata>` +
+      `<policy_published><domain>example.com</domain></policy_published>${records}</feedback>`;
+    const raw = await new MailComposer({
+      from: 'r@r.example',
+      to: 'dmarc@bounces.example.com',
+      attachments: [{ filename: 'r.xml', content: xml, contentType: 'text/xml' }],
+    })
+      .compile()
+      .build();
+    const lines: string[] = [];
+    const dmarc = createDmarcReports({
+      repo: { recordReport: () => Promise.resolve({ recorded: true, emails: 0 }), listRows: () => Promise.resolve([]) },
+      findDomain: (name) => Promise.resolve({ id: 'd1', name }),
+      ownAddresses: () => Promise.resolve([]),
+      clock,
+      logger: pino({ base: null }, { write: (line: string) => lines.push(line) }),
+    });
+    expect((await dmarc.receive(raw)).flagged).toHaveLength(2000);
+    expect(lines).toHaveLength(2);
+    for (const line of lines) {
+      expect(line.length).toBeLessThan(4000);
+      expect(JSON.parse(line)).toMatchObject({ flagged: expect.any(Array), flagged_sources: 2000 });
+    }
   });
 });
