@@ -14,7 +14,9 @@ const HOOK =
   'registerHooks({load(u,c,n){writeSync(2,"loaded "+u+"\\n");return n(u,c)}})';
 // What a server uses and an admin command on SQLite does not (decisions.md, "CLI admin commands load lazily").
 const SERVER_ONLY = [
+  'fast-xml-parser',
   'fastify',
+  'fflate',
   'htmlparser2',
   'mailparser',
   'nunjucks',

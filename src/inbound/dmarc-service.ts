@@ -3,7 +3,6 @@ import { iso, type Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
 import { dateRangeProblem, domainOfReportAddress, planReport, summarizeByDay, type ReportDay } from './dmarc.ts';
-import { readAggregateReport } from './dmarc-read.ts';
 import type { DmarcRepo } from './dmarc-store.ts';
 
 export interface DmarcDeps {
@@ -60,6 +59,8 @@ export function createDmarcReports(deps: DmarcDeps) {
 
     /** Reads and records one report message; throws report_refused with the reason when it cannot be used. */
     async receive(raw: Buffer): Promise<ReportReceipt> {
+      // The XML parser and the unzipper load with the first report, not with every command.
+      const { readAggregateReport } = await import('./dmarc-read.ts');
       const parsed = await readAggregateReport(raw);
       if (!parsed.ok) return refuse(parsed.reason);
       const report = parsed.report;
