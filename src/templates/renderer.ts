@@ -88,11 +88,15 @@ async function runWithTimeLimit(pool: Pool, starts: Map<number, () => void>, tas
   }
 }
 
-/** Starts the render pool (one warm worker, more on demand up to maxThreads). */
+/** Starts the render pool: workers on demand up to maxThreads, each kept until idle for IDLE_TIMEOUT_MS. */
 export function createRenderer(opts: RendererOptions): Renderer {
   const pool: Pool = new Piscina({
     filename: workerFile(),
-    minThreads: 1,
+    // No worker kept warm: piscina would start a replacement the moment a runaway render's worker
+    // is ended, and a stop during that replacement's start-up aborts the whole process (Node 24
+    // asserts when a thread is terminated while it loads its ES module through require(), which
+    // piscina uses). A replacement starts with the next render instead.
+    minThreads: 0,
     maxThreads: Math.max(1, opts.maxThreads ?? Math.min(4, availableParallelism())),
     idleTimeout: IDLE_TIMEOUT_MS,
     resourceLimits: WORKER_LIMITS,
