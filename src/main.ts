@@ -17,12 +17,20 @@ if (process.argv[2] === 'serve') {
   // Before the rest loads: a stop asked for during start-up is kept, not fatal (lib/early-signals.ts).
   holdEarlySignals();
   setServerV8Flags();
-} else {
+} else if (runsCommand(process.argv)) {
   // A command parses each of its inputs once: zod's compiled fast path for objects costs more
   // to build than it saves then (a server parses the same shapes for every request, and keeps it).
-  // Read when a schema is built, so before the program's modules load.
+  // Read when a schema is built, so before the program's modules load; never for --version or
+  // --help, which load no schema (scripts/check-exe.sh holds `svc --version` to its budget).
   const { config } = await import('zod');
   config({ jitless: true });
+}
+
+/** Whether argv runs a command (`svc keys list ...`), not only asks for help or the version. */
+function runsCommand(argv: string[]): boolean {
+  const [command, ...rest] = argv.slice(2);
+  if (command === undefined || command.startsWith('-') || command === 'help') return false;
+  return !rest.some((a) => a === '--help' || a === '-h' || a === 'help');
 }
 // Loaded after the signals are held: the program's modules are most of the start-up.
 const { runCli } = await import('./cli/program.ts');
