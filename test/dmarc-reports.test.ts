@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createInboundListener, type InboundListener } from '../src/smtp/index.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
-import { count } from './harness.ts';
+import { count, verifyDomain } from './harness.ts';
 import { runSvc } from './cli-runner.ts';
 import { settle, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
 import { login } from './management-helpers.ts';
@@ -413,6 +413,19 @@ describe('bad reports get a clear answer', () => {
     });
     const sent = await mailReport(gz(aboutOther));
     expect(sent.reply).toMatch(/^554 5\.6\.0 .*about unknown\.test, not a domain of this server/);
+  });
+
+  it("refuses a report about another of svc's domains sent to this domain's address", async () => {
+    await verifyDomain(d.env, 'other.test');
+    const before = await reports();
+    const xml = reportXml({ id: 'r-crossed', domain: 'other.test', begin: day(), end: day() + 60, rows: [] });
+    const sent = await mailReport(gz(xml));
+    expect(sent.reply).toMatch(
+      /^554 5\.6\.0 .*about other\.test but was sent to dmarc@bounces\.sender\.test: .*dmarc@bounces\.other\.test/,
+    );
+    expect(await reports()).toBe(before);
+    // At its own domain's address it is taken.
+    expect((await mailReport(gz(xml), 'dmarc@bounces.other.test')).reply).toMatch(/^250 /);
   });
 });
 

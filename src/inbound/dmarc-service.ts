@@ -1,3 +1,4 @@
+import { dmarcReportAddress } from '../domains/index.ts';
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
@@ -58,7 +59,7 @@ export function createDmarcReports(deps: DmarcDeps) {
     isReportAddress: (address: string) => domainOfReportAddress(address) !== undefined,
 
     /** Reads and records one report message; throws report_refused with the reason when it cannot be used. */
-    async receive(raw: Buffer): Promise<ReportReceipt> {
+    async receive(raw: Buffer, to: string[]): Promise<ReportReceipt> {
       // The XML parser and the unzipper load with the first report, not with every command.
       const { readAggregateReport } = await import('./dmarc-read.ts');
       const parsed = await readAggregateReport(raw);
@@ -66,6 +67,13 @@ export function createDmarcReports(deps: DmarcDeps) {
       const report = parsed.report;
       const domain = await deps.findDomain(report.domain);
       if (!domain) return refuse(`the report is about ${report.domain}, not a domain of this server`);
+      // RFC 7489 §7.2: a receiver sends a domain's reports to the rua= of that domain's own record.
+      const addressedTo = to.map(domainOfReportAddress).filter((d) => d !== undefined);
+      if (!addressedTo.includes(domain.name)) {
+        return refuse(
+          `the report is about ${domain.name} but was sent to ${to.join(', ')}: a domain's reports go to the rua= of its own DMARC record, ${dmarcReportAddress(domain.name)}`,
+        );
+      }
       const now = deps.clock.now();
       const range = dateRangeProblem(report.begin, report.end, now);
       if (range) return refuse(range);

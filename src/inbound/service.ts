@@ -165,7 +165,7 @@ export function createInboundService(deps: InboundDeps) {
      */
     async process(raw: Buffer, rcptTo: string[]): Promise<InboundResult> {
       if (deps.dmarc && rcptTo.some((a) => deps.dmarc!.isReportAddress(a))) {
-        return { kind: 'dmarc', applied: [], ignored: [], report: await deps.dmarc.receive(raw) };
+        return { kind: 'dmarc', applied: [], ignored: [], report: await deps.dmarc.receive(raw, rcptTo) };
       }
       const report = await readReport(raw);
       const result: InboundResult = { kind: report.kind, applied: [], ignored: [] };
