@@ -1,7 +1,8 @@
 import { Resolver } from 'node:dns/promises';
+import { authenticate } from 'mailauth';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
-import { startMxPeer, type MxPeer } from './peers/mx.ts';
+import { startMxPeer, type MxPeer, type Received } from './peers/mx.ts';
 import { count, createTestEnv, type TestEnv } from './harness.ts';
 import { signingDomainRows } from './signing-domain.ts';
 import type { ConfigInput } from '../src/config/schema.ts';
@@ -27,11 +28,35 @@ export async function verifyDkim(
   raw: Buffer,
   dns: DnsServer,
 ): Promise<{ status: string; domain: string; selector: string }> {
-  const r = new Resolver();
-  r.setServers([dns.server]);
-  const result = await dkimVerify(raw, { resolver: (name: string, rr: string) => r.resolve(name, rr as 'TXT') });
+  const result = await dkimVerify(raw, { resolver: resolverOn(dns) });
   const s = result.results[0];
   return { status: s?.status?.result ?? 'none', domain: s?.signingDomain ?? '', selector: s?.selector ?? '' };
+}
+
+/** mailauth's resolver, asking the test DNS server `dns`. */
+function resolverOn(dns: DnsServer): (name: string, rr: string) => Promise<string[] | string[][]> {
+  const r = new Resolver();
+  r.setServers([dns.server]);
+  return (name, rr) => r.resolve(name, rr as 'TXT');
+}
+
+/** SPF, DKIM and DMARC (mailauth's authenticate) of a message as the MX peer received it, its DNS answered by `dns`. */
+export function authenticateReceived(m: Received, dns: DnsServer) {
+  return authenticate(m.raw, {
+    resolver: resolverOn(dns),
+    ip: m.remoteAddress,
+    sender: m.from,
+    helo: m.helo,
+    mta: 'mx.dest.test',
+  });
+}
+
+/** The message the MX peer received for `to`, once the engine has worked through what is due. */
+export async function receivedFor(env: TestEnv, mx: MxPeer, to: string): Promise<Received> {
+  await settle(env);
+  const m = mx.received.find((x) => x.to.includes(to));
+  if (!m) throw new Error(`nothing received for ${to}`);
+  return m;
 }
 
 const PENDING = "status IN ('QUEUED', 'SENDING') AND (lease_until IS NOT NULL OR next_attempt_at <= ?)";

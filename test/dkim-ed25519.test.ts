@@ -1,11 +1,15 @@
 import { execFile, spawnSync } from 'node:child_process';
-import { Resolver } from 'node:dns/promises';
-import { authenticate } from 'mailauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Domain } from '../src/domains/index.ts';
 import type { DnsServer } from './peers/dns.ts';
-import type { MxPeer, Received } from './peers/mx.ts';
-import { settle, startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
+import type { MxPeer } from './peers/mx.ts';
+import {
+  authenticateReceived,
+  receivedFor as received,
+  startDeliveryEnv,
+  startDestinations,
+  type DeliveryEnv,
+} from './delivery-helpers.ts';
 import { publish } from './domains-helpers.ts';
 import { caller, signInMembers } from './management-helpers.ts';
 
@@ -46,12 +50,7 @@ afterAll(async () => {
   await dns?.close();
 });
 
-async function receivedFor(to: string): Promise<Received> {
-  await settle(d.env);
-  const m = mx.received.find((x) => x.to.includes(to));
-  if (!m) throw new Error(`nothing received for ${to}`);
-  return m;
-}
+const receivedFor = (to: string) => received(d.env, mx, to);
 
 describe('Ed25519 beside RSA', () => {
   it('lists its own selector and k=ed25519 record with the raw 32-byte key, and signs once that record is seen', () => {
@@ -76,15 +75,7 @@ describe('Ed25519 beside RSA', () => {
     const m = await receivedFor('both@dest.test');
     const fields = m.raw.toString('latin1').match(/^DKIM-Signature:[^\r\n]*(?:\r\n[ \t][^\r\n]*)*/gim)!;
     expect(fields.map((f) => /a=([\w-]+)/.exec(f)![1])).toEqual(['rsa-sha256', 'ed25519-sha256']);
-    const r = new Resolver();
-    r.setServers([dns.server]);
-    const res = await authenticate(m.raw, {
-      resolver: (name: string, rr: string) => r.resolve(name, rr as 'TXT'),
-      ip: m.remoteAddress,
-      sender: m.from,
-      helo: m.helo,
-      mta: 'mx.dest.test',
-    });
+    const res = await authenticateReceived(m, dns);
     expect(res.dkim.results.map((x) => [x.status.result, x.algo, x.signingDomain])).toEqual([
       ['pass', 'rsa-sha256', 'ed.test'],
       ['pass', 'ed25519-sha256', 'ed.test'],

@@ -1,11 +1,17 @@
-import { Resolver } from 'node:dns/promises';
 import nodemailer from 'nodemailer';
-import { authenticate } from 'mailauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSmtpRelay, RELAY_DEFAULTS, type SmtpRelay } from '../src/smtp/index.ts';
 import type { DnsServer } from './peers/dns.ts';
 import type { MxPeer, Received } from './peers/mx.ts';
-import { addSigningDomain, settle, startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
+import {
+  addSigningDomain,
+  authenticateReceived,
+  receivedFor as received,
+  settle,
+  startDeliveryEnv,
+  startDestinations,
+  type DeliveryEnv,
+} from './delivery-helpers.ts';
 import { publish } from './domains-helpers.ts';
 import { SPF_CACHE_MS } from '../src/delivery/spf-verdict.ts';
 
@@ -51,15 +57,7 @@ afterAll(async () => {
 
 /** mailauth's verdicts on a message as the peer received it, its DNS answered by the test server. */
 async function verdicts(m: Received) {
-  const r = new Resolver();
-  r.setServers([dns.server]);
-  const res = await authenticate(m.raw, {
-    resolver: (name: string, rr: string) => r.resolve(name, rr as 'TXT'),
-    ip: m.remoteAddress,
-    sender: m.from,
-    helo: m.helo,
-    mta: 'mx.dest.test',
-  });
+  const res = await authenticateReceived(m, dns);
   return {
     spf: res.spf && res.spf.status.result,
     spfDomain: res.spf && res.spf.domain,
@@ -68,12 +66,7 @@ async function verdicts(m: Received) {
   };
 }
 
-async function receivedFor(to: string): Promise<Received> {
-  await settle(d.env);
-  const m = mx.received.find((x) => x.to.includes(to));
-  if (!m) throw new Error(`nothing received for ${to}`);
-  return m;
-}
+const receivedFor = (to: string) => received(d.env, mx, to);
 
 const PASS = { spf: 'pass', spfDomain: 'bounces.sender.test', dkim: [['pass', 'sender.test']], dmarc: 'pass' };
 
