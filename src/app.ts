@@ -12,7 +12,7 @@ import { openPgStore, openSqliteStore, type Store } from './store/open.ts';
 import type { OpsMetrics } from './http/metrics.ts';
 import { createTopService } from './top/service.ts';
 import { NODE_STALE_MS } from './nodes/heartbeat.ts';
-import { createDmarcReports, createInboundService } from './inbound/index.ts';
+import { createDmarcReports, createInboundService, serverAddresses } from './inbound/index.ts';
 import { createAccountsService, createMembersService } from './accounts/index.ts';
 import { createKeysService } from './keys/index.ts';
 import { createLoginThrottle, createSessionsService, LOGIN_LIMITS } from './sessions/index.ts';
@@ -200,17 +200,11 @@ async function wire(
   });
   const rateLimiter = store.rateLimiter();
   const deliveryRepo = store.delivery;
-  // DMARC aggregate reports: svc's addresses are its host name's (what its SPF authorises) and the machine's.
+  // DMARC aggregate reports, read against svc's own addresses (inbound/dmarc-service.ts serverAddresses).
   const dmarc = createDmarcReports({
     repo: store.dmarc,
     findDomain: (name) => domainsRepo.findDomainByName(name),
-    ownAddresses: async () => {
-      const named = await dnsResolver.addresses(hostname);
-      // Failing for now, it would record svc's own rows as another sender's: the reporter retries (451).
-      if (!named.ok && named.temporary)
-        throw new Error(`this server's own addresses are unknown for now (${named.reason}): try again later`);
-      return [...(named.ok ? named.values : []), ...(await localOutboundAddresses())];
-    },
+    ownAddresses: () => serverAddresses(dnsResolver, hostname, localOutboundAddresses),
     clock,
     logger,
   });

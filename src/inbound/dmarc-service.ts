@@ -2,6 +2,7 @@ import { dmarcReportAddress } from '../domains/index.ts';
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
+import type { DnsLookups } from '../domains/dns.ts';
 import type { Logger } from '../lib/logger.ts';
 import { dateRangeProblem, domainOfReportAddress, planReport, summarizeByDay, type ReportDay } from './dmarc.ts';
 import type { DmarcRepo } from './dmarc-store.ts';
@@ -14,6 +15,23 @@ export interface DmarcDeps {
   ownAddresses(): Promise<string[]>;
   clock: Clock;
   logger: Logger;
+}
+
+/**
+ * svc's own addresses, for a report's rows: what its host name resolves to (what its SPF
+ * authorises) and the machine's outbound addresses (`local`). A lookup failing for now throws:
+ * svc's own rows would be recorded as another sender's and flagged, so the reporter retries (451).
+ */
+export async function serverAddresses(
+  dns: Pick<DnsLookups, 'addresses'>,
+  hostname: string,
+  local: () => Promise<string[]>,
+): Promise<string[]> {
+  const named = await dns.addresses(hostname);
+  if (!named.ok && named.temporary) {
+    throw new Error(`this server's own addresses are unknown for now (${named.reason}): try again later`);
+  }
+  return [...(named.ok ? named.values : []), ...(await local())];
 }
 
 /** What receiving one report did: for the log, `svc inbound process` and the SMTP door. */
