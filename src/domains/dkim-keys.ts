@@ -105,8 +105,9 @@ export const shownKeys = (keys: DkimKeyRow[]): DkimKeyRow[] =>
 export const signingKeys = (keys: DkimKeyRow[]): DkimKeyRow[] =>
   keys.filter((k) => k.state === 'active').sort(byAlgorithm);
 
-/** A rotation is under way while a key waits for its record to be seen. */
-export const rotationPending = (keys: DkimKeyRow[]): boolean => keys.some((k) => k.state === 'pending');
+/** A rotation is under way while a key (of `algorithms`, when given) waits for its record to be seen. */
+export const rotationPending = (keys: DkimKeyRow[], algorithms?: DkimAlgorithm[]): boolean =>
+  keys.some((k) => k.state === 'pending' && (algorithms === undefined || algorithms.includes(k.algorithm)));
 
 /**
  * The keys whose records a domain lists: pending, active and retiring keys, and the latest

@@ -87,7 +87,7 @@ export function createDomainsService(deps: DomainsDeps) {
     const written = await repo.updateDkimKeys(row.id, (rows, current) => {
       const keys = keysOf(current, rows);
       // One pending key per algorithm: Ed25519 may be turned on while an RSA rotation waits.
-      if (keys.some((k) => k.state === 'pending' && algorithms.includes(k.algorithm))) throw inProgress(current);
+      if (rotationPending(keys, algorithms)) throw inProgress(current);
       return withAudits(change, actor, current, addPendingKeys(current.id, keys, fresh, now));
     });
     if (!written) throw new AppError('not_found', `no domain ${row.name}`);
