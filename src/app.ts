@@ -25,7 +25,7 @@ import { createUsageReport, LIMITS } from './limits/index.ts';
 import { RETURN_PATH_SECRET, type DeliveryEngine } from './delivery/index.ts';
 import { createTrackingService } from './tracking/index.ts';
 import { createStatsService } from './stats/index.ts';
-import { effectiveSettings } from './config/server-settings.ts';
+import { effectiveSettings, type ServerSettings } from './config/server-settings.ts';
 import {
   createWebhookDispatcher,
   createWebhooksService,
@@ -204,7 +204,7 @@ async function wire(
   const dmarc = createDmarcReports({
     repo: store.dmarc,
     findDomain: (name) => domainsRepo.findDomainByName(name),
-    ownAddresses: () => serverAddresses(dnsResolver, hostname, localOutboundAddresses),
+    ownAddresses: () => serverAddresses(dnsResolver, { hostname, relayHost: relayHostOf(config) }, localOutboundAddresses),
     clock,
     logger,
   });
@@ -255,7 +255,7 @@ async function wire(
           }
         },
       },
-      deliveryOptions(config, hostname),
+      deliveryOptions(config, settings),
     ));
   metrics?.watchDeliveryNodes(() => engine?.throttle.sharedAmong() ?? 1);
   // svc doctor's checks, on the server's resolver, host name and MX port; `svc serve` runs them hourly.
@@ -267,8 +267,8 @@ async function wire(
       hostname,
       domains: domainsRepo,
       reports: (id) => dmarc.listReportDays(id),
-      mxPort: config.mxPort,
-      relay: config.relay !== undefined,
+      mxPort: settings.mxPort,
+      relay: settings.relayHost !== null,
       ...o,
     });
   let doctorMonitor: DoctorMonitor | undefined;
@@ -441,6 +441,11 @@ async function wire(
   };
 }
 
+/** The smarthost's host name (--relay): svc's mail leaves from its addresses; null when sent direct. */
+function relayHostOf(config: Config): string | null {
+  return config.relay === undefined ? null : new URL(config.relay).hostname;
+}
+
 function makeRenderer(config: Config): Renderer {
   return createLazyRenderer({
     timeoutMs: config.templateTimeout,
@@ -473,12 +478,12 @@ function publicUrlOf(config: Config): string {
   return `${config.tlsCert && config.tlsKey ? 'https' : 'http'}://${host}:${config.httpPort}`;
 }
 
-function deliveryOptions(config: Config, hostname: string) {
+function deliveryOptions(config: Config, { hostname, mxPort }: ServerSettings) {
   const threads = config.workers ?? Math.max(1, cpus().length);
   return {
     worker: {
       hostname,
-      mxPort: config.mxPort,
+      mxPort,
       dnsServers: config.dnsServers ?? null,
       relay: config.relay ?? null,
       tlsInsecure: config.smtpTlsInsecure,

@@ -177,4 +177,14 @@ describe('svc doctor (CLI)', () => {
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain('error: --address wants an IPv4 or IPv6 address, got "mta.example.com"');
   });
+
+  it('given no flags, checks with the resolver, host name and MX port the server recorded', async () => {
+    // What `svc serve` does at start: the env's app runs with the peer's MX port and the test DNS.
+    await d.env.app.recordServerSettings();
+    const env = { ...d.env.cliEnv, SVC_DNS_SERVERS: '', SVC_HOSTNAME: '', SVC_MX_PORT: '' };
+    const r = await runSvc(d.env.dir, ['doctor', '--address', HOST_IPV4, '--json'], env);
+    const report = r.json() as DoctorReport;
+    expect(find(report, 'hostname', HOST)).toMatchObject({ status: 'ok' });
+    expect(find(report, 'port25', `gmail.com:${mx.port}`)).toMatchObject({ status: 'ok' });
+  });
 });

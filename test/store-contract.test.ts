@@ -151,16 +151,22 @@ describe.each([['sqlite' as const], ['postgres' as const]])('the %s store', (kin
   it('records the server settings, and reads them back', async () => {
     expect(await s.settings.stored()).toEqual({});
     await s.settings.record(
-      { hostname: 'mta.example.com', dnsServers: ['127.0.0.1:53'], allowInsecureWebhooks: true },
+      {
+        hostname: 'mta.example.com',
+        dnsServers: ['127.0.0.1:53'],
+        allowInsecureWebhooks: true,
+        mxPort: 2525,
+        relayHost: 'smarthost.example.net',
+      },
       AT,
     );
-    expect((await s.settings.stored()).allowInsecureWebhooks).toBe(true);
-    await s.settings.record({ hostname: 'mta.example.com', dnsServers: [], allowInsecureWebhooks: false }, AT);
-    expect(await s.settings.stored()).toEqual({
-      hostname: 'mta.example.com',
-      dnsServers: [],
-      allowInsecureWebhooks: false,
+    expect(await s.settings.stored()).toMatchObject({
+      allowInsecureWebhooks: true,
+      relayHost: 'smarthost.example.net',
     });
+    const direct = { hostname: 'mta.example.com', dnsServers: [], allowInsecureWebhooks: false, mxPort: 25 };
+    await s.settings.record({ ...direct, relayHost: null }, AT);
+    expect(await s.settings.stored()).toEqual({ ...direct, relayHost: null });
   });
 
   it('counts events by hour and by day, and tracking adds to them', async () => {

@@ -14,8 +14,9 @@ describe('loadConfig', () => {
       httpHost: '127.0.0.1',
       httpPort: 8080,
       smtpPort: 2587,
-      mxPort: 25,
     });
+    // The MX port has no default in the config: the server's is 25, an admin command's the server's.
+    expect(c.mxPort).toBeUndefined();
     expect(c.deliveryRetrySchedule).toEqual([60_000, 300_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000]);
     expect(c.deliveryMaxAge).toBe(72 * 3_600_000);
   });

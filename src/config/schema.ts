@@ -66,7 +66,8 @@ export const configSchema = z.strictObject({
     )
     .pipe(z.array(z.string().regex(/^(\[[0-9a-fA-F:]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/, 'host:port')))
     .optional(),
-  mxPort: port.default(25),
+  // No default here: an admin command takes the port `svc serve` recorded (server-settings.ts).
+  mxPort: port.optional(),
   relay: z.url({ protocol: /^smtps?$/ }).optional(),
   workers: z.coerce.number().int().min(1).max(256).optional(),
   allowInsecureWebhooks: bool.default(false),

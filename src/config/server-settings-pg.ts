@@ -1,6 +1,6 @@
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter } from '../store/pg-committer.ts';
-import { settingRows, settingsFromRows, type ServerSettings } from './server-settings.ts';
+import { SETTING_NAMES, settingRows, settingsFromRows, type ServerSettings } from './server-settings.ts';
 
 /** The settings `svc serve` records (server-settings.ts), on PostgreSQL: every node and admin command agree. */
 export function createPgServerSettings(pool: PgPool, tx: PgCommitter) {
@@ -11,7 +11,8 @@ export function createPgServerSettings(pool: PgPool, tx: PgCommitter) {
     /** What a server last ran with. */
     async stored(): Promise<Partial<ServerSettings>> {
       const rows = await pool.query<{ name: string; value: string }>(
-        "SELECT name, value FROM server_settings WHERE name IN ('hostname', 'dns_servers', 'allow_insecure_webhooks')",
+        'SELECT name, value FROM server_settings WHERE name = ANY($1)',
+        [SETTING_NAMES],
       );
       const by = new Map(rows.rows.map((r) => [r.name, r.value]));
       return settingsFromRows((name) => by.get(name));

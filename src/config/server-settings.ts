@@ -12,7 +12,14 @@ export interface ServerSettings {
   dnsServers: string[];
   /** Webhook targets may use http:// and private or loopback addresses (`--allow-insecure-webhooks`). */
   allowInsecureWebhooks: boolean;
+  /** The port of recipients' MX hosts (--mx-port): svc doctor's outbound check connects there. */
+  mxPort: number;
+  /** The host of the smarthost mail leaves through (--relay, never its credentials); null when sent direct. */
+  relayHost: string | null;
 }
+
+/** The names of the rows, in the order settingRows writes them. */
+export const SETTING_NAMES = ['hostname', 'dns_servers', 'allow_insecure_webhooks', 'mx_port', 'relay_host'] as const;
 
 /** The `server_settings` rows of the settings (both stores): name and text value. */
 export function settingRows(s: ServerSettings): [name: string, value: string][] {
@@ -20,6 +27,8 @@ export function settingRows(s: ServerSettings): [name: string, value: string][] 
     ['hostname', s.hostname],
     ['dns_servers', JSON.stringify(s.dnsServers)],
     ['allow_insecure_webhooks', String(s.allowInsecureWebhooks)],
+    ['mx_port', String(s.mxPort)],
+    ['relay_host', s.relayHost ?? ''],
   ];
 }
 
@@ -28,10 +37,14 @@ export function settingsFromRows(value: (name: string) => string | undefined): P
   const hostname = value('hostname');
   const dns = value('dns_servers');
   const insecure = value('allow_insecure_webhooks');
+  const mxPort = value('mx_port');
+  const relayHost = value('relay_host');
   return {
     ...(hostname === undefined ? {} : { hostname }),
     ...(dns === undefined ? {} : { dnsServers: JSON.parse(dns) as string[] }),
     ...(insecure === undefined ? {} : { allowInsecureWebhooks: insecure === 'true' }),
+    ...(mxPort === undefined ? {} : { mxPort: Number(mxPort) }),
+    ...(relayHost === undefined ? {} : { relayHost: relayHost === '' ? null : relayHost }),
   };
 }
 
@@ -72,13 +85,20 @@ export function resolveHostname(configured: string | undefined, stored: string |
  * diagnostic, `svc domains verify --dns-servers`). Before any server ran, its own configuration.
  */
 export function effectiveSettings(
-  config: Pick<Config, 'hostname' | 'dnsServers' | 'allowInsecureWebhooks'>,
+  config: Pick<Config, 'hostname' | 'dnsServers' | 'allowInsecureWebhooks' | 'mxPort' | 'relay'>,
   stored: Partial<ServerSettings>,
   admin: boolean,
 ): ServerSettings {
+  const own = <T>(value: T | undefined) => (admin ? value : undefined);
   return {
     hostname: resolveHostname(config.hostname, stored.hostname),
     dnsServers: config.dnsServers ?? stored.dnsServers ?? [],
-    allowInsecureWebhooks: (admin ? stored.allowInsecureWebhooks : undefined) ?? config.allowInsecureWebhooks,
+    allowInsecureWebhooks: own(stored.allowInsecureWebhooks) ?? config.allowInsecureWebhooks,
+    // svc doctor run beside the server checks the port and the path its mail takes, unless given its own.
+    mxPort: config.mxPort ?? own(stored.mxPort) ?? DEFAULT_MX_PORT,
+    relayHost: config.relay !== undefined ? new URL(config.relay).hostname : (own(stored.relayHost) ?? null),
   };
 }
+
+/** Recipients' MX hosts listen on port 25 (RFC 5321 §4.5.4.2 names no other). */
+export const DEFAULT_MX_PORT = 25;
