@@ -204,7 +204,7 @@ async function wire(
   const dmarc = createDmarcReports({
     repo: store.dmarc,
     findDomain: (name) => domainsRepo.findDomainByName(name),
-    ownAddresses: () => serverAddresses(dnsResolver, { hostname, relayHost: relayHostOf(config) }, localOutboundAddresses),
+    ownAddresses: () => serverAddresses(dnsResolver, settings, localOutboundAddresses),
     clock,
     logger,
   });
@@ -439,11 +439,6 @@ async function wire(
       await store.close();
     },
   };
-}
-
-/** The smarthost's host name (--relay): svc's mail leaves from its addresses; null when sent direct. */
-function relayHostOf(config: Config): string | null {
-  return config.relay === undefined ? null : new URL(config.relay).hostname;
 }
 
 function makeRenderer(config: Config): Renderer {

@@ -96,8 +96,8 @@ function reportXml(o: { id: string; org?: string; domain?: string; begin: number
 type Attachment = { filename: string; content: Buffer; contentType: string };
 
 /** Mails `attachment` to `to` through the inbound MX as a receiver's reporter would; the server's reply. */
-async function mailReport(attachment: Attachment, to = REPORT_TO): Promise<{ ok: boolean; reply: string }> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true });
+async function mailReport(attachment: Attachment, to = REPORT_TO, at = port): Promise<{ ok: boolean; reply: string }> {
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: at, secure: false, ignoreTLS: true });
   try {
     const info = await transport.sendMail({
       from: 'noreply-dmarc@receiver.example',
@@ -443,5 +443,44 @@ describe('svc domains report', () => {
     expect(run.stdout).toMatch(/warning: mail from addresses that are not this server failed DMARC/);
     const api = await reportDays(400);
     expect(api.status).toBe(422);
+  });
+});
+
+describe('mail sent through a smarthost (--relay)', () => {
+  it("counts the relay's addresses as svc's own: its rows are not flagged as a spoofer's", async () => {
+    const RELAY_IP = '198.51.100.25';
+    const RELAY_IP6 = '2001:db8::25';
+    dns.set('smarthost.test', { A: [RELAY_IP], AAAA: [RELAY_IP6] });
+    const relayed = await startDeliveryEnv(dns, { mxPort: String(mx.port), relay: 'smtp://smarthost.test:2525' });
+    const listener = createInboundListener(relayed.env.app, {
+      host: '127.0.0.1',
+      port: 0,
+      maxSessions: 10,
+      idleTimeoutMs: 10_000,
+      closeTimeoutMs: 50,
+    });
+    try {
+      const at = await listener.listen();
+      const day = seconds(relayed.env.clock.now());
+      // The relay's rows fail DMARC here (say a key not yet published): svc's own, not flagged.
+      const rows: Row[] = [
+        { ip: RELAY_IP, count: 7, dkim: 'fail', spf: 'fail' },
+        { ip: RELAY_IP6, count: 2, dkim: 'fail', spf: 'fail' },
+        { ip: SPOOFER_IP, count: 1, dkim: 'fail', spf: 'fail' },
+      ];
+      const sent = await mailReport(gz(reportXml({ id: 'r-relay', begin: day, end: day + 60, rows })), REPORT_TO, at);
+      expect(sent.reply).toMatch(/^250 /);
+      const stored = await relayed.env.query<{ source_ip: string; own_source: number; flagged: number }>(
+        'SELECT source_ip, own_source, flagged FROM dmarc_report_rows ORDER BY n',
+      );
+      expect(stored).toEqual([
+        { source_ip: RELAY_IP, own_source: 1, flagged: 0 },
+        { source_ip: RELAY_IP6, own_source: 1, flagged: 0 },
+        { source_ip: SPOOFER_IP, own_source: 0, flagged: 1 },
+      ]);
+    } finally {
+      await listener.close();
+      await relayed.env.close();
+    }
   });
 });

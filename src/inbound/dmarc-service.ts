@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { dmarcReportAddress } from '../domains/index.ts';
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
@@ -19,19 +20,30 @@ export interface DmarcDeps {
 
 /**
  * svc's own addresses, for a report's rows: what its host name resolves to (what its SPF
- * authorises) and the machine's outbound addresses (`local`). A lookup failing for now throws:
- * svc's own rows would be recorded as another sender's and flagged, so the reporter retries (451).
+ * authorises), the machine's outbound addresses (`local`) and, when mail leaves through a
+ * smarthost (--relay), the relay's addresses: mail from there is svc's, not a spoofer's.
+ * A lookup failing for now throws: svc's own rows would be recorded as another sender's
+ * and flagged, so the reporter retries (451).
  */
 export async function serverAddresses(
   dns: Pick<DnsLookups, 'addresses'>,
-  hostname: string,
+  hosts: { hostname: string; relayHost: string | null },
   local: () => Promise<string[]>,
 ): Promise<string[]> {
-  const named = await dns.addresses(hostname);
-  if (!named.ok && named.temporary) {
-    throw new Error(`this server's own addresses are unknown for now (${named.reason}): try again later`);
+  const names = hosts.relayHost === null ? [hosts.hostname] : [hosts.hostname, hosts.relayHost];
+  const named = await Promise.all(names.map((name) => addressesOf(dns, name)));
+  return [...named.flat(), ...(await local())];
+}
+
+async function addressesOf(dns: Pick<DnsLookups, 'addresses'>, host: string): Promise<string[]> {
+  // A relay given by address (smtp://[2001:db8::25]:587) is its own answer: DNS has no name to ask.
+  const literal = host.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(literal)) return [literal];
+  const found = await dns.addresses(host);
+  if (!found.ok && found.temporary) {
+    throw new Error(`this server's own addresses are unknown for now (${found.reason}): try again later`);
   }
-  return [...(named.ok ? named.values : []), ...(await local())];
+  return found.ok ? found.values : [];
 }
 
 /** What receiving one report did: for the log, `svc inbound process` and the SMTP door. */

@@ -13,7 +13,7 @@ import {
 } from './dmarc.ts';
 import { parseAggregateReport, parseReportBytes, type AggregateReport } from './dmarc-parse.ts';
 import { reportDayOut } from './dmarc-schema.ts';
-import { createDmarcReports } from './dmarc-service.ts';
+import { createDmarcReports, serverAddresses } from './dmarc-service.ts';
 
 const row = (o: Partial<StoredRow>): StoredRow => ({
   source_ip: '192.0.2.10',
@@ -297,5 +297,39 @@ describe('receiving a report', () => {
       expect(line.length).toBeLessThan(4000);
       expect(JSON.parse(line)).toMatchObject({ flagged: expect.any(Array), flagged_sources: 2000 });
     }
+  });
+});
+
+describe("svc's own addresses", () => {
+  const dns = (zone: Record<string, string[] | 'servfail'>) => ({
+    addresses: (name: string) => {
+      const found = zone[name];
+      if (found === 'servfail') return Promise.resolve({ ok: false as const, temporary: true, reason: 'SERVFAIL' });
+      return Promise.resolve(
+        found ? { ok: true as const, values: found } : { ok: false as const, temporary: false, reason: 'NXDOMAIN' },
+      );
+    },
+  });
+  const local = () => Promise.resolve(['10.0.0.2']);
+
+  it("are the host name's, the machine's and, with a smarthost, the relay's (a relay given by address is its own)", async () => {
+    const zone = dns({ 'mta.example': ['192.0.2.1'], 'relay.example': ['198.51.100.1', '2001:db8::1'] });
+    const h = { hostname: 'mta.example' };
+    expect(await serverAddresses(zone, { ...h, relayHost: null }, local)).toEqual(['192.0.2.1', '10.0.0.2']);
+    expect(await serverAddresses(zone, { ...h, relayHost: 'relay.example' }, local)).toEqual([
+      '192.0.2.1',
+      '198.51.100.1',
+      '2001:db8::1',
+      '10.0.0.2',
+    ]);
+    expect(await serverAddresses(zone, { ...h, relayHost: '[2001:db8::25]' }, local)).toContain('2001:db8::25');
+    expect(await serverAddresses(zone, { ...h, relayHost: 'gone.example' }, local)).toEqual(['192.0.2.1', '10.0.0.2']);
+  });
+
+  it("throw while the relay's addresses cannot be looked up for now (the reporter retries)", async () => {
+    const zone = dns({ 'mta.example': ['192.0.2.1'], 'relay.example': 'servfail' });
+    await expect(serverAddresses(zone, { hostname: 'mta.example', relayHost: 'relay.example' }, local)).rejects.toThrow(
+      /unknown for now \(SERVFAIL\)/,
+    );
   });
 });
