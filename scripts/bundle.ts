@@ -16,6 +16,7 @@ export const WORKER_ENTRIES = [
   'src/templates/render-worker.ts',
   'src/delivery/worker.ts',
   'src/webhooks/dispatch-worker.ts',
+  'src/inbound/dmarc-worker.ts',
 ];
 
 // ink imports react-devtools-core only when DEV=true; it is not installed, so resolve it to nothing.

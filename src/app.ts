@@ -12,7 +12,7 @@ import { openPgStore, openSqliteStore, type Store } from './store/open.ts';
 import type { OpsMetrics } from './http/metrics.ts';
 import { createTopService } from './top/service.ts';
 import { NODE_STALE_MS } from './nodes/heartbeat.ts';
-import { createDmarcReports, createInboundService, serverAddresses } from './inbound/index.ts';
+import { createDmarcReports, createInboundService, createLazyReportReader, serverAddresses } from './inbound/index.ts';
 import { createAccountsService, createMembersService } from './accounts/index.ts';
 import { createKeysService } from './keys/index.ts';
 import { createLoginThrottle, createSessionsService, LOGIN_LIMITS } from './sessions/index.ts';
@@ -149,6 +149,8 @@ async function wire(
   const { hostname, dnsServers } = settings;
   // The render pool starts on first use, so admin commands never spawn threads.
   const renderer = makeRenderer(config);
+  // So does the DMARC report reader's (one thread; a report is read off the event loop).
+  const reportReader = createLazyReportReader();
 
   const accountsRepo = store.accounts;
   const accounts = createAccountsService({
@@ -204,6 +206,7 @@ async function wire(
   const dmarc = createDmarcReports({
     repo: store.dmarc,
     findDomain: (name) => domainsRepo.findDomainByName(name),
+    reader: reportReader,
     ownAddresses: () => serverAddresses(dnsResolver, settings, localOutboundAddresses),
     clock,
     logger,
@@ -436,6 +439,7 @@ async function wire(
       await dispatcher?.stop();
       await agent?.close();
       await renderer.close();
+      await reportReader.close();
       await store.close();
     },
   };

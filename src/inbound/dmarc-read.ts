@@ -1,4 +1,6 @@
-import type { ParsedMail } from 'mailparser';
+// Loaded in the report reader's worker only (dmarc-worker.ts): mailparser, fflate and
+// fast-xml-parser load there, with the worker, and never on the main thread.
+import { simpleParser, type ParsedMail } from 'mailparser';
 import { parseReportBytes, type Parsed } from './dmarc-parse.ts';
 import { UnpackError, unpackReport, type ReportEncoding } from './dmarc-unpack.ts';
 
@@ -29,7 +31,6 @@ function encodingOf(a: Attachment): ReportEncoding | undefined {
 export async function readAggregateReport(raw: Buffer): Promise<Parsed> {
   let mail: ParsedMail;
   try {
-    const { simpleParser } = await import('mailparser');
     mail = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
   } catch {
     return { ok: false, reason: 'the message is not parseable as MIME' };

@@ -6,12 +6,15 @@ import { newId } from '../lib/ids.ts';
 import type { DnsLookups } from '../domains/dns.ts';
 import type { Logger } from '../lib/logger.ts';
 import { dateRangeProblem, domainOfReportAddress, planReport, summarizeByDay, type ReportDay } from './dmarc.ts';
+import type { ReportReader } from './dmarc-reader.ts';
 import type { DmarcRepo } from './dmarc-store.ts';
 
 export interface DmarcDeps {
   repo: DmarcRepo;
   /** The sending domain of that name, when svc has it. */
   findDomain(name: string): Promise<{ id: string; name: string } | undefined>;
+  /** Unpacks and parses a report message off the main thread (dmarc-reader.ts). */
+  reader: Pick<ReportReader, 'read'>;
   /** The addresses svc's mail leaves from (its host name's A and AAAA records, the machine's). */
   ownAddresses(): Promise<string[]>;
   clock: Clock;
@@ -90,9 +93,7 @@ export function createDmarcReports(deps: DmarcDeps) {
 
     /** Reads and records one report message; throws report_refused with the reason when it cannot be used. */
     async receive(raw: Buffer, to: string[]): Promise<ReportReceipt> {
-      // The XML parser and the unzipper load with the first report, not with every command.
-      const { readAggregateReport } = await import('./dmarc-read.ts');
-      const parsed = await readAggregateReport(raw);
+      const parsed = await deps.reader.read(raw);
       if (!parsed.ok) return refuse(parsed.reason);
       const report = parsed.report;
       const domain = await deps.findDomain(report.domain);

@@ -12,6 +12,7 @@ import {
   type StoredRow,
 } from './dmarc.ts';
 import { parseAggregateReport, parseReportBytes, type AggregateReport } from './dmarc-parse.ts';
+import { readAggregateReport } from './dmarc-read.ts';
 import { reportDayOut } from './dmarc-schema.ts';
 import { createDmarcReports, serverAddresses } from './dmarc-service.ts';
 
@@ -287,6 +288,7 @@ describe('receiving a report', () => {
     const dmarc = createDmarcReports({
       repo: { recordReport: () => Promise.resolve({ recorded: true, emails: 0 }), listRows: () => Promise.resolve([]) },
       findDomain: (name) => Promise.resolve({ id: 'd1', name }),
+      reader: { read: readAggregateReport },
       ownAddresses: () => Promise.resolve([]),
       clock,
       logger: pino({ base: null }, { write: (line: string) => lines.push(line) }),

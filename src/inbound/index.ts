@@ -7,3 +7,5 @@ export { createDmarcRepo } from './dmarc-repo.ts';
 export { createPgDmarcRepo } from './dmarc-repo-pg.ts';
 export type { DmarcRepo } from './dmarc-store.ts';
 export { reportDaysQuerySchema, reportDayOut } from './dmarc-schema.ts';
+export { createLazyReportReader } from './dmarc-lazy-reader.ts';
+export type { ReportReader } from './dmarc-reader.ts';
