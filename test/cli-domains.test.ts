@@ -29,24 +29,36 @@ afterAll(async () => {
 });
 
 describe('svc domains', () => {
-  it('add prints {id, name, status, records} with --json, and binds with --project', async () => {
-    const r = await svc(['domains', 'add', 'Example.com', '--org', 'Acme', '--project', 'Web', '--json']);
+  it('add prints {id, name, status, records, checks} with --json, and binds with --project', async () => {
+    const r = await svc(['domains', 'add', 'Example.com', '--org', 'Acme', '--project', 'Web', '--json'], {
+      SVC_DNS_SERVERS: dns.server,
+    });
     expect(r.code).toBe(0);
     const d = r.json();
-    expect(d).toMatchObject({ id: expect.any(String), name: 'example.com', status: 'PENDING', checks: [] });
+    expect(d).toMatchObject({ id: expect.any(String), name: 'example.com', status: 'PENDING' });
+    // Looked up at once: nothing is published yet, and each check says so.
+    expect(d.checks.map((c: any) => [c.purpose, c.ok])).toEqual([
+      ['dkim', false],
+      ['spf', false],
+      ['return-path', false],
+      ['dmarc', false],
+    ]);
+    expect(d.checks[1].reason).toBe('TXT bounces.example.com does not exist (NXDOMAIN)');
     expect(d.records.map((x: any) => x.purpose)).toEqual(['dkim', 'spf', 'return-path', 'dmarc']);
     expect(Object.keys(d.records[0]).sort()).toEqual(['name', 'purpose', 'type', 'value']);
     expect(d.records[1].value).toBe(`v=spf1 a:${HOST} ~all`);
     expect(d.project_ids).toHaveLength(1);
   });
 
-  it('show prints the records as a table and says the domain is not checked yet', async () => {
+  it('show prints the records as a table, what DNS held at the last check, and what to run next', async () => {
     const r = await svc(['domains', 'show', 'example.com']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^example\.com {2}PENDING/);
     expect(r.stdout).toMatch(/TYPE +NAME +PURPOSE +VALUE/);
     expect(r.stdout).toContain(`MX    bounces.example.com`);
-    expect(r.stdout).toContain('Not checked yet');
+    expect(r.stdout).toMatch(/What DNS held at \S+ \(DKIM and SPF are required\):/);
+    expect(r.stdout).toContain('✗ TXT bounces.example.com (spf): TXT bounces.example.com does not exist (NXDOMAIN)');
+    expect(r.stdout).toContain('Publish what fails above, then run: svc domains verify example.com');
   });
 
   it('refuses a second domain on FREE (exit 1, plan_limit_exceeded), a bad name, and a missing --org', async () => {

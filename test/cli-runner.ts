@@ -69,7 +69,7 @@ export async function runSvc(dir: string, args: string[], env: Record<string, st
     execFile(
       file,
       argv,
-      { cwd: dir, env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), ...store, ...env } },
+      { cwd: dir, env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), ...NO_RESOLVER, ...store, ...env } },
       (err, stdout, stderr) => {
         const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
         resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) });
@@ -91,7 +91,7 @@ export async function spawnSvc(dir: string, args: string[], env: Record<string, 
   const store = await storeEnv(dir);
   const child = spawn(process.execPath, [SVC_ENTRY, ...args], {
     cwd: dir,
-    env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), ...store, ...env },
+    env: { ...process.env, SVC_DATA_DIR: join(dir, 'data'), ...NO_RESOLVER, ...store, ...env },
   });
   let stdout = '';
   let stderr = '';
@@ -119,6 +119,12 @@ export interface Served {
  * and no test may ask a resolver off this machine.
  */
 export const NO_DNS = '127.0.0.1:9';
+
+/**
+ * A command looks names up too (`svc domains add` shows what DNS holds): a test gives it a
+ * resolver, or `SVC_DNS_SERVERS: ''` to take the one the server recorded, or it gets none.
+ */
+const NO_RESOLVER = { SVC_DNS_SERVERS: NO_DNS };
 
 /** `svc serve` on free ports, in `dir` with its data dir at `dir/data`, once it says it is serving. */
 export async function startServe(

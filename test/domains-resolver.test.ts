@@ -36,15 +36,27 @@ describe('DNS lookups for domain checks', () => {
       ok: false,
       temporary: false,
       reason: 'TXT nowhere.example does not exist (NXDOMAIN)',
+      code: 'ENOTFOUND',
     });
   });
 
   it.each([
-    ['servfail.example', 'the DNS server failed (SERVFAIL) looking up TXT servfail.example'],
-    ['refused.example', 'the DNS server refused the query (REFUSED) for TXT refused.example'],
-    ['silent.example', 'no answer from the DNS server within 100 ms looking up TXT silent.example (timeout)'],
-  ])('reports %s as a temporary failure', async (name, reason) => {
-    expect(await resolver.txt(name)).toEqual({ ok: false, temporary: true, reason });
+    ['servfail.example', 'the DNS server failed (SERVFAIL) looking up TXT servfail.example', 'ESERVFAIL'],
+    ['refused.example', 'the DNS server refused the query (REFUSED) for TXT refused.example', 'EREFUSED'],
+    [
+      'silent.example',
+      'no answer from the DNS server within 100 ms looking up TXT silent.example (timeout)',
+      'ETIMEOUT',
+    ],
+  ])('reports %s as a temporary failure', async (name, reason, code) => {
+    expect(await resolver.txt(name)).toEqual({ ok: false, temporary: true, reason, code });
+  });
+
+  it('reads a CNAME without following it, and follows one for other types', async () => {
+    dns.set('alias.example', { CNAME: 'v4.example' });
+    expect(await resolver.cname('alias.example')).toEqual({ ok: true, values: ['v4.example'] });
+    expect(await resolver.addresses('alias.example')).toEqual({ ok: true, values: ['192.0.2.1'] });
+    expect(await resolver.cname('v4.example')).toEqual({ ok: true, values: [] });
   });
 
   it('reports an unreachable server as a temporary failure', async () => {

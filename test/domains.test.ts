@@ -257,6 +257,103 @@ describe('a domain that already has records (issue 28 item 2)', () => {
   });
 });
 
+describe('what DNS holds when a domain is added (issue 28 item 2)', () => {
+  const addLookingUp = (name: string) =>
+    t.env.app.domains.addDomain({ name, organization: ORG }, undefined, { lookUp: true });
+
+  it('looks the records up at once: an existing DMARC policy and SPF show before anything is published', async () => {
+    t = await createDomainsEnv();
+    t.dns.set('example.com', { TXT: ['v=spf1 include:_spf.google.com ~all'] });
+    t.dns.set('_dmarc.example.com', { TXT: ['v=DMARC1; p=quarantine'] });
+    const d = await addLookingUp('example.com');
+    expect(d.status).toBe('PENDING');
+    expect(d.last_checked_at).not.toBeNull();
+    expect(checkOf(d, 'dmarc')).toMatchObject({
+      ok: true,
+      reason: expect.stringContaining('a DMARC record is already published (policy p=quarantine)'),
+    });
+    // The apex SPF does not name this server: svc asks for its own record at the return path only.
+    expect(checkOf(d, 'spf')).toMatchObject({ ok: false, reason: 'TXT bounces.example.com does not exist (NXDOMAIN)' });
+    expect(checkOf(d, 'dkim').ok).toBe(false);
+    // Not audited as a verification: it is part of adding.
+    const actions = await t.env.query<{ action: string }>("SELECT action FROM audit_logs WHERE target_type = 'domain'");
+    expect(actions.map((a) => a.action)).toEqual(['domain.create']);
+  });
+
+  it('audits the Ed25519 key that waits for its record, beside the domain', async () => {
+    t = await createDomainsEnv();
+    await t.env.app.domains.addDomain({ name: 'example.com', organization: ORG, ed25519: true });
+    const rows = await t.env.query<{ action: string; after: string }>(
+      `SELECT action, after FROM audit_logs WHERE target_type = 'domain' ORDER BY ${t.env.auditOrder}`,
+    );
+    expect(rows.map((r) => r.action)).toEqual(['domain.create', 'domain.dkim_rotation_started']);
+    expect(JSON.parse(rows[1]!.after)).toMatchObject({ algorithm: 'ed25519', state: 'pending' });
+  });
+});
+
+describe('a domain set up when svc asked for SPF at the apex (issue 28 item 2, upgrade)', () => {
+  it('says the apex record never passes svc mail and what to publish at the return path', async () => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    publish(t.dns, d);
+    expect((await t.env.app.domains.verifyDomain('example.com')).status).toBe('VERIFIED');
+    // What the records of before asked for: SPF at the apex, nothing at bounces.
+    t.dns.remove('bounces.example.com');
+    t.dns.set('example.com', { TXT: [`v=spf1 mx a:${HOST} ~all`] });
+    const v = await t.env.app.domains.verifyDomain('example.com');
+    const reason =
+      `no SPF record (v=spf1) at bounces.example.com. The SPF record at example.com authorises ${HOST}, but ` +
+      "receivers evaluate SPF for svc's envelope sender (bounces+…@bounces.example.com) at bounces.example.com, " +
+      `so it never passes svc's mail: publish v=spf1 a:${HOST} ~all at bounces.example.com; the record at ` +
+      'example.com stays as it is';
+    expect(checkOf(v, 'spf')).toMatchObject({ ok: false, reason });
+    expect(v.status).toBe('VERIFIED');
+    expect(v.warning).toContain(`SPF: ${reason}`);
+  });
+});
+
+describe('CNAMEs (issue 28, bad input)', () => {
+  it('follows a CNAME to a DKIM key published elsewhere, and verifies', async () => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    publish(t.dns, d);
+    t.dns.set('keys.example.net', { TXT: [d.records[0]!.value] });
+    t.dns.set(d.records[0]!.name, { CNAME: 'keys.example.net' });
+    expect((await t.env.app.domains.verifyDomain('example.com')).status).toBe('VERIFIED');
+  });
+
+  it('names a CNAME loop, link by link, as a failure of the records, not of the resolver', async () => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    publish(t.dns, d);
+    t.dns.set(d.records[0]!.name, { CNAME: 'dkim.example.net' });
+    t.dns.set('dkim.example.net', { CNAME: d.records[0]!.name });
+    const v = await t.env.app.domains.verifyDomain('example.com');
+    expect(v.status).toBe('PENDING');
+    expect(checkOf(v, 'dkim')).toMatchObject({
+      ok: false,
+      reason:
+        `a CNAME loop: ${d.records[0]!.name} → dkim.example.net → ${d.records[0]!.name}; receivers can read no ` +
+        `record at ${d.records[0]!.name}: remove or correct one of these CNAMEs`,
+    });
+  });
+
+  it('says which name an alias ends at when that name lacks the record', async () => {
+    t = await createDomainsEnv();
+    const d = await add('example.com');
+    publish(t.dns, d);
+    t.dns.set('_dmarc.example.com', { CNAME: 'a.example.net' });
+    t.dns.set('a.example.net', { CNAME: 'b.example.net' });
+    t.dns.set('b.example.net', { A: ['192.0.2.9'] });
+    const v = await t.env.app.domains.verifyDomain('example.com');
+    expect(checkOf(v, 'dmarc').reason).toBe(
+      '_dmarc.example.com is an alias (CNAME) of b.example.net (through a.example.net), which has no TXT record; ' +
+        'a name with a CNAME holds no other record: publish the record at b.example.net, or replace the CNAME at ' +
+        '_dmarc.example.com with it (recommended, not required)',
+    );
+  });
+});
+
 describe('an SPF record receivers would reject (issue 28, bad input)', () => {
   it('names the term of a record with a syntax error', async () => {
     t = await createDomainsEnv();

@@ -73,6 +73,32 @@ describe('domains over the Management API', () => {
     expect(JSON.stringify(before)).not.toMatch(/PRIVATE KEY/);
   });
 
+  it('says over the API what DNS already holds: the merged SPF to publish, the DMARC kept, a CNAME loop', async () => {
+    await setup();
+    const d = (await call('POST', `${ORG()}/domains`, 'ADMIN', { name: 'example.org' })).json().data;
+    publish(denv.dns, d);
+    denv.dns.set('bounces.example.org', { TXT: ['v=spf1 include:_spf.example.net -all'] });
+    denv.dns.set('_dmarc.example.org', { TXT: ['v=DMARC1; p=reject'] });
+    const dkim = d.records[0].name;
+    denv.dns.set(dkim, { CNAME: 'dkim.example.net' });
+    denv.dns.set('dkim.example.net', { CNAME: dkim });
+    const r = await call('POST', `${ORG()}/domains/${d.id}/verify`, 'ADMIN');
+    expect(r.statusCode).toBe(201);
+    const checks = Object.fromEntries(
+      r.json().data.checks.map((c: { purpose: string; ok: boolean; reason: string }) => [c.purpose, [c.ok, c.reason]]),
+    );
+    expect(checks.spf).toEqual([false, expect.stringContaining('v=spf1 include:_spf.example.net a:mx.svc.test -all')]);
+    expect(checks.dmarc).toEqual([
+      true,
+      expect.stringMatching(/^a DMARC record is already published \(policy p=reject\)/),
+    ]);
+    expect(checks.dkim).toEqual([
+      false,
+      `a CNAME loop: ${dkim} → dkim.example.net → ${dkim}; receivers can read no record at ${dkim}: remove or correct one of these CNAMEs`,
+    ]);
+    expect(r.json().data.status).toBe('PENDING');
+  });
+
   it('refuses a duplicate (409), a bad name (422), the plan ceiling (422), ids of nothing or of elsewhere (404)', async () => {
     await setup('FREE');
     expect((await call('POST', `${ORG()}/domains`, 'ADMIN', { name: 'a.example.org' })).statusCode).toBe(201);

@@ -31,7 +31,8 @@ function checkLines(d: Domain): string[] {
   const lines = d.checks.map(
     (c) => `${c.ok ? '✓' : '✗'} ${c.type} ${c.name} (${c.purpose})${c.reason ? `: ${c.reason}` : ''}`,
   );
-  return [`Checks at ${d.last_checked_at ?? '-'} (DKIM and SPF are required):`, ...lines];
+  const then = d.status === 'PENDING' ? [`Publish what fails above, then run: svc domains verify ${d.name}`] : [];
+  return [`What DNS held at ${d.last_checked_at ?? '-'} (DKIM and SPF are required):`, ...lines, ...then];
 }
 
 /**
@@ -73,7 +74,8 @@ export async function add([name]: string[], opts: Opts): Promise<void> {
     project: str(opts.project),
     ed25519: opts.ed25519 === true,
   };
-  await show1(opts, (s) => s.addDomain(input));
+  // Looked up at once: what DNS holds already (an SPF or DMARC record of the domain's) shows now.
+  await show1(opts, (s) => s.addDomain(input, undefined, { lookUp: true }));
 }
 
 /** Starts a DKIM key rotation and prints the new record(s) to publish; exits 1 while one is under way. */

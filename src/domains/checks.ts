@@ -1,5 +1,6 @@
+import { lookupExplained } from './aliases.ts';
 import type { DnsLookups, Lookup } from './dns.ts';
-import { dmarcReportAddress, REQUIRED, type DnsRecord, type RecordCheck } from './records.ts';
+import { apexOfReturnPath, dmarcReportAddress, REQUIRED, type DnsRecord, type RecordCheck } from './records.ts';
 import { dmarcPolicy, mergedDmarc, mergedSpf } from './merge.ts';
 import { spfAuthorises } from './spf.ts';
 import { SPF_LOOKUP_LIMIT, spfLookups, spfSyntaxError } from './spf-limits.ts';
@@ -78,7 +79,7 @@ export function dkimKeyOf(txt: string): string | undefined {
 }
 
 async function checkDkim(dns: DnsLookups, record: DnsRecord): Promise<Checked> {
-  const l = await dns.txt(record.name);
+  const l = await lookupExplained(dns, 'TXT', record.name);
   if (!l.ok) return failed(record, l);
   const keys = l.values.map(dkimKeyOf).filter((k) => k !== undefined);
   if (keys.length === 0) return bad(record, `no DKIM key record (v=DKIM1; p=...) at ${record.name}`, l.values);
@@ -99,11 +100,18 @@ async function checkRetired(dns: DnsLookups, record: DnsRecord): Promise<Checked
   return { check: { ...base(record), ok: true, reason, found: l.ok ? l.values : [] }, temporary: false };
 }
 
+const isSpf = (v: string) => /^v=spf1(\s|$)/i.test(v.trim());
+
 async function checkSpf(dns: DnsLookups, record: DnsRecord, hostname: string): Promise<Checked> {
-  const l = await dns.txt(record.name);
+  const l = await lookupExplained(dns, 'TXT', record.name);
+  // The return path not existing at all (NXDOMAIN) is how a domain set up before the move reads.
+  if (!l.ok && l.code === 'ENOTFOUND') return bad(record, (await atApexOnly(dns, record, hostname)) ?? l.reason, []);
   if (!l.ok) return failed(record, l);
-  const spf = l.values.filter((v) => /^v=spf1(\s|$)/i.test(v.trim()));
-  if (spf.length === 0) return bad(record, `no SPF record (v=spf1) at ${record.name}`, l.values);
+  const spf = l.values.filter(isSpf);
+  if (spf.length === 0) {
+    const missing = `no SPF record (v=spf1) at ${record.name}`;
+    return bad(record, (await atApexOnly(dns, record, hostname)) ?? missing, l.values);
+  }
   const merge = `publish this one record in their place: ${mergedSpf(spf, hostname)}`;
   // RFC 7208 §4.5: more than one SPF record is a permanent error for receivers.
   if (spf.length > 1)
@@ -124,8 +132,26 @@ async function checkSpf(dns: DnsLookups, record: DnsRecord, hostname: string): P
   return bad(record, `${verdict.reason}; ${merge.replace('their', 'its')}`, spf);
 }
 
+/**
+ * The reason when the domain's SPF at its apex authorises this server but the return path has
+ * none: how a domain set up before SPF moved to the return path (issue 28) reads. Receivers
+ * evaluate SPF for the envelope sender's domain, bounces.<domain>, so the apex record never
+ * passed svc's mail. Undefined when the apex says nothing of this server.
+ */
+async function atApexOnly(dns: DnsLookups, record: DnsRecord, hostname: string): Promise<string | undefined> {
+  const apex = apexOfReturnPath(record.name);
+  const l = await dns.txt(apex);
+  const spf = l.ok ? l.values.filter(isSpf) : [];
+  if (spf.length !== 1 || !(await spfAuthorises(spf[0]!, apex, hostname, dns)).ok) return undefined;
+  return (
+    `no SPF record (v=spf1) at ${record.name}. The SPF record at ${apex} authorises ${hostname}, but receivers ` +
+    `evaluate SPF for svc's envelope sender (bounces+…@${record.name}) at ${record.name}, so it never passes svc's ` +
+    `mail: publish ${record.value} at ${record.name}; the record at ${apex} stays as it is`
+  );
+}
+
 async function checkReturnPath(dns: DnsLookups, record: DnsRecord, hostname: string): Promise<Checked> {
-  const l = await dns.mx(record.name);
+  const l = await lookupExplained(dns, 'MX', record.name);
   if (!l.ok) return failed(record, l);
   if (l.values.includes(hostname)) return ok(record, l.values);
   if (l.values.length === 0) return bad(record, `no MX record at ${record.name}`, []);
@@ -138,7 +164,7 @@ async function checkReturnPath(dns: DnsLookups, record: DnsRecord, hostname: str
 }
 
 async function checkDmarc(dns: DnsLookups, record: DnsRecord): Promise<Checked> {
-  const l = await dns.txt(record.name);
+  const l = await lookupExplained(dns, 'TXT', record.name);
   if (!l.ok) return failed(record, l);
   const dmarc = l.values.filter((v) => /^v=DMARC1(\s*;|\s*$)/i.test(v.trim()));
   if (dmarc.length === 1 && dmarc[0] === record.value) return ok(record, dmarc);

@@ -7,7 +7,14 @@ import { normalizeHostname } from './records.ts';
  * (SERVFAIL, timeout, refused): only NXDOMAIN, NODATA and a mismatch count as
  * "record missing" towards unverifying a domain.
  */
-export type Lookup = { ok: true; values: string[] } | { ok: false; temporary: boolean; reason: string };
+export type Lookup =
+  | { ok: true; values: string[] }
+  | {
+      ok: false;
+      temporary: boolean;
+      reason: string;
+      /** The resolver's error code (ETIMEOUT, ESERVFAIL, ...). */ code?: string;
+    };
 
 /** The queries domain verification makes; tests and the server use the same real resolver. */
 export interface DnsLookups {
@@ -17,6 +24,8 @@ export interface DnsLookups {
   mx(name: string): Promise<Lookup>;
   /** A and AAAA addresses. */
   addresses(name: string): Promise<Lookup>;
+  /** The name a CNAME record at `name` aliases, lowercase, without the trailing dot (not followed further). */
+  cname(name: string): Promise<Lookup>;
   /** Ends every lookup in flight at once (each answers a temporary failure): shutdown must not wait on DNS. */
   cancel(): void;
 }
@@ -39,10 +48,12 @@ const REASONS: Record<string, (what: string, ms: number) => string> = {
 export function lookupError(e: unknown, what: string, timeoutMs: number): Lookup {
   const code = (e as { code?: unknown } | null)?.code;
   if (code === 'ENODATA') return { ok: true, values: [] };
-  if (code === 'ENOTFOUND') return { ok: false, temporary: false, reason: `${what} does not exist (NXDOMAIN)` };
+  const known = typeof code === 'string' ? { code } : {};
+  if (code === 'ENOTFOUND')
+    return { ok: false, temporary: false, reason: `${what} does not exist (NXDOMAIN)`, ...known };
   const reason = typeof code === 'string' ? REASONS[code] : undefined;
   const text = reason ? reason(what, timeoutMs) : `DNS lookup of ${what} failed (${String(code ?? e)})`;
-  return { ok: false, temporary: true, reason: text };
+  return { ok: false, temporary: true, reason: text, ...known };
 }
 
 /** A lookup's default per-try timeout: short, with few tries, so a check never hangs. */
@@ -75,6 +86,7 @@ export function createDnsResolver(servers: string[] | undefined, opts: DnsOption
     txt: (name) => run(`TXT ${name}`, async () => (await resolver.resolveTxt(name)).map((r) => r.join(''))),
     mx: (name) =>
       run(`MX ${name}`, async () => (await resolver.resolveMx(name)).map((r) => normalizeHostname(r.exchange))),
+    cname: (name) => run(`CNAME ${name}`, async () => (await resolver.resolveCname(name)).map(normalizeHostname)),
     addresses: async (name) =>
       mergeAddresses(
         await Promise.all([

@@ -17,7 +17,12 @@ const shownKey = (k: DkimKeyRow) => ({
 });
 
 /** A plan with the audit row of each of its steps, as `actor` (the operator for the server's own checks). */
-export function withAudits(change: Change, actor: Actor, row: DomainRow, plan: KeyPlan): KeyWrite {
+export function withAudits(
+  change: Change,
+  actor: Actor,
+  row: Pick<DomainRow, 'id' | 'organization_id'>,
+  plan: KeyPlan,
+): KeyWrite {
   const target = { organization_id: row.organization_id, type: 'domain', id: row.id };
   const audits = plan.steps.map((s) =>
     change(actor, `domain.${s.action}`, target, s.replaces ? shownKey(s.replaces) : null, shownKey(s.key)),

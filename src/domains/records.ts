@@ -75,7 +75,12 @@ export async function generateDkimKey(
 export const normalizeHostname = (name: string) => name.toLowerCase().replace(/\.$/, '');
 
 export const dkimName = (selector: string, domain: string) => `${selector}._domainkey.${domain}`;
-export const returnPathName = (domain: string) => `bounces.${domain}`;
+/** The return path's label: svc's envelope sender is bounces+…@bounces.<domain>. */
+const RETURN_PATH_LABEL = 'bounces.';
+export const returnPathName = (domain: string) => `${RETURN_PATH_LABEL}${domain}`;
+/** The domain whose return path `name` is. */
+export const apexOfReturnPath = (name: string) =>
+  name.startsWith(RETURN_PATH_LABEL) ? name.slice(RETURN_PATH_LABEL.length) : name;
 export const dmarcName = (domain: string) => `_dmarc.${domain}`;
 /** Where svc's DMARC record sends aggregate reports: its inbound MX takes mail for the return-path name. */
 export const dmarcReportAddress = (domain: string) => `dmarc@${returnPathName(domain)}`;

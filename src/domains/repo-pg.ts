@@ -96,6 +96,8 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
       projectId: string | undefined,
       a: Audited,
       keys: DkimKeyRow[] = [],
+      /** The audit rows of the keys' steps beside the domain's own (an Ed25519 key waiting for its record). */
+      keyAudits: Audited[] = [],
     ) =>
       tx.write(async (t) => {
         // A name taken is a conflict before it is a ceiling: the insert's UNIQUE error says so.
@@ -129,6 +131,7 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
           ]);
         }
         await log(t, a);
+        for (const k of keyAudits) await log(t, k);
         return true;
       }),
     /** Binds; false when it already was (nothing written, nothing audited). */

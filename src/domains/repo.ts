@@ -110,6 +110,8 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
       projectId: string | undefined,
       a: Audited,
       keys: DkimKeyRow[] = [],
+      /** The audit rows of the keys' steps beside the domain's own (an Ed25519 key waiting for its record). */
+      keyAudits: Audited[] = [],
     ) =>
       tx.write(() => {
         // A name taken is a conflict before it is a ceiling: the insert's UNIQUE error says so.
@@ -119,6 +121,7 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
         for (const key of keys) w.saveKey.run(key);
         if (projectId) w.bind.run(projectId, row.id, row.created_at);
         log(a);
+        for (const k of keyAudits) log(k);
         return true;
       }),
     /** Binds; false when it already was (nothing written, nothing audited). */

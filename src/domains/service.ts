@@ -131,8 +131,16 @@ export function createDomainsService(deps: DomainsDeps) {
   }
 
   return {
-    /** Adds a domain to an organization within its plan's ceiling, with a fresh DKIM key; bound to `project` when given. */
-    async addDomain(input: AddDomainInput, actor: Actor = operator()): Promise<Domain> {
+    /**
+     * Adds a domain to an organization within its plan's ceiling, with a fresh DKIM key; bound to
+     * `project` when given. With `lookUp`, the records are then looked up once (not audited: a
+     * check, like the server's own), so what DNS holds already shows at once (`svc domains add`).
+     */
+    async addDomain(
+      input: AddDomainInput,
+      actor: Actor = operator(),
+      opts: { lookUp?: boolean } = {},
+    ): Promise<Domain> {
       const data = parseInput(addDomainSchema, input);
       const org = await accounts.getOrg(data.organization);
       const project = data.project ? await projectOf({ organization_id: org.id }, data.project) : undefined;
@@ -160,16 +168,20 @@ export function createDomainsService(deps: DomainsDeps) {
         activated_at: row.created_at,
         retire_after: null,
       };
-      const keys = [active, ...(ed ? addPendingKeys(row.id, [active], [ed], now).save : [])];
+      const pending = ed ? addPendingKeys(row.id, [active], [ed], now) : { save: [], steps: [] };
       const max = PLAN_LIMITS[org.plan].domains;
       const after = { ...shown({ ...row, status: 'PENDING' }), project_id: project?.id ?? null };
       const audited = change(actor, 'domain.create', target(row), null, after);
+      const keyAudits = withAudits(change, actor, row, pending).audits;
       const created = await uniqueOrConflict(
-        repo.createDomain(row, max, project?.id, audited, keys),
+        repo.createDomain(row, max, project?.id, audited, [active, ...pending.save], keyAudits),
         `domain ${data.name} exists`,
       );
       if (!created) throw planLimitError('domains', org.plan, max!);
-      return present((await repo.findDomainById(row.id))!);
+      const stored = (await repo.findDomainById(row.id))!;
+      return present(
+        (opts.lookUp ? await verifyRow(verifyDeps, stored, undefined, undefined, actor) : stored) ?? stored,
+      );
     },
 
     /** A domain with its records and latest checks. */

@@ -21,6 +21,7 @@ function lookups(over: Partial<Record<string, Lookup>> = {}): DnsLookups {
     txt: (n) => get(`txt ${n}`),
     mx: (n) => get(`mx ${n}`),
     addresses: (n) => get(`addr ${n}`),
+    cname: (n) => get(`cname ${n}`),
     cancel: () => {},
   };
 }

@@ -13,6 +13,8 @@ export interface ZoneEntry {
   TXT?: string[];
   /** Reverse DNS: the names an in-addr.arpa or ip6.arpa name points to. */
   PTR?: string[];
+  /** An alias: questions of other types follow it, as a recursive resolver does. */
+  CNAME?: string;
   /** Answer every question about the name with this rcode. */
   rcode?: 'NXDOMAIN' | 'SERVFAIL' | 'REFUSED';
   /** Never answer (the resolver times out). */
@@ -52,6 +54,33 @@ function answers(q: { name: string; type: number }, e: ZoneEntry): Resource[] {
   return rows.map((r) => ({ ...base, ...r }) as Resource);
 }
 
+/** CNAME hops a resolver follows before it gives up (BIND, Unbound: a handful). */
+const MAX_ALIASES = 8;
+
+/**
+ * Follows CNAMEs from the question's name, as a recursive resolver answers: the aliases, then
+ * the records of the name they end at. A loop (or too long a chain) is SERVFAIL, as BIND and
+ * Unbound answer it. A CNAME question is answered with the alias itself.
+ */
+function follow(q: { name: string; type: number }, lookup: (name: string) => ZoneEntry | undefined) {
+  const aliases: Resource[] = [];
+  const seen = new Set<string>();
+  let name = q.name;
+  let entry = lookup(name);
+  while (entry?.CNAME !== undefined && !entry.rcode && !entry.silent) {
+    const base = { name, class: Packet.CLASS.IN, ttl: 60 };
+    if (q.type === Packet.TYPE.CNAME) {
+      return { name, entry: {}, aliases: [{ ...base, type: q.type, domain: entry.CNAME } as Resource], loop: false };
+    }
+    seen.add(name.toLowerCase());
+    aliases.push({ ...base, type: Packet.TYPE.CNAME, domain: entry.CNAME } as Resource);
+    name = entry.CNAME;
+    if (seen.has(name.toLowerCase()) || aliases.length > MAX_ALIASES) return { name, entry, aliases: [], loop: true };
+    entry = lookup(name);
+  }
+  return { name, entry, aliases, loop: false };
+}
+
 /**
  * A real DNS server on loopback, UDP and TCP on one port: a 2048-bit DKIM
  * record does not fit a 512-octet UDP answer, so the resolver retries over TCP.
@@ -62,12 +91,14 @@ export async function startDnsServer(): Promise<DnsServer> {
   const handle = (request: Packet, send: (r: Packet) => Promise<Buffer>) => {
     const q = request.questions[0]!;
     queries.push(`${Packet.TYPE_NAME[q.type] ?? q.type} ${q.name}`);
-    const entry = zone.get(q.name.toLowerCase());
-    if (entry?.silent) return;
+    const chain = follow(q, (name) => zone.get(name.toLowerCase()));
+    if (chain.entry?.silent) return;
     const response = Packet.createResponseFromRequest(request);
-    if (!entry) response.header.rcode = Packet.RCODE.NXDOMAIN;
-    else if (entry.rcode) response.header.rcode = Packet.RCODE[entry.rcode];
-    else response.answers.push(...answers(q, entry));
+    response.answers.push(...chain.aliases);
+    if (chain.loop) response.header.rcode = Packet.RCODE.SERVFAIL;
+    else if (!chain.entry) response.header.rcode = Packet.RCODE.NXDOMAIN;
+    else if (chain.entry.rcode) response.header.rcode = Packet.RCODE[chain.entry.rcode];
+    else response.answers.push(...answers({ ...q, name: chain.name }, chain.entry));
     void send(response);
   };
   const { udp, tcp, port } = await listenBoth(handle);
