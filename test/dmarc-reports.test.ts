@@ -97,8 +97,18 @@ function reportXml(o: { id: string; org?: string; domain?: string; begin: number
 type Attachment = { filename: string; content: Buffer; contentType: string };
 
 /** Mails `attachment` to `to` through the inbound MX as a receiver's reporter would; the server's reply. */
-async function mailReport(attachment: Attachment, to = REPORT_TO, at = port): Promise<{ ok: boolean; reply: string }> {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: at, secure: false, ignoreTLS: true });
+async function mailReport(
+  attachment: Attachment,
+  to = REPORT_TO,
+  via: { port?: number; localAddress?: string } = {},
+): Promise<{ ok: boolean; reply: string }> {
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: via.port ?? port,
+    secure: false,
+    ignoreTLS: true,
+    ...(via.localAddress ? { localAddress: via.localAddress } : {}),
+  });
   try {
     const info = await transport.sendMail({
       from: 'noreply-dmarc@receiver.example',
@@ -502,7 +512,9 @@ describe('mail sent through a smarthost (--relay)', () => {
         { ip: RELAY_IP6, count: 2, dkim: 'fail', spf: 'fail' },
         { ip: SPOOFER_IP, count: 1, dkim: 'fail', spf: 'fail' },
       ];
-      const sent = await mailReport(gz(reportXml({ id: 'r-relay', begin: day, end: day + 60, rows })), REPORT_TO, at);
+      const sent = await mailReport(gz(reportXml({ id: 'r-relay', begin: day, end: day + 60, rows })), REPORT_TO, {
+        port: at,
+      });
       expect(sent.reply).toMatch(/^250 /);
       const stored = await relayed.env.query<{ source_ip: string; own_source: number; flagged: number }>(
         'SELECT source_ip, own_source, flagged FROM dmarc_report_rows ORDER BY n',
@@ -516,5 +528,58 @@ describe('mail sent through a smarthost (--relay)', () => {
       await listener.close();
       await relayed.env.close();
     }
+  });
+});
+
+describe('a daily limit per reporter', () => {
+  it('takes 50 reports a day from one reporter about a domain, by org_name and by address, then answers 452 until the next day', async () => {
+    await verifyDomain(d.env, 'limits.test');
+    const to = 'dmarc@bounces.limits.test';
+    const day = seconds(d.env.clock.now());
+    const report = (id: string, org: string) =>
+      gz(
+        reportXml({
+          id,
+          org,
+          domain: 'limits.test',
+          begin: day,
+          end: day + 60,
+          rows: [{ ip: SVC_IP, count: 1, dkim: 'pass', spf: 'pass' }],
+        }),
+      );
+    // Loopback has all of 127/8: a second source address without leaving the machine.
+    const first = { localAddress: '127.0.0.1' };
+    const second = { localAddress: '127.0.0.2' };
+    for (let i = 1; i <= 50; i++) {
+      expect((await mailReport(report(`flood-${i}`, 'flood.example'), to, first)).reply, `report ${i}`).toMatch(
+        /^250 /,
+      );
+    }
+    const before = await reports();
+    // The 51st by the same org_name, from another address: its org_name is at the limit.
+    expect(await mailReport(report('flood-51', 'Flood.Example'), to, second)).toEqual({
+      ok: false,
+      reply: expect.stringMatching(
+        /^452 4\.3\.1 DMARC report limit reached: Flood\.Example has sent 50 DMARC reports about limits\.test today, .*\(50 a day\)/,
+      ),
+    });
+    // Another org_name from the first address: the address is at the limit.
+    expect(await mailReport(report('renamed-1', 'renamed.example'), to, first)).toEqual({
+      ok: false,
+      reply: expect.stringMatching(
+        /^452 4\.3\.1 .*the address 127\.0\.0\.1 has sent 50 DMARC reports about limits\.test today/,
+      ),
+    });
+    expect(await reports()).toBe(before);
+    // A report already recorded is still answered 250 (reporters resend after a timeout); other
+    // reporters from other addresses, and other domains, are not held up.
+    expect((await mailReport(report('flood-7', 'flood.example'), to, first)).reply).toMatch(/^250 /);
+    expect((await mailReport(report('renamed-1', 'renamed.example'), to, second)).reply).toMatch(/^250 /);
+    const otherDomain = reportXml({ id: 'limits-other-domain', begin: day, end: day + 60, rows: [] });
+    expect((await mailReport(gz(otherDomain), REPORT_TO, first)).reply).toMatch(/^250 /);
+    expect(await reports()).toBe(before + 2);
+    // The next UTC day, the reporter is taken again.
+    d.env.clock.advance(DAY * 1000);
+    expect((await mailReport(report('flood-52', 'flood.example'), to, first)).reply).toMatch(/^250 /);
   });
 });

@@ -1,6 +1,7 @@
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter } from '../store/pg-committer.ts';
 import type { DatedRow } from './dmarc.ts';
+import { reporterLimitProblem } from './dmarc-limits.ts';
 import type { DmarcRepo } from './dmarc-store.ts';
 
 type RowOut = Omit<DatedRow, 'own_source' | 'flagged' | 'count'> & {
@@ -15,10 +16,44 @@ export function createPgDmarcRepo(pool: PgPool, tx: PgCommitter): DmarcRepo {
     recordReport: (plan) =>
       tx.write(async (t) => {
         const p = plan.report;
+        // One report of a domain at a time, across nodes: the day's count and the insert go together.
+        await t.query('SELECT 1 FROM domains WHERE id = $1 FOR UPDATE', [p.domain_id]);
+        // A report sent again is answered as recorded before any limit: reporters resend after timeouts.
+        const known = await t.query('SELECT 1 FROM dmarc_reports WHERE org_name = $1 AND report_id = $2', [
+          p.org_name,
+          p.report_id,
+        ]);
+        if ((known.rowCount ?? 0) > 0) return { recorded: false, emails: 0 };
+        const { org_name, sender_ip, since } = plan.reporter;
+        const usage = async (by: string, value: string) => {
+          const r = await t.query<{ reports: string; rows: string }>(
+            `SELECT count(*) AS reports, coalesce(sum(row_count), 0) AS rows FROM dmarc_reports
+             WHERE domain_id = $1 AND received_at >= $2 AND ${by}`,
+            [p.domain_id, since, value],
+          );
+          return { reports: Number(r.rows[0]!.reports), rows: Number(r.rows[0]!.rows) };
+        };
+        const limited = reporterLimitProblem(plan.reporter, {
+          org: await usage('lower(org_name) = lower($3)', org_name),
+          ip: sender_ip === null ? null : await usage('sender_ip = $3', sender_ip),
+        });
+        if (limited) return { recorded: false, emails: 0, limited };
         const inserted = await t.query(
-          `INSERT INTO dmarc_reports (id, domain_id, org_name, report_id, begin_at, end_at, policy, received_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (org_name, report_id) DO NOTHING`,
-          [p.id, p.domain_id, p.org_name, p.report_id, p.begin_at, p.end_at, p.policy, p.received_at],
+          `INSERT INTO dmarc_reports (id, domain_id, org_name, report_id, begin_at, end_at, policy, received_at,
+             sender_ip, row_count)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (org_name, report_id) DO NOTHING`,
+          [
+            p.id,
+            p.domain_id,
+            p.org_name,
+            p.report_id,
+            p.begin_at,
+            p.end_at,
+            p.policy,
+            p.received_at,
+            p.sender_ip,
+            p.row_count,
+          ],
         );
         if ((inserted.rowCount ?? 0) === 0) return { recorded: false, emails: 0 };
         const col = <K extends keyof (typeof plan.rows)[number]>(k: K) => plan.rows.map((r) => r[k]);

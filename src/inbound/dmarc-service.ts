@@ -91,8 +91,11 @@ export function createDmarcReports(deps: DmarcDeps) {
     /** Whether `address` has the form of a report address, known domain or not. */
     isReportAddress: (address: string) => domainOfReportAddress(address) !== undefined,
 
-    /** Reads and records one report message; throws report_refused with the reason when it cannot be used. */
-    async receive(raw: Buffer, to: string[]): Promise<ReportReceipt> {
+    /**
+     * Reads and records one report message mailed from `senderIp` (null when fed by hand); throws
+     * report_refused with the reason when it cannot be used, report_limit_reached past the daily limit.
+     */
+    async receive(raw: Buffer, to: string[], senderIp: string | null = null): Promise<ReportReceipt> {
       const parsed = await deps.reader.read(raw);
       if (!parsed.ok) return refuse(parsed.reason);
       const report = parsed.report;
@@ -108,8 +111,13 @@ export function createDmarcReports(deps: DmarcDeps) {
       const now = deps.clock.now();
       const range = dateRangeProblem(report.begin, report.end, now);
       if (range) return refuse(range);
-      const plan = planReport(report, { id: newId(now), domainId: domain.id }, await deps.ownAddresses(), iso(now));
+      const own = await deps.ownAddresses();
+      const plan = planReport(report, { id: newId(now), domainId: domain.id }, own, iso(now), senderIp);
       const done = await deps.repo.recordReport(plan);
+      if (done.limited) {
+        deps.logger.warn({ reason: done.limited, sender_ip: senderIp }, 'inbound: DMARC report over the daily limit');
+        throw new AppError('report_limit_reached', `DMARC report limit reached: ${done.limited}`);
+      }
       const flagged = plan.rows.filter((r) => r.flagged).map((r) => ({ source_ip: r.source_ip, count: r.count }));
       const receipt: ReportReceipt = {
         domain: domain.name,

@@ -4,9 +4,10 @@ import type { DatedRow, ReportPlan } from './dmarc.ts';
 export interface DmarcRepo {
   /**
    * Records a report, its rows and the DKIM status of the emails it covers, in one
-   * transaction; a report already recorded (same org_name and report_id) changes nothing.
+   * transaction; a report already recorded (same org_name and report_id) changes nothing,
+   * nor does one past its reporter's daily limit (`limited` says which: dmarc-limits.ts).
    */
-  recordReport(plan: ReportPlan): Promise<{ recorded: boolean; emails: number }>;
+  recordReport(plan: ReportPlan): Promise<{ recorded: boolean; emails: number; limited?: string }>;
   /** The rows of the domain's reports that begin at or after `since`, with their report's day and reporter. */
   listRows(domainId: string, since: string): Promise<DatedRow[]>;
 }

@@ -12,6 +12,7 @@ import {
   type StoredRow,
 } from './dmarc.ts';
 import { parseAggregateReport, parseReportBytes, type AggregateReport } from './dmarc-parse.ts';
+import { reporterDayStart, reporterLimitProblem } from './dmarc-limits.ts';
 import { readAggregateReport } from './dmarc-read.ts';
 import { reportDayOut } from './dmarc-schema.ts';
 import { createDmarcReports, serverAddresses } from './dmarc-service.ts';
@@ -333,5 +334,51 @@ describe("svc's own addresses", () => {
     await expect(serverAddresses(zone, { hostname: 'mta.example', relayHost: 'relay.example' }, local)).rejects.toThrow(
       /unknown for now \(SERVFAIL\)/,
     );
+  });
+});
+
+describe('the daily limit per reporter', () => {
+  const party = { org_name: 'google.com', sender_ip: '209.85.220.41', domain: 'example.com', rows: 10 };
+  const none = { reports: 0, rows: 0 };
+
+  it('takes a report while the reporter is under 50 reports and 100,000 rows today, by org_name and by address', () => {
+    expect(reporterLimitProblem(party, { org: { reports: 49, rows: 99_990 }, ip: none })).toBeUndefined();
+    expect(reporterLimitProblem(party, { org: none, ip: { reports: 49, rows: 99_990 } })).toBeUndefined();
+    // Fed by hand (svc inbound process): no address to count by.
+    expect(reporterLimitProblem({ ...party, sender_ip: null }, { org: none, ip: null })).toBeUndefined();
+  });
+
+  it('refuses the 51st report, or one whose rows would pass 100,000, naming the limit', () => {
+    expect(reporterLimitProblem(party, { org: { reports: 50, rows: 50 }, ip: none })).toBe(
+      'google.com has sent 50 DMARC reports about example.com today, the most one reporter may (50 a day): try again tomorrow',
+    );
+    expect(reporterLimitProblem(party, { org: none, ip: { reports: 50, rows: 50 } })).toMatch(
+      /^the address 209\.85\.220\.41 has sent 50 DMARC reports about example\.com today/,
+    );
+    expect(reporterLimitProblem(party, { org: { reports: 3, rows: 99_991 }, ip: none })).toBe(
+      "the reports google.com sent about example.com today hold 99991 rows; this one's 10 would pass the 100000 a day one reporter may store: try again tomorrow",
+    );
+  });
+
+  it('counts the day from midnight UTC, and a report keeps its sender', () => {
+    expect(reporterDayStart('2026-03-16T23:59:59.999Z')).toBe('2026-03-16T00:00:00.000Z');
+    const report: AggregateReport = {
+      org_name: 'r.example',
+      report_id: '1',
+      begin: 0,
+      end: 60,
+      domain: 'example.com',
+      policy: 'none',
+      rows: [],
+    };
+    const plan = planReport(report, { id: 'r1', domainId: 'd1' }, [], '2026-03-16T10:00:00.000Z', '::ffff:192.0.2.9');
+    expect(plan.reporter).toEqual({
+      org_name: 'r.example',
+      sender_ip: '192.0.2.9',
+      domain: 'example.com',
+      rows: 0,
+      since: '2026-03-16T00:00:00.000Z',
+    });
+    expect(plan.report).toMatchObject({ sender_ip: '192.0.2.9', row_count: 0 });
   });
 });

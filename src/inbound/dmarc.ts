@@ -1,5 +1,6 @@
 import { dmarcReportAddress } from '../domains/index.ts';
 import type { AggregateReport, ReportRow } from './dmarc-parse.ts';
+import { reporterDayStart, type ReportingParty } from './dmarc-limits.ts';
 
 /**
  * The decisions about DMARC aggregate reports (issue 28 item 7), pure, so that both stores
@@ -35,7 +36,12 @@ export interface ReportPlan {
     end_at: string;
     policy: string;
     received_at: string;
+    /** The connecting IP of the SMTP session that brought it; null for `svc inbound process`. */
+    sender_ip: string | null;
+    row_count: number;
   };
+  /** Whose daily limit the report counts against (dmarc-limits.ts), and since when the day counts. */
+  reporter: ReportingParty & { since: string };
   rows: StoredRow[];
   /** Emails still `expected`, signed d=`domain` and sent in [from, to], move to `status`. */
   signing: { status: SigningStatus; domain: string; from: string; to: string } | null;
@@ -46,7 +52,7 @@ export const dmarcPasses = (r: Pick<ReportRow, 'dkim_aligned' | 'spf_aligned'>) 
   r.dkim_aligned === 'pass' || r.spf_aligned === 'pass';
 
 /** An address as compared with svc's own: lower case (IPv6), an IPv4-mapped IPv6 as its IPv4. */
-const canonicalIp = (ip: string) => ip.toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
+export const canonicalIp = (ip: string) => ip.toLowerCase().replace(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/, '$1');
 
 /**
  * What the rows from svc's own addresses say of its DKIM signing for the domain: one
@@ -84,12 +90,16 @@ export function dateRangeProblem(begin: number, end: number, nowMs: number): str
 
 const iso = (seconds: number, ms = 0) => new Date(seconds * 1000 + ms).toISOString();
 
-/** The plan for recording `report` about the domain `domainId`, given svc's outbound addresses. */
+/**
+ * The plan for recording `report` about the domain `domainId`, given svc's outbound addresses
+ * and the address it came from (`senderIp`, null when not mailed).
+ */
 export function planReport(
   report: AggregateReport,
   ids: { id: string; domainId: string },
   ownAddresses: string[],
   nowIso: string,
+  senderIp: string | null = null,
 ): ReportPlan {
   const own = new Set(ownAddresses.map(canonicalIp));
   const rows = report.rows.map((r) => {
@@ -100,6 +110,7 @@ export function planReport(
   const from = iso(report.begin);
   // date_range's end is the report's last second (RFC 7489 appendix C: "end" of the range).
   const to = iso(report.end, 999);
+  const sender = senderIp === null ? null : canonicalIp(senderIp);
   return {
     report: {
       id: ids.id,
@@ -110,6 +121,15 @@ export function planReport(
       end_at: to,
       policy: report.policy,
       received_at: nowIso,
+      sender_ip: sender,
+      row_count: rows.length,
+    },
+    reporter: {
+      org_name: report.org_name,
+      sender_ip: sender,
+      domain: report.domain,
+      rows: rows.length,
+      since: reporterDayStart(nowIso),
     },
     rows,
     signing: verdict ? { status: verdict, domain: report.domain, from, to } : null,

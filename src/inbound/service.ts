@@ -161,11 +161,12 @@ export function createInboundService(deps: InboundDeps) {
 
     /**
      * Applies one inbound message sent to the return paths `rcptTo`; one sent to a report
-     * address is a DMARC aggregate report (throws report_refused when it cannot be used).
+     * address is a DMARC aggregate report (throws report_refused when it cannot be used,
+     * report_limit_reached past its sender's daily limit). `senderIp`: the connecting client's.
      */
-    async process(raw: Buffer, rcptTo: string[]): Promise<InboundResult> {
+    async process(raw: Buffer, rcptTo: string[], senderIp: string | null = null): Promise<InboundResult> {
       if (deps.dmarc && rcptTo.some((a) => deps.dmarc!.isReportAddress(a))) {
-        return { kind: 'dmarc', applied: [], ignored: [], report: await deps.dmarc.receive(raw, rcptTo) };
+        return { kind: 'dmarc', applied: [], ignored: [], report: await deps.dmarc.receive(raw, rcptTo, senderIp) };
       }
       const report = await readReport(raw);
       const result: InboundResult = { kind: report.kind, applied: [], ignored: [] };

@@ -1,11 +1,14 @@
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { App } from '../app.ts';
-import { AppError } from '../errors.ts';
+import { AppError, type ErrorCode } from '../errors.ts';
 import { reply, smtpReplyOf, useOwnEnhancedCodes } from './replies.ts';
 import { collectData, createSessionHolds, listenOn } from './server-kit.ts';
 
 /** Bounces and reports are small; a message over this is refused (552), never read whole into memory. */
 export const INBOUND_MAX_BYTES = 10 * 1024 * 1024;
+
+/** Errors the inbound listener answers with their own reply; any other is logged and answered 451. */
+const ANSWERED_CODES = new Set<ErrorCode>(['server_busy', 'report_refused', 'report_limit_reached']);
 
 export interface InboundOptions {
   host: string;
@@ -61,13 +64,13 @@ export function createInboundListener(app: App, opts: InboundOptions): InboundLi
         done(err, message);
       },
       async (raw) => {
-        await app.inbound.process(raw, rcptTo);
+        await app.inbound.process(raw, rcptTo, session.remoteAddress);
         return 'Ok';
       },
       (err) => {
-        // A report that cannot be read gets its reason (554 5.6.0), so its sender stops retrying it.
-        if (err instanceof AppError && (err.code === 'server_busy' || err.code === 'report_refused'))
-          return smtpReplyOf(err);
+        // A report that cannot be read gets its reason (554 5.6.0), so its sender stops retrying it;
+        // one past its reporter's daily limit gets 452 4.3.1, retried tomorrow.
+        if (err instanceof AppError && ANSWERED_CODES.has(err.code)) return smtpReplyOf(err);
         app.logger.error({ err, rcpt_to: rcptTo }, 'inbound: a message could not be processed');
         return reply(451, '4.3.0', 'Temporary failure, try again later');
       },
