@@ -1,3 +1,4 @@
+import type { Logger } from '../src/lib/logger.ts';
 import { Resolver } from 'node:dns/promises';
 import { authenticate } from 'mailauth';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
@@ -86,15 +87,23 @@ export interface DeliveryEnv {
 }
 
 /** A test env with a verified signing domain `sender.test`, a LIVE key and a started delivery engine. */
-export async function startDeliveryEnv(dns: DnsServer, settings: Partial<ConfigInput>): Promise<DeliveryEnv> {
-  const env = await createTestEnv({
-    dnsServers: dns.server,
-    hostname: 'mta.svc.test',
-    deliveryRetrySchedule: '1m,5m',
-    deliveryMaxAge: '1h',
-    workers: '1',
-    ...settings,
-  });
+export async function startDeliveryEnv(
+  dns: DnsServer,
+  settings: Partial<ConfigInput>,
+  logger?: Logger,
+): Promise<DeliveryEnv> {
+  const env = await createTestEnv(
+    {
+      dnsServers: dns.server,
+      hostname: 'mta.svc.test',
+      deliveryRetrySchedule: '1m,5m',
+      deliveryMaxAge: '1h',
+      workers: '1',
+      ...settings,
+    },
+    'UNLIMITED',
+    logger ? { logger } : {},
+  );
   await addSigningDomain(env, dns, 'sender.test');
   const key = await env.key({ env: 'LIVE' });
   await env.app.delivery().start();

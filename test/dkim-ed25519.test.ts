@@ -10,7 +10,7 @@ import {
   startDestinations,
   type DeliveryEnv,
 } from './delivery-helpers.ts';
-import { publish } from './domains-helpers.ts';
+import { captureLogger, publish } from './domains-helpers.ts';
 import { caller, signInMembers } from './management-helpers.ts';
 
 /**
@@ -22,6 +22,7 @@ let dns: DnsServer;
 let mx: MxPeer;
 let d: DeliveryEnv;
 let domain: Domain;
+const log = captureLogger();
 
 /** Publishes every record of `dom`, the keys a rotation waits for included. */
 function publishAll(dom: Domain): void {
@@ -31,7 +32,7 @@ function publishAll(dom: Domain): void {
 
 beforeAll(async () => {
   ({ dns, mx } = await startDestinations());
-  d = await startDeliveryEnv(dns, { mxPort: String(mx.port) });
+  d = await startDeliveryEnv(dns, { mxPort: String(mx.port) }, log.logger);
   dns.set('mta.svc.test', { A: ['127.0.0.1'] });
   const { organization_id, project_id } = d.env.init;
   const added = await d.env.app.domains.addDomain({
@@ -142,5 +143,29 @@ describe.skipIf(dkimpyPython() === undefined)('dkimpy', () => {
     });
     expect(out.stderr).toBe('');
     expect(out.stdout.trim().split('\n')).toEqual(['rsa-sha256 pass', 'ed25519-sha256 pass']);
+  });
+});
+
+// Last: it damages the domain's Ed25519 key for good.
+describe('an Ed25519 key that cannot sign', () => {
+  it('sends with the RSA signature only, which passes, and logs why: the email is not failed', async () => {
+    await d.env.app.domains.setEd25519('ed.test', true);
+    publishAll(await d.env.app.domains.getDomain('ed.test'));
+    await d.env.app.domains.verifyDomain('ed.test');
+    // A damaged row: the PEM of something that is no key.
+    const pem = `-----BEGIN PRIVATE KEY-----\n${Buffer.from('not a key').toString('base64')}\n-----END PRIVATE KEY-----\n`;
+    await d.env.query(
+      "UPDATE domain_dkim_keys SET private_key = ? WHERE algorithm = 'ed25519' AND state = 'active'",
+      pem,
+    );
+    await d.send(['damaged@dest.test'], { from: 'news@ed.test' });
+    const m = await receivedFor('damaged@dest.test');
+    const res = await authenticateReceived(m, dns);
+    expect(res.dkim.results.map((x) => [x.status.result, x.algo])).toEqual([['pass', 'rsa-sha256']]);
+    const warning = log.lines.find((l) => String(l.msg).includes('cannot sign'));
+    expect(warning).toMatchObject({ level: 40, domain: 'ed.test' });
+    expect(String(warning!.msg)).toMatch(
+      /^the Ed25519 DKIM key svc\d{6}ed(-\d+)? of ed\.test cannot sign \(.+\): sent with RSA only$/,
+    );
   });
 });

@@ -353,6 +353,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
     };
     run
       .then((result) => {
+        for (const w of result.warnings ?? []) logger.warn({ email_id: job.email_id, domain: job.dkim?.domain }, w);
         // record() adapts the throttle to the reply (a 421 pauses the destination) before it awaits.
         const recorded = record(j.seq, j.projectId, j.createdAt, rows, result, c.lease, job);
         freeSlot();

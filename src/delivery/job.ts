@@ -81,6 +81,8 @@ export interface JobResult {
   results: RecipientResult[];
   /** Set when the message could not be built at all (an internal failure: FAILED). */
   internal_error: string | null;
+  /** What went wrong without stopping the message (an Ed25519 signature left out), for the log. */
+  warnings?: string[];
 }
 
 export interface WorkerSettings {

@@ -26,8 +26,11 @@ function streamToBuffer(stream: NodeJS.ReadableStream): Promise<Buffer> {
   });
 }
 
-/** Builds the RFC 5322 message with nodemailer's composer and DKIM-signs it (d = the From domain). */
-export async function buildMessage(job: DeliveryJob): Promise<Buffer> {
+/**
+ * Builds the RFC 5322 message with nodemailer's composer and DKIM-signs it (d = the From
+ * domain); `warn` hears of a signature left out (an Ed25519 key that cannot sign).
+ */
+export async function buildMessage(job: DeliveryJob, warn: (message: string) => void = () => {}): Promise<Buffer> {
   const mail = new MailComposer({
     from: job.from_name ? { name: job.from_name, address: job.from_email } : job.from_email,
     to: job.to,
@@ -51,7 +54,7 @@ export async function buildMessage(job: DeliveryJob): Promise<Buffer> {
   });
   const root = mail.compile();
   const raw = serialize(root) ?? (await streamToBuffer(root.createReadStream()));
-  return job.dkim ? signDkim(raw, job.dkim) : raw;
+  return job.dkim ? signDkim(raw, job.dkim, warn) : raw;
 }
 
 /** What `serialize` reads of a MimeNode beyond its typings (nodemailer/lib/mime-node). */
@@ -140,12 +143,15 @@ function headerEnd(raw: Buffer): number {
  * DKIM-signs a composed message in one synchronous pass, with the pieces of
  * nodemailer's DKIM signer (its header parser and signature header) and the
  * body hash below: the same bytes as `new DKIM(...).sign(raw)`, without running the
- * whole message through three streams. Like that signer, a key that cannot sign
- * leaves the message unsigned. With an Ed25519 key too (RFC 8463), a second signature
- * over the same header fields and the same body hash goes below the RSA one: a verifier
- * that reads only the topmost signature, or knows no Ed25519, still finds RSA first.
+ * whole message through three streams. An RSA key that cannot be read throws: the
+ * message is not sent unsigned while its email says it was signed. With an Ed25519 key
+ * too (RFC 8463), a second signature over the same header fields and the same body hash
+ * goes below the RSA one: a verifier that reads only the topmost signature, or knows no
+ * Ed25519, still finds RSA first. An Ed25519 key that cannot sign (a damaged row) leaves
+ * that signature out, said through `warn`: RSA alone authenticates the message, as it
+ * does for every receiver that knows no Ed25519.
  */
-function signDkim(raw: Buffer, key: DkimKey): Buffer {
+function signDkim(raw: Buffer, key: DkimKey, warn: (message: string) => void): Buffer {
   const end = headerEnd(raw);
   const rawHeaders = raw.subarray(0, end);
   const headers = MessageParser.prototype.parseHeaders.call({ rawHeaders } as MessageParser);
@@ -156,9 +162,15 @@ function signDkim(raw: Buffer, key: DkimKey): Buffer {
     privateKey: keyObject(key.privateKeyPem),
   });
   if (!field) return raw;
-  const ed = key.ed25519
-    ? ed25519Field(headers, { ...key.ed25519, domain: key.domain, bodyHash, fieldNames: signedFieldsOf(field) })
-    : undefined;
+  let ed: string | undefined;
+  if (key.ed25519) {
+    try {
+      ed = ed25519Field(headers, { ...key.ed25519, domain: key.domain, bodyHash, fieldNames: signedFieldsOf(field) });
+    } catch (e) {
+      const why = (e as Error).message;
+      warn(`the Ed25519 DKIM key ${key.ed25519.selector} of ${key.domain} cannot sign (${why}): sent with RSA only`);
+    }
+  }
   return Buffer.concat([Buffer.from(field + '\r\n' + (ed ? ed + '\r\n' : '')), raw]);
 }
 

@@ -108,10 +108,11 @@ function reset(session: Session): Promise<boolean> {
  * failures before any transaction was answered.
  */
 export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<JobResult> {
-  const base = { email_id: job.email_id, destination: job.destination, dkim_signed: job.dkim !== null };
+  const warnings: string[] = [];
+  const base = { email_id: job.email_id, destination: job.destination, dkim_signed: job.dkim !== null, warnings };
   let raw: Buffer;
   try {
-    raw = await buildMessage(job);
+    raw = await buildMessage(job, (w) => warnings.push(w));
   } catch (e) {
     return {
       ...base,
