@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
-import { startMxPeer, type MxPeer } from './peers/mx.ts';
+import { MAIL_FROM, startMxPeer, type MxPeer } from './peers/mx.ts';
 import { count, createTestEnv, type TestEnv } from './harness.ts';
 import { addSigningDomain, settle, verifyDkim, SELECTOR } from './delivery-helpers.ts';
 import { parseReturnPath, returnPathCovers } from '../src/delivery/index.ts';
@@ -176,6 +176,25 @@ describe('delivery to recipients’ mail servers', () => {
       smtp_code: 550,
     });
     expect(await count(env, 'suppressions', "email = 'gone@dest.test' AND reason = 'HARD_BOUNCE'")).toBe(1);
+  });
+
+  it('never suppresses for a reply about our sender: a refused MAIL FROM, a sender callout (issue 29)', async () => {
+    mx.behaviour.set(MAIL_FROM, { mailFrom: [550, '5.1.1 User unknown'] });
+    const refused = await send(['mailfrom@dest.test']);
+    await settle(env);
+    mx.behaviour.delete(MAIL_FROM);
+    mx.behaviour.set('callout@dest.test', { rcpt: [550, '5.1.1 Callout verification failed: User unknown'] });
+    const callout = await send(['callout@dest.test']);
+    await settle(env);
+    for (const id of [refused, callout]) {
+      expect(await email(id)).toMatchObject({
+        status: 'BOUNCED',
+        bounce_type: 'soft',
+        bounce_category: 'policy-rejection',
+        final_smtp_enhanced: '5.1.1',
+      });
+    }
+    expect(await count(env, 'suppressions', "email IN ('mailfrom@dest.test', 'callout@dest.test')")).toBe(0);
   });
 
   it('does not suppress for a block of our sending IP', async () => {

@@ -357,11 +357,15 @@ function asRaw(raw: string): SmtpReply {
   return { code: Number(raw.slice(0, 3)), enhanced: null, text: raw };
 }
 
-function expectedOf([, , expected, category]: Row): Omit<Classification, 'reason'> {
+function expectedOf([, , expected, category]: Row): Omit<Classification, 'reason' | 'rule'> {
   return { ...expected, category };
 }
 
-function withoutReason({ reason: _reason, ...rest }: Classification): Omit<Classification, 'reason'> {
+function withoutReason({
+  reason: _reason,
+  rule: _rule,
+  ...rest
+}: Classification): Omit<Classification, 'reason' | 'rule'> {
   return rest;
 }
 

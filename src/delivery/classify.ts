@@ -36,6 +36,27 @@ export interface Classification {
   category: BounceCategory | null;
   suppress: boolean;
   reason: string;
+  /** Which rule decided, so an operator can tell a wrong one (issue 29, item 4). */
+  rule: DecidingRule;
+}
+
+/**
+ * What decided a classification: the reply's text (a provider's own code in it, or words),
+ * its enhanced status code, its basic code, the default for a reply that says nothing, the
+ * sender rule (a reply about our sender is never a dead recipient), or a failure before any
+ * reply. `matched` is what was read: the words or code that matched.
+ */
+export interface DecidingRule {
+  by: 'text' | 'provider-text' | 'enhanced-code' | 'basic-code' | 'default' | 'sender' | 'transport' | 'accepted';
+  matched: string | null;
+}
+
+/** What is known of the attempt a reply answered, beyond the reply itself. */
+export interface ReplyContext {
+  /** The command the reply answered: MAIL FROM is about our sender by the protocol itself. */
+  stage?: 'mail' | 'rcpt' | 'data';
+  /** Our sender's addresses (envelope sender, From): a reply that names one is about the sender. */
+  senders?: readonly string[];
 }
 
 /** A reply to RCPT TO or to the end of DATA; `text` may still carry the "550-5.1.1 " line prefixes. */
@@ -80,22 +101,77 @@ interface ParsedReply {
   text: string;
 }
 
-/** Classifies a reply to RCPT TO or to the end of DATA, so the engine knows whether to deliver, bounce, suppress or retry. */
-export function classifyReply(reply: SmtpReply): Classification {
+/**
+ * Classifies a reply to MAIL FROM, RCPT TO or the end of DATA (or a DSN's diagnostic), so the
+ * engine knows whether to deliver, bounce, suppress or retry. The same function decides for
+ * synchronous replies, DSNs and bounces the inbound listener receives.
+ */
+export function classifyReply(reply: SmtpReply, context: ReplyContext = {}): Classification {
   const parsed = parseReply(reply);
-  if (parsed.replyClass === 2) return classification('delivered', null, "the recipient's server accepted the message");
-  if (parsed.replyClass !== 4 && parsed.replyClass !== 5) {
-    return classification('retry', 'connection-error', "the recipient's server sent no valid final SMTP reply");
+  if (parsed.replyClass === 2) {
+    return classification('delivered', null, "the recipient's server accepted the message", {
+      by: 'accepted',
+      matched: null,
+    });
   }
-  const rule = findRule(parsed, Number(reply.code));
-  return classification(decideOutcome(parsed.replyClass, rule), rule.category, rule.reason ?? REASONS[rule.category]);
+  if (parsed.replyClass !== 4 && parsed.replyClass !== 5) {
+    return classification('retry', 'connection-error', "the recipient's server sent no valid final SMTP reply", {
+      by: 'default',
+      matched: null,
+    });
+  }
+  const found = aboutSender(findRule(parsed, Number(reply.code)), parsed, context);
+  const { rule } = found;
+  const reason = rule.reason ?? REASONS[rule.category];
+  return classification(decideOutcome(parsed.replyClass, rule), rule.category, reason, found.decided);
 }
 
 /** Classifies a failure that happened before any reply (DNS, connection, TLS, timeout, protocol). */
 export function classifyFailure(failure: TransportFailure): Classification {
   const rule = FAILURE_RULES[failure.kind];
-  return classification(rule.outcome, rule.category, rule.reason);
+  return classification(rule.outcome, rule.category, rule.reason, { by: 'transport', matched: failure.kind });
 }
+
+/** A rule found, and how. */
+interface Found {
+  rule: Rule;
+  decided: DecidingRule;
+}
+
+/** RFC 3463's codes about the sender: bad sender mailbox syntax, bad sender system, sender null MX (RFC 7505). */
+const SENDER_CODES = new Set(['1.7', '1.8', '7.27']);
+
+/** Words that make our sender the subject of a reply (RFC 5321's roles, and the checks made of it). */
+const SENDER_ROLE =
+  /\bsender\b|\bmail from\b|\benvelope[- ]from\b|\bfrom address\b|\breturn[- ]path\b|\bcallout\b|\boriginator\b/i;
+
+/**
+ * Issue 29, item 3: a reply about our sender is never a dead recipient. A rule that would
+ * bounce the address as dead gives way when the reply is about the sender: it answered MAIL
+ * FROM, carries a sender status code (X.1.7, X.1.8, X.7.27), names one of our sender
+ * addresses, or names the sender role. Then it is the receiver refusing our sender
+ * (policy-rejection, soft, never suppressed). Only a reply about the recipient suppresses;
+ * naming both roles is unsure, and unsure is soft.
+ */
+function aboutSender(found: Found, parsed: ParsedReply, context: ReplyContext): Found {
+  if (found.rule.dead !== true) return found;
+  const code = parsed.enhanced?.split('.').slice(1).join('.');
+  const text = parsed.text.toLowerCase();
+  const named = context.senders?.find((s) => s !== '' && text.includes(s.toLowerCase()));
+  const evidence =
+    context.stage === 'mail'
+      ? 'a reply to MAIL FROM'
+      : code !== undefined && SENDER_CODES.has(code)
+        ? `enhanced code ${parsed.enhanced} (about the sender)`
+        : (named ?? SENDER_ROLE.exec(parsed.text)?.[0]);
+  if (evidence === undefined) return found;
+  return {
+    rule: { category: 'policy-rejection', reason: SENDER_REFUSED_REASON },
+    decided: { by: 'sender', matched: evidence },
+  };
+}
+
+const SENDER_REFUSED_REASON = "the recipient's server refused our sender address, not the recipient";
 
 function parseReply(reply: SmtpReply): ParsedReply {
   const raw = typeof reply.text === 'string' ? reply.text : '';
@@ -132,16 +208,25 @@ function validEnhanced(enhanced: string | null | undefined): string | undefined 
  * says size); a code that only names its class (5.7.x: "security or policy") does not
  * give the reply a reason it did not state.
  */
-function findRule(parsed: ParsedReply, code: number): Rule {
-  if (NO_REASON.test(parsed.text.trim())) {
-    return findEnhancedRule(parsed.enhanced, true) ?? BASIC_CODE_RULES[code] ?? { category: 'unknown' };
+function findRule(parsed: ParsedReply, code: number): Found {
+  const byCode = (specificOnly: boolean): Found | undefined => {
+    const enhanced = findEnhancedRule(parsed.enhanced, specificOnly);
+    if (enhanced) return { rule: enhanced, decided: { by: 'enhanced-code', matched: parsed.enhanced! } };
+    const basic = BASIC_CODE_RULES[code];
+    return basic ? { rule: basic, decided: { by: 'basic-code', matched: String(code) } } : undefined;
+  };
+  const fallback: Found = { rule: { category: 'unknown' }, decided: { by: 'default', matched: null } };
+  if (NO_REASON.test(parsed.text.trim())) return byCode(true) ?? fallback;
+  for (const rule of TEXT_RULES) {
+    const m = rule.match.exec(parsed.text);
+    if (m) return { rule, decided: { by: PROVIDER_CODE.test(m[0]) ? 'provider-text' : 'text', matched: m[0] } };
   }
-  return (
-    TEXT_RULES.find((rule) => rule.match.test(parsed.text)) ??
-    findEnhancedRule(parsed.enhanced, false) ??
-    BASIC_CODE_RULES[code] ?? { category: 'unknown' }
-  );
+  return byCode(false) ?? fallback;
 }
+
+/** A provider's own code or name in a reply (Yahoo's [TSS04], NetEase's HL:IPB, Outlook's S3150, Proofpoint's ipcheck). */
+const PROVIDER_CODE =
+  /\[[A-Z]{2,4}\d{2}\]|\b(?:HL|RP|DT):[A-Z]{3}\b|\(S\d{3,4}\)|\(AS\d+\)|AS\(\d+\)|RULE3_\d|ipcheck\.proofpoint|mail-abuse\.com|mimecast|\bdd this user/i;
 
 function findEnhancedRule(enhanced: string | undefined, specificOnly: boolean): Rule | undefined {
   if (enhanced === undefined) return undefined;
@@ -155,7 +240,35 @@ function decideOutcome(replyClass: 4 | 5, rule: Rule): Outcome {
 }
 
 // Only a hard bounce suppresses; a retry has no bounce type until the engine's retry window ends.
-function classification(outcome: Outcome, category: BounceCategory | null, reason: string): Classification {
+function classification(
+  outcome: Outcome,
+  category: BounceCategory | null,
+  reason: string,
+  rule: DecidingRule,
+): Classification {
   const bounce_type = outcome === 'hard' || outcome === 'soft' ? outcome : null;
-  return { outcome, bounce_type, category, suppress: outcome === 'hard', reason };
+  return { outcome, bounce_type, category, suppress: outcome === 'hard', reason, rule };
+}
+
+/** One line saying which rule decided, for `svc emails show` and `svc bounces classify`. */
+export function describeRule(rule: DecidingRule): string {
+  const what = rule.matched === null ? '' : ` "${rule.matched}"`;
+  switch (rule.by) {
+    case 'text':
+      return `the reply's words${what}`;
+    case 'provider-text':
+      return `the provider's own code${what}`;
+    case 'enhanced-code':
+      return `the enhanced status code${what}`;
+    case 'basic-code':
+      return `the basic reply code${what}`;
+    case 'sender':
+      return `the sender rule: the reply is about our sender (${rule.matched ?? ''}), never a dead recipient`;
+    case 'transport':
+      return `a failure before any reply${what}`;
+    case 'accepted':
+      return 'a 2xx reply';
+    case 'default':
+      return 'the default: the reply gives no reason';
+  }
 }

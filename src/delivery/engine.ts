@@ -399,7 +399,7 @@ export function createDeliveryEngine(deps: EngineDeps, opts: EngineOptions) {
         recipient_id: row.id,
         address: row.address,
         attempts,
-        decision: decide(r, attempts, createdAt, now, opts.policy),
+        decision: decide(r, attempts, createdAt, now, opts.policy, [job.envelope_from, job.from_email]),
         detail: describeAttempt(r, result.connection),
       };
     });

@@ -67,8 +67,8 @@ export interface ConnectionInfo {
 /** The result of one recipient: a reply from its server, or a failure before any reply. */
 export interface RecipientResult {
   recipient: string;
-  /** 'rcpt' = refused at RCPT TO; 'data' = answered after the message was transmitted. */
-  stage: 'rcpt' | 'data' | 'connect';
+  /** 'mail' = refused at MAIL FROM; 'rcpt' = refused at RCPT TO; 'data' = answered after the message was transmitted. */
+  stage: 'mail' | 'rcpt' | 'data' | 'connect';
   reply: SmtpReply | null;
   failure: { kind: FailureKind; message: string } | null;
 }

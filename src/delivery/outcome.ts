@@ -1,4 +1,4 @@
-import { classifyFailure, classifyReply, type Classification } from './classify.ts';
+import { classifyFailure, classifyReply, type Classification, type DecidingRule } from './classify.ts';
 import type { ConnectionInfo, RecipientResult } from './job.ts';
 import { nextAttemptAt } from './schedule.ts';
 
@@ -17,12 +17,25 @@ export type Decision =
       suppress: boolean;
       reply: RecipientResult['reply'];
       reason: string;
+      /** Which rule of the classifier decided (issue 29, item 4). */
+      rule: DecidingRule;
     }
-  | { kind: 'retry'; at: number; category: string; reason: string; reply: RecipientResult['reply'] }
+  | {
+      kind: 'retry';
+      at: number;
+      category: string;
+      reason: string;
+      reply: RecipientResult['reply'];
+      rule: DecidingRule;
+    }
   | { kind: 'failed'; reason: string; reply: null };
 
-export function classify(r: RecipientResult): Classification {
-  if (r.reply) return classifyReply(r.reply);
+/**
+ * Classifies one recipient's result; `senders` are our sender's addresses on that message
+ * (envelope sender, From), so a reply naming one is read as about the sender.
+ */
+export function classify(r: RecipientResult, senders: readonly string[] = []): Classification {
+  if (r.reply) return classifyReply(r.reply, { ...(r.stage === 'connect' ? {} : { stage: r.stage }), senders });
   return classifyFailure(r.failure ?? { kind: 'protocol', message: 'no reply and no failure reported' });
 }
 
@@ -37,8 +50,9 @@ export function decide(
   createdAt: number,
   now: number,
   policy: RetryPolicy,
+  senders: readonly string[] = [],
 ): Decision {
-  const c = classify(r);
+  const c = classify(r, senders);
   if (c.outcome === 'delivered') return { kind: 'delivered', reply: r.reply };
   const category = c.category ?? 'unknown';
   if (c.outcome === 'hard' || c.outcome === 'soft') {
@@ -49,6 +63,7 @@ export function decide(
       suppress: c.suppress,
       reply: r.reply,
       reason: c.reason,
+      rule: c.rule,
     };
   }
   const at = nextAttemptAt(attempts, createdAt, now, policy.schedule, policy.maxAgeMs);
@@ -60,9 +75,10 @@ export function decide(
       suppress: false,
       reply: r.reply,
       reason: `gave up after ${attempts} attempts: ${c.reason}`,
+      rule: c.rule,
     };
   }
-  return { kind: 'retry', at, category, reason: c.reason, reply: r.reply };
+  return { kind: 'retry', at, category, reason: c.reason, reply: r.reply, rule: c.rule };
 }
 
 /** Text kept on the recipient row to explain the last attempt. */

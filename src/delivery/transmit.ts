@@ -78,7 +78,8 @@ function resultsOfError(recipients: string[], e: SendError): RecipientResult[] {
     return resultsOfSend(recipients, { accepted: [], rejectedErrors: e.rejectedErrors, response: '' });
   const reply = parseReply(e.response, e.responseCode);
   if (!reply) return failAll(recipients, failureOf(e));
-  const stage = e.command === 'DATA' || e.command === 'end of DATA' ? 'data' : 'rcpt';
+  const stage =
+    e.command === 'DATA' || e.command === 'end of DATA' ? 'data' : e.command === 'MAIL FROM' ? 'mail' : 'rcpt';
   return recipients.map((recipient) => ({ recipient, stage, reply, failure: null }));
 }
 

@@ -71,7 +71,8 @@ export function createInboundService(deps: InboundDeps) {
     if (!target) return void result.ignored.push({ recipient: null, why: `${address} is not a return path of ours` });
     const key = await deps.returnPathKey();
     for (const r of report.recipients) {
-      const decision = decisionOf(r);
+      // The DSN came to our return path: the sender it may name is that address, or our From.
+      const decision = decisionOf(r, [address, String(target.email.from_email)]);
       if (!decision) {
         result.ignored.push({ recipient: r.address, why: `action ${r.action}: nothing to record` });
         continue;
@@ -186,12 +187,12 @@ export type InboundService = ReturnType<typeof createInboundService>;
  * A recipient the remote server gave up on (Action: failed) as a final bounce: hard only
  * when its reply says the address is dead (classifyReply); a 4xx it gave up on is soft.
  */
-function decisionOf(r: DsnRecipient): Bounced | null {
+function decisionOf(r: DsnRecipient, senders: string[]): Bounced | null {
   if (r.action !== 'failed') return null;
   const cls = r.status?.[0] ?? String(r.diagnostic?.code ?? 5)[0];
   const code = r.diagnostic?.code ?? (cls === '4' ? 450 : 550);
   const text = r.diagnostic?.text ?? '';
-  const c = classifyReply({ code, enhanced: r.status, text });
+  const c = classifyReply({ code, enhanced: r.status, text }, { senders });
   const hard = c.outcome === 'hard';
   return {
     kind: 'bounced',
@@ -200,5 +201,6 @@ function decisionOf(r: DsnRecipient): Bounced | null {
     suppress: hard,
     reply: { code, enhanced: r.status, text },
     reason: c.reason,
+    rule: c.rule,
   };
 }

@@ -14,7 +14,14 @@ export interface Received {
 
 /** What the peer does with a recipient (chosen by the test, per address). */
 export type Behaviour =
-  { rcpt: [number, string] } | { data: [number, string] } | { greylist: true } | { disconnectInData: true };
+  | { rcpt: [number, string] }
+  | { data: [number, string] }
+  | { greylist: true }
+  | { disconnectInData: true }
+  | { mailFrom: [number, string] };
+
+/** The behaviour key that answers every MAIL FROM while it is set ({ mailFrom: [code, text] }). */
+export const MAIL_FROM = '<mail from>';
 
 export interface MxPeer {
   port: number;
@@ -63,6 +70,11 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
     },
     ...(opts.tls ? { key: opts.tls.key, cert: opts.tls.cert } : {}),
     logger: false,
+    onMailFrom(_address, _session, cb) {
+      const b = behaviour.get(MAIL_FROM);
+      if (b && 'mailFrom' in b) return cb(fail(b.mailFrom[0], b.mailFrom[1]));
+      cb();
+    },
     onRcptTo(address, _session, cb) {
       const b = behaviour.get(address.address.toLowerCase());
       if (b && 'rcpt' in b) return cb(fail(b.rcpt[0], b.rcpt[1]));
