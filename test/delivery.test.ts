@@ -4,6 +4,8 @@ import { MAIL_FROM, startMxPeer, type MxPeer } from './peers/mx.ts';
 import { count, createTestEnv, type TestEnv } from './harness.ts';
 import { addSigningDomain, settle, verifyDkim, SELECTOR } from './delivery-helpers.ts';
 import { parseReturnPath, returnPathCovers } from '../src/delivery/index.ts';
+import { classifyReply, describeRule } from '../src/delivery/classify.ts';
+import { runSvc } from './cli-runner.ts';
 
 let dns: DnsServer;
 let mx: MxPeer;
@@ -294,5 +296,52 @@ describe('delivery to recipients’ mail servers', () => {
     await settle(env);
     expect((await recipients(id))[0]).toMatchObject({ status: 'QUEUED', bounce_category: 'dns-mx-failure' });
     expect((await recipients(id))[0]!.last_error).toMatch(/MX lookup for servfail.test failed/);
+  });
+});
+
+describe('which classifier rule decided (issue 29, item 4)', () => {
+  /** The line the classifier gives for the reply stored on a recipient row. */
+  const ruleOf = (r: Record<string, any>) =>
+    describeRule(
+      classifyReply({ code: r.smtp_code, enhanced: r.smtp_enhanced, text: r.smtp_text }, { stage: 'rcpt' }).rule,
+    );
+
+  it('keeps the rule of a bounce on the recipient, and shows it over the API, in its event and in svc emails show', async () => {
+    mx.behaviour.set('rule@dest.test', { rcpt: [550, '5.1.1 Rejected'] });
+    const id = await send(['rule@dest.test']);
+    await settle(env);
+    const row = (await recipients(id))[0]!;
+    const line = ruleOf(row);
+    expect(row).toMatchObject({ status: 'BOUNCED', bounce_rule: line });
+    const res = await env.server.inject({ url: `/v1/emails/${id}`, headers: { authorization: `Bearer ${key}` } });
+    expect(res.json().data).toMatchObject({
+      status: 'BOUNCED',
+      bounce_category: row.bounce_category,
+      bounce_rule: line,
+    });
+    expect((await events(id)).at(-1)).toMatchObject({ type: 'bounced', bounce_rule: line });
+    const text = await runSvc(env.dir, ['emails', 'show', id], env.cliEnv);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(`rule@dest.test: BOUNCED`);
+    expect(text.stdout).toContain(`\n    rule: ${line}\n`);
+    const json = await runSvc(env.dir, ['emails', 'show', id, '--json'], env.cliEnv);
+    expect(json.json()).toMatchObject({
+      bounce_rule: line,
+      delivery: [{ recipient: 'rule@dest.test', bounce_rule: line }],
+    });
+  });
+
+  it('keeps the rule of a retry while the recipient waits, and forgets it once delivered', async () => {
+    mx.behaviour.set('later@dest.test', { greylist: true });
+    const id = await send(['later@dest.test']);
+    await settle(env);
+    const row = (await recipients(id))[0]!;
+    expect(row).toMatchObject({ status: 'QUEUED', bounce_rule: ruleOf(row) });
+    const text = await runSvc(env.dir, ['emails', 'show', id], env.cliEnv);
+    expect(text.stdout).toContain(`\n    rule: ${ruleOf(row)}`);
+    env.clock.advance(60_000);
+    await settle(env);
+    expect((await recipients(id))[0]).toMatchObject({ status: 'DELIVERED', bounce_rule: null });
+    expect(await email(id)).toMatchObject({ status: 'DELIVERED', bounce_rule: null });
   });
 });

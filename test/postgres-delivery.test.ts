@@ -220,6 +220,7 @@ describe('the delivery queue on PostgreSQL, with two nodes', () => {
         reason: 'no such user',
         suppress: true,
         reply: { code: 550, enhanced: '5.1.1', text: 'no such user' },
+        rule: { by: 'text', matched: 'no such user' },
       } as never,
       detail: '550 5.1.1 no such user',
     };
@@ -254,6 +255,7 @@ describe('the delivery queue on PostgreSQL, with two nodes', () => {
       reason: 'user unknown',
       suppress: true,
       reply: { code: 550, enhanced: '5.1.1', text: '550 5.1.1 user unknown' },
+      rule: { by: 'text', matched: 'user unknown' },
     } as never;
     expect(await b.repo.recordLateBounce(ref(r1), bounce, 'dsn', T0 + 1000)).toBe(true);
     expect(await a.repo.recordLateBounce(ref(r1), bounce, 'dsn', T0 + 2000)).toBe(false);

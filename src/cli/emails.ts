@@ -76,6 +76,7 @@ export async function show([id]: string[], opts: Opts): Promise<void> {
     next_attempt_at: q.status === 'QUEUED' || q.status === 'SENDING' ? q.next_attempt_at : null,
     last_attempt_at: q.last_attempt_at,
     last_error: q.last_error,
+    bounce_rule: q.bounce_rule,
     destination: {
       domain: q.domain,
       throttled: q.throttle_concurrency !== null,
@@ -86,7 +87,9 @@ export async function show([id]: string[], opts: Opts): Promise<void> {
   }));
   const lines = queue.map((q) => {
     const o = outcomes.get(q.address.toLowerCase());
-    return '  ' + waitingLine(q) + (o ? `; ${o.type} (from ${o.source}) at ${o.at}` : '');
+    // Which classifier rule decided its bounce or its retry, so an operator can report a wrong one.
+    const rule = q.bounce_rule ? `\n    rule: ${q.bounce_rule}` : '';
+    return '  ' + waitingLine(q) + (o ? `; ${o.type} (from ${o.source}) at ${o.at}` : '') + rule;
   });
   print(opts, { ...email, delivery }, () => `${record(email)}\ndelivery:\n${lines.join('\n')}`);
 }

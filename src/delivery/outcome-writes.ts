@@ -1,4 +1,5 @@
 import { iso } from '../lib/clock.ts';
+import { describeRule } from './classify.ts';
 import type { ConnectionInfo } from './job.ts';
 import type { Decision } from './outcome.ts';
 
@@ -17,6 +18,8 @@ export interface OutcomeState {
   next: string | null;
   bounce_type: string | null;
   category: string | null;
+  /** describeRule()'s line for the rule that decided the category (issue 29, item 4). */
+  rule: string | null;
   sent_at: string | null;
   delivered_at: string | null;
 }
@@ -38,7 +41,7 @@ export function outcomeWrites(
   at: string,
 ): { state: OutcomeState; events: [type: string, data: object][]; suppress: boolean } {
   const d = o.decision;
-  const none = { bounce_type: null, category: null, sent_at: null, delivered_at: null };
+  const none = { bounce_type: null, category: null, rule: null, sent_at: null, delivered_at: null };
   const events: [string, object][] = conn ? [['smtp_connected', { recipient: o.address, ...conn }]] : [];
   const mx_host = conn?.mx_host ?? null;
   switch (d.kind) {
@@ -55,7 +58,14 @@ export function outcomeWrites(
     case 'bounced':
       events.push(['bounced', bouncedEvent(o.address, d, 'smtp')]);
       return {
-        state: { ...none, status: 'BOUNCED', next: null, bounce_type: d.bounce_type, category: d.category },
+        state: {
+          ...none,
+          status: 'BOUNCED',
+          next: null,
+          bounce_type: d.bounce_type,
+          category: d.category,
+          rule: describeRule(d.rule),
+        },
         events,
         suppress: d.suppress,
       };
@@ -63,13 +73,17 @@ export function outcomeWrites(
       events.push(['failed', { recipient: o.address, reason: d.reason }]);
       return { state: { ...none, status: 'FAILED', next: null }, events, suppress: false };
     case 'retry':
-      return { state: { ...none, status: 'QUEUED', next: iso(d.at), category: d.category }, events, suppress: false };
+      return {
+        state: { ...none, status: 'QUEUED', next: iso(d.at), category: d.category, rule: describeRule(d.rule) },
+        events,
+        suppress: false,
+      };
   }
 }
 
 /**
  * A bounce that arrived after the transaction (a DSN), as both stores write it: the reply,
- * the recipient's `last_error` (`source: …`) and the `bounced` event.
+ * the recipient's `last_error` (`source: …`), the rule that decided and the `bounced` event.
  */
 export function lateBounceWrite(address: string, d: Extract<Decision, { kind: 'bounced' }>, source: string) {
   // A DSN's diagnostic already starts with its reply code; say it once.
@@ -79,6 +93,7 @@ export function lateBounceWrite(address: string, d: Extract<Decision, { kind: 'b
   return {
     reply: { code: r.smtp_code, enhanced: r.smtp_enhanced, text: r.smtp_text },
     detail,
+    rule: describeRule(d.rule),
     event: bouncedEvent(address, d, source),
   };
 }
@@ -97,6 +112,7 @@ function bouncedEvent(address: string, d: Extract<Decision, { kind: 'bounced' }>
     recipient: address,
     bounce_type: d.bounce_type,
     bounce_category: d.category,
+    bounce_rule: describeRule(d.rule),
     ...replyOf(d),
     reason: d.reason,
     source,

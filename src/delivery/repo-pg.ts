@@ -22,7 +22,7 @@ import {
 
 /** Per recipient of an email (by id): where it stands in the queue, and its destination's throttle. */
 export const PG_EXPLAIN_SQL = `SELECT r.address, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error,
-    r.domain, t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until,
+    r.domain, r.bounce_rule, t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until,
     t.reason AS throttle_reason
   FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
   WHERE e.id = $1 ORDER BY r.id`;
@@ -81,8 +81,8 @@ export function createPgDeliveryRepo(
     // new snapshot, under READ COMMITTED) sees it.
     if (!opts.locked) await t.query('SELECT 1 FROM emails WHERE seq = $1 FOR NO KEY UPDATE', [seq]);
     const rows = await t.query<RecipientState>(
-      `SELECT status, bounce_type, bounce_category, smtp_code, smtp_enhanced, smtp_text, sent_at, delivered_at,
-              updated_at
+      `SELECT status, bounce_type, bounce_category, bounce_rule, smtp_code, smtp_enhanced, smtp_text, sent_at,
+              delivered_at, updated_at
        FROM recipients WHERE email_seq = $1 ORDER BY id`,
       [seq],
     );
@@ -90,7 +90,8 @@ export function createPgDeliveryRepo(
     if (!s) return;
     await t.query(
       `UPDATE emails SET status = $2, sent_at = $3, delivered_at = $4, failed_at = $5, bounce_type = $6,
-         bounce_category = $7, final_smtp_code = $8, final_smtp_enhanced = $9, final_smtp_text = $10
+         bounce_category = $7, final_smtp_code = $8, final_smtp_enhanced = $9, final_smtp_text = $10,
+         bounce_rule = $11
        WHERE seq = $1`,
       [
         seq,
@@ -103,6 +104,7 @@ export function createPgDeliveryRepo(
         s.final_smtp_code,
         s.final_smtp_enhanced,
         s.final_smtp_text,
+        s.bounce_rule,
       ],
     );
   }
@@ -127,11 +129,11 @@ export function createPgDeliveryRepo(
     const r = await t.query<{ id: number }>(
       `UPDATE recipients r SET status = u.status, next_attempt_at = u.next, lease_until = NULL, lease_token = NULL,
          last_error = u.detail, smtp_code = u.code, smtp_enhanced = u.enhanced, smtp_text = u.text, mx_host = $3,
-         bounce_type = u.bounce_type, bounce_category = u.category, sent_at = coalesce(r.sent_at, u.sent_at),
-         delivered_at = u.delivered_at, updated_at = $4
+         bounce_type = u.bounce_type, bounce_category = u.category, bounce_rule = u.rule,
+         sent_at = coalesce(r.sent_at, u.sent_at), delivered_at = u.delivered_at, updated_at = $4
        FROM unnest($5::bigint[], $6::text[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::text[],
-                   $13::text[], $14::text[], $15::text[])
-              AS u(id, status, next, detail, code, enhanced, text, bounce_type, category, sent_at, delivered_at),
+                   $13::text[], $14::text[], $15::text[], $16::text[])
+              AS u(id, status, next, detail, code, enhanced, text, bounce_type, category, sent_at, delivered_at, rule),
             (SELECT seq FROM emails WHERE seq = $1 FOR NO KEY UPDATE) AS locked
        WHERE r.id = u.id AND r.email_seq = locked.seq AND r.lease_token = $2
        RETURNING r.id`,
@@ -151,6 +153,7 @@ export function createPgDeliveryRepo(
         col('category'),
         col('sent_at'),
         col('delivered_at'),
+        col('rule'),
       ],
     );
     return new Set(r.rows.map((x) => Number(x.id)));
@@ -344,13 +347,13 @@ export function createPgDeliveryRepo(
     recordLateBounce: (r: RecipientRef, d: Extract<Decision, { kind: 'bounced' }>, source: string, now: number) =>
       tx.write(async (t) => {
         const at = iso(now);
-        const { reply, detail, event } = lateBounceWrite(r.address, d, source);
+        const { reply, detail, rule, event } = lateBounceWrite(r.address, d, source);
         // The MX host and the time it was sent stay as they were.
         const changed = await t.query(
           `UPDATE recipients SET status = 'BOUNCED', bounce_type = $2, bounce_category = $3, smtp_code = $4,
-             smtp_enhanced = $5, smtp_text = $6, last_error = $7, delivered_at = NULL, updated_at = $8
+             smtp_enhanced = $5, smtp_text = $6, last_error = $7, delivered_at = NULL, updated_at = $8, bounce_rule = $9
            WHERE id = $1 AND status IN ('SENT', 'DELIVERED')`,
-          [r.recipientId, d.bounce_type, d.category, reply.code, reply.enhanced, reply.text, detail, at],
+          [r.recipientId, d.bounce_type, d.category, reply.code, reply.enhanced, reply.text, detail, at, rule],
         );
         if (!changed.rowCount) return false;
         await refreshEmail(t, r.seq, at);

@@ -50,6 +50,8 @@ export interface QueueRecipient {
   last_attempt_at: string | null;
   last_error: string | null;
   domain: string;
+  /** Which classifier rule decided its last bounce or retry (describeRule's line). */
+  bounce_rule: string | null;
   throttle_concurrency: number | null;
   throttle_paused_until: string | null;
   throttle_reason: string | null;
@@ -71,7 +73,7 @@ export const QUEUE_STATS_SQL = `SELECT count(*) AS recipients, min(e.created_at)
 
 /** Per recipient of an email (by id): where it stands in the queue, and its destination's throttle. */
 export const EXPLAIN_SQL = `SELECT r.address, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error, r.domain,
-    t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until, t.reason AS throttle_reason
+    r.bounce_rule, t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until, t.reason AS throttle_reason
   FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
   WHERE e.id = ? ORDER BY r.id`;
 
@@ -134,25 +136,27 @@ export function createDeliveryRepo(
     'UPDATE emails SET spf_aligned = @aligned, spf_authorized_ip = @authorized WHERE seq = @seq',
   );
   const recipientsOf = db.prepare<[number], RecipientState>(
-    'SELECT status, bounce_type, bounce_category, smtp_code, smtp_enhanced, smtp_text, sent_at, delivered_at, updated_at FROM recipients WHERE email_seq = +? ORDER BY id',
+    `SELECT status, bounce_type, bounce_category, bounce_rule, smtp_code, smtp_enhanced, smtp_text, sent_at, delivered_at,
+       updated_at FROM recipients WHERE email_seq = +? ORDER BY id`,
   );
   const setRecipient = db.prepare(
     `UPDATE recipients SET status = @status, next_attempt_at = @next, lease_until = NULL, lease_token = NULL,
        last_error = @detail, smtp_code = @code, smtp_enhanced = @enhanced, smtp_text = @text, mx_host = @mx_host,
-       bounce_type = @bounce_type, bounce_category = @category, sent_at = coalesce(sent_at, @sent_at),
-       delivered_at = @delivered_at, updated_at = @now
+       bounce_type = @bounce_type, bounce_category = @category, bounce_rule = @rule,
+       sent_at = coalesce(sent_at, @sent_at), delivered_at = @delivered_at, updated_at = @now
      WHERE id = @id AND lease_token = @lease`,
   );
   const setEmail = db.prepare(
     `UPDATE emails SET status = @status, sent_at = @sent_at, delivered_at = @delivered_at, failed_at = @failed_at,
-       bounce_type = @bounce_type, bounce_category = @bounce_category, final_smtp_code = @final_smtp_code,
+       bounce_type = @bounce_type, bounce_category = @bounce_category, bounce_rule = @bounce_rule,
+       final_smtp_code = @final_smtp_code,
        final_smtp_enhanced = @final_smtp_enhanced, final_smtp_text = @final_smtp_text WHERE seq = @seq`,
   );
   // A bounce that comes after the transaction (a DSN) turns a delivered recipient BOUNCED;
   // the MX host and the time it was sent stay as they were.
   const lateBounce = db.prepare(
     `UPDATE recipients SET status = 'BOUNCED', bounce_type = @bounce_type, bounce_category = @category,
-       smtp_code = @code, smtp_enhanced = @enhanced, smtp_text = @text, last_error = @detail, delivered_at = NULL,
+       bounce_rule = @rule, smtp_code = @code, smtp_enhanced = @enhanced, smtp_text = @text, last_error = @detail, delivered_at = NULL,
        updated_at = @now
      WHERE id = @id AND status IN ('SENT', 'DELIVERED')`,
   );
@@ -278,11 +282,12 @@ export function createDeliveryRepo(
     recordLateBounce: (r: RecipientRef, d: Extract<Decision, { kind: 'bounced' }>, source: string, now: number) =>
       tx.write(() => {
         const at = iso(now);
-        const { reply, detail, event: data } = lateBounceWrite(r.address, d, source);
+        const { reply, detail, rule, event: data } = lateBounceWrite(r.address, d, source);
         const changed = lateBounce.run({
           id: r.recipientId,
           bounce_type: d.bounce_type,
           category: d.category,
+          rule,
           ...reply,
           detail,
           now: at,

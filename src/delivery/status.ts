@@ -3,6 +3,7 @@ export interface RecipientState {
   status: string;
   bounce_type: string | null;
   bounce_category: string | null;
+  bounce_rule: string | null;
   smtp_code: number | null;
   smtp_enhanced: string | null;
   smtp_text: string | null;
@@ -18,6 +19,8 @@ export interface EmailSummary {
   failed_at: string | null;
   bounce_type: string | null;
   bounce_category: string | null;
+  /** The first bounce's deciding rule, as its bounce_category (issue 29, item 4). */
+  bounce_rule: string | null;
   final_smtp_code: number | null;
   final_smtp_enhanced: string | null;
   final_smtp_text: string | null;
@@ -49,6 +52,7 @@ export function summarize(rows: RecipientState[], now: string): EmailSummary | n
     failed_at: null,
     bounce_type: bounce?.bounce_type ?? null,
     bounce_category: bounce?.bounce_category ?? null,
+    bounce_rule: bounce?.bounce_rule ?? null,
     final_smtp_code: describe?.smtp_code ?? null,
     final_smtp_enhanced: describe?.smtp_enhanced ?? null,
     final_smtp_text: describe?.smtp_text ?? null,

@@ -22,6 +22,7 @@ export const CSV_COLUMNS = [
   'delivered_at',
   'bounce_type',
   'bounce_category',
+  'bounce_rule',
   'final_smtp_code',
   'final_smtp_text',
   'message_id',

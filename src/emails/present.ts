@@ -4,6 +4,7 @@ const JSON_FIELDS = ['to_emails', 'cc_emails', 'bcc_emails', 'reply_to', 'tags',
 const BOOL_FIELDS = ['dkim_aligned', 'spf_aligned', 'spf_authorized_ip', 'dmarc_aligned'] as const;
 const OPTIONAL = [
   'bounce_category',
+  'bounce_rule',
   'bounce_type',
   'dkim_aligned',
   'dkim_d',

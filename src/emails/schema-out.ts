@@ -15,6 +15,8 @@ export const sendResponseSchema = z.object({
 
 const optional = {
   bounce_category: z.string().nullable().optional(),
+  /** Which classifier rule decided the bounce, in one line (not in the contract: decisions.md, issue 29). */
+  bounce_rule: z.string().nullable().optional(),
   bounce_type: z.enum(['hard', 'soft']).nullable().optional(),
   dkim_aligned: z.boolean().nullable().optional(),
   dkim_d: z.string().nullable().optional(),
