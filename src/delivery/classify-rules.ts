@@ -41,7 +41,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // S3150, Yahoo TSS04/TSS09, Proofpoint RULE3_x, Gmail's "unusual rate ... from your IP").
   {
     match:
-      /\b(?:spamhaus|barracuda\w*|spamcop|sorbs|surbl|uribl|invaluement|abuseat|mailspike|dnsbls?|rbl\w*)\b|mail-abuse\.com|ipcheck\.proofpoint|\(BL\)|\bHL:IPB\b/i,
+      /\b(?:spamhaus|barracuda\w*|spamcop|sorbs|surbl|uribl|invaluement|abuseat|mailspike|dnsbls?|rbl\w*)\b|mail-abuse\.com|ipcheck\.proofpoint|\(BL\)|(?<![A-Z])HL:(?:IPB|REP|IHU)\b/i,
     category: 'reputation-blocklist',
   },
   {
@@ -55,20 +55,20 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /\b(?:your|the|this|sending|client) ip(?: address)?\b(?:[^.;]|\.(?=\w)){0,80}\b(?:block|ban|reject|refus|deni|not (?:allowed|authori[sz]ed|accepted|permitted)|poor|bad|low|listed)|unusual (?:rate|amount) of unsolicited|(?:not accepted|refused|blocked|rejected) from (?:this|your|the sending) ip\b|\b(?:block|ban)\w*(?:[^.;]|\.(?=\w)){0,40}\b(?:your|this|the sending) ip\b|\b\d{1,3}(?:\.\d{1,3}){3}\b>?\]?(?:[^.;]|\.(?=\w)){0,30}\b(?:is |has been |was )?(?:blocked|blacklisted|banned)\b|spam sender|excessive unknown recipients|too many (?:unknown|invalid) recipients/i,
+      /\b(?:your|the|this|sending|client|source) ip(?: address)?\b(?:[^.;]|\.(?=\w)){0,80}\b(?:block|ban|reject|refus|deni|filter|identified as spam|not (?:allowed|authori[sz]ed|accepted|permitted)|poor|bad|low|listed)|adresse ip source bloquee|\bclient host\b(?:[^.;]|\.(?=\w)){0,40}\bspam|unusual (?:rate|amount) of unsolicited|(?:not accepted|refused|blocked|rejected) from (?:this|your|the sending) ip\b|\b(?:block|ban)\w*(?:[^.;]|\.(?=\w)){0,40}\b(?:your|this|the sending) ip\b|\b\d{1,3}(?:\.\d{1,3}){3}\b>?\]?(?:[^.;]|\.(?=\w)){0,30}\b(?:is |has been |was )?(?:blocked|blacklisted|banned)\b|spam sender|excessive unknown recipients|too many (?:unknown|invalid) recipients/i,
     category: 'reputation-blocklist',
   },
   // SPF, DKIM, DMARC, or SMTP AUTH at a smarthost.
   {
     match:
-      /\b(?:dmarc|dkim|spf)\b|authenticat|spoof|domain owner policy|authori[sz]ation required|not logged in|must (?:be )?(?:authenticated|logged in)/i,
+      /\b(?:dmarc|dkim|spf)\b|authenticat|spoof|domain owner policy|authori[sz]ation required|not logged in|must (?:be )?(?:authenticated|logged in)|\bauth failed\b|mismatches client ip|invalid ip for sending mail of domain/i,
     category: 'auth-failure',
   },
   // Required TLS and the reverse DNS of our IP are the receiver's policy, not authentication
   // (decisions.md: "A missing PTR or reverse DNS is not this: it is policy").
   {
     match:
-      /starttls|\btls (?:is )?required|encryption (?:is )?required|over a tls connection|reverse (?:dns|hostname)|\bptr\b|\brdns\b|cannot find your (?:reverse )?hostname/i,
+      /starttls|\btls (?:is )?required|encryption (?:is )?required|over a tls connection|reverse (?:dns|hostname|lookup)|\bptr\b|\brdns\b|cannot find your (?:reverse )?hostname/i,
     category: 'policy-rejection',
   },
   // Header syntax (RFC 5322) is the receiver's rule, even when it says it fights spam with it.
@@ -80,21 +80,40 @@ export const TEXT_RULES: readonly TextRule[] = [
   // Our sender's domain does not resolve (4.1.8/5.1.8): a DNS failure on our side, never the recipient's.
   {
     match:
-      /(?:sender (?:address|domain)|domain of sender)(?:[^;]){0,80}?(?:domain not found|does ?n[o']t (?:exist|resolve)|not resolv|unresolvable|nxdomain)/i,
+      /(?:unroutable|unresolvable) sender|(?:sender (?:address|domain)|domain of sender)(?:[^;]){0,80}?(?:domain not found|does ?n[o']t (?:exist|resolve)|not resolv|unresolvable|nxdomain)/i,
     category: 'dns-mx-failure',
     reason: SENDER_DOMAIN_UNRESOLVED,
   },
   {
-    match: /gr[ae]y[ -]?list|\[GL\d\d\]|mimecast\W.*internal resource|internal resource.*mimecast/i,
+    match:
+      /rate[- ]?limit|(?:too|to) many (?:concurrent |simultaneous |parallel |smtp |recent )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)(?! (?:on the server|stored))|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|too much (?:e-?)?mail(?! data| stored)|too quickly|excessive (?:volume|traffic|mail)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|exceeded (?:the |its )?threshold|(?<![A-Z])(?:HL:I(?:CC|FC|FQ)|MI:(?:DMC|SFQ)|RP:(?:CEL|QRC|TRC|RCL|QCL))\b|exceeded(?:(?!size|length)(?:[^.;]|\.(?=\w))){0,30}(?:rate|limit)|recipients per (?:\d+ )?(?:second|minute|hour|day)|per (?:hour|day|minute) (?:exceeded|allowed)|(?:daily|hourly|relay) quota|(?:rcpts?|recipients)(?:[^.;]){0,30}maximum threshold|max defers/i,
+    category: 'rate-limited',
+  },
+  {
+    match: /gr[ae]y[ -]?list|postgrey|\[GL\d\d\]|mimecast\W.*internal resource|internal resource.*mimecast/i,
     category: 'greylisting',
   },
+  // A connection that failed, named as such, even when the HELO or a refusal is mentioned.
+  {
+    match:
+      /connection (?:timed out|refused|reset|lost|dropped)|lost connection|refused to talk to me|connection (?:\w+ ){0,3}(?:is |was )?broken/i,
+    category: 'connection-error',
+  },
+  // NetEase's published codes for a refused sender or too many erroneous commands.
+  { match: /(?<![A-Z])(?:MI:CEL|WM:BL[UI])\b/, category: 'policy-rejection' },
   // About our envelope sender or HELO, even when the server words it like a dead address
   // ("Sender address rejected: Domain not found", Exim's "Verification failed for <sender>").
   {
     match:
-      /sender (?:address|domain)|sender verif|verification failed for|domain of sender|envelope[- ]sender|return[- ]path|\b(?:helo|ehlo)\b/i,
+      /\bsender\b|verification failed for|domain of sender|envelope[- ]sender|return[- ]path|return address|\bmail from\b|\bfrom:? (?:address|domain)\b|\b(?:helo|ehlo)\b/i,
     category: 'policy-rejection',
     reason: SENDER_REFUSED,
+  },
+  // A full mailbox comes before a dead one (design/decisions.md's order): "unknown address error … Mailbox Full".
+  {
+    match:
+      /(?:mailbox|inbox|mail ?box|mail ?folder|user|recipient|account)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is )?(?:full|over ?quota)\b|over ?quota|(?<!sending |relay |daily )quota (?:usage )?(?:exceeded|exceed|full)|(?:disk|storage|mailbox) quota|exceed(?:s|ed)? (?:(?:the|its|his|her|their|storage|mailbox|disk) )*(?:quota|storage)|out of (?:storage|space|disk)|(?:insufficient|not enough) (?:mailbox )?(?:storage|space)|exhausted (?:\w+ ){0,2}storage|storage space|storage allocation|mailbox size limit|quota violation|full mailbox|mailbox exceeds (?:the |its )?(?:allowed |maximum )?size|disk ?space quota|too (?:many messages|much mail) (?:on the server|stored)|speichervolumen|speicherplatz|(?:mailbox|casilla)(?:[^.;]){0,20}(?:lleno|agotado)|espacio en casilla|boîte (?:aux lettres )?pleine/i,
+    category: 'mailbox-full',
   },
   // The address is dead: the domain does not exist or has a null MX (RFC 7505), or the mailbox
   // does not exist or is disabled.
@@ -114,7 +133,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /(?:user|recipient|addressee) unknown|unknown (?:user|recipient|mailbox|local[- ]?part|e-?mail address|address(?:ee)?)|no such (?:user|mailbox|recipient|address|account|person|local user)|recipient ?not ?found|(?:user|mailbox|account) (?:not found|is unknown)|invalid (?:recipient|mailbox|user)|not a valid (?:user|mailbox|recipient)|no mailbox here/i,
+      /(?:user|recipient|addressee) (?:unknown|not known)|unknown (?:user|recipient|mailbox|local[- ]?part|e-?mail address|address(?:ee)?)|no such (?:user|mailbox|recipient|address|account|person|local user)|recipient ?not ?found|(?:user|mailbox|account)(?:[^.;]|\.(?=\w)){0,40}\b(?:not found|is unknown)|invalid[- ](?:recipient|mailbox|user|final delivery)|not a valid (?:user|mailbox|recipient)|no mailbox here|bad destination mailbox|(?:all|no valid) recipients|not (?:in|on) (?:the )?(?:recipient|user|valid recipient) list|not listed in (?:the )?(?:public )?(?:name (?:&|and) address book|directory)|not a member of (?:the )?domain|(?:address|recipient) (?:is )?marked as invalid|final (?:e-?mail )?delivery point|\bnot our user\b|not a valid (?:rfc[- ]?5321 )?address|(?:adresse|destinataire|utilisateur|compte)[^.;]{0,60}n'existe pas|(?:adresse|empfänger|benutzer|postfach)[^.;]{0,60}existiert nicht|(?:dirección|destinatario|usuario|buzón)[^.;]{0,60}no existe|(?:indirizzo|destinatario|utente|casella)[^.;]{0,60}non esiste|(?:адрес|пользовател|ящик)[^.;]{0,60}не существует|ディレクトリのリストにありません/i,
     category: 'invalid-recipient',
     dead: true,
   },
@@ -128,7 +147,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /(?<!(?:your|ip|sender|sending) )\b(?:user|mailbox|account|recipient)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is|has been|was|currently) (?:disabled|deactivated|inactive|closed|terminated|deleted|removed|suspended)|mailbox (?:disabled|inactive|suspended)/i,
+      /(?<!(?:your|ip|sender|sending) )\b(?:user|mailbox|account|recipient|address)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:disabled|deactivated|inactive|inactivated|closed|terminated|deleted|removed|suspended|expired|locked|not activated|no longer (?:valid|active|in use|accepts? (?:e-?)?mail))\b|(?:disabled|inactive|suspended|closed|expired|invalid) (?:recipient|user|mailbox|account)|blocked due to inactivity|@[\w.-]+>? (?:is |was )?no longer (?:valid|active|in use)/i,
     category: 'invalid-recipient',
     dead: true,
     reason: MAILBOX_DISABLED,
@@ -140,32 +159,23 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /(?:mailbox|inbox|mail ?box|mail folder|user|recipient|account) (?:is )?(?:full|over ?quota)|over ?quota|(?<!sending )quota (?:exceeded|full)|exceed(?:s|ed)? (?:(?:the|its|his|her|their|storage|mailbox|disk) )*(?:quota|storage)|out of (?:storage|space|disk)|insufficient (?:mailbox )?(?:storage|space)|storage allocation|mailbox size limit/i,
-    category: 'mailbox-full',
-  },
-  {
-    match:
-      /too (?:big|large)|(?:message|mail|size)(?:[^.;]|\.(?=\w)){0,20}exceeds|exceeds(?:[^.;]|\.(?=\w)){0,30}(?:size|length)|size limit|maximum (?:message )?size|message length/i,
+      /too (?:big|large)|too much mail data|length of (?:the )?data|(?:message|mail|size)(?:[^.;]|\.(?=\w)){0,20}exceeds|exceeds(?:[^.;]|\.(?=\w)){0,30}(?:size|length)|size limit|maximum (?:message )?size|message length/i,
     category: 'message-too-large',
   },
   {
     match:
-      /\bspam|junk|virus|malware|infected|phish|unsolicited|suspicious|\bcontent\b(?!-)|bulk (?:e-?)?mail|\buce\b|security issue|not accepted for policy reasons|\[CS\d\d\]|\bDT:SPM\b|forbidden[ _]file|spamassassin|(?:attachment|file)(?:[^.;]|\.(?=\w)){0,20}(?:not allowed|blocked|prohibited|banned)/i,
+      /\bspam|junk|virus|malware|infected|phish|\bfiltered\b|(?:illegal|prohibited|forbidden|banned) (?:attachment|file)|unsolicited|suspicious|\bcontent\b(?!-)|bulk (?:e-?)?mail|\buce\b|security issue|not accepted for policy reasons|\[CS\d\d\]|\bDT:SPM\b|forbidden[ _]file|spamassassin|(?:attachment|file)(?:[^.;]|\.(?=\w)){0,20}(?:not allowed|blocked|prohibited|banned)/i,
     category: 'content-spam-block',
   },
   {
     match:
-      /rate[- ]?limit|too many (?:concurrent |simultaneous |parallel |smtp )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|too much (?:e-?)?mail|too quickly|excessive (?:volume|traffic|mail)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|exceeded (?:the |its )?threshold|\bHL:I[CF]C\b|\bRP:(?:CEL|QRC|TRC|RCL|QCL)\b|exceeded(?:[^.;]|\.(?=\w)){0,30}(?:rate|limit)/i,
-    category: 'rate-limited',
-  },
-  {
-    match: /relay(?:ing)?\b(?:[^.;]|\.(?=\w)){0,20}(?:denied|not (?:permitted|allowed))|allowed rcpthosts/i,
+      /relay(?:ing)?\b(?:[^.;]|\.(?=\w)){0,20}(?:denied|not (?:permitted|allowed)|rejected)|relay(?:ing)? disallowed|no relaying|unable to relay|allowed rcpthosts|not a gateway|not a local account|isn.t a local account/i,
     category: 'policy-rejection',
     reason: "the recipient's server does not accept mail for this domain from us (relay denied)",
   },
   {
     match:
-      /\bpolic(?:y|ies)\b|prohibit|not (?:permitted|allowed|authori[sz]ed)|access denied|\bdenied\b|\brefused\b|\bblocked\b|\bforbidden\b|\brestricted\b|rejected by (?:the )?destination/i,
+      /\bpolic(?:y|ies)\b|prohibit|\b(?:no|not have|without) (?:the )?permissions?\b|line limit|not (?:permitted|allowed|authori[sz]ed)|access denied|\bdenied\b|\brefused\b|\bblocked\b|\bforbidden\b|\brestricted\b|rejected by (?:the )?destination/i,
     category: 'policy-rejection',
   },
   // RFC 5321's stock 550 text and Exim's verdict when no router takes the address: weaker
@@ -180,12 +190,12 @@ export const TEXT_RULES: readonly TextRule[] = [
   // The receiver's own trouble: disk, queue, configuration, internal errors, loops (decisions.md: unknown).
   {
     match:
-      /temporar(?:y|ily) (?:local |system |server )?(?:problem|error|failure)|local (?:problem|error)|(?:server|system|configuration) (?:error|problem|failure)|internal (?:resource|error|server)|resources? (?:are |is )?temporarily unavailable|insufficient (?:system|disk)|system (?:storage|resources)|disk (?:space|full)|queue file|hop count|mail loop|temporarily rejected/i,
+      /temporar(?:y|ily) (?:local |system |server )?(?:problem|error|failure)|local (?:problem|error)|(?:server|system|configuration) (?:error|problem|failure)|internal (?:resource|error|server)|resources? (?:are |is )?temporarily unavailable|insufficient (?:system|disk)|system (?:storage|resources)|disk (?:space|full)|queue file|hop count|mail loop|loop detected|temporarily rejected/i,
     category: 'unknown',
   },
   {
     match:
-      /(?<!mailbox )\bbusy\b|(?:unable|failed) to connect|could not connect|service (?:is )?(?:temporarily )?(?:not available|unavailable)|closing (?:transmission )?(?:channel|connection)|connection (?:timed out|refused|reset|closed|lost|dropped)|lost (?:incoming )?connection|no route to host|timed out|timeout/i,
+      /(?<!mailbox )\bbusy\b|(?:unable|failed) to connect|could not connect|service (?:is )?(?:temporarily )?(?:not available|unavailable)|closing (?:transmission )?(?:channel|connection)|connection (?:timed out|refused|reset|closed|lost|dropped)|connection (?:\w+ ){0,3}(?:is |was )?(?:broken|dropped)|lost (?:incoming )?connection|no route to host|timed out|timeout|not responding|maximum-time-expired|not delivered within \d+ (?:hours|days)/i,
     category: 'connection-error',
   },
   // Generic "come back later" wording: greylisting unless something above said why.

@@ -120,7 +120,7 @@ export function classifyReply(reply: SmtpReply, context: ReplyContext = {}): Cla
       matched: null,
     });
   }
-  const found = aboutSender(findRule(parsed, Number(reply.code)), parsed, context);
+  const found = aboutSender(unsure(findRule(parsed, Number(reply.code)), parsed), parsed, context);
   const { rule } = found;
   const reason = rule.reason ?? REASONS[rule.category];
   return classification(decideOutcome(parsed.replyClass, rule), rule.category, reason, found.decided);
@@ -130,6 +130,12 @@ export function classifyReply(reply: SmtpReply, context: ReplyContext = {}): Cla
 export function classifyFailure(failure: TransportFailure): Classification {
   const rule = FAILURE_RULES[failure.kind];
   return classification(rule.outcome, rule.category, rule.reason, { by: 'transport', matched: failure.kind });
+}
+
+/** A dead-address rule on a reply that says it is temporary: soft and kept (issue 29: "when unsure, soft"). */
+function unsure(found: Found, parsed: ParsedReply): Found {
+  if (found.rule.dead !== true || !SAYS_TEMPORARY.test(parsed.text)) return found;
+  return { ...found, rule: { ...found.rule, dead: false } };
 }
 
 /** A rule found, and how. */
@@ -233,6 +239,12 @@ function findEnhancedRule(enhanced: string | undefined, specificOnly: boolean): 
   const [, subject, detail] = enhanced.split('.');
   return ENHANCED_RULES[`${subject}.${detail}`] ?? (specificOnly ? undefined : ENHANCED_RULES[subject ?? '']);
 }
+
+/**
+ * Words that say a reply is temporary whatever its code ("Host not found, try again"): a rule
+ * reading the address as dead then gives way, since the receiver itself is unsure.
+ */
+const SAYS_TEMPORARY = /\btry again\b|\btemporar(?:y|ily)\b|\bretry\b|\blater\b/i;
 
 function decideOutcome(replyClass: 4 | 5, rule: Rule): Outcome {
   if (replyClass === 4 || ALWAYS_TEMPORARY.has(rule.category)) return 'retry';

@@ -1,0 +1,167 @@
+// The labelled corpus of published SMTP replies (issue 29): reading it, its fixed split, and
+// the scoring of the classifier against it. Used by src/delivery/classify-corpus.test.ts and by
+// `npm run classify:corpus`. Rules of the split and of scoring: docs/decisions.md, "The bounce
+// corpus and its split".
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import {
+  BOUNCE_CATEGORIES,
+  classifyReply,
+  type BounceCategory,
+  type Classification,
+} from '../src/delivery/classify.ts';
+
+export interface CorpusRow {
+  file: string;
+  line: number;
+  provider: string;
+  family: string;
+  language: string;
+  reply: string;
+  source: string;
+  label: {
+    category: BounceCategory;
+    outcome: 'hard' | 'soft' | 'retry';
+    about: string;
+    alternatives: BounceCategory[];
+    note: string;
+  };
+}
+
+export type Part = 'tune' | 'held-out';
+
+const DIR = new URL('./fixtures/bounce-corpus/', import.meta.url);
+export const CORPUS_FILES = ['a', 'b'] as const;
+
+const tsv = (name: string) =>
+  readFileSync(new URL(name, DIR), 'utf8')
+    .replace(/\n$/, '')
+    .split('\n')
+    .slice(1)
+    .map((l) => l.split('\t'));
+
+/** Every row of the corpus with its label; throws when a file and its labels disagree. */
+export function readCorpus(): CorpusRow[] {
+  return CORPUS_FILES.flatMap((file) => {
+    const rows = tsv(`${file}.tsv`);
+    const labels = new Map(tsv(`${file}.labels.tsv`).map((l) => [Number(l[0]), l]));
+    return rows.map(([provider, family, language, reply, source], i): CorpusRow => {
+      const line = i + 2;
+      const l = labels.get(line);
+      if (!l) throw new Error(`${file}.tsv line ${line} has no label`);
+      const [, category, outcome, about, alternatives, note] = l;
+      return {
+        file,
+        line,
+        provider: provider!,
+        family: family!,
+        language: language!,
+        reply: reply!,
+        source: source!,
+        label: {
+          category: category as BounceCategory,
+          outcome: outcome as CorpusRow['label']['outcome'],
+          about: about ?? '',
+          alternatives: (alternatives ?? '')
+            .split(',')
+            .map((a) => a.trim())
+            .filter((a): a is BounceCategory => (BOUNCE_CATEGORIES as readonly string[]).includes(a)),
+          note: note ?? '',
+        },
+      };
+    });
+  });
+}
+
+/** The part a row belongs to, fixed by its text alone: held out when SHA-256(reply)[0] < 0x55. */
+export function partOf(reply: string): Part {
+  return createHash('sha256').update(reply, 'utf8').digest()[0]! < 0x55 ? 'held-out' : 'tune';
+}
+
+/**
+ * The classifier on a published reply: its basic and enhanced codes read from the front; a
+ * reply with neither is a DSN diagnostic without a code, which svc reads as a failed
+ * delivery (550), as src/inbound/service.ts does, unless it says it is temporary (a DSN's
+ * Action: delayed).
+ */
+export function classifyPublished(reply: string): Classification {
+  const m = /^(\d{3})(?:[ -]|$)(?:\s*([245]\.\d{1,3}\.\d{1,3})(?:\s|$))?/.exec(reply);
+  // Without a leading code, a DSN's Status field carries the class: here the code in the text ("(#4.4.3)").
+  const enhanced = m?.[2] ?? /(?<![\w.])([245]\.\d{1,3}\.\d{1,3})(?![\w.])/.exec(reply)?.[1] ?? null;
+  // A DSN says whether it gave up (Action: failed) or will try again (delayed): a text without
+  // any code that says it is temporary is the latter.
+  const temporary = /\btemp(?:orar(?:y|ily)|_failure)\b|\btry again\b|\bpostponed\b|\bdeferred\b/i.test(reply);
+  const code = m ? Number(m[1]) : enhanced ? Number(enhanced[0]) * 100 + 50 : temporary ? 450 : 550;
+  return classifyReply({ code, enhanced, text: reply });
+}
+
+/** The lifecycle's reading of a label (design/decisions.md): which outcomes are right. */
+export function rightOutcomes(row: CorpusRow): Set<'hard' | 'soft' | 'retry'> {
+  const { category, outcome, about } = row.label;
+  if (outcome === 'retry' || ['mailbox-full', 'greylisting', 'rate-limited'].includes(category)) {
+    return new Set(['retry']);
+  }
+  if (outcome === 'hard') return new Set(['hard']);
+  // A recipient domain that does not exist is a dead address to the lifecycle, not to the category list.
+  if (category === 'dns-mx-failure' && about === 'recipient') return new Set(['hard', 'soft']);
+  return new Set([outcome]);
+}
+
+export interface Scored {
+  row: CorpusRow;
+  got: Classification;
+  category: boolean;
+  strictCategory: boolean;
+  outcome: boolean;
+  wrongfulSuppression: boolean;
+  missedHard: boolean;
+}
+
+export function score(row: CorpusRow): Scored {
+  const got = classifyPublished(row.reply);
+  const right = rightOutcomes(row);
+  const outcome = got.outcome === 'delivered' ? 'soft' : got.outcome;
+  return {
+    row,
+    got,
+    strictCategory: got.category === row.label.category,
+    category: got.category === row.label.category || row.label.alternatives.includes(got.category!),
+    outcome: right.has(outcome) || (row.label.alternatives.includes(got.category!) && !got.suppress),
+    wrongfulSuppression: got.suppress && !right.has('hard'),
+    // Suppression is judged strictly (the worst mistake); a labelled alternative the classifier
+    // chose that is not a dead address (an ambiguous row) is no missed hard bounce.
+    missedHard:
+      !got.suppress && right.has('hard') && !right.has('soft') && !row.label.alternatives.includes(got.category!),
+  };
+}
+
+export interface Figures {
+  rows: number;
+  category: number;
+  strictCategory: number;
+  outcome: number;
+  wrongfulSuppressions: number;
+  missedHard: number;
+  /** Per labelled category: rows, right category, right outcome. */
+  perCategory: Record<string, { rows: number; category: number; outcome: number }>;
+}
+
+export function figures(scored: Scored[]): Figures {
+  const perCategory: Figures['perCategory'] = {};
+  for (const s of scored) {
+    const c = (perCategory[s.row.label.category] ??= { rows: 0, category: 0, outcome: 0 });
+    c.rows++;
+    if (s.category) c.category++;
+    if (s.outcome) c.outcome++;
+  }
+  const count = (f: (s: Scored) => boolean) => scored.filter(f).length;
+  return {
+    rows: scored.length,
+    category: count((s) => s.category),
+    strictCategory: count((s) => s.strictCategory),
+    outcome: count((s) => s.outcome),
+    wrongfulSuppressions: count((s) => s.wrongfulSuppression),
+    missedHard: count((s) => s.missedHard),
+    perCategory,
+  };
+}
