@@ -3,6 +3,7 @@ import { closestName } from '../lib/closest-name.ts';
 import { VERSION } from '../version.ts';
 import { EXIT_USAGE } from './io.ts';
 import { registerAccounts, registerKeys } from './commands/accounts.ts';
+import { registerBounces } from './commands/bounces.ts';
 import { registerEmails, registerInbound, registerSuppressions, registerTemplates } from './commands/content.ts';
 import { registerDomains } from './commands/domains.ts';
 import { document, pathOf } from './commands/kit.ts';
@@ -35,6 +36,7 @@ export function buildProgram(): Command {
   registerSuppressions(program);
   registerEmails(program);
   registerInbound(program);
+  registerBounces(program);
   registerDomains(program);
   registerWebhooks(program);
   registerServe(program);

@@ -67,4 +67,12 @@ describe('an admin command loads only what it uses', () => {
     expect(packages).toContain('better-sqlite3');
     expect(SERVER_ONLY.filter((p) => packages.has(p))).toEqual([]);
   });
+
+  // It opens no store either (test/cli-bounces.test.ts); io.ts's error types load better-sqlite3's JS for every command.
+  it('svc bounces classify loads none of the server’s libraries', async () => {
+    const { code, packages, errors } = await packagesLoadedBy(['bounces', 'classify', '550 5.1.1 User unknown']);
+    expect(errors).toBe('');
+    expect(code).toBe(0);
+    expect(SERVER_ONLY.filter((p) => packages.has(p))).toEqual([]);
+  });
 });

@@ -1,0 +1,45 @@
+import { classifyReply, describeRule, type ReplyContext } from '../delivery/classify.ts';
+import { print, UsageError } from './io.ts';
+import type { Opts } from './commands/kit.ts';
+
+// A reply's own basic code, when its text starts with one ("550 5.1.1 …", "421-…").
+const LEADING_CODE = /^\s*(\d{3})(?:[ -]|\r?\n|$)/;
+
+/**
+ * `svc bounces classify`: what the classifier makes of a reply, and which rule decided,
+ * without a store (issue 29, item 4): the same classifyReply the engine, the DSN reader
+ * and the inbound listener call.
+ */
+export function classify(words: string[], opts: Opts): Promise<void> {
+  const text = words.join(' ');
+  if (text.trim() === '') throw new UsageError('give the reply to classify, such as "550 5.1.1 User unknown"');
+  const c = classifyReply({ code: codeOf(text, opts.code), text }, contextOf(opts));
+  print(opts, c, () =>
+    [
+      `category: ${c.category ?? '-'}`,
+      `type: ${c.outcome}`,
+      `suppresses: ${c.suppress ? 'yes' : 'no'}`,
+      `reason: ${c.reason}`,
+      `rule: ${describeRule(c.rule)}`,
+    ].join('\n'),
+  );
+  return Promise.resolve();
+}
+
+/** The reply's basic code: --code, else the one its text starts with; NaN when neither gives one. */
+function codeOf(text: string, option: unknown): number {
+  const given = typeof option === 'string' ? option : LEADING_CODE.exec(text)?.[1];
+  if (given === undefined) return Number.NaN;
+  const code = /^\d{3}$/.test(given) ? Number(given) : Number.NaN;
+  if (!(code >= 200 && code <= 599)) {
+    throw new UsageError(`${given} is not an SMTP reply code: a reply code is 2xx to 5xx`);
+  }
+  return code;
+}
+
+/** --stage (commander took only mail, rcpt or data) and every --sender. */
+function contextOf(opts: Opts): ReplyContext {
+  const stage = opts.stage as ReplyContext['stage'];
+  const senders = Array.isArray(opts.sender) ? opts.sender.map(String) : [];
+  return { ...(stage ? { stage } : {}), senders };
+}
