@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { count } from './harness.ts';
 import { runSvc } from './cli-runner.ts';
+import { classifyReply, describeRule } from '../src/delivery/classify.ts';
 import { settle, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
 
 // Bounces that come back after the 250 (issue 15): DSNs mailed to an email's return
@@ -595,6 +596,42 @@ describe('forged and stray mail', () => {
     const body = `To: ${rp}\r\nContent-Type: multipart/report; report-type=delivery-status; boundary="X"\r\n\r\n--X\r\nContent-Type: message/delivery-status\r\n\r\nFinal-Recipient: garbage\r\nAction:\r\n--X`;
     expect((await mail(rp, body)).data).toMatch(/^250 /);
     expect((await d.email(id)).status).toBe('DELIVERED');
+  });
+});
+
+describe('one classifier for synchronous replies and DSNs (issue 29, item 5)', () => {
+  // A reply about our sender (a sender callout) with a code that otherwise means a dead recipient.
+  const about = 'Callout verification failed: User unknown in local recipient table';
+
+  it('bounces a DSN about our sender soft by the sender rule, as the same reply in the transaction, and shows the rule', async () => {
+    mx.behaviour.set('callout-sync@dest.test', { rcpt: [550, `5.1.1 ${about}`] });
+    const sync = await d.send(['callout-sync@dest.test']);
+    await settle(d.env);
+    const { id, returnPath } = await delivered(['callout-dsn@dest.test']);
+    const rp = returnPath('dest.test');
+    const diagnostic = `550 5.1.1 ${about}`;
+    const r = await mail(rp, dsn(rp, [{ address: 'callout-dsn@dest.test', status: '5.1.1', diagnostic }]));
+    expect(r.data).toMatch(/^250 /);
+
+    const c = classifyReply({ code: 550, enhanced: '5.1.1', text: diagnostic }, { senders: [rp, 'news@sender.test'] });
+    expect(c.rule.by).toBe('sender');
+    const line = describeRule(c.rule);
+    for (const email of [sync, id]) {
+      expect(await d.email(email)).toMatchObject({
+        status: 'BOUNCED',
+        bounce_type: 'soft',
+        bounce_category: 'policy-rejection',
+        bounce_rule: line,
+      });
+      expect((await d.recipients(email))[0]).toMatchObject({ status: 'BOUNCED', bounce_rule: line });
+    }
+    expect((await d.events(id)).at(-1)).toMatchObject({ type: 'bounced', source: 'dsn', bounce_rule: line });
+    expect(await suppressed('callout-sync@dest.test')).toBe(0);
+    expect(await suppressed('callout-dsn@dest.test')).toBe(0);
+    const shown = await runSvc(d.env.dir, ['emails', 'show', id], d.env.cliEnv);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/callout-dsn@dest\.test: BOUNCED.*; bounced \(from dsn\) at .*\n {4}rule: /);
+    expect(shown.stdout).toContain(`\n    rule: ${line}\n`);
   });
 });
 
