@@ -13,6 +13,10 @@ import { isUniqueViolation } from '../src/store/errors.ts';
 import { createPgAuditRepo, createPgAuditWriter } from '../src/audit/repo-pg.ts';
 import { createServerSettings } from '../src/config/server-settings.ts';
 import { createPgServerSettings } from '../src/config/server-settings-pg.ts';
+import { describeRule } from '../src/delivery/classify.ts';
+import { decide, type Decision } from '../src/delivery/outcome.ts';
+import { createDeliveryRepo } from '../src/delivery/repo.ts';
+import { createPgDeliveryRepo } from '../src/delivery/repo-pg.ts';
 import { createNodesRepo, FRESH_NODES_SQL, type NodeRow } from '../src/nodes/repo.ts';
 import { createPgNodesRepo } from '../src/nodes/repo-pg.ts';
 import { createStatsRepo } from '../src/stats/repo.ts';
@@ -52,6 +56,8 @@ function storeOf(kind: 'sqlite' | 'postgres') {
       const nodes = createNodesRepo(db, tx);
       return {
         query: (sql: string) => Promise.resolve(db.prepare(sql).all()),
+        exec: (sql: string) => Promise.resolve(void db.exec(sql)),
+        delivery: createDeliveryRepo(db, tx, { suppress: () => {} }),
         event: (id: string, type: string, at: string) =>
           Promise.resolve(
             void db
@@ -87,6 +93,8 @@ function storeOf(kind: 'sqlite' | 'postgres') {
     const audit = createPgAuditWriter();
     return {
       query: async (sql: string) => (await n.pool.query(sql)).rows,
+      exec: async (sql: string) => void (await n.pool.query(sql)),
+      delivery: createPgDeliveryRepo(n.pool, n.tx, { suppress: () => Promise.resolve() }),
       event: async (id: string, type: string, at: string) =>
         void (await n.pool.query(
           "INSERT INTO email_events (id, email_seq, type, created_at) SELECT $1, seq, $2, $3 FROM emails WHERE id = 'e1'",
@@ -408,5 +416,51 @@ describe.each([['sqlite' as const], ['postgres' as const]])('the %s store', (kin
     for await (const r of s.auditLog.iterate('o9', 2)) all.push(r.action);
     expect(all).toEqual(['order.5', 'order.4', 'order.3', 'order.2', 'order.1']);
     expect(first[0]).toMatchObject({ organization_id: 'o9', actor: { type: 'cli', name: 'root' }, before: null });
+  });
+
+  it('keeps the rule that decided a bounce, a retry and a late bounce, on the recipient and the email (issue 29)', async () => {
+    const now = Date.parse(AT);
+    await s.exec(`INSERT INTO emails (id, project_id, env, status, from_email, to_emails, subject, created_at)
+        VALUES ('e2', 'p1', 'LIVE', 'QUEUED', 'a@x.test', '[]', 's', '${AT}');
+      INSERT INTO recipients (email_seq, project_id, address, address_lc, domain, kind, status, next_attempt_at, updated_at)
+        SELECT seq, 'p1', a, a, 'x.test', 'to', st, CASE WHEN st = 'QUEUED' THEN '${AT}' END, '${AT}'
+        FROM emails, (SELECT 'dead@x.test' AS a, 'QUEUED' AS st UNION ALL SELECT 'grey@x.test', 'QUEUED'
+                      UNION ALL SELECT 'late@x.test', 'DELIVERED') r
+        WHERE id = 'e2'`);
+    const rows = (await s.delivery.findDue(now, 10)).filter((r) => r.address !== 'late@x.test');
+    const claimed = await s.delivery.claim(rows, now, 60_000, new Map());
+    const policy = { schedule: [60_000], maxAgeMs: 3_600_000 };
+    const decision = (address: string, code: number, text: string) =>
+      decide(
+        { recipient: address, stage: 'rcpt', reply: { code, enhanced: null, text }, failure: null },
+        1,
+        now,
+        now,
+        policy,
+      );
+    const outcomes = [
+      { address: 'dead@x.test', decision: decision('dead@x.test', 550, '5.1.1 Rejected') },
+      { address: 'grey@x.test', decision: decision('grey@x.test', 451, '4.7.1 Greylisted, try again later') },
+    ].map((o) => ({ ...o, recipient_id: claimed.find((r) => r.address === o.address)!.id, attempts: 1, detail: '' }));
+    const seq = claimed[0]!.email_seq;
+    expect(await s.delivery.record(seq, 'p1', 'e2', null, outcomes, now, claimed[0]!.lease)).toBe(2);
+    const late = await s.delivery.findRecipient(seq, 'late@x.test');
+    const dsn = decision('late@x.test', 550, '5.1.1 User unknown');
+    if (dsn.kind !== 'bounced') throw new Error(`a dead address is a bounce, not ${dsn.kind}`);
+    const ref = { seq, projectId: 'p1', emailId: 'e2', recipientId: late!.id, address: 'late@x.test' };
+    expect(await s.delivery.recordLateBounce(ref, dsn, 'dsn', now)).toBe(true);
+    const line = (d: Decision) => ('rule' in d ? describeRule(d.rule) : null);
+    expect([...outcomes.map((o) => line(o.decision)), line(dsn)]).toEqual(Array(3).fill(expect.any(String)));
+    expect(
+      await s.query(`SELECT r.address, r.status, r.bounce_rule FROM recipients r JOIN emails e ON e.seq = r.email_seq
+        WHERE e.id = 'e2' ORDER BY r.id`),
+    ).toEqual([
+      { address: 'dead@x.test', status: 'BOUNCED', bounce_rule: line(outcomes[0]!.decision) },
+      { address: 'grey@x.test', status: 'QUEUED', bounce_rule: line(outcomes[1]!.decision) },
+      { address: 'late@x.test', status: 'BOUNCED', bounce_rule: line(dsn) },
+    ]);
+    expect(await s.query("SELECT bounce_rule FROM emails WHERE id = 'e2'")).toEqual([
+      { bounce_rule: line(outcomes[0]!.decision) },
+    ]);
   });
 });
