@@ -152,6 +152,25 @@ export const TEXT_RULES: readonly TextRule[] = [
     dead: true,
     reason: MAILBOX_DISABLED,
   },
+  // A dead address in the languages receivers answer in besides English: "unknown recipient"
+  // and "does not exist" said of the recipient, user or mailbox (German, French, Spanish,
+  // Italian, Portuguese, Dutch, Polish, Czech, Russian, Japanese, Chinese, Korean).
+  {
+    match:
+      /(?:empfänger|benutzer|postfach|adresse)\W+(?:\w+\W+){0,5}?unbekannt|unbekannte[rn]? (?:empfänger|benutzer)|(?:destinataire|utilisateur|adresse|boîte)\W+(?:\w+\W+){0,5}?inconnue?|(?:destinatario|usuario|buzón|dirección)\W+(?:\w+\W+){0,5}?desconocid[oa]|(?:destinatario|utente|casella|indirizzo)\W+(?:\w+\W+){0,5}?(?:sconosciut[oa]|inesistente)|(?:destinatário|usuário|utilizador|endereço)\W+(?:\w+\W+){0,5}?(?:desconhecid[oa]|não existe|inexistente)|(?:ontvanger|gebruiker|adres|mailbox)\W+(?:\w+\W+){0,5}?(?:onbekend|bestaat niet)|(?:odbiorca|użytkownik|adres|skrzynka)\W+(?:\w+\W+){0,5}?(?:nie istnieje|nieznany)|(?:příjemce|uživatel|adresa|schránka)\W+(?:\w+\W+){0,5}?(?:neexistuje|neznám[ýá])|(?:получател|пользовател|адрес|ящик)\S*\s+(?:\S+\s+){0,5}?(?:не существует|неизвест|не найден)|нет такого (?:пользователя|ящика|адреса)|(?:宛先|ユーザ|メールボックス|アドレス)[^.;。]{0,10}(?:存在しません|不明)|(?:收件人|用户|邮箱|地址|帐户|账户)[^.;。]{0,10}不存在|(?:수신자|사용자|메일박스|주소)[^.;]{0,10}존재하지 않/i,
+    category: 'invalid-recipient',
+    dead: true,
+  },
+  // The general shape of a dead address: the recipient (its address, mailbox, user, account)
+  // as the subject of a denial of existence or validity, within one clause ("Recipient
+  // <a@b> not found in the directory", "the address you sent to is not valid"). Weaker than
+  // the phrases above; our sender, our IP and our account are never its subject.
+  {
+    match:
+      /(?<!(?:\bip|\bsender|\bsending|\byour|\bfrom|\breturn|\breply-to)[ -])\b(?:recipient|addressee|mailbox|e-?mail address|address|user(?:name)?|account|local[- ]?part|destination address)\b(?:[^.;:,(]|\.(?=\w)){0,50}?\b(?:(?:is|was|does|do) not (?:exist|valid|known|found|registered|recogni[sz]ed|listed)|not (?:found|known|valid|registered|recogni[sz]ed|listed|present|existing)|(?:doesn.t|does not|did not|no longer) exists?|non-?existent|unrecogni[sz]ed|unregistered)\b/i,
+    category: 'invalid-recipient',
+    dead: true,
+  },
   {
     match:
       /unable to route|unroute?able|no (?:mx|mail hosts?)\b|mx (?:lookup|record)|dns (?:\w+ )?(?:error|failure|look-?up|problem|query)|failure in dns|name (?:service|server) error|could not resolve|unresolvable/i,
