@@ -45,6 +45,19 @@ describe('svc bounces classify', () => {
     expect(given.json()).toEqual(classifyReply({ code: 550, text: 'Rejected' }));
   });
 
+  it('reads a text with no code at all as svc reads a DSN diagnostic without one: a failed delivery, and says so', async () => {
+    const r = await svc('bounces', 'classify', 'User unknown');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.split('\n').slice(0, 4)).toEqual([
+      'note: no reply code: read as a failed delivery (550); give --code 4xx for a temporary one',
+      'category: invalid-recipient',
+      'type: hard',
+      'suppresses: yes',
+    ]);
+    const json = await svc('bounces', 'classify', 'User unknown', '--json');
+    expect(json.json()).toEqual(classifyReply({ code: 550, text: 'User unknown' }));
+  });
+
   it('feeds --stage and --sender to the classifier: a reply about our sender never suppresses', async () => {
     const reply = '550 5.1.1 <news@example.com>: User unknown';
     const dead = await svc('bounces', 'classify', reply, '--json');

@@ -4,6 +4,8 @@ import type { Opts } from './commands/kit.ts';
 
 // A reply's own basic code, when its text starts with one ("550 5.1.1 …", "421-…").
 const LEADING_CODE = /^\s*(\d{3})(?:[ -]|\r?\n|$)/;
+// An enhanced status code leading the text ("5.1.1 User unknown"): it gives the reply's class.
+const LEADING_ENHANCED = /^\s*[245]\.\d{1,3}\.\d{1,3}(?:\s|$)/;
 
 /**
  * `svc bounces classify`: what the classifier makes of a reply, and which rule decided,
@@ -13,9 +15,14 @@ const LEADING_CODE = /^\s*(\d{3})(?:[ -]|\r?\n|$)/;
 export function classify(words: string[], opts: Opts): Promise<void> {
   const text = words.join(' ');
   if (text.trim() === '') throw new UsageError('give the reply to classify, such as "550 5.1.1 User unknown"');
-  const c = classifyReply({ code: codeOf(text, opts.code), text }, contextOf(opts));
+  const given = codeOf(text, opts.code);
+  // Neither a basic nor an enhanced code: svc reads such a text as it reads a DSN's diagnostic
+  // without one (src/inbound/service.ts): a failed delivery, 550.
+  const bare = Number.isNaN(given) && !LEADING_ENHANCED.test(text);
+  const c = classifyReply({ code: bare ? 550 : given, text }, contextOf(opts));
   print(opts, c, () =>
     [
+      ...(bare ? ['note: no reply code: read as a failed delivery (550); give --code 4xx for a temporary one'] : []),
       `category: ${c.category ?? '-'}`,
       `type: ${c.outcome}`,
       `suppresses: ${c.suppress ? 'yes' : 'no'}`,
