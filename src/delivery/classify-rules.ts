@@ -74,7 +74,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // Header syntax (RFC 5322) is the receiver's rule, even when it says it fights spam with it.
   {
     match:
-      /rfc ?(?:5322|2822)|not (?:rfc|standards?)[ -]?compliant|duplicate headers?|invalid sender|emetteur invalide/i,
+      /rfc ?(?:5322|2822)|\bno [\w-]+ field given|missing (?:required )?[\w-]+ header|not (?:rfc|standards?)[ -]?compliant|duplicate headers?|invalid sender|emetteur invalide/i,
     category: 'policy-rejection',
   },
   // Our sender's domain does not resolve (4.1.8/5.1.8): a DNS failure on our side, never the recipient's.
@@ -86,7 +86,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /rate[- ]?limit|(?:too|to) many (?:concurrent |simultaneous |parallel |smtp |recent )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)(?! (?:on the server|stored))|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|too much (?:e-?)?mail(?! data| stored)|too quickly|excessive (?:volume|traffic|mail)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|exceeded (?:the |its )?threshold|(?<![A-Z])(?:HL:I(?:CC|FC|FQ)|MI:(?:DMC|SFQ)|RP:(?:CEL|QRC|TRC|RCL|QCL))\b|exceeded(?:(?!size|length)(?:[^.;]|\.(?=\w))){0,30}(?:rate|limit)|recipients per (?:\d+ )?(?:second|minute|hour|day)|per (?:hour|day|minute) (?:exceeded|allowed)|(?:daily|hourly|relay) quota|(?:rcpts?|recipients)(?:[^.;]){0,30}maximum threshold|max defers/i,
+      /rate[- ]?limit|(?:too|to) many (?:concurrent |simultaneous |parallel |smtp |recent )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)(?! (?:on the server|stored))|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|too much (?:e-?)?mail(?! data| stored)|too quickly|excessive (?:volume|traffic|mail)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|exceeded (?:the |its )?threshold|(?<![A-Z])(?:HL:I(?:CC|FC|FQ)|MI:(?:DMC|SFQ)|RP:(?:CEL|QRC|TRC|RCL|QCL))\b|exceeded(?:(?!size|length)(?:[^.;]|\.(?=\w))){0,30}(?:rate|limit)|recipients per (?:\d+ )?(?:second|minute|hour|day)|per (?:hour|day|minute) (?:exceeded|allowed)|(?:daily|hourly|relay|queue) quota|(?:rcpts?|recipients)(?:[^.;]){0,30}maximum threshold|max defers/i,
     category: 'rate-limited',
   },
   {
@@ -96,7 +96,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // A connection that failed, named as such, even when the HELO or a refusal is mentioned.
   {
     match:
-      /connection (?:timed out|refused|reset|lost|dropped)|lost connection|refused to talk to me|connection (?:\w+ ){0,3}(?:is |was )?broken/i,
+      /connection (?:timed out|refused|reset|lost|dropped)|lost connection|refused to talk to me|connection (?:\S+ ){0,3}(?:is |was )?broken|too many errors/i,
     category: 'connection-error',
   },
   // NetEase's published codes for a refused sender or too many erroneous commands.
@@ -112,7 +112,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // A full mailbox comes before a dead one (design/decisions.md's order): "unknown address error … Mailbox Full".
   {
     match:
-      /(?:mailbox|inbox|mail ?box|mail ?folder|user|recipient|account)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is )?(?:full|over ?quota)\b|over ?quota|(?<!sending |relay |daily )quota (?:usage )?(?:exceeded|exceed|full)|(?:disk|storage|mailbox) quota|exceed(?:s|ed)? (?:(?:the|its|his|her|their|storage|mailbox|disk) )*(?:quota|storage)|out of (?:storage|space|disk)|(?:insufficient|not enough) (?:mailbox )?(?:storage|space)|exhausted (?:\w+ ){0,2}storage|storage space|storage allocation|mailbox size limit|quota violation|full mailbox|mailbox exceeds (?:the |its )?(?:allowed |maximum )?size|disk ?space quota|too (?:many messages|much mail) (?:on the server|stored)|speichervolumen|speicherplatz|(?:mailbox|casilla)(?:[^.;]){0,20}(?:lleno|agotado)|espacio en casilla|boîte (?:aux lettres )?pleine/i,
+      /(?:mailbox|inbox|mail ?box|mail ?folder|user|recipient|account)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is )?(?:full|over ?quota)\b|over ?quota|(?<!sending |relay |daily |queue )quota (?:usage )?(?:exceeded|exceed|full)|(?:disk|storage|mailbox) quota|exceed(?:s|ed)? (?:(?:the|its|his|her|their|storage|mailbox|disk) )*(?:quota|storage)|out of (?:storage|space|disk)|(?:insufficient|not enough) (?:mailbox )?(?:storage|space)|exhausted (?:\w+ ){0,2}storage|storage space|storage allocation|mailbox size limit|quota violation|full mailbox|mailbox exceeds (?:the |its )?(?:allowed |maximum )?size|disk ?space quota|too (?:many messages|much mail) (?:on the server|stored)|speichervolumen|speicherplatz|(?:mailbox|casilla)(?:[^.;]){0,20}(?:lleno|agotado)|espacio en casilla|boîte (?:aux lettres )?pleine/i,
     category: 'mailbox-full',
   },
   // The address is dead: the domain does not exist or has a null MX (RFC 7505), or the mailbox
@@ -173,7 +173,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /unable to route|unroute?able|no (?:mx|mail hosts?)\b|mx (?:lookup|record)|dns (?:\w+ )?(?:error|failure|look-?up|problem|query)|failure in dns|name (?:service|server) error|could not resolve|unresolvable/i,
+      /unable to route|unroute?able|no (?:mx|mail hosts?)\b|mx (?:lookup|record)|dns (?:\w+ )?(?:error|failure|look-?up|problem|query)|failure in dns|name (?:service|server) error|could not resolve|unresolvable|invalid dns\b|domain (?:is )?not reachable|invalid domain(?: name)?\b|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,} does not exist/i,
     category: 'dns-mx-failure',
   },
   {
@@ -209,7 +209,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // The receiver's own trouble: disk, queue, configuration, internal errors, loops (decisions.md: unknown).
   {
     match:
-      /temporar(?:y|ily) (?:local |system |server )?(?:problem|error|failure)|local (?:problem|error)|(?:server|system|configuration) (?:error|problem|failure)|internal (?:resource|error|server)|resources? (?:are |is )?temporarily unavailable|insufficient (?:system|disk)|system (?:storage|resources)|disk (?:space|full)|queue file|hop count|mail loop|loop detected|temporarily rejected/i,
+      /temporar(?:y|ily) (?:local |system |server )?(?:problem|error|failure)|local (?:problem|error)|(?:server|system|configuration) (?:error|problem|failure)|internal (?:resource|error|server)|resources? (?:are |is )?temporarily unavailable|insufficient (?:system|disk)|system (?:storage|resources)|disk (?:space|full)|queue file|hop count|mail loop|loop detected|ldap server|temporarily rejected/i,
     category: 'unknown',
   },
   {
