@@ -167,7 +167,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // the phrases above; our sender, our IP and our account are never its subject.
   {
     match:
-      /(?<!(?:\bip|\bsender|\bsending|\byour|\bfrom|\breturn|\breply-to)[ -])\b(?:recipient|addressee|mailbox|e-?mail address|address|user(?:name)?|account|local[- ]?part|destination address)\b(?:[^.;:,(]|\.(?=\w)){0,50}?\b(?:(?:is|was|does|do) not (?:exist|valid|known|found|registered|recogni[sz]ed|listed)|not (?:found|known|valid|registered|recogni[sz]ed|listed|present|existing)|(?:doesn.t|does not|did not|no longer) exists?|non-?existent|unrecogni[sz]ed|unregistered)\b/i,
+      /(?<!(?:\bip|\bsender|\bsending|\byour|\bfrom|\breturn|\breply-to|\byour e-?mail|\bsender e-?mail|\bfrom e-?mail)[ -])\b(?:recipient|addressee|mailbox|e-?mail address|address|user(?:name)?|account|local[- ]?part|destination address)\b(?:[^.;:,(]|\.(?=\w)){0,50}?\b(?:(?:is|was|does|do) not (?:exist|valid|known|found|registered|recogni[sz]ed|listed)|not (?:found|known|valid|registered|recogni[sz]ed|listed|present|existing)|(?:doesn.t|does not|did not|no longer) exists?|non-?existent|unrecogni[sz]ed|unregistered)\b/i,
     category: 'invalid-recipient',
     dead: true,
   },

@@ -32,6 +32,8 @@ describe('a dead address by its shape', () => {
   it.each([
     'Sender address <news@example.com> does not exist',
     'Your IP address is not registered with us',
+    'Your email address is not valid',
+    'Your e-mail address is not registered',
     'Absender unbekannt',
     'Expéditeur inconnu',
     'Remitente desconocido',
