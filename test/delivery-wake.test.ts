@@ -1,10 +1,10 @@
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { sleep } from '../src/lib/sleep.ts';
-import { createSmtpRelay, RELAY_DEFAULTS } from '../src/smtp/index.ts';
 import { startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
 import type { DnsServer } from './peers/dns.ts';
 import type { MxPeer } from './peers/mx.ts';
+import { testRelay } from './relay-helpers.ts';
 
 // An accepted LIVE email starts delivery once committed, not at the engine's next tick: the
 // test clock never moves here, so the tick never comes, and the email must still arrive.
@@ -41,15 +41,7 @@ describe('an accepted LIVE email', () => {
   });
 
   it('reaches the MX without the clock moving to the next tick (SMTP relay)', async () => {
-    const relay = createSmtpRelay(d.env.app, {
-      ...RELAY_DEFAULTS,
-      host: '127.0.0.1',
-      port: 0,
-      plainAuth: true,
-      maxSessions: 5,
-      idleTimeoutMs: 10_000,
-      closeTimeoutMs: 50,
-    });
+    const relay = testRelay(d.env.app);
     const port = await relay.listen();
     try {
       const before = d.env.clock.now();

@@ -8,10 +8,11 @@ import { initialize } from '../src/accounts/index.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { createHttpServer } from '../src/http/server.ts';
 import { FakeClock } from '../src/lib/clock.ts';
-import { createSmtpRelay, RELAY_DEFAULTS, type SmtpRelay } from '../src/smtp/index.ts';
+import type { SmtpRelay } from '../src/smtp/index.ts';
 import { RESERVE_FILE } from '../src/store/disk.ts';
 import { email } from './http-helpers.ts';
 import { cannotMountTmpfs, fillDisk, mountTmpfs } from './peers/tmpfs.ts';
+import { testRelay } from './relay-helpers.ts';
 
 // Issue 26, item 2: a full disk is answered as such (503 storage_full with Retry-After, 452
 // 4.3.1, /readyz 503), and the server comes back by itself once space is freed. Measured on
@@ -69,15 +70,7 @@ describe.skipIf(skipReason !== undefined)('a full disk (8 MiB tmpfs)', () => {
     key = init.api_key.key!;
     server = createHttpServer(app);
     await server.ready();
-    relay = createSmtpRelay(app, {
-      ...RELAY_DEFAULTS,
-      host: '127.0.0.1',
-      port: 0,
-      plainAuth: true,
-      maxSessions: 5,
-      idleTimeoutMs: 10_000,
-      closeTimeoutMs: 50,
-    });
+    relay = testRelay(app);
     smtpPort = await relay.listen();
   });
 

@@ -1,6 +1,6 @@
 import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSmtpRelay, RELAY_DEFAULTS, type SmtpRelay } from '../src/smtp/index.ts';
+import type { SmtpRelay } from '../src/smtp/index.ts';
 import type { DnsServer } from './peers/dns.ts';
 import type { MxPeer, Received } from './peers/mx.ts';
 import {
@@ -14,6 +14,7 @@ import {
 } from './delivery-helpers.ts';
 import { publish } from './domains-helpers.ts';
 import { SPF_CACHE_MS } from '../src/delivery/spf-verdict.ts';
+import { testRelay } from './relay-helpers.ts';
 
 /**
  * Issue 28 item 1: the records svc prints, published as they are, make a delivered
@@ -37,15 +38,7 @@ beforeAll(async () => {
     html_template: '<p>Hi {{ name }}</p>',
     text_template: 'Hi {{ name }}',
   });
-  relay = createSmtpRelay(d.env.app, {
-    ...RELAY_DEFAULTS,
-    host: '127.0.0.1',
-    port: 0,
-    plainAuth: true,
-    maxSessions: 5,
-    idleTimeoutMs: 10_000,
-    closeTimeoutMs: 50,
-  });
+  relay = testRelay(d.env.app);
 });
 
 afterAll(async () => {

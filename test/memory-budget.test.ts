@@ -3,10 +3,11 @@ import { connect, type Socket } from 'node:net';
 import { createHttpServer } from '../src/http/server.ts';
 import type * as Limits from '../src/limits/constants.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createInboundListener, createSmtpRelay, RELAY_DEFAULTS, type SmtpRelay } from '../src/smtp/index.ts';
+import { createInboundListener, type SmtpRelay } from '../src/smtp/index.ts';
 import { createTestEnv, type TestEnv } from './harness.ts';
 import { email } from './http-helpers.ts';
 import { smtpTalk, type SmtpTalk } from './peers/smtp-talk.ts';
+import { testRelay } from './relay-helpers.ts';
 
 // This server's largest request is 2 MiB (the body limit and the message size limit), so
 // that a budget of 2 MiB, the least --in-flight-bytes then takes, is filled with small bodies.
@@ -32,15 +33,7 @@ beforeAll(async () => {
   key = await env.key();
   const url = new URL(await env.server.listen({ port: 0, host: '127.0.0.1' }));
   base = { host: url.hostname, port: Number(url.port) };
-  relay = createSmtpRelay(env.app, {
-    ...RELAY_DEFAULTS,
-    host: '127.0.0.1',
-    port: 0,
-    plainAuth: true,
-    maxSessions: 10,
-    idleTimeoutMs: 10_000,
-    closeTimeoutMs: 50,
-  });
+  relay = testRelay(env.app, { maxSessions: 10 });
   smtpPort = await relay.listen();
 });
 afterAll(async () => {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInboundListener, createSmtpRelay, RELAY_DEFAULTS } from '../src/smtp/index.ts';
+import { createInboundListener } from '../src/smtp/index.ts';
 import { createTestEnv, type TestEnv } from './harness.ts';
 import { smtpTalk } from './peers/smtp-talk.ts';
+import { testRelay } from './relay-helpers.ts';
 
 // The 220 greeting names the host and says ESMTP once (smtp-server writes `ESMTP` before
 // the banner; a banner that said it again made `ESMTP svc ESMTP relay`).
@@ -30,13 +31,7 @@ const sessions = { maxSessions: 5, idleTimeoutMs: 10_000, closeTimeoutMs: 50 };
 
 describe('the 220 greeting', () => {
   it('of the SMTP relay', async () => {
-    const relay = createSmtpRelay(env.app, {
-      ...RELAY_DEFAULTS,
-      host: '127.0.0.1',
-      port: 0,
-      plainAuth: true,
-      ...sessions,
-    });
+    const relay = testRelay(env.app);
     closers.push(() => relay.close());
     expect(await greeting(await relay.listen())).toBe('220 mta.svc.test ESMTP svc relay');
   });

@@ -4,13 +4,14 @@ import { existsSync } from 'node:fs';
 import nodemailer from 'nodemailer';
 import { simpleParser } from 'mailparser';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSmtpRelay, RELAY_DEFAULTS, type RelayOptions, type SmtpRelay } from '../src/smtp/index.ts';
+import type { RelayOptions, SmtpRelay } from '../src/smtp/index.ts';
 import { count, createTestEnv, verifyDomain, type TestEnv } from './harness.ts';
 import { smtpTalk, type SmtpTalk } from './peers/smtp-talk.ts';
 import { makeCertificate } from './peers/certificates.ts';
 import { startDnsServer } from './peers/dns.ts';
 import { startMxPeer } from './peers/mx.ts';
 import { settle, startDeliveryEnv, verifyDkim } from './delivery-helpers.ts';
+import { testRelay } from './relay-helpers.ts';
 
 let env: TestEnv;
 let relay: SmtpRelay | undefined;
@@ -23,16 +24,7 @@ afterEach(async () => {
 });
 
 async function startRelay(e: TestEnv, options: Partial<RelayOptions> = {}): Promise<number> {
-  relay = createSmtpRelay(e.app, {
-    ...RELAY_DEFAULTS,
-    host: '127.0.0.1',
-    port: 0,
-    plainAuth: true,
-    maxSessions: 20,
-    idleTimeoutMs: 10_000,
-    closeTimeoutMs: 50,
-    ...options,
-  });
+  relay = testRelay(e.app, { maxSessions: 20, ...options });
   return relay.listen();
 }
 
