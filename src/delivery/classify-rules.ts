@@ -55,7 +55,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /\b(?:your|the|this|sending|client|source) ip(?: address)?\b(?:[^.;]|\.(?=\w)){0,80}\b(?:block|ban|reject|refus|deni|filter|identified as spam|not (?:allowed|authori[sz]ed|accepted|permitted)|poor|bad|low|listed)|adresse ip source bloquee|\bclient host\b(?:[^.;]|\.(?=\w)){0,40}\bspam|unusual (?:rate|amount) of unsolicited|(?:not accepted|refused|blocked|rejected) from (?:this|your|the sending) ip\b|\b(?:block|ban)\w*(?:[^.;]|\.(?=\w)){0,40}\b(?:your|this|the sending) ip\b|\b\d{1,3}(?:\.\d{1,3}){3}\b>?\]?(?:[^.;]|\.(?=\w)){0,30}\b(?:is |has been |was )?(?:blocked|blacklisted|banned)\b|spam sender|excessive unknown recipients|too many (?:unknown|invalid) recipients/i,
+      /\b(?:your|the|this|sending|client|source) ip(?: address)?\b(?:[^.;]|\.(?=\w)){0,80}\b(?:block|ban|reject|refus|deni|filter|identified as spam|not (?:allowed|authori[sz]ed|accepted|permitted)|poor|bad|low|listed)|adresse ip source bloquee|indirizzo ip bloccato|ip-adresse (?:ist )?(?:gesperrt|blockiert)|\bbad ip\b|\bclient host\b(?:[^.;]|\.(?=\w)){0,40}\bspam|unusual (?:rate|amount) of unsolicited|(?:not accepted|refused|blocked|rejected) from (?:this|your|the sending) ip\b|\b(?:block|ban)\w*(?:[^.;]|\.(?=\w)){0,40}\b(?:your|this|the sending) ip\b|\b\d{1,3}(?:\.\d{1,3}){3}\b>?\]?(?:[^.;]|\.(?=\w)){0,30}\b(?:is |has been |was )?(?:blocked|blacklisted|banned)\b|spam sender|excessive unknown recipients|too many (?:unknown|invalid) recipients/i,
     category: 'reputation-blocklist',
   },
   // SPF, DKIM, DMARC, or SMTP AUTH at a smarthost.
@@ -68,25 +68,25 @@ export const TEXT_RULES: readonly TextRule[] = [
   // (decisions.md: "A missing PTR or reverse DNS is not this: it is policy").
   {
     match:
-      /starttls|\btls (?:is )?required|encryption (?:is )?required|over a tls connection|reverse (?:dns|hostname|lookup)|\bptr\b|\brdns\b|cannot find your (?:reverse )?hostname/i,
+      /starttls|\btls (?:is )?required|encryption (?:is )?required|over a tls connection|reverse (?:dns|hostname|lookup)|\bptr\b|\bnoptr\b|\brdns\b|cannot find your (?:reverse )?hostname/i,
     category: 'policy-rejection',
   },
   // Header syntax (RFC 5322) is the receiver's rule, even when it says it fights spam with it.
   {
     match:
-      /rfc ?(?:5322|2822)|\bno [\w-]+ field given|missing (?:required )?[\w-]+ header|not (?:rfc|standards?)[ -]?compliant|duplicate headers?|invalid sender|emetteur invalide/i,
+      /rfc ?(?:5322|2822)|\bheader error\b|duplicated? message-id|\bno [\w-]+ field given|missing (?:required )?[\w-]+ header|not (?:rfc|standards?)[ -]?compliant|duplicate headers?|invalid sender|emetteur invalide/i,
     category: 'policy-rejection',
   },
   // Our sender's domain does not resolve (4.1.8/5.1.8): a DNS failure on our side, never the recipient's.
   {
     match:
-      /(?:unroutable|unresolvable) sender|(?:sender (?:address|domain)|domain of sender)(?:[^;]){0,80}?(?:domain not found|does ?n[o']t (?:exist|resolve)|not resolv|unresolvable|nxdomain)/i,
+      /(?:unroutable|unresolvable) sender|(?:from:? ?)?domain must resolve|(?:sender (?:address|domain)|domain of sender)(?:[^;]){0,80}?(?:domain not found|does ?n[o']t (?:exist|resolve)|not resolv|unresolvable|nxdomain)/i,
     category: 'dns-mx-failure',
     reason: SENDER_DOMAIN_UNRESOLVED,
   },
   {
     match:
-      /rate[- ]?limit|(?:too|to) many (?:concurrent |simultaneous |parallel |smtp |recent )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)(?! (?:on the server|stored))|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|too much (?:e-?)?mail(?! data| stored)|too quickly|excessive (?:volume|traffic|mail)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|exceeded (?:the |its )?threshold|(?<![A-Z])(?:HL:I(?:CC|FC|FQ)|MI:(?:DMC|SFQ)|RP:(?:CEL|QRC|TRC|RCL|QCL))\b|exceeded(?:(?!size|length)(?:[^.;]|\.(?=\w))){0,30}(?:rate|limit)|recipients per (?:\d+ )?(?:second|minute|hour|day)|per (?:hour|day|minute) (?:exceeded|allowed)|(?:daily|hourly|relay|queue) quota|(?:rcpts?|recipients)(?:[^.;]){0,30}maximum threshold|max defers/i,
+      /rate[- ]?limit|(?:too|to) many (?:concurrent |simultaneous |parallel |smtp |recent )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)(?! (?:on the server|stored))|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|send limit|excessive amounts? of data|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|too much (?:e-?)?mail(?! data| stored)|too quickly|excessive (?:volume|traffic|mail)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|exceeded (?:the |its )?threshold|(?<![A-Z])(?:HL:I(?:CC|FC|FQ)|MI:(?:DMC|SFQ)|RP:(?:CEL|QRC|TRC|RCL|QCL))\b|exceeded(?:(?!size|length|disk|storage|space|mailbox)(?:[^.;]|\.(?=\w))){0,30}(?:rate|limit)|recipients per (?:\d+ )?(?:second|minute|hour|day)|per (?:hour|day|minute) (?:exceeded|allowed)|(?:daily|hourly|relay|queue) quota|(?:rcpts?|recipients)(?:[^.;]){0,30}maximum threshold|max defers/i,
     category: 'rate-limited',
   },
   {
@@ -96,7 +96,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // A connection that failed, named as such, even when the HELO or a refusal is mentioned.
   {
     match:
-      /connection (?:timed out|refused|reset|lost|dropped)|lost connection|refused to talk to me|connection (?:\S+ ){0,3}(?:is |was )?broken|too many errors/i,
+      /connection (?:timed out|refused|reset|lost|dropped)|lost connection|refused to talk to me|connection (?:\S+ ){0,3}(?:is |was )?broken|too many errors|network error|host (?:is )?(?:not |un)reachable|attempts? to connect|socket error|tcp (?:read|write) error|hosts have been failing/i,
     category: 'connection-error',
   },
   // NetEase's published codes for a refused sender or too many erroneous commands.
@@ -112,7 +112,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // A full mailbox comes before a dead one (design/decisions.md's order): "unknown address error … Mailbox Full".
   {
     match:
-      /(?:mailbox|inbox|mail ?box|mail ?folder|user|recipient|account)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is )?(?:full|over ?quota)\b|over ?quota|(?<!sending |relay |daily |queue )quota (?:usage )?(?:exceeded|exceed|full)|(?:disk|storage|mailbox) quota|exceed(?:s|ed)? (?:(?:the|its|his|her|their|storage|mailbox|disk) )*(?:quota|storage)|out of (?:storage|space|disk)|(?:insufficient|not enough) (?:mailbox )?(?:storage|space)|exhausted (?:\w+ ){0,2}storage|storage space|storage allocation|mailbox size limit|quota violation|full mailbox|mailbox exceeds (?:the |its )?(?:allowed |maximum )?size|disk ?space quota|too (?:many messages|much mail) (?:on the server|stored)|speichervolumen|speicherplatz|(?:mailbox|casilla)(?:[^.;]){0,20}(?:lleno|agotado)|espacio en casilla|boîte (?:aux lettres )?pleine/i,
+      /(?:mailbox|inbox|mail ?box|mail ?folder|user|recipient|account)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is )?(?:full|over ?quota)\b|over ?quota|(?<!sending |relay |daily |queue )quota (?:usage )?(?:exceeded|exceed|full)|(?:disk|storage|mailbox) quota|exceed(?:s|ed)? (?:(?:the|its|his|her|their|storage|mailbox|disk) )*(?:quota|storage)|out of (?:storage|space|disk)|(?:insufficient|not enough) (?:mailbox )?(?:storage|space)|exhausted (?:\w+ ){0,2}storage|storage space|storage allocation|mailbox size limit|quota violation|full mailbox|mailbox exceeds (?:the |its )?(?:allowed |maximum )?size|(?:maximum|allocated) mailbox (?:size|storage)|messages in (?:the )?recipient.s mailbox exceeded|\bquota error\b|disk space quota|メールボックスが一杯|空间不足|переполнен|disk ?space quota|too (?:many messages|much mail) (?:on the server|stored)|speichervolumen|speicherplatz|(?:mailbox|casilla)(?:[^.;]){0,20}(?:lleno|agotado)|espacio en casilla|boîte (?:aux lettres )?pleine/i,
     category: 'mailbox-full',
   },
   // The address is dead: the domain does not exist or has a null MX (RFC 7505), or the mailbox
@@ -126,14 +126,14 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   // A domain that says it takes no mail (null MX, RFC 7505): decisions.md puts it with invalid-recipient.
   {
-    match: /null mx|domain (?:does not|doesn't) accept (?:e-?)?mail/i,
+    match: /null mx|(?:domain|host) (?:does not|doesn't) accept (?:e-?)?mail/i,
     category: 'invalid-recipient',
     dead: true,
     reason: DOMAIN_NO_MAIL,
   },
   {
     match:
-      /(?:user|recipient|addressee) (?:unknown|not known)|unknown (?:user|recipient|mailbox|local[- ]?part|e-?mail address|address(?:ee)?)|no such (?:user|mailbox|recipient|address|account|person|local user)|recipient ?not ?found|(?:user|mailbox|account)(?:[^.;]|\.(?=\w)){0,40}\b(?:not found|is unknown)|invalid[- ](?:recipient|mailbox|user|final delivery)|not a valid (?:user|mailbox|recipient)|no mailbox here|bad destination mailbox|(?:all|no valid) recipients|not (?:in|on) (?:the )?(?:recipient|user|valid recipient) list|not listed in (?:the )?(?:public )?(?:name (?:&|and) address book|directory)|not a member of (?:the )?domain|(?:address|recipient) (?:is )?marked as invalid|final (?:e-?mail )?delivery point|\bnot our user\b|not a valid (?:rfc[- ]?5321 )?address|(?:adresse|destinataire|utilisateur|compte)[^.;]{0,60}n'existe pas|(?:adresse|empfänger|benutzer|postfach)[^.;]{0,60}existiert nicht|(?:dirección|destinatario|usuario|buzón)[^.;]{0,60}no existe|(?:indirizzo|destinatario|utente|casella)[^.;]{0,60}non esiste|(?:адрес|пользовател|ящик)[^.;]{0,60}не существует|ディレクトリのリストにありません/i,
+      /(?:user|recipient|addressee) (?:unknown|not known)|unknown (?:user|recipient|mailbox|local[- ]?part|e-?mail address|address(?:ee)?)|no such (?:user|mailbox|recipient|address|account|person|local user)|recipient ?not ?found|(?:user|mailbox|account)(?:[^.;]|\.(?=\w)){0,40}\b(?:not found|is unknown)|invalid[- ](?:recipient|mailbox|user|final delivery)|not a valid (?:user|mailbox|recipient)|no mailbox here|bad destination mailbox|all recipients (?:are |were )?invalid|no valid recipients|no such (?:\w+ )?(?:user|mailbox|recipient|address|account)|(?:unknown|illegal|invalid) (?:or \w+ )?alias|(?:user|recipient|mailbox|address) (?:does )?not exists?\b|not (?:in|on) (?:the )?(?:recipient|user|valid recipient) list|not listed in (?:the )?(?:public )?(?:name (?:&|and) address book|directory)|not a member of (?:the )?domain|(?:address|recipient) (?:is )?marked as invalid|final (?:e-?mail )?delivery point|\bnot our user\b|not a valid (?:rfc[- ]?5321 )?address|(?:adresse|destinataire|utilisateur|compte)[^.;]{0,60}n'existe pas|(?:adresse|empfänger|benutzer|postfach)[^.;]{0,60}existiert nicht|(?:dirección|destinatario|usuario|buzón)[^.;]{0,60}no existe|(?:indirizzo|destinatario|utente|casella)[^.;]{0,60}non esiste|(?:адрес|пользовател|ящик)[^.;]{0,60}не существует|ディレクトリのリストにありません/i,
     category: 'invalid-recipient',
     dead: true,
   },
@@ -147,7 +147,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /(?<!(?:your|ip|sender|sending) )\b(?:user|mailbox|account|recipient|address)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:disabled|deactivated|inactive|inactivated|closed|terminated|deleted|removed|suspended|expired|locked|not activated|no longer (?:valid|active|in use|accepts? (?:e-?)?mail))\b|(?:disabled|inactive|suspended|closed|expired|invalid) (?:recipient|user|mailbox|account)|blocked due to inactivity|@[\w.-]+>? (?:is |was )?no longer (?:valid|active|in use)/i,
+      /(?<!(?:your|ip|sender|sending) )\b(?:user|mailbox|account|recipient|address)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:disabled|deactivated|inactive|inactivated|closed|terminated|deleted|removed|suspended|expired|locked|frozen|blocked|bloque|not activated|no longer (?:valid|active|in use|accepts? (?:e-?)?mail))\b|(?:disabled|inactive|suspended|closed|expired|frozen|invalid) (?:recipient|user|mailbox|account)|blocked due to inactivity|@[\w.-]+>? (?:is |was )?no longer (?:valid|active|in use)/i,
     category: 'invalid-recipient',
     dead: true,
     reason: MAILBOX_DISABLED,
@@ -157,7 +157,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // Italian, Portuguese, Dutch, Polish, Czech, Russian, Japanese, Chinese, Korean).
   {
     match:
-      /(?:empfänger|benutzer|postfach|adresse)\W+(?:\w+\W+){0,5}?unbekannt|unbekannte[rn]? (?:empfänger|benutzer)|(?:destinataire|utilisateur|adresse|boîte)\W+(?:\w+\W+){0,5}?inconnue?|(?:destinatario|usuario|buzón|dirección)\W+(?:\w+\W+){0,5}?desconocid[oa]|(?:destinatario|utente|casella|indirizzo)\W+(?:\w+\W+){0,5}?(?:sconosciut[oa]|inesistente)|(?:destinatário|usuário|utilizador|endereço)\W+(?:\w+\W+){0,5}?(?:desconhecid[oa]|não existe|inexistente)|(?:ontvanger|gebruiker|adres|mailbox)\W+(?:\w+\W+){0,5}?(?:onbekend|bestaat niet)|(?:odbiorca|użytkownik|adres|skrzynka)\W+(?:\w+\W+){0,5}?(?:nie istnieje|nieznany)|(?:příjemce|uživatel|adresa|schránka)\W+(?:\w+\W+){0,5}?(?:neexistuje|neznám[ýá])|(?:получател|пользовател|адрес|ящик)\S*\s+(?:\S+\s+){0,5}?(?:не существует|неизвест|не найден)|нет такого (?:пользователя|ящика|адреса)|(?:宛先|ユーザ|メールボックス|アドレス)[^.;。]{0,10}(?:存在しません|不明)|(?:收件人|用户|邮箱|地址|帐户|账户)[^.;。]{0,10}不存在|(?:수신자|사용자|메일박스|주소)[^.;]{0,10}존재하지 않/i,
+      /(?:empfänger|benutzer|postfach|adresse)\W+(?:\w+\W+){0,5}?unbekannt|unbekannte[rn]? (?:empfänger|benutzer)|(?:destinataire|utilisateur|adresse|boîte)\W+(?:\w+\W+){0,5}?inconnue?|(?:destinatario|usuario|buzón|dirección)\W+(?:\w+\W+){0,5}?desconocid[oa]|(?:destinatario|utente|casella|indirizzo)\W+(?:\w+\W+){0,5}?(?:sconosciut[oa]|inesistente)|(?:destinatário|usuário|utilizador|endereço)\W+(?:\w+\W+){0,5}?(?:desconhecid[oa]|não existe|inexistente)|(?:ontvanger|gebruiker|adres|mailbox)\W+(?:\w+\W+){0,5}?(?:onbekend|bestaat niet)|(?:odbiorca|użytkownik|adres|skrzynka)\W+(?:\w+\W+){0,5}?(?:nie istnieje|nieznany)|(?:příjemce|uživatel|adresa|schránka)\W+(?:\w+\W+){0,5}?(?:neexistuje|neznám[ýá])|(?:получател|пользовател|адрес|ящик)\S*\s+(?:\S+\s+){0,5}?(?:не существует|неизвест|не найден)|нет такого (?:пользователя|ящика|адреса)|(?:宛先|あて先|ユーザ|メールボックス|アドレス)[^.;。]{0,20}(?:存在しません|不明|見つかりません)|(?:收件人|用户|邮箱|地址|帐户|账户)[^.;。]{0,10}(?:不存在|未开通|已注销|已停用)|gick inte att hitta (?:e-postadressen|mottagaren)|(?:e-postadressen|mottagaren)\W+(?:\w+\W+){0,5}?finns inte|n'accepte plus (?:de )?(?:messages|courrier)|(?:수신자|사용자|메일박스|주소)[^.;]{0,10}존재하지 않/i,
     category: 'invalid-recipient',
     dead: true,
   },
@@ -167,13 +167,13 @@ export const TEXT_RULES: readonly TextRule[] = [
   // the phrases above; our sender, our IP and our account are never its subject.
   {
     match:
-      /(?<!(?:\bip|\bsender|\bsending|\byour|\bfrom|\breturn|\breply-to|\byour e-?mail|\bsender e-?mail|\bfrom e-?mail)[ -])\b(?:recipient|addressee|mailbox|e-?mail address|address|user(?:name)?|account|local[- ]?part|destination address)\b(?:[^.;:,(]|\.(?=\w)){0,50}?\b(?:(?:is|was|does|do) not (?:exist|valid|known|found|registered|recogni[sz]ed|listed)|not (?:found|known|valid|registered|recogni[sz]ed|listed|present|existing)|(?:doesn.t|does not|did not|no longer) exists?|non-?existent|unrecogni[sz]ed|unregistered)\b/i,
+      /(?<!(?:\bip|\bsender|\bsending|\byour|\bfrom|\breturn|\breply-to|\byour e-?mail|\bsender e-?mail|\bfrom e-?mail)[ -])\b(?:recipient|addressee|mailbox|e-?mail addr?ess|addr?ess|user(?:name)?|account|local[- ]?part|destination address)\b(?:[^.;:,(]|\.(?=\w)){0,50}?\b(?:(?:is|was|does|do) not (?:exist|valid|known|found|registered|recogni[sz]ed|listed)|(?:wasn.t|isn.t) (?:found|valid|known)|unknown|not (?:found|known|valid|registered|recogni[sz]ed|listed|present|existing)|(?:doesn.t|does not|did not|no longer) exists?|non-?existent|unrecogni[sz]ed|unregistered)\b/i,
     category: 'invalid-recipient',
     dead: true,
   },
   {
     match:
-      /unable to route|unroute?able|no (?:mx|mail hosts?)\b|mx (?:lookup|record)|dns (?:\w+ )?(?:error|failure|look-?up|problem|query)|failure in dns|name (?:service|server) error|could not resolve|unresolvable|invalid dns\b|domain (?:is )?not reachable|invalid domain(?: name)?\b|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,} does not exist/i,
+      /unable to route|unroute?able|no (?:mx|mail hosts?)\b|mx (?:lookup|record)|dns (?:\w+ )?(?:error|failure|look-?up|problem|query)|failure in dns|name (?:service|server) error|could not resolve|unresolvable|invalid dns\b|illegal (?:host|domain)|domain (?:is )?not reachable|invalid domain(?: name)?\b|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,} does not exist/i,
     category: 'dns-mx-failure',
   },
   {

@@ -25,6 +25,9 @@ describe('a dead address by its shape', () => {
     '宛先が存在しません',
     '收件人不存在',
     '수신자가 존재하지 않습니다',
+    'Mailbox is frozen',
+    'There is no such active account',
+    'failure: 192.0.2.1_does_not_like_recipient./Remote_host_said:_550_No_such_user/Giving_up',
   ])('%s: hard, suppressed', (text) => {
     expect(at(text)).toMatchObject({ category: 'invalid-recipient', outcome: 'hard', suppress: true });
   });
@@ -40,6 +43,15 @@ describe('a dead address by its shape', () => {
     '发件人不存在',
   ])('%s: never suppressed', (text) => {
     expect(at(text).suppress).toBe(false);
+  });
+
+  it('is soft and kept when only the code says dead and the words speak of the message', () => {
+    expect(
+      classifyReply({ code: 521, enhanced: '5.2.1', text: ': we will not accept delivery of this message.' }),
+    ).toMatchObject({ outcome: 'soft', suppress: false });
+    expect(classifyReply({ code: 550, enhanced: '5.1.1', text: '<ada@example.org>' })).toMatchObject({
+      suppress: true,
+    });
   });
 
   it('is soft and kept when a 4xx says it', () => {

@@ -93,6 +93,9 @@ const ENHANCED_CODE = /^[245]\.\d{1,3}\.\d{1,3}$/;
 // An enhanced code inside the text, e.g. qmail's "(#5.7.1)"; not part of an IP address or version.
 const ENHANCED_IN_TEXT = /(?<![\w.])[245]\.\d{1,3}\.\d{1,3}(?![\w.])/;
 
+/** The words a relaying server wraps around the reply it got ("refused to accept your message (DATA), with …"). */
+const WRAPPER = /\brefused to accept your message \(\w+\),? with the following error message:?/i;
+
 interface ParsedReply {
   /** 2, 4 or 5; undefined when neither the code nor the text gives a final reply class. */
   replyClass: number | undefined;
@@ -132,11 +135,20 @@ export function classifyFailure(failure: TransportFailure): Classification {
   return classification(rule.outcome, rule.category, rule.reason, { by: 'transport', matched: failure.kind });
 }
 
-/** A dead-address rule on a reply that says it is temporary: soft and kept (issue 29: "when unsure, soft"). */
+/**
+ * A dead-address rule on a reply that says it is temporary, or a dead-address code on words
+ * about the message: soft and kept (issue 29: "when unsure, soft").
+ */
 function unsure(found: Found, parsed: ParsedReply): Found {
-  if (found.rule.dead !== true || !SAYS_TEMPORARY.test(parsed.text)) return found;
+  if (found.rule.dead !== true) return found;
+  // Only the code says the address is dead while the words speak of the message: unsure too.
+  const aboutMessage = found.decided.by === 'enhanced-code' && ABOUT_MESSAGE.test(parsed.text);
+  if (!SAYS_TEMPORARY.test(parsed.text) && !aboutMessage) return found;
   return { ...found, rule: { ...found.rule, dead: false } };
 }
+
+/** Words that make the message, not the mailbox, the subject of a reply ("will not accept delivery of this message"). */
+const ABOUT_MESSAGE = /\b(?:this|your|the) (?:message|mail|e-?mail)\b/i;
 
 /** A rule found, and how. */
 interface Found {
@@ -186,7 +198,11 @@ function parseReply(reply: SmtpReply): ParsedReply {
     .map((line) => line.trim())
     .filter((line) => line !== '')
     .map((line) => REPLY_LINE.exec(line));
-  const text = lines.map((line) => line?.[3] ?? '').join(' ');
+  // qmail's logs write a reply with underscores for spaces ("_does_not_like_recipient./Remote_host_said:_").
+  const joined = lines.map((line) => line?.[3] ?? '').join(' ');
+  const spaced = (joined.match(/_/g)?.length ?? 0) >= 5 && (joined.match(/ /g)?.length ?? 0) <= 3;
+  // A relaying server's wrapper says "refused" of any reply it relays: only the reply inside counts.
+  const text = (spaced ? joined.replace(/_/g, ' ') : joined).replace(WRAPPER, '');
   const first = lines[0];
   return {
     replyClass: replyClassOf(Number(reply.code)) ?? digitOf(first?.[1]) ?? digitOf(first?.[2]?.[0]),
