@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadMigrations, openDatabase, StoreOpenError, type OpenOptions } from './db.ts';
+import { loadMigrations, openDatabase, readMigrations, StoreOpenError, type OpenOptions } from './db.ts';
 import { createCommitter, type CommitterOptions } from './committer.ts';
 
 const dirs: string[] = [];
@@ -30,6 +30,38 @@ function committerOn(ddl: string, opts: CommitterOptions, open: OpenOptions = {}
     },
   };
 }
+
+describe('readMigrations', () => {
+  const folder = (...names: string[]) => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-migrations-'));
+    for (const n of names) writeFileSync(join(dir, n), 'SELECT 1;');
+    return dir;
+  };
+
+  it('reads 0001, 0002 … in order, skipping other files', () => {
+    const dir = folder('0002_b.sql', '0001_a.sql', 'README.md');
+    expect(readMigrations(dir).map((m) => [m.version, m.name])).toEqual([
+      [1, '0001_a.sql'],
+      [2, '0002_b.sql'],
+    ]);
+    rmSync(dir, { recursive: true });
+  });
+
+  it.each([
+    [['0001_a.sql', '0002_b.sql', '0002_c.sql'], /0002_c\.sql .* shares version 2 with 0002_b\.sql/],
+    [['0001_a.sql', '0003_c.sql'], /0003_c\.sql .* follows version 1/],
+  ])('refuses %j: a repeated or missing number would skip a migration for good', (names, message) => {
+    const dir = folder(...names);
+    expect(() => readMigrations(dir)).toThrow(message);
+    rmSync(dir, { recursive: true });
+  });
+
+  it('holds for both stores as shipped', async () => {
+    expect(loadMigrations().map((m) => m.version)).toEqual(loadMigrations().map((_, i) => i + 1));
+    const { loadPgMigrations } = await import('./pg.ts');
+    expect(loadPgMigrations().map((m) => m.version)).toEqual(loadPgMigrations().map((_, i) => i + 1));
+  });
+});
 
 describe('openDatabase', () => {
   it('refuses a data dir with no database unless asked to create one, and then creates nothing', () => {

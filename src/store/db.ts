@@ -20,12 +20,23 @@ export function loadMigrations(): { version: number; name: string; sql: string }
   return readMigrations(MIGRATIONS_DIR);
 }
 
-/** The numbered `NNNN_name.sql` files of a folder, in order (both stores' migrations). */
+/**
+ * The numbered `NNNN_name.sql` files of a folder, in order (both stores' migrations). They
+ * must number 1, 2, 3 … with no gap and no number twice: two branches that each added "the
+ * next" migration would otherwise apply one and skip the other for good (a database records
+ * only its highest version).
+ */
 export function readMigrations(dir: string): { version: number; name: string; sql: string }[] {
-  return readdirSync(dir)
+  const files = readdirSync(dir)
     .filter((f) => /^\d{4}_.+\.sql$/.test(f))
-    .sort()
-    .map((f) => ({ version: Number(f.slice(0, 4)), name: f, sql: readFileSync(join(dir, f), 'utf8') }));
+    .sort();
+  files.forEach((f, i) => {
+    const version = Number(f.slice(0, 4));
+    if (version === i + 1) return;
+    const why = version === i ? `shares version ${version} with ${files[i - 1]}` : `follows version ${i}`;
+    throw new Error(`migration ${f} in ${dir} ${why}: migrations number 1, 2, 3 … with no gap and no repeat`);
+  });
+  return files.map((f) => ({ version: Number(f.slice(0, 4)), name: f, sql: readFileSync(join(dir, f), 'utf8') }));
 }
 
 export interface OpenOptions {
