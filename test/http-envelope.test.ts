@@ -263,6 +263,13 @@ describe('operational endpoints', () => {
     // svc's own, with an API key: what `svc top --server` reads.
     const top = ['GET /v1/top', 'GET /v1/top/emails/{email_id}'];
     expect(ops.sort()).toEqual([...publicOps, ...managementOps, ...outside, ...auth, ...top].sort());
+    // Any request may meet a server shutting down, a full disk or too many bytes in flight.
+    const methods = Object.values(doc.paths as Record<string, Record<string, { responses: Record<string, object> }>>);
+    for (const op of methods.flatMap((m) => Object.values(m))) {
+      expect(op.responses['503']).toMatchObject({
+        description: 'service_unavailable, storage_full, server_busy',
+      });
+    }
     const send = doc.components.schemas.EmailSendRequest;
     expect(send.type).toBe('object');
     expect(send.required).toEqual(expect.arrayContaining(['from', 'to']));

@@ -12,13 +12,20 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const data = (schema: object) => ({
   'application/json': { schema: { type: 'object', required: ['data'], properties: { data: schema } } },
 });
+/** Codes only the SMTP doors answer (a DMARC report's): never in an HTTP response. */
+const SMTP_ONLY: ReadonlySet<string> = new Set(['report_refused', 'report_limit_reached']);
+
+/**
+ * The error responses of an operation: `statuses`, and 503 for every one, since any request
+ * may meet a server shutting down, a full disk or too many bytes in flight.
+ */
 const errors = (...statuses: number[]) =>
   Object.fromEntries(
-    statuses.map((s) => [
+    [...statuses, 503].map((s) => [
       String(s),
       {
         description: Object.entries(errorRegistry)
-          .filter(([, v]) => v.status === s)
+          .filter(([k, v]) => v.status === s && !SMTP_ONLY.has(k))
           .map(([k]) => k)
           .join(', '),
         content: { 'application/json': { schema: ref('Error') } },
