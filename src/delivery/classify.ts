@@ -1,16 +1,10 @@
 // Turns what a recipient's server said (or failed to say) into one of the three outcomes of a
 // recipient attempt in decisions.md ("Email lifecycle"): the address is dead (hard, suppressed),
 // this message is refused (soft, final), or temporary (retried). Pure: no clock, no I/O.
-// The rules themselves are data, in classify-rules.ts.
-import {
-  BASIC_CODE_RULES,
-  ENHANCED_RULES,
-  FAILURE_RULES,
-  NO_REASON,
-  REASONS,
-  TEXT_RULES,
-  type Rule,
-} from './classify-rules.ts';
+// The rules themselves are data, in classify-rules.ts (words) and classify-codes.ts (codes).
+import { aboutSender, unsure } from './classify-doubt.ts';
+import { BASIC_CODE_RULES, ENHANCED_RULES, FAILURE_RULES, REASONS } from './classify-codes.ts';
+import { NO_REASON, TEXT_RULES, type Rule } from './classify-rules.ts';
 
 export const BOUNCE_CATEGORIES = [
   'invalid-recipient',
@@ -96,7 +90,13 @@ const ENHANCED_IN_TEXT = /(?<![\w.])[245]\.\d{1,3}\.\d{1,3}(?![\w.])/;
 /** The words a relaying server wraps around the reply it got ("refused to accept your message (DATA), with …"). */
 const WRAPPER = /\brefused to accept your message \(\w+\),? with the following error message:?/i;
 
-interface ParsedReply {
+/** A rule found, and how. */
+export interface Found {
+  rule: Rule;
+  decided: DecidingRule;
+}
+
+export interface ParsedReply {
   /** 2, 4 or 5; undefined when neither the code nor the text gives a final reply class. */
   replyClass: number | undefined;
   enhanced: string | undefined;
@@ -134,62 +134,6 @@ export function classifyFailure(failure: TransportFailure): Classification {
   const rule = FAILURE_RULES[failure.kind];
   return classification(rule.outcome, rule.category, rule.reason, { by: 'transport', matched: failure.kind });
 }
-
-/**
- * A dead-address rule on a reply that says it is temporary, or a dead-address code on words
- * about the message: soft and kept (issue 29: "when unsure, soft").
- */
-function unsure(found: Found, parsed: ParsedReply): Found {
-  if (found.rule.dead !== true) return found;
-  // Only the code says the address is dead while the words speak of the message: unsure too.
-  const aboutMessage = found.decided.by === 'enhanced-code' && ABOUT_MESSAGE.test(parsed.text);
-  if (!SAYS_TEMPORARY.test(parsed.text) && !aboutMessage) return found;
-  return { ...found, rule: { ...found.rule, dead: false } };
-}
-
-/** Words that make the message, not the mailbox, the subject of a reply ("will not accept delivery of this message"). */
-const ABOUT_MESSAGE = /\b(?:this|your|the) (?:message|mail|e-?mail)\b/i;
-
-/** A rule found, and how. */
-interface Found {
-  rule: Rule;
-  decided: DecidingRule;
-}
-
-/** RFC 3463's codes about the sender: bad sender mailbox syntax, bad sender system, sender null MX (RFC 7505). */
-const SENDER_CODES = new Set(['1.7', '1.8', '7.27']);
-
-/** Words that make our sender the subject of a reply (RFC 5321's roles, the checks made of it, and "sender" in the languages receivers answer in). */
-const SENDER_ROLE =
-  /\bsender\b|\bmail from\b|\benvelope[- ]from\b|\bfrom address\b|\breturn[- ]path\b|\bcallout\b|\boriginator\b|\babsender\b|expéditeur|\bremitente\b|\bmittente\b|\bremetente\b|\bafzender\b|\bnadawca\b|odesílatel|отправител|发件人|寄件人|送信者|발신자/i;
-
-/**
- * Issue 29, item 3: a reply about our sender is never a dead recipient. A rule that would
- * bounce the address as dead gives way when the reply is about the sender: it answered MAIL
- * FROM, carries a sender status code (X.1.7, X.1.8, X.7.27), names one of our sender
- * addresses, or names the sender role. Then it is the receiver refusing our sender
- * (policy-rejection, soft, never suppressed). Only a reply about the recipient suppresses;
- * naming both roles is unsure, and unsure is soft.
- */
-function aboutSender(found: Found, parsed: ParsedReply, context: ReplyContext): Found {
-  if (found.rule.dead !== true) return found;
-  const code = parsed.enhanced?.split('.').slice(1).join('.');
-  const text = parsed.text.toLowerCase();
-  const named = context.senders?.find((s) => s !== '' && text.includes(s.toLowerCase()));
-  const evidence =
-    context.stage === 'mail'
-      ? 'a reply to MAIL FROM'
-      : code !== undefined && SENDER_CODES.has(code)
-        ? `enhanced code ${parsed.enhanced} (about the sender)`
-        : (named ?? SENDER_ROLE.exec(parsed.text)?.[0]);
-  if (evidence === undefined) return found;
-  return {
-    rule: { category: 'policy-rejection', reason: SENDER_REFUSED_REASON },
-    decided: { by: 'sender', matched: evidence },
-  };
-}
-
-const SENDER_REFUSED_REASON = "the recipient's server refused our sender address, not the recipient";
 
 function parseReply(reply: SmtpReply): ParsedReply {
   const raw = typeof reply.text === 'string' ? reply.text : '';
@@ -255,12 +199,6 @@ function findEnhancedRule(enhanced: string | undefined, specificOnly: boolean): 
   const [, subject, detail] = enhanced.split('.');
   return ENHANCED_RULES[`${subject}.${detail}`] ?? (specificOnly ? undefined : ENHANCED_RULES[subject ?? '']);
 }
-
-/**
- * Words that say a reply is temporary whatever its code ("Host not found, try again"): a rule
- * reading the address as dead then gives way, since the receiver itself is unsure.
- */
-const SAYS_TEMPORARY = /\btry again\b|\btemporar(?:y|ily)\b|\bretry\b|\blater\b/i;
 
 function decideOutcome(replyClass: 4 | 5, rule: Rule): Outcome {
   if (replyClass === 4 || ALWAYS_TEMPORARY.has(rule.category)) return 'retry';

@@ -1,0 +1,60 @@
+// When a reading of an address as dead gives way (issue 29, items 3 and "when unsure, soft"):
+// the reply is about our sender, says it is temporary, or only its code says dead while its
+// words speak of the message. classify.ts applies these to the rule it found.
+import type { Found, ParsedReply, ReplyContext } from './classify.ts';
+
+/**
+ * Words that say a reply is temporary whatever its code ("Host not found, try again"): a rule
+ * reading the address as dead then gives way, since the receiver itself is unsure.
+ */
+const SAYS_TEMPORARY = /\btry again\b|\btemporar(?:y|ily)\b|\bretry\b|\blater\b/i;
+
+/**
+ * A dead-address rule on a reply that says it is temporary, or a dead-address code on words
+ * about the message: soft and kept (issue 29: "when unsure, soft").
+ */
+export function unsure(found: Found, parsed: ParsedReply): Found {
+  if (found.rule.dead !== true) return found;
+  // Only the code says the address is dead while the words speak of the message: unsure too.
+  const aboutMessage = found.decided.by === 'enhanced-code' && ABOUT_MESSAGE.test(parsed.text);
+  if (!SAYS_TEMPORARY.test(parsed.text) && !aboutMessage) return found;
+  return { ...found, rule: { ...found.rule, dead: false } };
+}
+
+/** Words that make the message, not the mailbox, the subject of a reply ("will not accept delivery of this message"). */
+const ABOUT_MESSAGE = /\b(?:this|your|the) (?:message|mail|e-?mail)\b/i;
+
+/** RFC 3463's codes about the sender: bad sender mailbox syntax, bad sender system, sender null MX (RFC 7505). */
+const SENDER_CODES = new Set(['1.7', '1.8', '7.27']);
+
+/** Words that make our sender the subject of a reply (RFC 5321's roles, the checks made of it, and "sender" in the languages receivers answer in). */
+const SENDER_ROLE =
+  /\bsender\b|\bmail from\b|\benvelope[- ]from\b|\bfrom address\b|\breturn[- ]path\b|\bcallout\b|\boriginator\b|\babsender\b|expéditeur|\bremitente\b|\bmittente\b|\bremetente\b|\bafzender\b|\bnadawca\b|odesílatel|отправител|发件人|寄件人|送信者|발신자/i;
+
+/**
+ * Issue 29, item 3: a reply about our sender is never a dead recipient. A rule that would
+ * bounce the address as dead gives way when the reply is about the sender: it answered MAIL
+ * FROM, carries a sender status code (X.1.7, X.1.8, X.7.27), names one of our sender
+ * addresses, or names the sender role. Then it is the receiver refusing our sender
+ * (policy-rejection, soft, never suppressed). Only a reply about the recipient suppresses;
+ * naming both roles is unsure, and unsure is soft.
+ */
+export function aboutSender(found: Found, parsed: ParsedReply, context: ReplyContext): Found {
+  if (found.rule.dead !== true) return found;
+  const code = parsed.enhanced?.split('.').slice(1).join('.');
+  const text = parsed.text.toLowerCase();
+  const named = context.senders?.find((s) => s !== '' && text.includes(s.toLowerCase()));
+  const evidence =
+    context.stage === 'mail'
+      ? 'a reply to MAIL FROM'
+      : code !== undefined && SENDER_CODES.has(code)
+        ? `enhanced code ${parsed.enhanced} (about the sender)`
+        : (named ?? SENDER_ROLE.exec(parsed.text)?.[0]);
+  if (evidence === undefined) return found;
+  return {
+    rule: { category: 'policy-rejection', reason: SENDER_REFUSED_REASON },
+    decided: { by: 'sender', matched: evidence },
+  };
+}
+
+const SENDER_REFUSED_REASON = "the recipient's server refused our sender address, not the recipient";
