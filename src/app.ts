@@ -1,5 +1,4 @@
 import { notOverlapping } from './lib/periodic.ts';
-import { cpus } from 'node:os';
 import type { Config } from './config/schema.ts';
 import { iso, systemClock, type Clock } from './lib/clock.ts';
 import type { Logger } from './lib/logger.ts';
@@ -17,15 +16,16 @@ import { createAccountsService, createMembersService } from './accounts/index.ts
 import { createKeysService } from './keys/index.ts';
 import { createLoginThrottle, createSessionsService, LOGIN_LIMITS } from './sessions/index.ts';
 import { createSuppressionsService } from './suppressions/index.ts';
-import { createTemplatesService, createLazyRenderer, type Renderer } from './templates/index.ts';
+import { createTemplatesService } from './templates/index.ts';
 import { createDnsResolver, createDomainsService, hostnameProblem } from './domains/index.ts';
 import { createEmailsExport, createEmailsService, createRetention } from './emails/index.ts';
 import { createIdempotencyGate } from './idempotency/index.ts';
-import { createUsageReport, LIMITS } from './limits/index.ts';
+import { createUsageReport } from './limits/index.ts';
 import { RETURN_PATH_SECRET, type DeliveryEngine } from './delivery/index.ts';
 import { createTrackingService } from './tracking/index.ts';
 import { createStatsService } from './stats/index.ts';
-import { effectiveSettings, type ServerSettings } from './config/server-settings.ts';
+import { effectiveSettings } from './config/server-settings.ts';
+import { deliveryOptions, makeRenderer, publicUrlOf } from './app-options.ts';
 import {
   createWebhookDispatcher,
   createWebhooksService,
@@ -445,14 +445,6 @@ async function wire(
   };
 }
 
-function makeRenderer(config: Config): Renderer {
-  return createLazyRenderer({
-    timeoutMs: config.templateTimeout,
-    maxOutputBytes: LIMITS.renderOutputBytes,
-    maxThreads: config.workers ?? Math.max(1, cpus().length),
-  });
-}
-
 export type App = Awaited<ReturnType<typeof createApp>>;
 
 /** One line for the log, with the fields a log search wants. */
@@ -468,37 +460,4 @@ function startupWarnings(dataDir: string | undefined, hostname: string): Startup
   }));
   const problem = hostnameProblem(hostname);
   return problem ? [...exposed, { message: problem, fields: { hostname } }] : exposed;
-}
-
-/** Base URL of links in emails (cli.md `--public-url`); by default the server's own listen address. */
-function publicUrlOf(config: Config): string {
-  if (config.publicUrl) return config.publicUrl;
-  const host = config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost;
-  return `${config.tlsCert && config.tlsKey ? 'https' : 'http'}://${host}:${config.httpPort}`;
-}
-
-function deliveryOptions(config: Config, { hostname, mxPort }: ServerSettings) {
-  const threads = config.workers ?? Math.max(1, cpus().length);
-  return {
-    worker: {
-      hostname,
-      mxPort,
-      dnsServers: config.dnsServers ?? null,
-      relay: config.relay ?? null,
-      tlsInsecure: config.smtpTlsInsecure,
-      connectTimeoutMs: config.deliveryConnectTimeout,
-      socketTimeoutMs: config.deliveryTimeout,
-    },
-    threads,
-    perThread: 16,
-    leaseMs: config.deliveryLease,
-    tickMs: 250,
-    policy: { schedule: config.deliveryRetrySchedule, maxAgeMs: config.deliveryMaxAge },
-    throttle: {
-      maxConcurrency: config.deliveryConcurrency,
-      basePauseMs: 30_000,
-      maxPauseMs: 15 * 60_000,
-      recoverAfter: 20,
-    },
-  };
 }

@@ -1,0 +1,50 @@
+// What the app's parts are built with, derived from the configuration and the server's
+// settings: the template render pool, the base URL of links, the delivery engine's options.
+import { cpus } from 'node:os';
+import type { Config } from './config/schema.ts';
+import type { ServerSettings } from './config/server-settings.ts';
+import { LIMITS } from './limits/index.ts';
+import { createLazyRenderer, type Renderer } from './templates/index.ts';
+
+/** The template render pool: started on first use, so admin commands never spawn threads. */
+export function makeRenderer(config: Config): Renderer {
+  return createLazyRenderer({
+    timeoutMs: config.templateTimeout,
+    maxOutputBytes: LIMITS.renderOutputBytes,
+    maxThreads: config.workers ?? Math.max(1, cpus().length),
+  });
+}
+
+/** Base URL of links in emails (cli.md `--public-url`); by default the server's own listen address. */
+export function publicUrlOf(config: Config): string {
+  if (config.publicUrl) return config.publicUrl;
+  const host = config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost;
+  return `${config.tlsCert && config.tlsKey ? 'https' : 'http'}://${host}:${config.httpPort}`;
+}
+
+/** The delivery engine's options: its workers' settings, threads, retry policy and throttle. */
+export function deliveryOptions(config: Config, { hostname, mxPort }: ServerSettings) {
+  const threads = config.workers ?? Math.max(1, cpus().length);
+  return {
+    worker: {
+      hostname,
+      mxPort,
+      dnsServers: config.dnsServers ?? null,
+      relay: config.relay ?? null,
+      tlsInsecure: config.smtpTlsInsecure,
+      connectTimeoutMs: config.deliveryConnectTimeout,
+      socketTimeoutMs: config.deliveryTimeout,
+    },
+    threads,
+    perThread: 16,
+    leaseMs: config.deliveryLease,
+    tickMs: 250,
+    policy: { schedule: config.deliveryRetrySchedule, maxAgeMs: config.deliveryMaxAge },
+    throttle: {
+      maxConcurrency: config.deliveryConcurrency,
+      basePauseMs: 30_000,
+      maxPauseMs: 15 * 60_000,
+      recoverAfter: 20,
+    },
+  };
+}
