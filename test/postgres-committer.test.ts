@@ -168,9 +168,9 @@ describe('the PostgreSQL group commit', () => {
       }),
     ]);
     expect([a.status, b.status]).toEqual(['fulfilled', 'fulfilled']);
-    // At least one group ran again. More than one retry happens on a loaded machine (CI saw 3):
-    // the retried groups no longer wait at the barrier and may deadlock with each other again,
-    // which the committer must also survive; the rows below show each group applied once.
+    // At least one group ran again. A loaded machine saw 3 retries once (CI, not reproduced
+    // idle): how often PostgreSQL's detector ends a group is its scheduling, not the committer's.
+    // What the committer owes is below: both succeed, each group applied once.
     expect(retried).toBeGreaterThanOrEqual(1);
     const rows = (await other.query<{ v: string }>('SELECT v FROM t ORDER BY id')).rows.map((r) => r.v);
     // Each group's two updates are both in, once: one group entirely before the other.
