@@ -6,6 +6,7 @@
  * by Node as this .ts file in development and tests, and as dmarc-worker.js in the bundle.
  */
 import { parentPort } from 'node:worker_threads';
+import { taskStarted } from '../lib/task-started.ts';
 import type { Parsed } from './dmarc-parse.ts';
 import { readAggregateReport } from './dmarc-read.ts';
 
@@ -15,13 +16,9 @@ export interface ReadTask {
   raw: Uint8Array;
 }
 
-/** Posted when a task starts running: worker start-up and queueing are not the report's time. */
-export interface ReadStarted {
-  reportStarted: number;
-}
-
 /** Reads one report message; a bad report is an answer ({ ok: false, reason }), not an exception. */
 export default async function readReportTask(task: ReadTask): Promise<Parsed> {
-  parentPort?.postMessage({ reportStarted: task.id } satisfies ReadStarted);
+  // Worker start-up and queueing are not the report's time: its limit counts from here.
+  parentPort?.postMessage(taskStarted(task.id));
   return readAggregateReport(Buffer.from(task.raw.buffer, task.raw.byteOffset, task.raw.byteLength));
 }

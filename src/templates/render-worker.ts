@@ -7,6 +7,7 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { AppError } from '../errors.ts';
+import { taskStarted } from '../lib/task-started.ts';
 import { renderTemplateSync, type RenderedTemplate, type TemplateSources } from './sandbox.ts';
 
 export interface RenderTask {
@@ -15,11 +16,6 @@ export interface RenderTask {
   input: TemplateSources;
   variables: Record<string, unknown>;
   maxOutputBytes: number;
-}
-
-/** Posted when a task starts running: worker start-up and queueing are not the template's time. */
-export interface RenderStarted {
-  renderStarted: number;
 }
 
 export type RenderFailureCode = 'template_variable_missing' | 'template_render_error';
@@ -46,7 +42,8 @@ function toFailure(e: unknown): RenderOutcome {
 
 /** Renders one template task; never throws, so every outcome is structured-cloneable. */
 export default function renderTask(task: RenderTask): RenderOutcome {
-  parentPort?.postMessage({ renderStarted: task.id } satisfies RenderStarted);
+  // Worker start-up and queueing are not the template's time: its limit counts from here.
+  parentPort?.postMessage(taskStarted(task.id));
   try {
     const value = renderTemplateSync(task.input, task.variables, { maxOutputBytes: task.maxOutputBytes });
     return { ok: true, value };
