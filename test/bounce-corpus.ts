@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
+  basicCodeOf,
   BOUNCE_CATEGORIES,
   classifyReply,
   type BounceCategory,
@@ -91,7 +92,7 @@ export function classifyPublished(reply: string): Classification {
   // A DSN says whether it gave up (Action: failed) or will try again (delayed): a text without
   // any code that says it is temporary is the latter.
   const temporary = /\btemp(?:orar(?:y|ily)|_failure)\b|\btry again\b|\bpostponed\b|\bdeferred\b/i.test(reply);
-  const code = m ? Number(m[1]) : enhanced ? Number(enhanced[0]) * 100 + 50 : temporary ? 450 : 550;
+  const code = m ? Number(m[1]) : !enhanced && temporary ? 450 : basicCodeOf(undefined, enhanced);
   return classifyReply({ code, enhanced, text: reply });
 }
 

@@ -1,11 +1,11 @@
-import { classifyReply, describeRule, type ReplyContext } from '../delivery/classify.ts';
+import { basicCodeOf, classifyReply, describeRule, type ReplyContext } from '../delivery/classify.ts';
 import { print, UsageError } from './io.ts';
 import type { Opts } from './commands/kit.ts';
 
 // A reply's own basic code, when its text starts with one ("550 5.1.1 …", "421-…").
 const LEADING_CODE = /^\s*(\d{3})(?:[ -]|\r?\n|$)/;
 // An enhanced status code leading the text ("5.1.1 User unknown"): it gives the reply's class.
-const LEADING_ENHANCED = /^\s*[245]\.\d{1,3}\.\d{1,3}(?:\s|$)/;
+const LEADING_ENHANCED = /^\s*([245]\.\d{1,3}\.\d{1,3})(?:\s|$)/;
 
 /**
  * `svc bounces classify`: what the classifier makes of a reply, and which rule decided,
@@ -16,10 +16,10 @@ export function classify(words: string[], opts: Opts): Promise<void> {
   const text = words.join(' ');
   if (text.trim() === '') throw new UsageError('give the reply to classify, such as "550 5.1.1 User unknown"');
   const given = codeOf(text, opts.code);
-  // Neither a basic nor an enhanced code: svc reads such a text as it reads a DSN's diagnostic
-  // without one (src/inbound/service.ts): a failed delivery, 550.
-  const bare = Number.isNaN(given) && !LEADING_ENHANCED.test(text);
-  const c = classifyReply({ code: bare ? 550 : given, text }, contextOf(opts));
+  const enhanced = LEADING_ENHANCED.exec(text)?.[1];
+  // Read as svc reads a DSN's diagnostic (basicCodeOf); with no code at all, the output says so.
+  const bare = given === undefined && enhanced === undefined;
+  const c = classifyReply({ code: basicCodeOf(given, enhanced), text }, contextOf(opts));
   print(opts, c, () =>
     [
       ...(bare ? ['note: no reply code: read as a failed delivery (550); give --code 4xx for a temporary one'] : []),
@@ -33,10 +33,10 @@ export function classify(words: string[], opts: Opts): Promise<void> {
   return Promise.resolve();
 }
 
-/** The reply's basic code: --code, else the one its text starts with; NaN when neither gives one. */
-function codeOf(text: string, option: unknown): number {
+/** The reply's basic code: --code, else the one its text starts with; undefined when neither gives one. */
+function codeOf(text: string, option: unknown): number | undefined {
   const given = typeof option === 'string' ? option : LEADING_CODE.exec(text)?.[1];
-  if (given === undefined) return Number.NaN;
+  if (given === undefined) return undefined;
   const code = /^\d{3}$/.test(given) ? Number(given) : Number.NaN;
   if (!(code >= 200 && code <= 599)) {
     throw new UsageError(`${given} is not an SMTP reply code: a reply code is 2xx to 5xx`);

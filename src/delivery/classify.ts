@@ -129,6 +129,15 @@ export function classifyReply(reply: SmtpReply, context: ReplyContext = {}): Cla
   return classification(decideOutcome(parsed.replyClass, rule), rule.category, reason, found.decided);
 }
 
+/**
+ * The basic code of a reply known only as text (a DSN's diagnostic, a reply pasted into `svc
+ * bounces classify`): its own when it has one, else the class of its enhanced status (4.x.x is
+ * temporary), else a failed delivery, 550: the DSN that carried it said the delivery failed.
+ */
+export function basicCodeOf(code: number | null | undefined, enhanced: string | null | undefined): number {
+  return code ?? (enhanced?.trim().startsWith('4') ? 450 : 550);
+}
+
 /** Classifies a failure that happened before any reply (DNS, connection, TLS, timeout, protocol). */
 export function classifyFailure(failure: TransportFailure): Classification {
   const rule = FAILURE_RULES[failure.kind];

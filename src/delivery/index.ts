@@ -16,5 +16,5 @@ export {
   returnPathsIn,
   type ReturnPath,
 } from './return-path.ts';
-export { classifyReply, type BounceCategory } from './classify.ts';
+export { basicCodeOf, classifyReply, type BounceCategory } from './classify.ts';
 export type { Decision } from './outcome.ts';

@@ -1,6 +1,7 @@
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import {
+  basicCodeOf,
   classifyReply,
   parseReturnPath,
   returnPathCovers,
@@ -189,8 +190,7 @@ export type InboundService = ReturnType<typeof createInboundService>;
  */
 function decisionOf(r: DsnRecipient, senders: string[]): Bounced | null {
   if (r.action !== 'failed') return null;
-  const cls = r.status?.[0] ?? String(r.diagnostic?.code ?? 5)[0];
-  const code = r.diagnostic?.code ?? (cls === '4' ? 450 : 550);
+  const code = basicCodeOf(r.diagnostic?.code, r.status);
   const text = r.diagnostic?.text ?? '';
   const c = classifyReply({ code, enhanced: r.status, text }, { senders });
   const hard = c.outcome === 'hard';
