@@ -12,6 +12,8 @@ export interface ErrorSpec {
   readonly smtp: readonly [number, string];
   /** Default human message. */
   readonly message: string;
+  /** Only an SMTP door answers it (a DMARC report's): no HTTP response carries it. */
+  readonly smtpOnly?: true;
 }
 
 export const errorRegistry = {
@@ -70,10 +72,20 @@ export const errorRegistry = {
   storage_full: { status: 503, smtp: [452, '4.3.1'], message: "The server's storage is full; try again later" },
   // A DMARC aggregate report that cannot be read, or is about a domain svc does not know
   // (decisions.md, "DMARC aggregate reports"): permanent, so its sender stops retrying.
-  report_refused: { status: 422, smtp: [554, '5.6.0'], message: 'The DMARC aggregate report was refused' },
+  report_refused: {
+    status: 422,
+    smtp: [554, '5.6.0'],
+    message: 'The DMARC aggregate report was refused',
+    smtpOnly: true,
+  },
   // decisions.md, "a daily limit per reporter": a rate for the day, so a 4xx its sender retries
   // (tomorrow it is taken); 503 as the other "try again later" codes, though only SMTP answers it.
-  report_limit_reached: { status: 503, smtp: [452, '4.3.1'], message: 'DMARC report limit reached for today' },
+  report_limit_reached: {
+    status: 503,
+    smtp: [452, '4.3.1'],
+    message: 'DMARC report limit reached for today',
+    smtpOnly: true,
+  },
   // decisions.md, "DKIM keys that rotate": a rotation waits for its new key's record to be seen.
   dkim_rotation_in_progress: {
     status: 409,

@@ -12,9 +12,6 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const data = (schema: object) => ({
   'application/json': { schema: { type: 'object', required: ['data'], properties: { data: schema } } },
 });
-/** Codes only the SMTP doors answer (a DMARC report's): never in an HTTP response. */
-const SMTP_ONLY: ReadonlySet<string> = new Set(['report_refused', 'report_limit_reached']);
-
 /**
  * The error responses of an operation: `statuses`, and 503 for every one, since any request
  * may meet a server shutting down, a full disk or too many bytes in flight.
@@ -25,7 +22,7 @@ const errors = (...statuses: number[]) =>
       String(s),
       {
         description: Object.entries(errorRegistry)
-          .filter(([k, v]) => v.status === s && !SMTP_ONLY.has(k))
+          .filter(([, v]) => v.status === s && !('smtpOnly' in v))
           .map(([k]) => k)
           .join(', '),
         content: { 'application/json': { schema: ref('Error') } },
