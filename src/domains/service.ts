@@ -179,9 +179,8 @@ export function createDomainsService(deps: DomainsDeps) {
       );
       if (!created) throw planLimitError('domains', org.plan, max!);
       const stored = (await repo.findDomainById(row.id))!;
-      return present(
-        (opts.lookUp ? await verifyRow(verifyDeps, stored, undefined, undefined, actor) : stored) ?? stored,
-      );
+      if (!opts.lookUp) return present(stored);
+      return present((await verifyRow(verifyDeps, stored, undefined, undefined, actor)) ?? stored);
     },
 
     /** A domain with its records and latest checks. */
