@@ -11,6 +11,7 @@ import {
   type BounceCategory,
   type Classification,
 } from '../src/delivery/classify.ts';
+import { saysTemporary } from '../src/delivery/classify-doubt.ts';
 
 export interface CorpusRow {
   file: string;
@@ -91,7 +92,7 @@ export function classifyPublished(reply: string): Classification {
   const enhanced = m?.[2] ?? /(?<![\w.])([245]\.\d{1,3}\.\d{1,3})(?![\w.])/.exec(reply)?.[1] ?? null;
   // A DSN says whether it gave up (Action: failed) or will try again (delayed): a text without
   // any code that says it is temporary is the latter.
-  const temporary = /\btemp(?:orar(?:y|ily)|_failure)\b|\btry again\b|\bpostponed\b|\bdeferred\b/i.test(reply);
+  const temporary = saysTemporary(reply);
   const code = m ? Number(m[1]) : !enhanced && temporary ? 450 : basicCodeOf(undefined, enhanced);
   return classifyReply({ code, enhanced, text: reply });
 }

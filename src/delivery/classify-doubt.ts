@@ -2,12 +2,20 @@
 // the reply is about our sender, says it is temporary, or only its code says dead while its
 // words speak of the message. classify.ts applies these to the rule it found.
 import type { Found, ParsedReply, ReplyContext } from './classify.ts';
+import { HEDGE, LATER } from './classify-languages.ts';
 
 /**
  * Words that say a reply is temporary whatever its code ("Host not found, try again"): a rule
- * reading the address as dead then gives way, since the receiver itself is unsure.
+ * reading the address as dead then gives way, since the receiver itself is unsure. Not when
+ * they are denied: "I'm not going to try again", Exim's "retry timeout exceeded" (it gave up).
  */
-const SAYS_TEMPORARY = /\btry again\b|\btemporar(?:y|ily)\b|\bretry\b|\blater\b/i;
+const SAYS_TEMPORARY =
+  /(?<!\b(?:not|never|no longer) (?:going to |be |to )?|n't (?:be )?|\bno )(?:try(?:ing)? again|retr(?:y|ied)(?! time ?out))\b|\btemp(?:orar(?:y|ily)|_failure)\b|\blater\b|\bpostponed\b|\bdeferred\b/i;
+
+/** Whether a reply's words say it is temporary, in English or the languages of classify-languages.ts. */
+export function saysTemporary(text: string): boolean {
+  return SAYS_TEMPORARY.test(text) || LATER.test(text);
+}
 
 /**
  * A dead-address rule on a reply that says it is temporary, or a dead-address code on words
@@ -17,12 +25,26 @@ export function unsure(found: Found, parsed: ParsedReply): Found {
   if (found.rule.dead !== true) return found;
   // Only the code says the address is dead while the words speak of the message: unsure too.
   const aboutMessage = found.decided.by === 'enhanced-code' && ABOUT_MESSAGE.test(parsed.text);
-  if (!SAYS_TEMPORARY.test(parsed.text) && !aboutMessage) return found;
+  // Words that only say the address may be dead ("the group may not exist"): unsure.
+  const hedged = found.decided.by === 'text' && HEDGE.test(clauseOf(parsed.text, found.decided.matched!));
+  if (!saysTemporary(parsed.text) && !aboutMessage && !hedged) return found;
   return { ...found, rule: { ...found.rule, dead: false } };
 }
 
+/**
+ * The clause of a text that holds what a rule matched: from the sentence or clause mark before
+ * it to the one after it (the dot of an address or a domain does not end a clause).
+ */
+function clauseOf(text: string, matched: string): string {
+  const at = text.indexOf(matched);
+  if (at < 0) return matched;
+  const before = text.slice(0, at).search(/[^.;:!?。！？\n]*$/);
+  const after = text.slice(at + matched.length).search(/[.;!?。！？\n](?![\p{L}\p{N}])/u);
+  return text.slice(before, after < 0 ? undefined : at + matched.length + after);
+}
+
 /** Words that make the message, not the mailbox, the subject of a reply ("will not accept delivery of this message"). */
-const ABOUT_MESSAGE = /\b(?:this|your|the) (?:message|mail|e-?mail)\b/i;
+const ABOUT_MESSAGE = /\b(?:this|your|the) (?:message|mail|e-?mail)\b(?! ?(?:address|account|box))/i;
 
 /** RFC 3463's codes about the sender: bad sender mailbox syntax, bad sender system, sender null MX (RFC 7505). */
 const SENDER_CODES = new Set(['1.7', '1.8', '7.27']);

@@ -7,6 +7,16 @@
 // `(?:[^.;]|\.(?=\w)){0,n}` below means "within n characters of the same sentence": the dot in an
 // address, a domain or an IP does not end a sentence.
 import type { BounceCategory } from './classify.ts';
+import {
+  DEAD_RECIPIENT,
+  FULL_MAILBOX,
+  GREY_LIST,
+  INVALID_RECIPIENT,
+  IP_BLOCKED,
+  SPAM_WORDS,
+  TOO_LARGE,
+  TOO_MANY,
+} from './classify-languages.ts';
 
 export interface Rule {
   category: BounceCategory;
@@ -58,6 +68,8 @@ export const TEXT_RULES: readonly TextRule[] = [
       /\b(?:your|the|this|sending|client|source) ip(?: address)?\b(?:[^.;]|\.(?=\w)){0,80}\b(?:block|ban|reject|refus|deni|filter|identified as spam|not (?:allowed|authori[sz]ed|accepted|permitted)|poor|bad|low|listed)|adresse ip source bloquee|indirizzo ip bloccato|ip-adresse (?:ist )?(?:gesperrt|blockiert)|\bbad ip\b|\bclient host\b(?:[^.;]|\.(?=\w)){0,40}\bspam|unusual (?:rate|amount) of unsolicited|(?:not accepted|refused|blocked|rejected) from (?:this|your|the sending) ip\b|\b(?:block|ban)\w*(?:[^.;]|\.(?=\w)){0,40}\b(?:your|this|the sending) ip\b|\b\d{1,3}(?:\.\d{1,3}){3}\b>?\]?(?:[^.;]|\.(?=\w)){0,30}\b(?:is |has been |was )?(?:blocked|blacklisted|banned)\b|spam sender|excessive unknown recipients|too many (?:unknown|invalid) recipients/i,
     category: 'reputation-blocklist',
   },
+  // The same in the languages receivers answer in: our IP blocked, or a black list named.
+  { match: IP_BLOCKED, category: 'reputation-blocklist' },
   // SPF, DKIM, DMARC, or SMTP AUTH at a smarthost.
   {
     match:
@@ -89,10 +101,12 @@ export const TEXT_RULES: readonly TextRule[] = [
       /rate[- ]?limit|(?:too|to) many (?:concurrent |simultaneous |parallel |smtp |recent )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)(?! (?:on the server|stored))|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|send limit|excessive amounts? of data|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|too much (?:e-?)?mail(?! data| stored)|too quickly|excessive (?:volume|traffic|mail)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|exceeded (?:the |its )?threshold|(?<![A-Z])(?:HL:I(?:CC|FC|FQ)|MI:(?:DMC|SFQ)|RP:(?:CEL|QRC|TRC|RCL|QCL))\b|exceeded(?:(?!size|length|disk|storage|space|mailbox)(?:[^.;]|\.(?=\w))){0,30}(?:rate|limit)|recipients per (?:\d+ )?(?:second|minute|hour|day)|per (?:hour|day|minute) (?:exceeded|allowed)|(?:daily|hourly|relay|queue) quota|(?:rcpts?|recipients)(?:[^.;]){0,30}maximum threshold|max defers/i,
     category: 'rate-limited',
   },
+  { match: TOO_MANY, category: 'rate-limited' },
   {
     match: /gr[ae]y[ -]?list|postgrey|\[GL\d\d\]|mimecast\W.*internal resource|internal resource.*mimecast/i,
     category: 'greylisting',
   },
+  { match: GREY_LIST, category: 'greylisting' },
   // A connection that failed, named as such, even when the HELO or a refusal is mentioned.
   {
     match:
@@ -112,9 +126,10 @@ export const TEXT_RULES: readonly TextRule[] = [
   // A full mailbox comes before a dead one (design/decisions.md's order): "unknown address error … Mailbox Full".
   {
     match:
-      /(?:mailbox|inbox|mail ?box|mail ?folder|user|recipient|account)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is )?(?:full|over ?quota)\b|over ?quota|(?<!sending |relay |daily |queue )quota (?:usage )?(?:exceeded|exceed|full)|(?:disk|storage|mailbox) quota|exceed(?:s|ed)? (?:(?:the|its|his|her|their|storage|mailbox|disk) )*(?:quota|storage)|out of (?:storage|space|disk)|(?:insufficient|not enough) (?:mailbox )?(?:storage|space)|exhausted (?:\w+ ){0,2}storage|storage space|storage allocation|mailbox size limit|quota violation|full mailbox|mailbox exceeds (?:the |its )?(?:allowed |maximum )?size|(?:maximum|allocated) mailbox (?:size|storage)|messages in (?:the )?recipient.s mailbox exceeded|\bquota error\b|disk space quota|メールボックスが一杯|空间不足|переполнен|disk ?space quota|too (?:many messages|much mail) (?:on the server|stored)|speichervolumen|speicherplatz|(?:mailbox|casilla)(?:[^.;]){0,20}(?:lleno|agotado)|espacio en casilla|boîte (?:aux lettres )?pleine/i,
+      /(?:mailbox|inbox|mail ?box|mail ?folder|user|recipient|account)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is )?(?:full|over ?quota)\b|over ?quota|(?<!sending |relay |daily |queue )quota (?:usage )?(?:exceeded|exceed|full)|(?:disk|storage|mailbox) quota|exceed(?:s|ed)? (?:(?:the|its|his|her|their|storage|mailbox|disk) )*(?:quota|storage)|out of (?:storage|space|disk)|(?:insufficient|not enough) (?:mailbox )?(?:storage|space)|exhausted (?:\w+ ){0,2}storage|storage space|storage allocation|mailbox size limit|quota violation|full mailbox|mailbox exceeds (?:the |its )?(?:allowed |maximum )?size|(?:maximum|allocated) mailbox (?:size|storage)|messages in (?:the )?recipient.s mailbox exceeded|\bquota error\b|disk space quota|メールボックスが一杯|空间不足|переполнен|disk ?space quota|too (?:many messages|much mail) (?:on the server|stored)|speichervolumen|speicherplatz|(?:mailbox|casilla)(?:[^.;]){0,20}(?:lleno|agotado)|espacio en casilla|boîte (?:aux lettres )?pleine|mailbox size (?:exceed|limit)/i,
     category: 'mailbox-full',
   },
+  { match: FULL_MAILBOX, category: 'mailbox-full' },
   // The address is dead: the domain does not exist or has a null MX (RFC 7505), or the mailbox
   // does not exist or is disabled.
   {
@@ -133,7 +148,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /(?:user|recipient|addressee) (?:unknown|not known)|unknown (?:user|recipient|mailbox|local[- ]?part|e-?mail address|address(?:ee)?)|no such (?:user|mailbox|recipient|address|account|person|local user)|recipient ?not ?found|(?:user|mailbox|account)(?:[^.;]|\.(?=\w)){0,40}\b(?:not found|is unknown)|invalid[- ](?:recipient|mailbox|user|final delivery)|not a valid (?:user|mailbox|recipient)|no mailbox here|bad destination mailbox|all recipients (?:are |were )?invalid|no valid recipients|no such (?:\w+ )?(?:user|mailbox|recipient|address|account)|(?:unknown|illegal|invalid) (?:or \w+ )?alias|(?:user|recipient|mailbox|address) (?:does )?not exists?\b|not (?:in|on) (?:the )?(?:recipient|user|valid recipient) list|not listed in (?:the )?(?:public )?(?:name (?:&|and) address book|directory)|not a member of (?:the )?domain|(?:address|recipient) (?:is )?marked as invalid|final (?:e-?mail )?delivery point|\bnot our user\b|not a valid (?:rfc[- ]?5321 )?address|(?:adresse|destinataire|utilisateur|compte)[^.;]{0,60}n'existe pas|(?:adresse|empfänger|benutzer|postfach)[^.;]{0,60}existiert nicht|(?:dirección|destinatario|usuario|buzón)[^.;]{0,60}no existe|(?:indirizzo|destinatario|utente|casella)[^.;]{0,60}non esiste|(?:адрес|пользовател|ящик)[^.;]{0,60}не существует|ディレクトリのリストにありません/i,
+      /(?:user|recipient|addressee) (?:unknown|not known)|unknown (?:user|recipient|mailbox|local[- ]?part|e-?mail address|address(?:ee)?)|no such (?:user|mailbox|recipient|address|account|person|local user)|recipient ?not ?found|(?:user|mailbox|account)(?:[^.;]|\.(?=\w)){0,40}\b(?:not found|is unknown)|invalid[- ](?:recipient|mailbox|user|final delivery)|not a valid (?:user|mailbox|recipient)|no mailbox here|bad destination mailbox|all recipients (?:are |were )?invalid|no valid recipients|no such (?:\w+ )?(?:user|mailbox|recipient|address|account)|(?:unknown|illegal|invalid) (?:or \w+ )?alias|(?:user|recipient|mailbox|address) (?:does )?not exists?\b|not (?:in|on) (?:the )?(?:recipient|user|valid recipient) list|not listed in (?:the )?(?:public )?(?:name (?:&|and) address book|directory)|not a member of (?:the )?domain|(?:address|recipient) (?:is )?marked as invalid|final (?:e-?mail )?delivery point|\bnot our user\b|not a valid (?:rfc[- ]?5321 )?address|ディレクトリのリストにありません/i,
     category: 'invalid-recipient',
     dead: true,
   },
@@ -152,15 +167,11 @@ export const TEXT_RULES: readonly TextRule[] = [
     dead: true,
     reason: MAILBOX_DISABLED,
   },
-  // A dead address in the languages receivers answer in besides English: "unknown recipient"
-  // and "does not exist" said of the recipient, user or mailbox (German, French, Spanish,
-  // Italian, Portuguese, Dutch, Polish, Czech, Russian, Japanese, Chinese, Korean).
-  {
-    match:
-      /(?:empfänger|benutzer|postfach|adresse)\W+(?:\w+\W+){0,5}?unbekannt|unbekannte[rn]? (?:empfänger|benutzer)|(?:destinataire|utilisateur|adresse|boîte)\W+(?:\w+\W+){0,5}?inconnue?|(?:destinatario|usuario|buzón|dirección)\W+(?:\w+\W+){0,5}?desconocid[oa]|(?:destinatario|utente|casella|indirizzo)\W+(?:\w+\W+){0,5}?(?:sconosciut[oa]|inesistente)|(?:destinatário|usuário|utilizador|endereço)\W+(?:\w+\W+){0,5}?(?:desconhecid[oa]|não existe|inexistente)|(?:ontvanger|gebruiker|adres|mailbox)\W+(?:\w+\W+){0,5}?(?:onbekend|bestaat niet)|(?:odbiorca|użytkownik|adres|skrzynka)\W+(?:\w+\W+){0,5}?(?:nie istnieje|nieznany)|(?:příjemce|uživatel|adresa|schránka)\W+(?:\w+\W+){0,5}?(?:neexistuje|neznám[ýá])|(?:получател|пользовател|адрес|ящик)\S*\s+(?:\S+\s+){0,5}?(?:не существует|неизвест|не найден)|нет такого (?:пользователя|ящика|адреса)|(?:宛先|あて先|ユーザ|メールボックス|アドレス)[^.;。]{0,20}(?:存在しません|不明|見つかりません)|(?:收件人|用户|邮箱|地址|帐户|账户)[^.;。]{0,10}(?:不存在|未开通|已注销|已停用)|gick inte att hitta (?:e-postadressen|mottagaren)|(?:e-postadressen|mottagaren)\W+(?:\w+\W+){0,5}?finns inte|n'accepte plus (?:de )?(?:messages|courrier)|(?:수신자|사용자|메일박스|주소)[^.;]{0,10}존재하지 않/i,
-    category: 'invalid-recipient',
-    dead: true,
-  },
+  // The pairs of classify-languages.ts: a recipient noun and a denial of its existence, in
+  // either order, within one clause, in 20-odd languages.
+  { match: DEAD_RECIPIENT, category: 'invalid-recipient', dead: true },
+  // "Invalid" may be the address's syntax, not its existence: refused, but soft and kept.
+  { match: INVALID_RECIPIENT, category: 'invalid-recipient' },
   // The general shape of a dead address: the recipient (its address, mailbox, user, account)
   // as the subject of a denial of existence or validity, within one clause ("Recipient
   // <a@b> not found in the directory", "the address you sent to is not valid"). Weaker than
@@ -178,14 +189,16 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /too (?:big|large)|too much mail data|length of (?:the )?data|(?:message|mail|size)(?:[^.;]|\.(?=\w)){0,20}exceeds|exceeds(?:[^.;]|\.(?=\w)){0,30}(?:size|length)|size limit|maximum (?:message )?size|message length/i,
+      /too (?:big|large)|too much mail data|length of (?:the )?data|\b(?:message|mail|e-?mail|size)\b(?:[^.;]|\.(?=\w)){0,20}(?:exceed(?:s|ed)?|(?:is )?larger than|(?:is )?over the (?:size )?limit)|exceed(?:s|ed)?(?:[^.;]|\.(?=\w)){0,30}(?:size|length)|size limit|maximum (?:message )?size|message length|(?:message|mail) (?:is )?too long/i,
     category: 'message-too-large',
   },
+  { match: TOO_LARGE, category: 'message-too-large' },
   {
     match:
       /\bspam|junk|virus|malware|infected|phish|\bfiltered\b|(?:illegal|prohibited|forbidden|banned) (?:attachment|file)|unsolicited|suspicious|\bcontent\b(?!-)|bulk (?:e-?)?mail|\buce\b|security issue|not accepted for policy reasons|\[CS\d\d\]|\bDT:SPM\b|forbidden[ _]file|spamassassin|(?:attachment|file)(?:[^.;]|\.(?=\w)){0,20}(?:not allowed|blocked|prohibited|banned)/i,
     category: 'content-spam-block',
   },
+  { match: SPAM_WORDS, category: 'content-spam-block' },
   {
     match:
       /relay(?:ing)?\b(?:[^.;]|\.(?=\w)){0,20}(?:denied|not (?:permitted|allowed)|rejected)|relay(?:ing)? disallowed|no relaying|unable to relay|allowed rcpthosts|not a gateway|not a local account|isn.t a local account/i,

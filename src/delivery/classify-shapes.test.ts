@@ -28,6 +28,26 @@ describe('a dead address by its shape', () => {
     'Mailbox is frozen',
     'There is no such active account',
     'failure: 192.0.2.1_does_not_like_recipient./Remote_host_said:_550_No_such_user/Giving_up',
+    // The pairs of classify-languages.ts, in either order: noun then denial, denial then noun.
+    'Das Postfach ist nicht vorhanden',
+    'Esta cuenta no existe',
+    'Utente non trovato',
+    'Alıcı bulunamadı',
+    'Kullanıcı bulunamadı',
+    'Pengguna tidak ditemukan',
+    'Người nhận không tồn tại',
+    'Modtageren findes ikke',
+    'Brukeren finnes ikke',
+    'Vastaanottajaa ei löydy',
+    'Címzett nem létezik',
+    'Ο παραλήπτης δεν υπάρχει',
+    'Destinatarul nu există',
+    'Получатель не найден',
+    'Одержувача не знайдено',
+    'No existe el usuario',
+    'הנמען אינו קיים',
+    'ไม่พบผู้รับ',
+    '该邮箱不存在',
   ])('%s: hard, suppressed', (text) => {
     expect(at(text)).toMatchObject({ category: 'invalid-recipient', outcome: 'hard', suppress: true });
   });
@@ -41,6 +61,18 @@ describe('a dead address by its shape', () => {
     'Expéditeur inconnu',
     'Remitente desconocido',
     '发件人不存在',
+    // "Your" address is our sender's, in any language; an IP address is our host.
+    'Ihre E-Mail-Adresse ist unbekannt',
+    "Votre adresse n'existe pas",
+    'Su dirección no existe',
+    'IP-Adresse unbekannt',
+    'Adresse IP inconnue',
+    // Only a hedge: the receiver is not sure the address is dead (Google Groups' "may not exist").
+    'The group or the address you tried to reach may not exist',
+    "Il gruppo (libsisimai) che hai tentato di contattare potrebbe non esistere, o l'utente non esiste",
+    // "Invalid" may be the syntax: refused, not dead.
+    'Dirección no válida',
+    'Adresse invalide',
   ])('%s: never suppressed', (text) => {
     expect(at(text).suppress).toBe(false);
   });
@@ -54,10 +86,52 @@ describe('a dead address by its shape', () => {
     });
   });
 
+  it('is temporary when the words say later in another language, and not when they deny trying again', () => {
+    expect(at('Postfach unbekannt, bitte versuchen Sie es später')).toMatchObject({ suppress: false });
+    expect(at('Destinataire inconnu, réessayez plus tard')).toMatchObject({ suppress: false });
+    expect(at("User unknown. I'm not going to try again; this message has been in the queue too long.")).toMatchObject({
+      outcome: 'hard',
+      suppress: true,
+    });
+    expect(at('User unknown: retry timeout exceeded')).toMatchObject({ outcome: 'hard', suppress: true });
+    expect(at('User unknown, will retry')).toMatchObject({ suppress: false });
+  });
+
+  it('reads "the email address" as about the address, not the message', () => {
+    expect(
+      classifyReply({ code: 550, enhanced: '5.1.1', text: "The email address you entered couldn't be found" }),
+    ).toMatchObject({ outcome: 'hard', suppress: true });
+  });
+
   it('is soft and kept when a 4xx says it', () => {
     expect(at('Recipient not found in the directory, try again later', 450)).toMatchObject({
       outcome: 'retry',
       suppress: false,
     });
+  });
+});
+
+describe('the other categories in the languages receivers answer in', () => {
+  it.each([
+    ['Die Nachricht ist zu groß', 'message-too-large'],
+    ['El mensaje es demasiado grande', 'message-too-large'],
+    ['Сообщение слишком большое', 'message-too-large'],
+    ['メッセージのサイズが大きすぎます', 'message-too-large'],
+    ['Message exceeded maximum allowed size', 'message-too-large'],
+    ['This message is larger than the current system limit', 'message-too-large'],
+    ['Mailbox size exceeded', 'mailbox-full'],
+    ['La casella è piena', 'mailbox-full'],
+    ['Posta kutusu dolu', 'mailbox-full'],
+    ['Zu viele Verbindungen von Ihrer IP', 'rate-limited'],
+    ['Слишком много писем, попробуйте позже', 'rate-limited'],
+    ['Ihre IP-Adresse wurde gesperrt', 'reputation-blocklist'],
+    ['Su IP está en nuestra lista negra', 'reputation-blocklist'],
+    ['Votre IP est bloquée', 'reputation-blocklist'],
+    ['您的IP已被屏蔽', 'reputation-blocklist'],
+    ['Nachricht als unerwünscht eingestuft', 'content-spam-block'],
+    ['Mensagem recusada: vírus encontrado', 'content-spam-block'],
+    ['Greylisting aktiv, Grauliste', 'greylisting'],
+  ])('%s: %s', (text, category) => {
+    expect(at(text).category).toBe(category);
   });
 });

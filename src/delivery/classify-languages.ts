@@ -1,0 +1,463 @@
+// The words receivers answer in besides English, one language a row, for the rules of
+// classify-rules.ts: what names the recipient (its address, mailbox, user, account) and what
+// says it does not exist; what says a mailbox is full or a message too large; too many; a
+// blocked or listed IP; spam; greylisting; and "later", "temporary". A rule reads a noun and
+// its predicate within one clause, in either order ("Empfänger unbekannt", "unbekannter
+// Empfänger", "No existe el usuario"), so a new phrasing of a known pair needs no new row.
+// Stems end where the language inflects ("desconocid" is desconocido and desconocida).
+// Letters are not ASCII: boundaries are written with \p{L}, and every regex built here has the
+// `u` flag.
+
+interface Words {
+  /** The recipient's address, mailbox, user or account. */
+  recipient: string;
+  /** Said of the recipient: it does not exist, is unknown, not found. */
+  dead: string;
+  /** Said of an address: it is invalid, which may mean its syntax, not that it does not exist. */
+  invalid: string;
+  /** Your (the reader's: our sender's) address, account: never the recipient's. */
+  yours: string;
+  /** A mailbox. */
+  mailbox: string;
+  /** Said of a mailbox: it is full. */
+  full: string;
+  /** Said of a message or its size: too large. */
+  tooLarge: string;
+  /** Too many (connections, messages, recipients). */
+  tooMany: string;
+  /** Blocked, banned: said of an IP it names our sending host. */
+  blocked: string;
+  /** A block list, black list. */
+  blockList: string;
+  /** Unwanted mail, spam, a virus. */
+  spam: string;
+  /** Greylisting. */
+  greyList: string;
+  /** Later, temporary. */
+  later: string;
+  /** May, might, perhaps: the receiver is not sure ("the group may not exist"). */
+  hedge: string;
+}
+
+const LANGUAGES: readonly Partial<Words>[] = [
+  // German
+  {
+    recipient: 'empfänger|benutzer|nutzer|postfach|e-?mail-?adresse|mailadresse|adresse|konto',
+    dead: 'unbekannt|existiert nicht|nicht vorhanden|nicht gefunden|gibt es nicht|nicht bekannt',
+    invalid: 'ungültig',
+    yours: 'ihre?[mnrs]?|deine?[mnrs]?',
+    mailbox: 'postfach|mailbox|speicher',
+    full: 'voll(?!\\p{L})|überfüllt|kontingent überschritten|quota überschritten|speicherplatz',
+    tooLarge: 'zu gro(?:ß|ss)|größe überschr|grösse überschr',
+    tooMany: 'zu viele',
+    blocked: 'gesperrt|blockiert|sperr',
+    blockList: 'schwarze[nr]? liste|sperrliste',
+    spam: 'unerwünscht|virus|viren',
+    greyList: 'grauliste|greylist',
+    later: 'später|vorübergehend|temporär',
+    hedge: 'möglicherweise|vielleicht|eventuell',
+  },
+  // French
+  {
+    recipient: 'destinataire|utilisateur|adresse|bo[iî]te|compte|courriel',
+    dead: "inconnu|n['’]existe pas|introuvable|inexistant|non trouvé|n['’]accepte plus",
+    invalid: "invalide|n['’]est pas valide",
+    yours: 'votre|vos|ton|ta|tes',
+    mailbox: 'bo[iî]te',
+    full: 'plein|quota (?:est )?dépassé|dépass\\p{L}* (?:son |le |de )?quota',
+    tooLarge: 'trop (?:gros|grand|lourd|volumineu)|taille (?:maximale )?dépass',
+    tooMany: 'trop de (?:connexions|messages|courriels|destinataires|mails|e-?mails)',
+    blocked: 'bloqu|banni',
+    blockList: 'liste noire',
+    spam: 'pourriel|indésirable|virus',
+    greyList: 'liste grise',
+    later: 'plus tard|temporaire',
+    hedge: 'il se peut|peut-être|pourrai',
+  },
+  // Spanish
+  {
+    recipient: 'destinatario|usuario|buz[oó]n|direcci[oó]n|cuenta|casilla',
+    dead: 'desconocid|no existe|inexistente|no encontrad',
+    invalid: 'no (?:es )?v[aá]lid|inv[aá]lid',
+    yours: 'su|sus|tu|tus',
+    mailbox: 'buz[oó]n|casilla',
+    full: 'llen[oa]|agotad|cuota (?:excedida|superada)|excedi\\p{L}* (?:la |su )?cuota',
+    tooLarge: 'demasiado grande|tamaño (?:máximo )?(?:excedido|superado)',
+    tooMany: 'demasiad[oa]s (?:conexiones|mensajes|correos|destinatarios)',
+    blocked: 'bloquead|bloqueo|prohibid',
+    blockList: 'lista negra',
+    spam: 'correo no deseado|no solicitado|virus',
+    greyList: 'lista gris',
+    later: 'más tarde|mas tarde|temporal',
+    hedge: 'quizás?|tal vez|puede que|podría',
+  },
+  // Italian
+  {
+    recipient: 'destinatario|utente|casella|indirizzo|account',
+    dead: 'sconosciut|inesistente|non esiste|non trovat',
+    invalid: 'non (?:è )?valid',
+    yours: 'il suo|la sua|il tuo|la tua|vostr[oa]',
+    mailbox: 'casella',
+    full: 'pien[ao]|quota (?:superata|esaurita)',
+    tooLarge: 'troppo grand|dimensione (?:massima )?superata',
+    tooMany: 'tropp[ie] (?:connessioni|messaggi|destinatari|email)',
+    blocked: 'bloccat|blocco',
+    blockList: 'lista nera',
+    spam: 'indesiderat|virus',
+    greyList: 'lista grigia',
+    later: 'più tardi|temporane',
+    hedge: 'potrebbe|forse|può darsi',
+  },
+  // Portuguese
+  {
+    recipient:
+      'destinat[aá]rio|usu[aá]rio|utilizador|endere[cç]o|caixa (?:postal|de correio|de e-?mail)|conta de (?:e-?mail|correio)',
+    dead: 'desconhecid|n[aã]o existe|inexistente|n[aã]o encontrad',
+    invalid: 'inv[aá]lid',
+    yours: 'seu|sua|teu|tua',
+    mailbox: 'caixa',
+    full: 'chei[ao]|cota (?:excedida|esgotada)',
+    tooLarge: 'muito grande|tamanho (?:máximo )?excedido',
+    tooMany: 'muit[ao]s (?:conex|mensagens|destinat|e-?mails)',
+    blocked: 'bloquead|bloqueio',
+    blockList: 'lista negra',
+    spam: 'indesejad|não solicitad|vírus',
+    greyList: 'lista cinza',
+    later: 'mais tarde|temporári',
+    hedge: 'pode não|talvez|possivelmente|poderá',
+  },
+  // Dutch
+  {
+    recipient: 'ontvanger|gebruiker|adres|mailbox|postvak|postbus|account',
+    dead: 'onbekend|bestaat niet|niet gevonden',
+    invalid: 'ongeldig',
+    yours: 'uw|jouw|je',
+    mailbox: 'mailbox|postvak|postbus',
+    full: 'vol(?!\\p{L})|quotum overschreden',
+    tooLarge: 'te groot',
+    tooMany: 'te veel',
+    blocked: 'geblokkeerd|blokkade',
+    blockList: 'zwarte lijst',
+    spam: 'ongewenst|virus',
+    greyList: 'grijze lijst',
+    later: '(?<!\\p{L})later(?!\\p{L})|tijdelijk',
+    hedge: 'mogelijk|misschien|wellicht',
+  },
+  // Polish
+  {
+    recipient: 'odbiorc|adresat|użytkownik|adres|skrzynk|konto',
+    dead: 'nie istnieje|nieznan|nie znaleziono|nie został znalezion',
+    invalid: 'nieprawidłow',
+    yours: 'tw[oó]j|twoja|pański',
+    mailbox: 'skrzynk',
+    full: 'pełn|przepełnion|limit (?:został )?przekroczon',
+    tooLarge: 'za duż|zbyt duż',
+    tooMany: 'zbyt wiele|zbyt dużo|za dużo',
+    blocked: 'zablokowan|blokad',
+    blockList: 'czarn\\p{L}* list',
+    spam: 'niechcian|wirus',
+    greyList: 'szar\\p{L}* list',
+    later: 'później|tymczasow',
+    hedge: 'prawdopodobnie|możliwe',
+  },
+  // Czech and Slovak
+  {
+    recipient: 'příjemc|príjemc|uživatel|používateľ|adres|schránk|účet',
+    dead: 'neexistuje|neznám|nenalezen|nebyl nalezen|nebol nájden',
+    invalid: 'neplatn',
+    yours: 'váš|vaše|vaši|tvůj|tvoje|váš',
+    mailbox: 'schránk',
+    full: 'pln[áa](?!\\p{L})|přeplněn|kvóta (?:byla )?překročen',
+    tooLarge: 'příliš velk|príliš veľk',
+    tooMany: 'příliš mnoho|príliš veľa',
+    blocked: 'zablokován|blokován|zablokovan',
+    blockList: 'černé listin|čiernej listin',
+    spam: 'nevyžádan|virus',
+    greyList: 'šed\\p{L}* listin',
+    later: 'později|neskôr|dočasn',
+    hedge: 'pravděpodobně|možná|možno',
+  },
+  // Russian, Ukrainian and Bulgarian
+  {
+    recipient: 'получател|пользовател|адрес|ящик|адресат|учетн|учётн|одержувач|користувач|скриньк|потребител',
+    dead: 'не существует|неизвест|не найден|несуществ|не існує|невідом|не знайден|не съществува|нет такого',
+    invalid: 'недействител|недійсн',
+    yours: 'ваш\\p{L}*|тво\\p{L}*',
+    mailbox: 'ящик|скриньк',
+    full: 'переполнен|заполнен|квота превышена|превыш\\p{L}* квот',
+    tooLarge: 'слишком больш|занадто велик|твърде голям',
+    tooMany: 'слишком много|занадто багато|твърде много',
+    blocked: 'заблокир|блокир|заблоков',
+    blockList: 'черн\\p{L}* спис',
+    spam: 'нежелательн|вирус',
+    greyList: 'сер\\p{L}* спис',
+    later: 'позже|пізніше|временн|тимчасов',
+    hedge: 'возможно|можливо|ймовірно|вероятно',
+  },
+  // Turkish
+  {
+    recipient: 'alıcı|kullanıcı|adres|posta kutusu|hesap',
+    dead: 'bulunamadı|bulunmamaktadır|mevcut değil|bilinmeyen|(?<!\\p{L})yok(?!\\p{L})',
+    invalid: 'geçersiz',
+    yours: 'sizin|senin',
+    mailbox: 'posta kutusu',
+    full: 'dolu(?!\\p{L})|kota aşıldı',
+    tooLarge: 'çok büyük|boyut (?:sınırı )?aşıldı',
+    tooMany: 'çok fazla',
+    blocked: 'engellen|bloke',
+    blockList: 'kara liste',
+    spam: 'istenmeyen|virüs',
+    greyList: 'gri liste',
+    later: 'daha sonra|geçici',
+    hedge: 'olabilir|muhtemelen',
+  },
+  // Indonesian and Malay
+  {
+    recipient: 'penerima|pengguna|alamat|kotak surat|akun|peti mel',
+    dead: 'tidak ditemukan|tidak dijumpai|tidak ada|tidak dikenal|tidak wujud',
+    invalid: 'tidak valid|tidak sah',
+    yours: 'anda',
+    mailbox: 'kotak surat|peti mel',
+    full: 'penuh',
+    tooLarge: 'terlalu besar',
+    tooMany: 'terlalu banyak',
+    blocked: 'diblokir|disekat',
+    blockList: 'daftar hitam|senarai hitam',
+    spam: 'virus',
+    greyList: 'daftar abu',
+    later: 'nanti|sementara',
+    hedge: 'mungkin',
+  },
+  // Vietnamese
+  {
+    recipient: 'người nhận|người dùng|địa chỉ|hộp thư|tài khoản',
+    dead: 'không tồn tại|không tìm thấy',
+    invalid: 'không hợp lệ',
+    yours: 'của bạn',
+    mailbox: 'hộp thư',
+    full: 'đầy',
+    tooLarge: 'quá lớn',
+    tooMany: 'quá nhiều',
+    blocked: 'bị chặn',
+    blockList: 'danh sách đen',
+    spam: 'thư rác|vi-?rút',
+    later: 'thử lại sau|tạm thời',
+    hedge: 'có thể',
+  },
+  // Swedish, Danish and Norwegian
+  {
+    recipient: 'mottagar|mottaker|modtager|användar|bruger|bruker|adress|brevlåd|postkasse|postlåd|konto',
+    dead: 'gick inte att hitta|finns inte|findes ikke|finnes ikke|okänd|ukendt|ukjent|hittades inte|ikke fundet|ikke funnet|eksisterer ikke',
+    invalid: 'ogiltig|ugyldig',
+    yours: 'din|ditt|dina|dine',
+    mailbox: 'brevlåd|postkasse|postlåd|inkorg',
+    full: 'full(?!\\p{L})|fuld(?!\\p{L})|kvot\\p{L}* (?:är )?överskriden|kvote (?:er )?overskredet',
+    tooLarge: 'för stor|for stor',
+    tooMany: 'för många|for mange',
+    blocked: 'blockerad|spärrad|blokeret|blokkert|sperret',
+    blockList: 'svartlist|sortlist',
+    spam: 'skräppost|oönskad|uønsket',
+    greyList: 'gråliste|grålista',
+    later: 'senare|senere|tillfällig|midlertidig',
+    hedge: 'kanske|eventuellt|möjligen|måske|kanskje|muligvis|muligens',
+  },
+  // Finnish
+  {
+    recipient: 'vastaanottaja|käyttäjä|osoite|postilaatikko|tili',
+    dead: 'ei ole olemassa|tuntematon|ei löydy|ei löytynyt',
+    invalid: 'virheellinen|ei kelpaa',
+    yours: 'sinun|teidän',
+    mailbox: 'postilaatikko',
+    full: 'täynnä|kiintiö ylitetty',
+    tooLarge: 'liian suuri',
+    tooMany: 'liian monta|liikaa',
+    blocked: 'estetty',
+    blockList: 'mustalla listalla|musta lista',
+    spam: 'roskaposti',
+    later: 'myöhemmin|tilapäi',
+    hedge: 'ehkä|saattaa|voi olla',
+  },
+  // Hungarian
+  {
+    recipient: 'címzett|felhasználó|postafiók',
+    dead: 'nem létezik|ismeretlen|nem található',
+    invalid: 'érvénytelen',
+    yours: 'az ön|a te',
+    mailbox: 'postafiók',
+    full: 'megtelt|tele(?!\\p{L})',
+    tooLarge: 'túl nagy',
+    tooMany: 'túl sok',
+    blocked: 'letiltva|tiltott|blokkolva',
+    blockList: 'feketelist',
+    spam: 'kéretlen',
+    later: 'később|ideiglenes',
+    hedge: 'talán|valószínűleg',
+  },
+  // Greek
+  {
+    recipient: 'παραλήπτ|χρήστ|διεύθυνσ|γραμματοκιβώτιο|λογαριασμ',
+    dead: 'δεν υπάρχει|άγνωστ|δεν βρέθηκε',
+    invalid: 'μη έγκυρ',
+    yours: 'σας|σου',
+    mailbox: 'γραμματοκιβώτιο',
+    full: 'γεμάτ|πλήρες',
+    tooLarge: 'πολύ μεγάλ',
+    tooMany: 'πάρα πολλ|πολλές συνδέσεις',
+    blocked: 'αποκλεισ|μπλοκ',
+    blockList: 'μαύρη λίστα',
+    spam: 'ανεπιθύμητ',
+    later: 'αργότερα|προσωριν',
+    hedge: 'ίσως|ενδέχεται',
+  },
+  // Romanian
+  {
+    recipient: 'destinatar|utilizator|adres|căsuț|casut|contul',
+    dead: 'nu există|nu exista|necunoscut|nu a fost găsit',
+    invalid: 'invalid[aă]?',
+    yours: 'dumneavoastră|tău|ta',
+    mailbox: 'căsuț|casut',
+    full: 'plin(?!\\p{L})|plină|cota (?:a fost )?depășit',
+    tooLarge: 'prea mare',
+    tooMany: 'prea mult|prea multe',
+    blocked: 'blocat',
+    blockList: 'lista neagră',
+    spam: 'nesolicitat',
+    later: 'mai târziu|temporar',
+    hedge: 'posibil',
+  },
+  // Japanese
+  {
+    recipient: '宛先|あて先|ユーザ|メールボックス|アドレス|アカウント|受信者',
+    dead: '存在しません|存在しない|見つかりません|不明(?!な)',
+    invalid: '無効',
+    yours: 'あなたの|お客様の',
+    mailbox: 'メールボックス|容量',
+    full: '一杯|いっぱい|満杯|超過|不足',
+    tooLarge: '大きすぎ|サイズ(?:が|の)?(?:上限|制限)(?:を)?超え',
+    tooMany: '多すぎ',
+    blocked: 'ブロック|拒否',
+    blockList: 'ブラックリスト',
+    spam: '迷惑メール|ウイルス',
+    greyList: 'グレーリスト',
+    later: 'しばらくしてから|後ほど|一時的',
+    hedge: '可能性|かもしれ',
+  },
+  // Chinese
+  {
+    recipient: '收件人|收信人|用户|用戶|邮箱|郵箱|信箱|地址|帐户|账户|帳戶|帳號|账号',
+    dead: '不存在|未找到|找不到|未开通|已注销|已停用',
+    invalid: '无效|無效',
+    yours: '您的|你的',
+    mailbox: '邮箱|郵箱|信箱|空间|空間|容量',
+    full: '已满|已滿|满了|不足|超过配额|超出配额',
+    tooLarge: '过大|過大|太大|超过大小',
+    tooMany: '过多|過多|太多|频繁|頻繁',
+    blocked: '屏蔽|封禁|封锁|拦截|攔截',
+    blockList: '黑名单|黑名單',
+    spam: '垃圾邮件|垃圾郵件|病毒',
+    greyList: '灰名单',
+    later: '稍后|稍後|暂时|暫時',
+    hedge: '可能',
+  },
+  // Korean
+  {
+    recipient: '수신자|받는 사람|사용자|메일박스|메일함|주소|계정',
+    dead: '존재하지 않|찾을 수 없',
+    invalid: '유효하지 않',
+    yours: '귀하의|당신의',
+    mailbox: '메일함|사서함|메일박스',
+    full: '가득|초과',
+    tooLarge: '너무 큽|너무 큼',
+    tooMany: '너무 많',
+    blocked: '차단',
+    blockList: '블랙리스트',
+    spam: '스팸|바이러스',
+    later: '나중에|일시적',
+    hedge: '일 수',
+  },
+  // Arabic, Hebrew, Persian
+  {
+    recipient:
+      'المستلم|المستخدم|العنوان|عنوان|صندوق البريد|الحساب|הנמען|נמען|המשתמש|משתמש|הכתובת|כתובת|תיבת הדואר|گیرنده|کاربر|آدرس|نشانی',
+    dead: 'غير موجود|غير معروف|لا يوجد|אינו קיים|אינה קיימת|לא קיים|לא קיימת|לא נמצא|לא ידוע|وجود ندارد|یافت نشد|ناشناخته',
+    invalid: 'غير صالح|לא תקינה?|نامعتبر',
+    yours: 'שלך|شما',
+    mailbox: 'صندوق|תיבת|صندوق پستی',
+    full: 'ممتلئ|מלאה|پر است',
+    tooLarge: 'كبيرة جدا|גדולה מדי|خیلی بزرگ',
+    tooMany: 'كثير جدا|רבים מדי|بیش از حد',
+    blocked: 'محظور|חסום|مسدود',
+    blockList: 'القائمة السوداء|רשימה שחורה|لیست سیاه',
+    later: 'لاحقا|מאוחר יותר|بعدا|موقت',
+    hedge: 'ربما|ייתכן|אולי|ممکن است|شاید',
+  },
+  // Thai
+  {
+    recipient: 'ผู้รับ|ผู้ใช้|ที่อยู่|กล่องจดหมาย|บัญชี',
+    dead: 'ไม่มีอยู่|ไม่พบ',
+    invalid: 'ไม่ถูกต้อง',
+    yours: 'ของคุณ',
+    mailbox: 'กล่องจดหมาย',
+    full: 'เต็ม',
+    tooLarge: 'ใหญ่เกินไป',
+    tooMany: 'มากเกินไป',
+    blocked: 'ถูกบล็อก',
+    later: 'ภายหลัง|ชั่วคราว',
+    hedge: 'อาจ',
+  },
+];
+
+const any = (key: keyof Words): string =>
+  LANGUAGES.map((l) => l[key])
+    .filter((w): w is string => w !== undefined)
+    .join('|');
+
+/**
+ * Within one clause: no sentence end or clause mark between a noun and what is said of it (the
+ * dot of an address or a domain, followed by a letter, does not end a sentence).
+ */
+const SAME_CLAUSE = '(?:[^.;:,!?。！？，、\\n]|[.:](?=[\\p{L}\\p{N}])){0,40}?';
+/** Scripts that separate words with spaces; in the others (CJK, Thai) a word may start anywhere. */
+const SPACED = '\\p{Script=Latin}\\p{Script=Cyrillic}\\p{Script=Greek}';
+/** A word begins where no letter of a spaced script stands before it. */
+const START = `(?<![${SPACED}\\p{N}])`;
+/** A word ends after at most a short inflection (Russian "получател|ь", Swedish "adress|en"). */
+const END = `[${SPACED}]{0,3}(?![${SPACED}])`;
+
+/** A noun and what is said of it, in either order, within one clause. */
+function pair(noun: string, said: string): RegExp {
+  return new RegExp(
+    `${START}(?:${noun})${END}${SAME_CLAUSE}(?:${said})|${START}(?:${said})${END}${SAME_CLAUSE}(?:${noun})${END}`,
+    'iu',
+  );
+}
+
+/**
+ * The recipient's address, mailbox, user or account: not after "your" (the reader is our
+ * sender) and not an IP address ("IP-Adresse", "adresse IP").
+ */
+const RECIPIENT = `(?<!${START}(?:${any('yours')})\\s+(?:[\\p{L}\\p{N}-]+?[\\s-]+)?|IP[\\s-]?)(?:${any('recipient')})(?!${END}[\\s-]*IP(?!\\p{L}))`;
+
+/** The recipient said not to exist, in any language above. */
+export const DEAD_RECIPIENT = pair(RECIPIENT, any('dead'));
+/** The recipient's address said to be invalid: the recipient is refused, but maybe for its syntax. */
+export const INVALID_RECIPIENT = pair(RECIPIENT, any('invalid'));
+/** A mailbox said to be full. */
+export const FULL_MAILBOX = pair(any('mailbox'), any('full'));
+/** A message or its size said to be too large (the words are specific enough alone). */
+export const TOO_LARGE = new RegExp(`${START}(?:${any('tooLarge')})`, 'iu');
+/** Too many of something. */
+export const TOO_MANY = new RegExp(`${START}(?:${any('tooMany')})`, 'iu');
+/** Our IP said to be blocked, or a block list named. */
+export const IP_BLOCKED = new RegExp(
+  `${pair('IP(?![\\p{Script=Latin}])', any('blocked')).source}|${START}(?:${any('blockList')})`,
+  'iu',
+);
+/** Spam, unwanted mail, a virus. */
+export const SPAM_WORDS = new RegExp(`${START}(?:${any('spam')})`, 'iu');
+/** Greylisting. */
+export const GREY_LIST = new RegExp(`${START}(?:${any('greyList')})`, 'iu');
+/** May, might, perhaps, in English and the languages above. */
+export const HEDGE = new RegExp(`\\b(?:may|might|possibly|perhaps|probably)\\b|${START}(?:${any('hedge')})`, 'iu');
+/** Later, temporary. */
+export const LATER = new RegExp(`${START}(?:${any('later')})`, 'iu');
