@@ -8,6 +8,7 @@ import {
   basicCodeOf,
   BOUNCE_CATEGORIES,
   classifyReply,
+  codesIn,
   type BounceCategory,
   type Classification,
 } from '../src/delivery/classify.ts';
@@ -33,7 +34,7 @@ export interface CorpusRow {
 export type Part = 'tune' | 'held-out';
 
 const DIR = new URL('./fixtures/bounce-corpus/', import.meta.url);
-export const CORPUS_FILES = ['a', 'b', 'c', 'd'] as const;
+export const CORPUS_FILES = ['a', 'b', 'c', 'd', 'e', 'f', 'g'] as const;
 
 const tsv = (name: string) =>
   readFileSync(new URL(name, DIR), 'utf8')
@@ -81,20 +82,18 @@ export function partOf(reply: string): Part {
 }
 
 /**
- * The classifier on a published reply: its basic and enhanced codes read from the front; a
- * reply with neither is a DSN diagnostic without a code, which svc reads as a failed
+ * The classifier on a published reply: its basic and enhanced codes read from the front, or
+ * from the reply it quotes (codesIn, as `svc bounces classify` reads them); a reply with neither is a DSN diagnostic without a code, which svc reads as a failed
  * delivery (550), as src/inbound/service.ts does, unless it says it is temporary (a DSN's
  * Action: delayed).
  */
 export function classifyPublished(reply: string): Classification {
-  const m = /^(\d{3})(?:[ -]|$)(?:\s*([245]\.\d{1,3}\.\d{1,3})(?:\s|$))?/.exec(reply);
-  // Without a leading code, a DSN's Status field carries the class: here the code in the text ("(#4.4.3)").
-  const enhanced = m?.[2] ?? /(?<![\w.])([245]\.\d{1,3}\.\d{1,3})(?![\w.])/.exec(reply)?.[1] ?? null;
+  // Without a code of its own or quoted, a DSN's Status field carries the class: here the code in the text ("(#4.4.3)").
+  const { code: given, enhanced } = codesIn(reply);
   // A DSN says whether it gave up (Action: failed) or will try again (delayed): a text without
   // any code that says it is temporary is the latter.
-  const temporary = saysTemporary(reply);
-  const code = m ? Number(m[1]) : !enhanced && temporary ? 450 : basicCodeOf(undefined, enhanced);
-  return classifyReply({ code, enhanced, text: reply });
+  const code = given ?? (!enhanced && saysTemporary(reply) ? 450 : basicCodeOf(undefined, enhanced));
+  return classifyReply({ code, enhanced: enhanced ?? null, text: reply });
 }
 
 /** The lifecycle's reading of a label (design/decisions.md): which outcomes are right. */

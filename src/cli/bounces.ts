@@ -1,11 +1,6 @@
-import { basicCodeOf, classifyReply, describeRule, type ReplyContext } from '../delivery/classify.ts';
+import { basicCodeOf, classifyReply, codesIn, describeRule, type ReplyContext } from '../delivery/classify.ts';
 import { print, UsageError } from './io.ts';
 import type { Opts } from './commands/kit.ts';
-
-// A reply's own basic code, when its text starts with one ("550 5.1.1 …", "421-…").
-const LEADING_CODE = /^\s*(\d{3})(?:[ -]|\r?\n|$)/;
-// An enhanced status code leading the text ("5.1.1 User unknown"): it gives the reply's class.
-const LEADING_ENHANCED = /^\s*([245]\.\d{1,3}\.\d{1,3})(?:\s|$)/;
 
 /**
  * `svc bounces classify`: what the classifier makes of a reply, and which rule decided,
@@ -15,8 +10,10 @@ const LEADING_ENHANCED = /^\s*([245]\.\d{1,3}\.\d{1,3})(?:\s|$)/;
 export function classify(words: string[], opts: Opts): Promise<void> {
   const text = words.join(' ');
   if (text.trim() === '') throw new UsageError('give the reply to classify, such as "550 5.1.1 User unknown"');
-  const given = codeOf(text, opts.code);
-  const enhanced = LEADING_ENHANCED.exec(text)?.[1];
+  // The reply's codes: its own, or those of the reply it quotes ("… said: 550 5.1.1 …").
+  const codes = codesIn(text);
+  const given = codeOf(codes.code, opts.code);
+  const { enhanced } = codes;
   // Read as svc reads a DSN's diagnostic (basicCodeOf); with no code at all, the output says so.
   const bare = given === undefined && enhanced === undefined;
   const c = classifyReply({ code: basicCodeOf(given, enhanced), text }, contextOf(opts));
@@ -33,9 +30,9 @@ export function classify(words: string[], opts: Opts): Promise<void> {
   return Promise.resolve();
 }
 
-/** The reply's basic code: --code, else the one its text starts with; undefined when neither gives one. */
-function codeOf(text: string, option: unknown): number | undefined {
-  const given = typeof option === 'string' ? option : LEADING_CODE.exec(text)?.[1];
+/** The reply's basic code: --code, else the one its text gives; undefined when neither gives one. */
+function codeOf(inText: number | undefined, option: unknown): number | undefined {
+  const given = typeof option === 'string' ? option : inText?.toString();
   if (given === undefined) return undefined;
   const code = /^\d{3}$/.test(given) ? Number(given) : Number.NaN;
   if (!(code >= 200 && code <= 599)) {

@@ -13,6 +13,8 @@ interface Words {
   recipient: string;
   /** Said of the recipient: it does not exist, is unknown, not found. */
   dead: string;
+  /** Said of the recipient: it is unavailable (RFC 5321's "mailbox unavailable"), disabled, blocked. */
+  disabled: string;
   /** Said of an address: it is invalid, which may mean its syntax, not that it does not exist. */
   invalid: string;
   /** Your (the reader's: our sender's) address, account: never the recipient's. */
@@ -43,6 +45,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // German
   {
     recipient: 'empfänger|benutzer|nutzer|postfach|e-?mail-?adresse|mailadresse|adresse|konto',
+    disabled: 'nicht verfügbar|deaktiviert|gesperrt|stillgelegt',
     dead: 'unbekannt|existiert nicht|nicht vorhanden|nicht gefunden|gibt es nicht|nicht bekannt',
     invalid: 'ungültig',
     yours: 'ihre?[mnrs]?|deine?[mnrs]?',
@@ -60,7 +63,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // French
   {
     recipient: 'destinataire|utilisateur|adresse|bo[iî]te|compte|courriel',
-    dead: "inconnu|n['’]existe pas|introuvable|inexistant|non trouvé|n['’]accepte plus",
+    disabled: 'indisponible|désactivé|suspendu|bloqué|fermé',
+    dead: "inconnu|n['’]existe pas|introuvable|inexistant|non trouvé|n['’]a pas (?:pu )?été trouvé|n['’]accepte plus",
     invalid: "invalide|n['’]est pas valide",
     yours: 'votre|vos|ton|ta|tes',
     mailbox: 'bo[iî]te',
@@ -77,7 +81,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Spanish
   {
     recipient: 'destinatario|usuario|buz[oó]n|direcci[oó]n|cuenta|casilla',
-    dead: 'desconocid|no existe|inexistente|no encontrad',
+    disabled: 'no (?:está )?disponible|desactivad|suspendid|bloquead|inactiv',
+    dead: 'desconocid|no existe|inexistente|no encontrad|no se (?:pudo |puede |ha podido )?encontr',
     invalid: 'no (?:es )?v[aá]lid|inv[aá]lid',
     yours: 'su|sus|tu|tus',
     mailbox: 'buz[oó]n|casilla',
@@ -94,7 +99,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Italian
   {
     recipient: 'destinatario|utente|casella|indirizzo|account',
-    dead: 'sconosciut|inesistente|non esiste|non trovat',
+    disabled: 'non (?:è )?disponibile|disattivat|sospes|bloccat|inattiv',
+    dead: 'sconosciut|inesistente|non esiste|non trovat|non è stat[oa] trovat|non è stato possibile trovare',
     invalid: 'non (?:è )?valid',
     yours: 'il suo|la sua|il tuo|la tua|vostr[oa]',
     mailbox: 'casella',
@@ -112,7 +118,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
   {
     recipient:
       'destinat[aá]rio|usu[aá]rio|utilizador|endere[cç]o|caixa (?:postal|de correio|de e-?mail)|conta de (?:e-?mail|correio)',
-    dead: 'desconhecid|n[aã]o existe|inexistente|n[aã]o encontrad',
+    disabled: 'indispon[ií]vel|n[aã]o (?:está )?dispon[ií]vel|desativad|suspens|bloquead|inativ',
+    dead: 'desconhecid|n[aã]o existe|inexistente|n[aã]o encontrad|n[aã]o foi (?:possível )?encontrad',
     invalid: 'inv[aá]lid',
     yours: 'seu|sua|teu|tua',
     mailbox: 'caixa',
@@ -129,6 +136,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Dutch
   {
     recipient: 'ontvanger|gebruiker|adres|mailbox|postvak|postbus|account',
+    disabled: 'niet beschikbaar|gedeactiveerd|geblokkeerd|opgeheven',
     dead: 'onbekend|bestaat niet|niet gevonden',
     invalid: 'ongeldig',
     yours: 'uw|jouw|je',
@@ -146,6 +154,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Polish
   {
     recipient: 'odbiorc|adresat|użytkownik|adres|skrzynk|konto',
+    disabled: 'niedostępn|zablokowan|wyłączon|nieaktywn',
     dead: 'nie istnieje|nieznan|nie znaleziono|nie został znalezion',
     invalid: 'nieprawidłow',
     yours: 'tw[oó]j|twoja|pański',
@@ -163,6 +172,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Czech and Slovak
   {
     recipient: 'příjemc|príjemc|uživatel|používateľ|adres|schránk|účet',
+    disabled: 'nedostupn|zablokovan|deaktivovan|zrušen',
     dead: 'neexistuje|neznám|nenalezen|nebyl nalezen|nebol nájden',
     invalid: 'neplatn',
     yours: 'váš|vaše|vaši|tvůj|tvoje|váš',
@@ -180,6 +190,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Russian, Ukrainian and Bulgarian
   {
     recipient: 'получател|пользовател|адрес|ящик|адресат|учетн|учётн|одержувач|користувач|скриньк|потребител',
+    disabled: 'недоступен|недоступн|заблокирован|отключен|деактивирован|заблоковано',
     dead: 'не существует|неизвест|не найден|несуществ|не існує|невідом|не знайден|не съществува|нет такого',
     invalid: 'недействител|недійсн',
     yours: 'ваш\\p{L}*|тво\\p{L}*',
@@ -197,6 +208,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Turkish
   {
     recipient: 'alıcı|kullanıcı|adres|posta kutusu|hesap',
+    disabled: 'kullanılamıyor|devre dışı|askıya alın|kapatıl',
     dead: 'bulunamadı|bulunmamaktadır|mevcut değil|bilinmeyen|(?<!\\p{L})yok(?!\\p{L})',
     invalid: 'geçersiz',
     yours: 'sizin|senin',
@@ -214,6 +226,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Indonesian and Malay
   {
     recipient: 'penerima|pengguna|alamat|kotak surat|akun|peti mel',
+    disabled: 'tidak tersedia|dinonaktifkan|ditangguhkan|diblokir',
     dead: 'tidak ditemukan|tidak dijumpai|tidak ada|tidak dikenal|tidak wujud',
     invalid: 'tidak valid|tidak sah',
     yours: 'anda',
@@ -231,6 +244,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Vietnamese
   {
     recipient: 'người nhận|người dùng|địa chỉ|hộp thư|tài khoản',
+    disabled: 'không khả dụng|bị vô hiệu hóa|bị khóa',
     dead: 'không tồn tại|không tìm thấy',
     invalid: 'không hợp lệ',
     yours: 'của bạn',
@@ -247,6 +261,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Swedish, Danish and Norwegian
   {
     recipient: 'mottagar|mottaker|modtager|användar|bruger|bruker|adress|brevlåd|postkasse|postlåd|konto',
+    disabled: 'inte tillgänglig|ikke tilgængelig|ikke tilgjengelig|spärrad|deaktiverad|deaktiveret|deaktivert',
     dead: 'gick inte att hitta|finns inte|findes ikke|finnes ikke|okänd|ukendt|ukjent|hittades inte|ikke fundet|ikke funnet|eksisterer ikke',
     invalid: 'ogiltig|ugyldig',
     yours: 'din|ditt|dina|dine',
@@ -264,6 +279,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Finnish
   {
     recipient: 'vastaanottaja|käyttäjä|osoite|postilaatikko|tili',
+    disabled: 'ei ole käytettävissä|suljettu|poistettu käytöstä',
     dead: 'ei ole olemassa|tuntematon|ei löydy|ei löytynyt',
     invalid: 'virheellinen|ei kelpaa',
     yours: 'sinun|teidän',
@@ -280,6 +296,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Hungarian
   {
     recipient: 'címzett|felhasználó|postafiók',
+    disabled: 'nem elérhető|letiltva|felfüggesztve',
     dead: 'nem létezik|ismeretlen|nem található',
     invalid: 'érvénytelen',
     yours: 'az ön|a te',
@@ -296,6 +313,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Greek
   {
     recipient: 'παραλήπτ|χρήστ|διεύθυνσ|γραμματοκιβώτιο|λογαριασμ',
+    disabled: 'μη διαθέσιμ|απενεργοποιημέν',
     dead: 'δεν υπάρχει|άγνωστ|δεν βρέθηκε',
     invalid: 'μη έγκυρ',
     yours: 'σας|σου',
@@ -312,6 +330,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Romanian
   {
     recipient: 'destinatar|utilizator|adres|căsuț|casut|contul',
+    disabled: 'indisponibil|dezactivat|suspendat',
     dead: 'nu există|nu exista|necunoscut|nu a fost găsit',
     invalid: 'invalid[aă]?',
     yours: 'dumneavoastră|tău|ta',
@@ -328,6 +347,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Japanese
   {
     recipient: '宛先|あて先|ユーザ|メールボックス|アドレス|アカウント|受信者',
+    disabled: '利用できません|無効になって|停止されて',
     dead: '存在しません|存在しない|見つかりません|不明(?!な)',
     invalid: '無効',
     yours: 'あなたの|お客様の',
@@ -344,8 +364,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
   },
   // Chinese
   {
-    recipient: '收件人|收信人|用户|用戶|邮箱|郵箱|信箱|地址|帐户|账户|帳戶|帳號|账号',
-    dead: '不存在|未找到|找不到|未开通|已注销|已停用',
+    recipient: '收件人|收信人|收件方|用户|用戶|邮箱|郵箱|信箱|地址|帐户|账户|帳戶|帳號|账号|帐号',
+    disabled: '已被禁用|已禁用|已冻结|已被冻结|已停用|不可用',
+    dead: '不存在|未找到|找不到|未开通|已注销|无此|無此|查无此',
     invalid: '无效|無效',
     yours: '您的|你的',
     mailbox: '邮箱|郵箱|信箱|空间|空間|容量',
@@ -362,6 +383,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Korean
   {
     recipient: '수신자|받는 사람|사용자|메일박스|메일함|주소|계정',
+    disabled: '사용할 수 없|비활성|정지된',
     dead: '존재하지 않|찾을 수 없',
     invalid: '유효하지 않',
     yours: '귀하의|당신의',
@@ -379,6 +401,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   {
     recipient:
       'المستلم|المستخدم|العنوان|عنوان|صندوق البريد|الحساب|הנמען|נמען|המשתמש|משתמש|הכתובת|כתובת|תיבת הדואר|گیرنده|کاربر|آدرس|نشانی',
+    disabled: 'معطل|غير متاح|מושבת|לא זמינה?|غیرفعال',
     dead: 'غير موجود|غير معروف|لا يوجد|אינו קיים|אינה קיימת|לא קיים|לא קיימת|לא נמצא|לא ידוע|وجود ندارد|یافت نشد|ناشناخته',
     invalid: 'غير صالح|לא תקינה?|نامعتبر',
     yours: 'שלך|شما',
@@ -394,6 +417,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
   // Thai
   {
     recipient: 'ผู้รับ|ผู้ใช้|ที่อยู่|กล่องจดหมาย|บัญชี',
+    disabled: 'ถูกระงับ|ใช้งานไม่ได้',
     dead: 'ไม่มีอยู่|ไม่พบ',
     invalid: 'ไม่ถูกต้อง',
     yours: 'ของคุณ',
@@ -440,6 +464,8 @@ const RECIPIENT = `(?<!${START}(?:${any('yours')})\\s+(?:[\\p{L}\\p{N}-]+?[\\s-]
 
 /** The recipient said not to exist, in any language above. */
 export const DEAD_RECIPIENT = pair(RECIPIENT, any('dead'));
+/** The recipient said to be unavailable, disabled or blocked by its provider. */
+export const DISABLED_RECIPIENT = pair(RECIPIENT, any('disabled'));
 /** The recipient's address said to be invalid: the recipient is refused, but maybe for its syntax. */
 export const INVALID_RECIPIENT = pair(RECIPIENT, any('invalid'));
 /** A mailbox said to be full. */

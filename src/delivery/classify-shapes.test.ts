@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyReply } from './classify.ts';
+import { classifyReply, codesIn } from './classify.ts';
 
 // The general shapes of a dead address (issue 29): the recipient as the subject of a denial
 // of existence or validity, in English and in the languages receivers answer in; and the same
@@ -133,5 +133,21 @@ describe('the other categories in the languages receivers answer in', () => {
     ['Greylisting aktiv, Grauliste', 'greylisting'],
   ])('%s: %s', (text, category) => {
     expect(at(text).category).toBe(category);
+  });
+});
+
+describe('codesIn: the codes of a reply known only as text', () => {
+  it.each([
+    ['550 5.1.1 User unknown', 550, '5.1.1'],
+    ['421-4.7.0 Try again later', 421, '4.7.0'],
+    ["Remote Server returned '550 5.1.1 RESOLVER.ADR.RecipNotFound; not found'", 550, '5.1.1'],
+    ['host mx.example[192.0.2.1] said: 452 4.2.2 Mailbox full (in reply to RCPT TO command)', 452, '4.2.2'],
+    ['#550 4.4.7 QUEUE.Expired; message expired ##', 550, '4.4.7'],
+    ['LMTP error after DATA: 450 TEMPERROR: retry timeout exceeded', 450, undefined],
+    ['Sorry, no mailbox here by that name. (#5.1.1)', undefined, '5.1.1'],
+    ['connect to mx.example[192.0.2.1]:25: Connection refused', undefined, undefined],
+    ['User unknown', undefined, undefined],
+  ])('%s', (text, code, enhanced) => {
+    expect(codesIn(text)).toEqual({ code, enhanced });
   });
 });

@@ -138,6 +138,24 @@ export function basicCodeOf(code: number | null | undefined, enhanced: string | 
   return code ?? (enhanced?.trim().startsWith('4') ? 450 : 550);
 }
 
+/**
+ * The codes of a reply known only as text: its leading basic code and enhanced status, else
+ * those of the reply it quotes, as a relaying server or a DSN writes it ("host mx.example said:
+ * 550 5.1.1 …", "Remote Server returned '550 5.1.1 …'", "#550 4.4.7 …", "after DATA: 450 …").
+ * The enhanced status may also stand alone in the text ("(#5.7.1)").
+ */
+export function codesIn(text: string): { code: number | undefined; enhanced: string | undefined } {
+  const m = LEADING_CODES.exec(text) ?? QUOTED_CODES.exec(text);
+  return {
+    code: m?.[1] === undefined ? undefined : Number(m[1]),
+    enhanced: m?.[2] ?? ENHANCED_IN_TEXT.exec(text)?.[0],
+  };
+}
+
+const LEADING_CODES = /^\s*(\d{3})(?:[ -]|\r?\n|$)(?:\s*([245]\.\d{1,3}\.\d{1,3})(?:\s|$))?/;
+const QUOTED_CODES =
+  /(?:\bsaid:?\s+|\breturned\s+['"]?|['"#]|:\s+)([245]\d\d)(?=[\s-])(?:[\s-]+([245]\.\d{1,3}\.\d{1,3})(?![\w.]))?/;
+
 /** Classifies a failure that happened before any reply (DNS, connection, TLS, timeout, protocol). */
 export function classifyFailure(failure: TransportFailure): Classification {
   const rule = FAILURE_RULES[failure.kind];
@@ -155,7 +173,7 @@ function parseReply(reply: SmtpReply): ParsedReply {
   const joined = lines.map((line) => line?.[3] ?? '').join(' ');
   const spaced = (joined.match(/_/g)?.length ?? 0) >= 5 && (joined.match(/ /g)?.length ?? 0) <= 3;
   // A relaying server's wrapper says "refused" of any reply it relays: only the reply inside counts.
-  const text = (spaced ? joined.replace(/_/g, ' ') : joined).replace(WRAPPER, '');
+  const text = spelledOut((spaced ? joined.replace(/_/g, ' ') : joined).replace(WRAPPER, ''));
   const first = lines[0];
   return {
     replyClass: replyClassOf(Number(reply.code)) ?? digitOf(first?.[1]) ?? digitOf(first?.[2]?.[0]),
@@ -163,6 +181,22 @@ function parseReply(reply: SmtpReply): ParsedReply {
     text,
   };
 }
+
+/**
+ * Exchange's component codes in words ("RESOLVER.ADR.RecipNotFound" is "RESOLVER ADR Recipient
+ * Not Found", "STOREDRV.Deliver.Exception:QuotaExceededException" "… Quota Exceeded Exception"),
+ * so the rules read them as they read any reply.
+ */
+function spelledOut(text: string): string {
+  return text.replace(COMPONENT_CODE, (code) =>
+    code
+      .replace(/[.:]/g, ' ')
+      .replace(/([a-z])(?=[A-Z])/g, '$1 ')
+      .replace(/\bRecip\b/g, 'Recipient'),
+  );
+}
+
+const COMPONENT_CODE = /\b[A-Z]{4,}(?:\.[A-Za-z]+)+(?::[A-Za-z]+)?\b/g;
 
 function replyClassOf(code: number): number | undefined {
   return Number.isInteger(code) && code >= 200 && code <= 599 ? Math.floor(code / 100) : undefined;
