@@ -42,6 +42,16 @@ interface Words {
 }
 
 const LANGUAGES: readonly Partial<Words>[] = [
+  // English: only the pairs that classify-rules.ts's phrases do not already read ("invalid"
+  // recipient is dead there, as the labellers read it).
+  {
+    recipient:
+      'recipient|addressee|user(?:name)?|mailbox|mail box|e-?mail address|address|account|local[- ]?part|person',
+    dead: "not (?:a )?known|(?:could|can)(?:n['’]t| ?not) (?:be )?(?:found|located)|(?:unable|failed) to (?:find|locate)|(?:could|can)(?:n['’]t| ?not) find|no (?:such|record of)|not (?:in|on|listed in) (?:the |our |this )?(?:directory|system|server)|does not reside|(?:does not|doesn['’]t) have an? (?:account|mailbox)|no (?:account|user|mailbox) (?:by|with|for) (?:that|this)",
+    disabled:
+      'cancel+ed|obsolete|no longer (?:active|valid|in (?:use|service)|works? (?:here|for)|exists?|with)|left the (?:company|organi[sz]ation)',
+    yours: 'your|sending',
+  },
   // German
   {
     recipient: 'empfänger|benutzer|nutzer|postfach|e-?mail-?adresse|mailadresse|adresse|konto',
@@ -450,24 +460,34 @@ const END = `[${SPACED}]{0,3}(?![${SPACED}])`;
 
 /** A noun and what is said of it, in either order, within one clause. */
 function pair(noun: string, said: string): RegExp {
-  return new RegExp(
-    `${START}(?:${noun})${END}${SAME_CLAUSE}(?:${said})|${START}(?:${said})${END}${SAME_CLAUSE}(?:${noun})${END}`,
-    'iu',
-  );
+  return new RegExp(pairSource(noun, said), 'iu');
+}
+
+function pairSource(noun: string, said: string): string {
+  return `${START}(?:${noun})${END}${SAME_CLAUSE}(?:${said})|${START}(?:${said})${END}${SAME_CLAUSE}(?:${noun})${END}`;
 }
 
 /**
- * The recipient's address, mailbox, user or account: not after "your" (the reader is our
- * sender) and not an IP address ("IP-Adresse", "adresse IP").
+ * In each language, its recipient nouns and what it says of them (a noun of one language with
+ * a predicate of another means nothing: English "address" is not Spanish "inválida"). The
+ * recipient is not after "your" (the reader is our sender) and is not an IP address
+ * ("IP-Adresse", "adresse IP").
  */
-const RECIPIENT = `(?<!${START}(?:${any('yours')})\\s+(?:[\\p{L}\\p{N}-]+?[\\s-]+)?|IP[\\s-]?)(?:${any('recipient')})(?!${END}[\\s-]*IP(?!\\p{L}))`;
+function recipientPairs(key: 'dead' | 'disabled' | 'invalid'): RegExp {
+  const sources = LANGUAGES.filter((l) => l.recipient !== undefined && l[key] !== undefined).map((l) => {
+    const yours = l.yours === undefined ? '' : `${START}(?:${l.yours})\\s+(?:[\\p{L}\\p{N}-]+?[\\s-]+)?|`;
+    const noun = `(?<!${yours}IP[\\s-]?)(?:${l.recipient})(?!${END}[\\s-]*IP(?!\\p{L}))`;
+    return pairSource(noun, l[key]!);
+  });
+  return new RegExp(sources.join('|'), 'iu');
+}
 
-/** The recipient said not to exist, in any language above. */
-export const DEAD_RECIPIENT = pair(RECIPIENT, any('dead'));
+/** The recipient said not to exist. */
+export const DEAD_RECIPIENT = recipientPairs('dead');
 /** The recipient said to be unavailable, disabled or blocked by its provider. */
-export const DISABLED_RECIPIENT = pair(RECIPIENT, any('disabled'));
+export const DISABLED_RECIPIENT = recipientPairs('disabled');
 /** The recipient's address said to be invalid: the recipient is refused, but maybe for its syntax. */
-export const INVALID_RECIPIENT = pair(RECIPIENT, any('invalid'));
+export const INVALID_RECIPIENT = recipientPairs('invalid');
 /** A mailbox said to be full. */
 export const FULL_MAILBOX = pair(any('mailbox'), any('full'));
 /** A message or its size said to be too large (the words are specific enough alone). */
