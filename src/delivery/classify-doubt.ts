@@ -10,7 +10,7 @@ import { HEDGE, LATER } from './classify-languages.ts';
  * they are denied: "I'm not going to try again", Exim's "retry timeout exceeded" (it gave up).
  */
 const SAYS_TEMPORARY =
-  /(?<!\b(?:not|never|no longer) (?:going to |be |to )?|n't (?:be )?|\bno )(?:try(?:ing)? again|retr(?:y|ied)(?! time ?out))\b|\btemp(?:orar(?:y|ily)|_failure)\b|\blater\b|\bpostponed\b|\bdeferred\b/i;
+  /(?<!\b(?:not|never|no longer) (?:going to |be |to )?|n't (?:be )?|\bno )(?:try(?:ing)? again|retr(?:y|ied)(?! time ?out))\b|\btemp(?:orar(?:y|ily)|_failure)\b|\blater\b|\bpostponed\b|\bdeferred\b|\bdelayed\b/i;
 
 /** Whether a reply's words say it is temporary, in English or the languages of classify-languages.ts. */
 export function saysTemporary(text: string): boolean {

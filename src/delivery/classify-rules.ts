@@ -55,7 +55,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // S3150, Yahoo TSS04/TSS09, Proofpoint RULE3_x, Gmail's "unusual rate ... from your IP").
   {
     match:
-      /\b(?:spamhaus|barracuda\w*|spamcop|sorbs|surbl|uribl|invaluement|abuseat|mailspike|dnsbls?|rbl\w*)\b|mail-abuse\.com|ipcheck\.proofpoint|\(BL\)|(?<![A-Z])HL:(?:IPB|REP|IHU)\b/i,
+      /\b(?:spamhaus|barracuda\w*|spamcop|sorbs|surbl|uribl|invaluement|abuseat|mailspike|dnsbls?|rbl\w*)\b|mail-abuse\.com|ipcheck\.proofpoint|black ?hole|\(BL\)|(?<![A-Z])HL:(?:IPB|REP|IHU)\b/i,
     category: 'reputation-blocklist',
   },
   {
@@ -93,7 +93,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // Header syntax (RFC 5322) is the receiver's rule, even when it says it fights spam with it.
   {
     match:
-      /rfc ?(?:5322|2822)|\bheader error\b|duplicated? message-id|\bno [\w-]+ field given|missing (?:required )?[\w-]+ header|not (?:rfc|standards?)[ -]?compliant|duplicate headers?|invalid sender|emetteur invalide/i,
+      /rfc ?(?:5322|2822)|\bheader error\b|invalid headers?\b|(?:bare|lone) (?:cr|lf)\b|duplicated? message-id|\bno [\w-]+ field given|missing (?:required )?[\w-]+ header|not (?:rfc|standards?)[ -]?compliant|duplicate headers?|invalid sender|emetteur invalide/i,
     category: 'policy-rejection',
   },
   // Our sender's domain does not resolve (4.1.8/5.1.8): a DNS failure on our side, never the recipient's.
@@ -117,7 +117,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // A connection that failed, named as such, even when the HELO or a refusal is mentioned.
   {
     match:
-      /connection (?:timed out|refused|reset|lost|dropped)|(?:closed|dropped|reset) (?:the )?connection|lost connection|tls handshake fail|network (?:is )?unreachable|(?:unable|failed) to read (?:the )?(?:banner|greeting)|(?:did not|didn't|does not|doesn't) respond|(?:failure|unable|failed) to reach|\bhosts?\b(?:[^.;]){0,40}\b(?:have|has) been failing|shutting down|refused to talk to me|connection (?:\S+ ){0,3}(?:is |was )?broken|too many errors|network error|host (?:is )?(?:not |un)reachable|attempts? to connect|socket error|tcp (?:read|write) error|hosts have been failing/i,
+      /connection (?:timed out|refused|reset|lost|dropped)|(?:closed|dropped|reset) (?:the )?connection|lost connection|\btls\b(?:[^.;]){0,20}\b(?:negotiation|handshake)|handshake fail|cannot start tls|no connection could be established|network (?:is )?unreachable|(?:unable|failed) to read (?:the )?(?:banner|greeting)|(?:did not|didn't|does not|doesn't) respond|(?:failure|unable|failed) to reach|\bhosts?\b(?:[^.;]){0,40}\b(?:have|has) been failing|shutting down|refused to talk to me|connection (?:\S+ ){0,3}(?:is |was )?broken|too many errors|network error|host (?:is )?(?:not |un)reachable|attempts? to connect|socket error|tcp (?:read|write) error|hosts have been failing/i,
     category: 'connection-error',
   },
   // NetEase's published codes for a refused sender or too many erroneous commands.
@@ -126,7 +126,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // ("Sender address rejected: Domain not found", Exim's "Verification failed for <sender>").
   {
     match:
-      /\bsender\b|verification failed for|domain of sender|envelope[- ]sender|return[- ]path|return address|\bmail from\b|\bfrom:? (?:address|domain)\b|\b(?:helo|ehlo)\b/i,
+      /\bsender\b|verification failed for|domain of sender|envelope[- ]sender|return[- ]path|return address|\bmail from\b(?! \[?\d{1,3}(?:\.\d{1,3}){3})|\bfrom:? (?:address|domain)\b|\b(?:helo|ehlo)\b/i,
     category: 'policy-rejection',
     reason: SENDER_REFUSED,
   },
@@ -195,7 +195,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /unable to route|unroute?able|too many cname|cname (?:loop|chain)|no (?:mx|mail hosts?)\b|mx (?:lookup|record)|dns (?:\w+ )?(?:error|failure|look-?up|problem|query)|failure in dns|name (?:service|server) error|could not resolve|unresolvable|invalid dns\b|illegal (?:host|domain)|domain (?:is )?not reachable|invalid domain(?: name)?\b|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,} does not exist/i,
+      /unable to route|unroute?able|too many cname|cname (?:loop|chain)|no (?:valid )?(?:mx|mail hosts?)\b|mx (?:lookup|record)|dns (?:\w+ )?(?:error|failure|look-?up|problem|query)|failure in dns|name (?:service|server) error|could not resolve|unresolvable|invalid dns\b|illegal (?:host|domain)|domain (?:is )?not reachable|invalid domain(?: name)?\b|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,} does not exist/i,
     category: 'dns-mx-failure',
   },
   {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classifyReply, codesIn } from './classify.ts';
+import { classifyPublished } from '../../test/bounce-corpus.ts';
 
 // The general shapes of a dead address (issue 29): the recipient as the subject of a denial
 // of existence or validity, in English and in the languages receivers answer in; and the same
@@ -149,5 +150,49 @@ describe('codesIn: the codes of a reply known only as text', () => {
     ['User unknown', undefined, undefined],
   ])('%s', (text, code, enhanced) => {
     expect(codesIn(text)).toEqual({ code, enhanced });
+  });
+});
+
+describe('replies as MTAs and DSNs word them, without the usual phrases', () => {
+  it.each([
+    ['RESOLVER.ADR.RecipNotFound; not found', 'invalid-recipient', 'hard'],
+    ['RESOLVER.ADR.ExRecipNotFound; not found', 'invalid-recipient', 'hard'],
+    ['550 The mailbox you tried to reach could not be found', 'invalid-recipient', 'hard'],
+    ['550 This address is no longer in service', 'invalid-recipient', 'hard'],
+    ['550 Addressee left the company', 'invalid-recipient', 'hard'],
+    ['550 Non-existent email address', 'invalid-recipient', 'hard'],
+    ['TLS negotiation failed with error', 'connection-error', 'soft'],
+    ['Cannot start TLS: handshake failure', 'connection-error', 'soft'],
+    ['Remote host closed connection in response to EHLO mx.example', 'connection-error', 'soft'],
+    ['connect to mx.example[192.0.2.1]:25: Network is unreachable', 'connection-error', 'soft'],
+    ['Message delivery has been delayed: no connection could be established', 'connection-error', 'retry'],
+    ['no valid MX hosts found', 'dns-mx-failure', 'soft'],
+    [
+      'Host or domain name not found. Name service error for name=mx.example type=A: Host not found',
+      'dns-mx-failure',
+      'soft',
+    ],
+    ['550 5.7.1 Mail from 192.0.2.1 refused by blackhole site', 'reputation-blocklist', 'soft'],
+    ['550 5.7.1 Sender Policy Framework of example.com denied your IP address', 'auth-failure', 'soft'],
+    ['554 5.6.0 Message contains invalid header', 'policy-rejection', 'soft'],
+    ['550 not relaying to that domain', 'policy-rejection', 'soft'],
+    ['TLS it not available or unauthenticated but required (REQUIRETLS)', 'policy-rejection', 'soft'],
+    ['connection limit reached for all hosts', 'rate-limited', 'retry'],
+    [
+      '421 mwinf5c77 ME Service refuse. Veuillez essayer plus tard. Service refused, please try later.',
+      'unknown',
+      'retry',
+    ],
+    ['451 4.7.1 Please try again later', 'unknown', 'retry'],
+    ['451 4.7.1 Greylisting in action, please come back later', 'greylisting', 'retry'],
+    [
+      '550 5.1.1 <a@example.org>: Recipient address rejected: undeliverable address: mail for example.org loops back to myself',
+      'unknown',
+      'soft',
+    ],
+    ['554 5.4.0 Error: too many hops', 'unknown', 'soft'],
+  ])('%s: %s, %s', (text, category, outcome) => {
+    // Read as the corpus reads a published reply: its codes, else a DSN's failed or delayed.
+    expect(classifyPublished(text)).toMatchObject({ category, outcome });
   });
 });
