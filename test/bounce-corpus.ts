@@ -3,7 +3,7 @@
 // `npm run classify:corpus`. Rules of the split and of scoring: docs/decisions.md, "The bounce
 // corpus and its split".
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import {
   basicCodeOf,
   BOUNCE_CATEGORIES,
@@ -45,33 +45,58 @@ const tsv = (name: string) =>
 
 /** Every row of the corpus with its label; throws when a file and its labels disagree. */
 export function readCorpus(): CorpusRow[] {
-  return CORPUS_FILES.flatMap((file) => {
-    const rows = tsv(`${file}.tsv`);
-    const labels = new Map(tsv(`${file}.labels.tsv`).map((l) => [Number(l[0]), l]));
-    return rows.map(([provider, family, language, reply, source], i): CorpusRow => {
-      const line = i + 2;
-      const l = labels.get(line);
-      if (!l) throw new Error(`${file}.tsv line ${line} has no label`);
-      const [, category, outcome, about, alternatives, note] = l;
-      return {
-        file,
-        line,
-        provider: provider!,
-        family: family!,
-        language: language!,
-        reply: reply!,
-        source: source!,
-        label: {
-          category: category as BounceCategory,
-          outcome: outcome as CorpusRow['label']['outcome'],
-          about: about ?? '',
-          alternatives: (alternatives ?? '')
-            .split(',')
-            .map((a) => a.trim())
-            .filter((a): a is BounceCategory => (BOUNCE_CATEGORIES as readonly string[]).includes(a)),
-          note: note ?? '',
-        },
-      };
+  return CORPUS_FILES.flatMap((file) => readLabelled(file));
+}
+
+function readLabelled(file: string): CorpusRow[] {
+  const rows = tsv(`${file}.tsv`);
+  const labels = new Map(tsv(`${file}.labels.tsv`).map((l) => [Number(l[0]), l]));
+  return rows.map(([provider, family, language, reply, source], i): CorpusRow => {
+    const line = i + 2;
+    const l = labels.get(line);
+    if (!l) throw new Error(`${file}.tsv line ${line} has no label`);
+    const [, category, outcome, about, alternatives, note] = l;
+    return {
+      file,
+      line,
+      provider: provider!,
+      family: family!,
+      language: language!,
+      reply: reply!,
+      source: source!,
+      label: {
+        category: category as BounceCategory,
+        outcome: outcome as CorpusRow['label']['outcome'],
+        about: about ?? '',
+        alternatives: (alternatives ?? '')
+          .split(',')
+          .map((a) => a.trim())
+          .filter((a): a is BounceCategory => (BOUNCE_CATEGORIES as readonly string[]).includes(a)),
+        note: note ?? '',
+      },
+    };
+  });
+}
+
+/** The samples labelled a second time, by other people (second/s1, s2), whose labels exist so far. */
+const SECOND_FILES = ['second/s1', 'second/s2'] as const;
+
+/** A corpus row with its label from a second, independent labeller. */
+export interface TwiceLabelled {
+  row: CorpusRow;
+  second: CorpusRow['label'];
+}
+
+/** Each row of the second labellings, beside the corpus row it repeats. */
+export function readSecondLabels(): TwiceLabelled[] {
+  const corpus = new Map(readCorpus().map((r) => [`${r.file}:${r.line}`, r]));
+  return SECOND_FILES.filter((f) => existsSync(new URL(`${f}.labels.tsv`, DIR))).flatMap((f) => {
+    const origin = new Map(tsv(`${f}.origin.tsv`).map(([line, file, at]) => [Number(line), `${file}:${at}`]));
+    return readLabelled(f).map((second) => {
+      const row = corpus.get(origin.get(second.line)!);
+      if (!row || row.reply !== second.reply)
+        throw new Error(`${f}.tsv line ${second.line} is not the corpus row it names`);
+      return { row, second: second.label };
     });
   });
 }
@@ -164,5 +189,43 @@ export function figures(scored: Scored[]): Figures {
     wrongfulSuppressions: count((s) => s.wrongfulSuppression),
     missedHard: count((s) => s.missedHard),
     perCategory,
+  };
+}
+
+export interface Agreement {
+  rows: number;
+  /** The same category, or one labeller's among the other's alternatives. */
+  category: number;
+  strictCategory: number;
+  /** Outcomes the lifecycle would accept from both labels. */
+  outcome: number;
+  /** One labeller says the address is dead (hard), the other does not. */
+  hardDisagreements: number;
+}
+
+/** How often two labellers agree on the same rows: the ceiling for any classifier scored against one of them. */
+export function agreement(pairs: TwiceLabelled[]): Agreement {
+  const of = (row: CorpusRow, label: CorpusRow['label']): CorpusRow => ({ ...row, label });
+  const count = (f: (p: TwiceLabelled) => boolean) => pairs.filter(f).length;
+  return {
+    rows: pairs.length,
+    category: count(
+      ({ row: { label: a }, second: b }) =>
+        a.category === b.category || a.alternatives.includes(b.category) || b.alternatives.includes(a.category),
+    ),
+    strictCategory: count(({ row, second }) => row.label.category === second.category),
+    outcome: count(({ row, second }) => {
+      const b = rightOutcomes(of(row, second));
+      return [...rightOutcomes(row)].some((o) => b.has(o));
+    }),
+    hardDisagreements: count(({ row, second }) => {
+      const hardOnly = (r: CorpusRow) => {
+        const o = rightOutcomes(r);
+        return o.has('hard') && !o.has('soft');
+      };
+      const canBeHard = (r: CorpusRow) => rightOutcomes(r).has('hard');
+      const b = of(row, second);
+      return (hardOnly(row) && !canBeHard(b)) || (hardOnly(b) && !canBeHard(row));
+    }),
   };
 }
