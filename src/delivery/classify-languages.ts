@@ -37,6 +37,8 @@ interface Words {
   greyList: string;
   /** Later, temporary. */
   later: string;
+  /** Permission, authorisation (as in "you have no permission to post"). */
+  permission: string;
   /** May, might, perhaps: the receiver is not sure ("the group may not exist"). */
   hedge: string;
 }
@@ -67,8 +69,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blockList: 'schwarze[nr]? liste|sperrliste',
     spam: 'unerwünscht|virus|viren',
     greyList: 'grauliste|greylist',
-    later: 'später|vorübergehend|temporär',
+    later: 'später|vorübergehend|temporär|verzögert',
     hedge: 'möglicherweise|vielleicht|eventuell',
+    permission: 'berechtigung',
   },
   // French
   {
@@ -85,8 +88,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blockList: 'liste noire',
     spam: 'pourriel|indésirable|virus',
     greyList: 'liste grise',
-    later: 'plus tard|temporaire',
+    later: 'plus tard|temporaire|retardé',
     hedge: 'il se peut|peut-être|pourrai',
+    permission: 'autorisation|autorisé|permission',
   },
   // Spanish
   {
@@ -103,8 +107,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blockList: 'lista negra',
     spam: 'correo no deseado|no solicitado|virus',
     greyList: 'lista gris',
-    later: 'más tarde|mas tarde|temporal',
+    later: 'más tarde|mas tarde|temporal|retrasad|demorad',
     hedge: 'quizás?|tal vez|puede que|podría',
+    permission: 'permisos?|autorizad|autorización',
   },
   // Italian
   {
@@ -121,8 +126,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blockList: 'lista nera',
     spam: 'indesiderat|virus',
     greyList: 'lista grigia',
-    later: 'più tardi|temporane',
+    later: 'più tardi|temporane|ritardat',
     hedge: 'potrebbe|forse|può darsi',
+    permission: 'autorizzazion|autorizzat|permess',
   },
   // Portuguese
   {
@@ -140,8 +146,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blockList: 'lista negra',
     spam: 'indesejad|não solicitad|vírus',
     greyList: 'lista cinza',
-    later: 'mais tarde|temporári',
+    later: 'mais tarde|temporári|atrasad',
     hedge: 'pode não|talvez|possivelmente|poderá',
+    permission: 'permiss[aã]o|autoriza[cç][aã]o|autorizad',
   },
   // Dutch
   {
@@ -158,8 +165,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blockList: 'zwarte lijst',
     spam: 'ongewenst|virus',
     greyList: 'grijze lijst',
-    later: '(?<!\\p{L})later(?!\\p{L})|tijdelijk',
+    later: '(?<!\\p{L})later(?!\\p{L})|tijdelijk|vertraagd',
     hedge: 'mogelijk|misschien|wellicht',
+    permission: 'toestemming|machtiging|bevoegd',
   },
   // Polish
   {
@@ -176,8 +184,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blockList: 'czarn\\p{L}* list',
     spam: 'niechcian|wirus',
     greyList: 'szar\\p{L}* list',
-    later: 'później|tymczasow',
+    later: 'później|tymczasow|opóźnion',
     hedge: 'prawdopodobnie|możliwe',
+    permission: 'uprawnie',
   },
   // Czech and Slovak
   {
@@ -194,8 +203,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blockList: 'černé listin|čiernej listin',
     spam: 'nevyžádan|virus',
     greyList: 'šed\\p{L}* listin',
-    later: 'později|neskôr|dočasn',
+    later: 'později|neskôr|dočasn|zpožděn',
     hedge: 'pravděpodobně|možná|možno',
+    permission: 'oprávnění|povolení',
   },
   // Russian, Ukrainian and Bulgarian
   {
@@ -212,8 +222,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blockList: 'черн\\p{L}* спис',
     spam: 'нежелательн|вирус',
     greyList: 'сер\\p{L}* спис',
-    later: 'позже|пізніше|временн|тимчасов',
+    later: 'позже|пізніше|временн|тимчасов|задержан|затриман',
     hedge: 'возможно|можливо|ймовірно|вероятно',
+    permission: 'разрешени|полномочи|прав на|дозвол',
   },
   // Turkish
   {
@@ -230,8 +241,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blockList: 'kara liste',
     spam: 'istenmeyen|virüs',
     greyList: 'gri liste',
-    later: 'daha sonra|geçici',
+    later: 'daha sonra|geçici|gecik',
     hedge: 'olabilir|muhtemelen',
+    permission: 'izniniz|yetki',
   },
   // Indonesian and Malay
   {
@@ -248,8 +260,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blockList: 'daftar hitam|senarai hitam',
     spam: 'virus',
     greyList: 'daftar abu',
-    later: 'nanti|sementara',
+    later: 'nanti|sementara|tertunda',
     hedge: 'mungkin',
+    permission: 'izin|kebenaran',
   },
   // Vietnamese
   {
@@ -265,8 +278,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blocked: 'bị chặn',
     blockList: 'danh sách đen',
     spam: 'thư rác|vi-?rút',
-    later: 'thử lại sau|tạm thời',
+    later: 'thử lại sau|tạm thời|bị trì hoãn',
     hedge: 'có thể',
+    permission: 'quyền',
   },
   // Swedish, Danish and Norwegian
   {
@@ -283,8 +297,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blockList: 'svartlist|sortlist',
     spam: 'skräppost|oönskad|uønsket',
     greyList: 'gråliste|grålista',
-    later: 'senare|senere|tillfällig|midlertidig',
+    later: 'senare|senere|tillfällig|midlertidig|försenad|forsinket',
     hedge: 'kanske|eventuellt|möjligen|måske|kanskje|muligvis|muligens',
+    permission: 'behörighet|tillstånd|tilladelse|tillatelse',
   },
   // Finnish
   {
@@ -300,8 +315,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blocked: 'estetty',
     blockList: 'mustalla listalla|musta lista',
     spam: 'roskaposti',
-    later: 'myöhemmin|tilapäi',
+    later: 'myöhemmin|tilapäi|viivästy',
     hedge: 'ehkä|saattaa|voi olla',
+    permission: 'oikeu|lupa',
   },
   // Hungarian
   {
@@ -317,8 +333,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blocked: 'letiltva|tiltott|blokkolva',
     blockList: 'feketelist',
     spam: 'kéretlen',
-    later: 'később|ideiglenes',
+    later: 'később|ideiglenes|késik|késleltet',
     hedge: 'talán|valószínűleg',
+    permission: 'engedély|jogosultság',
   },
   // Greek
   {
@@ -334,8 +351,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blocked: 'αποκλεισ|μπλοκ',
     blockList: 'μαύρη λίστα',
     spam: 'ανεπιθύμητ',
-    later: 'αργότερα|προσωριν',
+    later: 'αργότερα|προσωριν|καθυστέρ',
     hedge: 'ίσως|ενδέχεται',
+    permission: 'δικαίωμα|άδεια',
   },
   // Romanian
   {
@@ -351,8 +369,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blocked: 'blocat',
     blockList: 'lista neagră',
     spam: 'nesolicitat',
-    later: 'mai târziu|temporar',
+    later: 'mai târziu|temporar|întârziat',
     hedge: 'posibil',
+    permission: 'permisiun',
   },
   // Japanese
   {
@@ -369,8 +388,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blockList: 'ブラックリスト',
     spam: '迷惑メール|ウイルス',
     greyList: 'グレーリスト',
-    later: 'しばらくしてから|後ほど|一時的',
+    later: 'しばらくしてから|後ほど|一時的|遅延',
     hedge: '可能性|かもしれ',
+    permission: '権限|許可',
   },
   // Chinese
   {
@@ -387,8 +407,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blockList: '黑名单|黑名單',
     spam: '垃圾邮件|垃圾郵件|病毒',
     greyList: '灰名单',
-    later: '稍后|稍後|暂时|暫時',
+    later: '稍后|稍後|暂时|暫時|延迟|延遲',
     hedge: '可能',
+    permission: '权限|權限|许可|許可',
   },
   // Korean
   {
@@ -404,8 +425,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     blocked: '차단',
     blockList: '블랙리스트',
     spam: '스팸|바이러스',
-    later: '나중에|일시적',
+    later: '나중에|일시적|지연',
     hedge: '일 수',
+    permission: '권한|허가',
   },
   // Arabic, Hebrew, Persian
   {
@@ -421,8 +443,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     tooMany: 'كثير جدا|רבים מדי|بیش از حد',
     blocked: 'محظور|חסום|مسدود',
     blockList: 'القائمة السوداء|רשימה שחורה|لیست سیاه',
-    later: 'لاحقا|מאוחר יותר|بعدا|موقت',
+    later: 'لاحقا|מאוחר יותר|بعدا|موقت|تأخير|עיכוב|تأخیر',
     hedge: 'ربما|ייתכן|אולי|ممکن است|شاید',
+    permission: 'إذن|صلاحية|הרשאה|אישור|مجوز|اجازه',
   },
   // Thai
   {
@@ -436,8 +459,9 @@ const LANGUAGES: readonly Partial<Words>[] = [
     tooLarge: 'ใหญ่เกินไป',
     tooMany: 'มากเกินไป',
     blocked: 'ถูกบล็อก',
-    later: 'ภายหลัง|ชั่วคราว',
+    later: 'ภายหลัง|ชั่วคราว|ล่าช้า',
     hedge: 'อาจ',
+    permission: 'สิทธิ์|อนุญาต',
   },
 ];
 
@@ -505,5 +529,7 @@ export const SPAM_WORDS = new RegExp(`${START}(?:${any('spam')})`, 'iu');
 export const GREY_LIST = new RegExp(`${START}(?:${any('greyList')})`, 'iu');
 /** May, might, perhaps, in English and the languages above. */
 export const HEDGE = new RegExp(`\\b(?:may|might|possibly|perhaps|probably)\\b|${START}(?:${any('hedge')})`, 'iu');
-/** Later, temporary. */
+/** Permission named: with no reason beside it, a refusal of the receiver's rule. */
+export const NO_PERMISSION = new RegExp(`${START}(?:${any('permission')})`, 'iu');
+/** Later, temporary, delayed. */
 export const LATER = new RegExp(`${START}(?:${any('later')})`, 'iu');

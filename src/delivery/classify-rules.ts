@@ -13,6 +13,7 @@ import {
   FULL_MAILBOX,
   GREY_LIST,
   INVALID_RECIPIENT,
+  NO_PERMISSION,
   IP_BLOCKED,
   SPAM_WORDS,
   TOO_LARGE,
@@ -93,7 +94,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // Header syntax (RFC 5322) is the receiver's rule, even when it says it fights spam with it.
   {
     match:
-      /rfc ?(?:5322|2822)|\bheader error\b|invalid headers?\b|(?:bare|lone) (?:cr|lf)\b|duplicated? message-id|\bno [\w-]+ field given|missing (?:required )?[\w-]+ header|not (?:rfc|standards?)[ -]?compliant|duplicate headers?|invalid sender|emetteur invalide/i,
+      /rfc ?(?:5322|2822)|\bheader error\b|invalid headers?\b|(?:bare|lone) (?:cr|lf)\b|duplicated? message-id|\bno [\w-]+ field given|missing (?:required )?[\w-]+ header|not (?:rfc|standards?)[ -]?compliant|duplicate headers?|invalid sender|emetteur invalide|malformed address|bad address syntax|address syntax|domain name required|address must include/i,
     category: 'policy-rejection',
   },
   // Our sender's domain does not resolve (4.1.8/5.1.8): a DNS failure on our side, never the recipient's.
@@ -105,7 +106,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /rate[- ]?limit|(?:too|to) many (?:concurrent |simultaneous |parallel |smtp |recent )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)(?! (?:on the server|stored))|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|send limit|excessive amounts? of data|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|too much (?:e-?)?mail(?! data| stored)|too quickly|excessive (?:volume|traffic|mail)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|exceeded (?:the |its )?threshold|(?<![A-Z])(?:HL:I(?:CC|FC|FQ)|MI:(?:DMC|SFQ)|RP:(?:CEL|QRC|TRC|RCL|QCL))\b|exceeded(?:(?!size|length|disk|storage|space|mailbox)(?:[^.;]|\.(?=\w))){0,30}(?:rate|limit)|recipients per (?:\d+ )?(?:second|minute|hour|day)|per (?:hour|day|minute) (?:exceeded|allowed)|(?:daily|hourly|relay|queue) quota|(?:rcpts?|recipients)(?:[^.;]){0,30}maximum threshold|max defers|(?:connection|concurrency|session) limit/i,
+      /rate[- ]?limit|(?:too|to) many (?:concurrent |simultaneous |parallel |smtp |recent )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)(?! (?:on the server|stored))|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|send limit|excessive amounts? of data|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|too much (?:e-?)?mail(?! data| stored)|too quickly|excessive (?:volume|traffic|mail)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|exceeded (?:the |its )?threshold|(?<![A-Z])(?:HL:I(?:CC|FC|FQ)|MI:(?:DMC|SFQ)|RP:(?:CEL|QRC|TRC|RCL|QCL))\b|(?<!mailbox )exceeded(?:(?!size|length|disk|storage|space|mailbox)(?:[^.;]|\.(?=\w))){0,30}(?:rate|limit)|recipients per (?:\d+ )?(?:second|minute|hour|day)|per (?:hour|day|minute) (?:exceeded|allowed)|(?:daily|hourly|relay|queue) quota|(?:rcpts?|recipients)(?:[^.;]){0,30}maximum threshold|max defers|(?:connection|concurrency|session) limit/i,
     category: 'rate-limited',
   },
   { match: TOO_MANY, category: 'rate-limited' },
@@ -133,7 +134,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // A full mailbox comes before a dead one (design/decisions.md's order): "unknown address error … Mailbox Full".
   {
     match:
-      /(?:mailbox|inbox|mail ?box|mail ?folder|user|recipient|account)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is )?(?:full|over ?quota)\b|over ?quota|(?<!sending |relay |daily |queue )quota (?:usage )?(?:exceeded|exceed|full)|(?:disk|storage|mailbox) quota|exceed(?:s|ed)? (?:(?:the|its|his|her|their|storage|mailbox|disk) )*(?:quota|storage)|out of (?:storage|space|disk)|(?:insufficient|not enough) (?:mailbox )?(?:storage|space)|exhausted (?:\w+ ){0,2}storage|storage space|storage allocation|mailbox size limit|quota violation|full mailbox|mailbox exceeds (?:the |its )?(?:allowed |maximum )?size|(?:maximum|allocated) mailbox (?:size|storage)|messages in (?:the )?recipient.s mailbox exceeded|\bquota error\b|disk space quota|メールボックスが一杯|空间不足|переполнен|disk ?space quota|too (?:many messages|much mail) (?:on the server|stored)|speichervolumen|speicherplatz|(?:mailbox|casilla)(?:[^.;]){0,20}(?:lleno|agotado)|espacio en casilla|boîte (?:aux lettres )?pleine|mailbox size (?:exceed|limit)/i,
+      /(?:mailbox|inbox|mail ?box|mail ?folder|user|recipient|account)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is )?(?:full|over ?quota)\b|over ?quota|(?<!sending |relay |daily |queue )quota (?:usage )?(?:exceeded|exceed|full)|(?:disk|storage|mailbox) quota|exceed(?:s|ed|ing)? (?:(?:the|its|his|her|their|storage|mailbox|disk) )*(?:quota|storage)|out of (?:storage|space)|(?:insufficient|not enough) (?:mailbox )?(?:storage|space)|exhausted (?:\w+ ){0,2}storage|storage space|storage allocation|mailbox size limit|quota violation|full mailbox|mailbox exceeds (?:the |its )?(?:allowed |maximum )?size|(?:maximum|allocated) mailbox (?:size|storage)|messages in (?:the )?recipient.s mailbox exceeded|\bquota error\b|disk space quota|メールボックスが一杯|空间不足|переполнен|disk ?space quota|too (?:many messages|much mail) (?:on the server|stored)|speichervolumen|speicherplatz|(?:mailbox|casilla)(?:[^.;]){0,20}(?:lleno|agotado)|espacio en casilla|boîte (?:aux lettres )?pleine|mailbox size (?:exceed|limit)/i,
     category: 'mailbox-full',
   },
   { match: FULL_MAILBOX, category: 'mailbox-full' },
@@ -216,11 +217,13 @@ export const TEXT_RULES: readonly TextRule[] = [
     category: 'policy-rejection',
     reason: "the recipient's server does not accept mail for this domain from us (relay denied)",
   },
+  // No permission, in the languages receivers answer in ("Sie besitzen nicht die Berechtigung").
+  { match: NO_PERMISSION, category: 'policy-rejection' },
   // "Service refused, please try later" (Orange) says no more than "refused": no reason.
   { match: /service refus/i, category: 'unknown' },
   {
     match:
-      /\bpolic(?:y|ies)\b|prohibit|\b(?:no|not have|without) (?:the )?permissions?\b|line limit|not (?:permitted|allowed|authori[sz]ed)|access denied|\bdenied\b|\brefused\b|\bblocked\b|\bforbidden\b|\brestricted\b|rejected by (?:the )?destination/i,
+      /\bpolic(?:y|ies)\b|prohibit|not a member of (?:this|the) (?:mailing )?list|members only|closed (?:mailing )?list|\b(?:no|not have|without) (?:the )?permissions?\b|line limit|not (?:permitted|allowed|authori[sz]ed)|access denied|\bdenied\b|\brefused\b|\bblocked\b|\bforbidden\b|\brestricted\b|rejected by (?:the )?destination/i,
     category: 'policy-rejection',
   },
   // RFC 5321's stock 550 text and Exim's verdict when no router takes the address: weaker
@@ -235,7 +238,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // The receiver's own trouble: disk, queue, configuration, internal errors, loops (decisions.md: unknown).
   {
     match:
-      /loops? back to myself|forwarding loop|too many hops|mail system full|temporar(?:y|ily) (?:local |system |server )?(?:problem|error|failure)|local (?:problem|error)|(?:server|system|configuration) (?:error|problem|failure)|internal (?:resource|error|server)|resources? (?:are |is )?temporarily unavailable|insufficient (?:system|disk)|system (?:storage|resources)|disk (?:space|full)|queue file|hop count|mail loop|loop detected|ldap server|temporarily rejected/i,
+      /loops? back to myself|out of disk|forwarding loop|too many hops|mail system full|temporar(?:y|ily) (?:local |system |server )?(?:problem|error|failure)|local (?:problem|error)|(?:server|system|configuration) (?:error|problem|failure)|internal (?:resource|error|server)|resources? (?:are |is )?temporarily unavailable|insufficient (?:system|disk)|system (?:storage|resources)|disk (?:space|full)|queue file|hop count|mail loop|loop detected|ldap server|temporarily rejected/i,
     category: 'unknown',
   },
   {

@@ -191,8 +191,27 @@ describe('replies as MTAs and DSNs word them, without the usual phrases', () => 
       'soft',
     ],
     ['554 5.4.0 Error: too many hops', 'unknown', 'soft'],
+    [
+      'Sie besitzen nicht die Berechtigung, die Nachricht im Auftrag dieses Benutzers zu senden.',
+      'policy-rejection',
+      'soft',
+    ],
+    ["Vous n'avez pas l'autorisation de publier dans ce groupe", 'policy-rejection', 'soft'],
+    ['You are not a member of this mailing list <a@example.org>.', 'policy-rejection', 'soft'],
+    ['Out of disk space (#1.03)', 'unknown', 'soft'],
+    ["The number of messages in recipient's mailbox exceeded the local limit.", 'mailbox-full', 'retry'],
+    ["This person's account is exceeding their quota.", 'mailbox-full', 'retry'],
+    ['Die Übermittlung an folgende Empfänger wurde verzögert.', 'unknown', 'retry'],
+    ['501 Bad address syntax', 'policy-rejection', 'soft'],
   ])('%s: %s, %s', (text, category, outcome) => {
     // Read as the corpus reads a published reply: its codes, else a DSN's failed or delayed.
     expect(classifyPublished(text)).toMatchObject({ category, outcome });
   });
+});
+
+it("reads a link's path, not its query string: the sender named there is data, not the reply's subject", () => {
+  const c = classifyPublished(
+    '550 5.7.1 Message blocked. See https://example.net/bounce?auid=x&sender=user%40example.org',
+  );
+  expect(c.rule).toEqual({ by: 'text', matched: 'blocked' });
 });

@@ -173,7 +173,11 @@ function parseReply(reply: SmtpReply): ParsedReply {
   const joined = lines.map((line) => line?.[3] ?? '').join(' ');
   const spaced = (joined.match(/_/g)?.length ?? 0) >= 5 && (joined.match(/ /g)?.length ?? 0) <= 3;
   // A relaying server's wrapper says "refused" of any reply it relays: only the reply inside counts.
-  const text = spelledOut((spaced ? joined.replace(/_/g, ' ') : joined).replace(WRAPPER, ''));
+  // A link's query string is data, not words ("…/bounce?sender=user%40example.org").
+  const text = spelledOut((spaced ? joined.replace(/_/g, ' ') : joined).replace(WRAPPER, '')).replace(
+    /(https?:\/\/[^\s?]+)\?\S*/g,
+    '$1',
+  );
   const first = lines[0];
   return {
     replyClass: replyClassOf(Number(reply.code)) ?? digitOf(first?.[1]) ?? digitOf(first?.[2]?.[0]),
