@@ -19,7 +19,9 @@ export const ENHANCED_RULES: Readonly<Record<string, Rule>> = {
   '1.0': { category: 'invalid-recipient', dead: true }, // other address status: the address was refused
   '1.1': { category: 'invalid-recipient', dead: true }, // bad destination mailbox address
   '1.2': { category: 'dns-mx-failure', dead: true, reason: DOMAIN_DEAD }, // bad destination system
-  '1.3': { category: 'invalid-recipient', dead: true }, // bad destination mailbox address syntax
+  // Bad destination mailbox address syntax: the address's form, not its existence (qmail sends it
+  // for "address must include host name", "too long"): refused and kept (issue 29: when unsure, soft).
+  '1.3': { category: 'invalid-recipient' },
   '1.6': { category: 'invalid-recipient', dead: true }, // moved, no forwarding address
   '1.7': SENDER, // bad sender's mailbox address syntax
   '1.8': { category: 'dns-mx-failure', reason: SENDER_DOMAIN_UNRESOLVED }, // bad sender's system address
@@ -60,7 +62,6 @@ export const BASIC_CODE_RULES: Readonly<Record<number, Rule>> = {
   421: { category: 'connection-error' }, // service not available, closing transmission channel
   530: AUTH, // authentication required (RFC 4954)
   535: AUTH, // authentication credentials invalid
-  552: { category: 'mailbox-full' }, // exceeded storage allocation
 };
 
 export const REASONS: Readonly<Record<BounceCategory, string>> = {

@@ -45,10 +45,10 @@ describe('the bounce corpus', () => {
   // bounce) are not met yet: see the closing note of issue 29.
   it('does no worse on the held-out part than the published figures', () => {
     const f = figures(rows.filter((r) => partOf(r.reply) === 'held-out').map(score));
-    expect(f.rows).toBe(577);
-    expect(f.category).toBeGreaterThanOrEqual(492); // 85.3 %
-    expect(f.outcome).toBeGreaterThanOrEqual(543); // 94.1 %
+    expect(f.rows).toBe(644);
+    expect(f.category).toBeGreaterThanOrEqual(557); // 86.5 %
+    expect(f.outcome).toBeGreaterThanOrEqual(610); // 94.7 %
     expect(f.wrongfulSuppressions).toBeLessThanOrEqual(6);
-    expect(f.missedHard).toBeLessThanOrEqual(19);
+    expect(f.missedHard).toBeLessThanOrEqual(21);
   });
 });

@@ -51,7 +51,7 @@ const SENDER_CODES = new Set(['1.7', '1.8', '7.27']);
 
 /** Words that make our sender the subject of a reply (RFC 5321's roles, the checks made of it, and "sender" in the languages receivers answer in). */
 const SENDER_ROLE =
-  /\bsender\b|\bmail from\b|\benvelope[- ]from\b|\bfrom address\b|\breturn[- ]path\b|\bcallout\b|\boriginator\b|\babsender\b|expéditeur|\bremitente\b|\bmittente\b|\bremetente\b|\bafzender\b|\bnadawca\b|odesílatel|отправител|发件人|寄件人|送信者|발신자/i;
+  /\bsender\b|\bmail from\b|\benvelope[- ]from\b|\bfrom address\b|\breturn[- ]path\b|\boriginator\b|\bsending (?:for|from) (?:this|your|the) (?:account|user|address)\b|\babsender\b|expéditeur|\bremitente\b|\bmittente\b|\bremetente\b|\bafzender\b|\bnadawca\b|odesílatel|отправител|发件人|寄件人|送信者|발신자/i;
 
 /**
  * Issue 29, item 3: a reply about our sender is never a dead recipient. A rule that would

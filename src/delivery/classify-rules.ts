@@ -77,7 +77,10 @@ export const TEXT_RULES: readonly TextRule[] = [
   { match: IP_BLOCKED, category: 'reputation-blocklist' },
   // A TLS the receiver requires (or our message requires, REQUIRETLS) is policy, even when the
   // reply says "unauthenticated" of the connection.
-  { match: /requiretls|\btls\b(?:[^.;]){0,40}\brequired\b/i, category: 'policy-rejection' },
+  {
+    match: /requiretls|\btls\b(?:[^.;]){0,40}\brequired\b|(?:does ?n[o']t|not) (?:support|offer) (?:star)?tls/i,
+    category: 'policy-rejection',
+  },
   // SPF, DKIM, DMARC, or SMTP AUTH at a smarthost.
   {
     match:
@@ -159,7 +162,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /(?:user|recipient|addressee) (?:unknown|not known)|unknown (?:user|recipient|mailbox|local[- ]?part|e-?mail address|address(?:ee)?)|no such (?:user|mailbox|recipient|address|account|person|local user)|recipient ?not ?found|(?:user|mailbox|account)(?:[^.;]|\.(?=\w)){0,40}\b(?:not found|is unknown)|invalid[- ](?:recipient|mailbox|user|final delivery)|not a valid (?:user|mailbox|recipient)|no mailbox here|bad destination mailbox|all recipients (?:are |were )?invalid|no valid recipients|no such (?:\w+ )?(?:user|mailbox|recipient|address|account)|(?:unknown|illegal|invalid) (?:or \w+ )?alias|(?:user|recipient|mailbox|address|e-?mail) (?:does )?not exists?\b|non-?existent (?:e-?mail )?(?:address|user|mailbox|recipient|account)|not (?:in|on) (?:the )?(?:recipient|user|valid recipient) list|not listed in (?:the )?(?:public )?(?:name (?:&|and) address book|directory)|not a member of (?:the )?domain|(?:address|recipient) (?:is )?marked as invalid|final (?:e-?mail )?delivery point|\bnot our user\b|not a valid (?:rfc[- ]?5321 )?address|ディレクトリのリストにありません/i,
+      /(?:user|recipient|addressee) (?:unknown|not known)|unknown (?:user|recipient|mailbox|local[- ]?part|e-?mail address|address(?:ee)?)|no such (?:user|mailbox|recipient|address|account|person|local user)|recipient ?not ?found|(?:user|mailbox|account)(?:[^.;]|\.(?=\w)){0,40}\b(?:not found|is unknown)|invalid[- ](?:recipient|mailbox|user|final delivery)|not a valid (?:user|mailbox|recipient)|no mailbox here|bad destination mailbox|all recipients (?:are |were )?invalid|no valid recipients|no such (?:\w+ )?(?:user|mailbox|recipient|address|account)|(?:unknown|illegal|invalid) (?:or \w+ )?alias|(?:user|recipient|mailbox|address|e-?mail) (?:does )?not exists?\b|non-?existent (?:e-?mail )?(?:address|user|mailbox|recipient|account)|not (?:in|on) (?:the )?(?:recipient|user|valid recipient) list|not listed in (?:the )?(?:public )?(?:name (?:&|and) address book|directory)|not a member of (?:the )?domain|(?:address|recipient) (?:is )?marked as invalid|final (?:e-?mail )?delivery point|\bnot our user\b|no (?:such )?mailbox (?:here )?by that name|not a valid (?:rfc[- ]?5321 )?address|ディレクトリのリストにありません/i,
     category: 'invalid-recipient',
     dead: true,
   },

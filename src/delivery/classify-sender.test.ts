@@ -29,7 +29,7 @@ describe('the sender rule', () => {
     ],
     ['its code is about the sender mailbox (X.1.7)', reply(550, '5.1.7', 'User unknown'), {}, '5.1.7'],
     ['its code is about the sender system (X.1.8)', reply(550, '5.1.8', 'No such user'), {}, '5.1.8'],
-    ['it is a sender callout', reply(550, '5.1.1', 'Callout verification failed: 550 User unknown'), {}, 'Callout'],
+    ['it names the sender in German', reply(550, '5.1.1', 'Absender unbekannt'), {}, 'Absender'],
     ['it names the originator', reply(553, '5.1.1', 'Originator mailbox unknown'), {}, 'Originator'],
   ])('gives way when %s: soft, kept, and says so', (_why, r, context, evidence) => {
     const c = classifyReply(r, { stage: 'rcpt', ...context });
@@ -39,6 +39,22 @@ describe('the sender rule', () => {
     expect(describeRule(c.rule)).toMatch(
       /^the sender rule: the reply is about our sender \(.+\), never a dead recipient$/,
     );
+  });
+
+  it("reads a callout that does not name the sender as the recipient's (Exim calls out for both)", () => {
+    // Exim's "Callout verification failed" is its recipient callout's answer; a sender callout says "sender".
+    const c = classifyReply(
+      reply(550, null, 'Callout verification failed: 550 5.1.10 RESOLVER.ADR.RecipientNotFound; Recipient not found'),
+      { stage: 'rcpt' },
+    );
+    expect(c).toMatchObject({ outcome: 'hard', category: 'invalid-recipient', suppress: true });
+  });
+
+  it('reads "(in reply to MAIL FROM command)" as the stage, not as words about the sender', () => {
+    expect(
+      classifyReply(reply(451, '4.7.700', 'PFA agent busy, please try again. (in reply to MAIL FROM command)')),
+    ).toMatchObject({ outcome: 'retry', category: 'connection-error' });
+    expect(classifyReply(reply(550, '5.1.1', 'User unknown (in reply to MAIL FROM command)')).suppress).toBe(false);
   });
 
   it('never suppresses a reply to MAIL FROM, whatever it says', () => {
@@ -70,7 +86,7 @@ describe('the sender rule', () => {
 describe('which rule decided', () => {
   it.each<[SmtpReply, { by: string; matched: string | null }, string]>([
     [reply(550, '5.1.1', 'Rejected'), { by: 'enhanced-code', matched: '5.1.1' }, 'the enhanced status code "5.1.1"'],
-    [reply(552, null, 'Rejected'), { by: 'basic-code', matched: '552' }, 'the basic reply code "552"'],
+    [reply(421, null, 'Rejected'), { by: 'basic-code', matched: '421' }, 'the basic reply code "421"'],
     [
       reply(554, null, 'Transaction failed'),
       { by: 'default', matched: null },

@@ -49,6 +49,12 @@ describe('a dead address by its shape', () => {
     'הנמען אינו קיים',
     'ไม่พบผู้รับ',
     '该邮箱不存在',
+    // Accents dropped, as ASCII replies write them; a mailing list is a recipient too.
+    'Le compte du destinataire est bloque',
+    'Boite du destinataire archivee',
+    "List 'announce' does not exist.",
+    "La lista 'announce' no existe.",
+    "L'adresse suivante n'est pas une liste connue",
   ])('%s: hard, suppressed', (text) => {
     expect(at(text)).toMatchObject({ category: 'invalid-recipient', outcome: 'hard', suppress: true });
   });
@@ -71,6 +77,11 @@ describe('a dead address by its shape', () => {
     // Only a hedge: the receiver is not sure the address is dead (Google Groups' "may not exist").
     'The group or the address you tried to reach may not exist',
     "Il gruppo (libsisimai) che hai tentato di contattare potrebbe non esistere, o l'utente non esiste",
+    // An address's syntax is not its existence (qmail's 5.1.3 for any address rule).
+    'Sorry, address must include host name. (#5.1.3)',
+    'envelope address too long for qq (#5.1.3)',
+    // Lotus Domino's wrapper "Unknown address error" around another server's reply: only the reply inside counts.
+    "5.1.0 - Unknown address error 550-'Transaction failed. (SPAM_SUSPECT:IP_CONTROL)'",
     // "Invalid" may be the syntax: refused, not dead.
     'Dirección no válida',
     'Adresse invalide',

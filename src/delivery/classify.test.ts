@@ -441,8 +441,10 @@ describe('classifyReply', () => {
     expect(textWins).toMatchObject({ outcome: 'hard', category: 'invalid-recipient' });
     const enhancedWins = classifyReply({ code: 552, enhanced: '5.3.4', text: 'Rejected' });
     expect(enhancedWins).toMatchObject({ outcome: 'soft', category: 'message-too-large' });
-    const codeLast = classifyReply({ code: 552, text: 'Rejected' });
-    expect(codeLast).toMatchObject({ outcome: 'retry', category: 'mailbox-full' });
+    const codeLast = classifyReply({ code: 421, text: 'Rejected' });
+    expect(codeLast).toMatchObject({ outcome: 'retry', category: 'connection-error' });
+    // 552 alone is storage (RFC 5321) or size (RFC 1870): it gives no reason.
+    expect(classifyReply({ code: 552, text: 'Rejected' })).toMatchObject({ outcome: 'soft', category: 'unknown' });
   });
 
   it('prefers the given enhanced code to one in the text, and ignores a malformed one', () => {

@@ -88,7 +88,11 @@ const ENHANCED_CODE = /^[245]\.\d{1,3}\.\d{1,3}$/;
 const ENHANCED_IN_TEXT = /(?<![\w.])[245]\.\d{1,3}\.\d{1,3}(?![\w.])/;
 
 /** The words a relaying server wraps around the reply it got ("refused to accept your message (DATA), with …"). */
-const WRAPPER = /\brefused to accept your message \(\w+\),? with the following error message:?/i;
+const WRAPPER =
+  /\brefused to accept your message \(\w+\),? with the following error message:?|(?:- )?\bUnknown address error\b/i;
+
+/** Postfix's note of the command a reply answered ("(in reply to MAIL FROM command)"): a stage, not words. */
+const IN_REPLY_TO = /\(?in reply to (MAIL FROM|RCPT TO|DATA|end of DATA) command\)?/i;
 
 /** A rule found, and how. */
 export interface Found {
@@ -96,7 +100,16 @@ export interface Found {
   decided: DecidingRule;
 }
 
+const STAGES: Readonly<Record<string, ReplyContext['stage']>> = {
+  'MAIL FROM': 'mail',
+  'RCPT TO': 'rcpt',
+  DATA: 'data',
+  'END OF DATA': 'data',
+};
+
 export interface ParsedReply {
+  /** The command the reply answered, when its text says so. */
+  stage: ReplyContext['stage'] | undefined;
   /** 2, 4 or 5; undefined when neither the code nor the text gives a final reply class. */
   replyClass: number | undefined;
   enhanced: string | undefined;
@@ -123,7 +136,9 @@ export function classifyReply(reply: SmtpReply, context: ReplyContext = {}): Cla
       matched: null,
     });
   }
-  const found = aboutSender(unsure(findRule(parsed, Number(reply.code)), parsed), parsed, context);
+  const known: ReplyContext =
+    context.stage === undefined && parsed.stage ? { ...context, stage: parsed.stage } : context;
+  const found = aboutSender(unsure(findRule(parsed, Number(reply.code)), parsed), parsed, known);
   const { rule } = found;
   const reason = rule.reason ?? REASONS[rule.category];
   return classification(decideOutcome(parsed.replyClass, rule), rule.category, reason, found.decided);
@@ -170,16 +185,21 @@ function parseReply(reply: SmtpReply): ParsedReply {
     .filter((line) => line !== '')
     .map((line) => REPLY_LINE.exec(line));
   // qmail's logs write a reply with underscores for spaces ("_does_not_like_recipient./Remote_host_said:_").
-  const joined = lines.map((line) => line?.[3] ?? '').join(' ');
+  const joined = lines
+    .map((line) => line?.[3] ?? '')
+    .join(' ')
+    .normalize('NFC');
   const spaced = (joined.match(/_/g)?.length ?? 0) >= 5 && (joined.match(/ /g)?.length ?? 0) <= 3;
   // A relaying server's wrapper says "refused" of any reply it relays: only the reply inside counts.
   // A link's query string is data, not words ("…/bounce?sender=user%40example.org").
-  const text = spelledOut((spaced ? joined.replace(/_/g, ' ') : joined).replace(WRAPPER, '')).replace(
-    /(https?:\/\/[^\s?]+)\?\S*/g,
-    '$1',
-  );
+  const unwrapped = (spaced ? joined.replace(/_/g, ' ') : joined).replace(WRAPPER, '');
+  const stage = IN_REPLY_TO.exec(unwrapped)?.[1];
+  const text = spelledOut(unwrapped.replace(IN_REPLY_TO, ''))
+    .replace(/(https?:\/\/[^\s?]+)\?\S*/g, '$1')
+    .trim();
   const first = lines[0];
   return {
+    stage: stage === undefined ? undefined : STAGES[stage.toUpperCase()],
     replyClass: replyClassOf(Number(reply.code)) ?? digitOf(first?.[1]) ?? digitOf(first?.[2]?.[0]),
     enhanced: validEnhanced(reply.enhanced) ?? first?.[2] ?? ENHANCED_IN_TEXT.exec(text)?.[0],
     text,
@@ -232,7 +252,13 @@ function findRule(parsed: ParsedReply, code: number): Found {
   if (NO_REASON.test(parsed.text.trim())) return byCode(true) ?? fallback;
   for (const rule of TEXT_RULES) {
     const m = rule.match.exec(parsed.text);
-    if (m) return { rule, decided: { by: PROVIDER_CODE.test(m[0]) ? 'provider-text' : 'text', matched: m[0] } };
+    if (!m) continue;
+    // Words that refuse the recipient without saying it is dead ("destinataire invalide"), with
+    // a code that says the mailbox is bad (X.1.1): the code says what the words left open.
+    const dead =
+      rule.category === 'invalid-recipient' && rule.dead !== true && findEnhancedRule(parsed.enhanced, true)?.dead;
+    const found = dead ? { ...rule, dead: true } : rule;
+    return { rule: found, decided: { by: PROVIDER_CODE.test(m[0]) ? 'provider-text' : 'text', matched: m[0] } };
   }
   return byCode(false) ?? fallback;
 }
