@@ -39,6 +39,8 @@ interface Words {
   later: string;
   /** Permission, authorisation (as in "you have no permission to post"). */
   permission: string;
+  /** A policy or rule of the receiver, or its violation. */
+  policy: string;
   /** May, might, perhaps: the receiver is not sure ("the group may not exist"). */
   hedge: string;
 }
@@ -72,6 +74,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'später|vorübergehend|temporär|verzögert',
     hedge: 'möglicherweise|vielleicht|eventuell',
     permission: 'berechtigung',
+    policy: 'richtlinie|regelversto',
   },
   // French
   {
@@ -91,6 +94,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'plus tard|temporaire|retardé',
     hedge: 'il se peut|peut-être|pourrai',
     permission: 'autorisation|autorisé|pas la permission',
+    policy: 'politique|règle|violation',
   },
   // Spanish
   {
@@ -110,6 +114,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'más tarde|mas tarde|temporal|retrasad|demorad',
     hedge: 'quizás?|tal vez|puede que|podría',
     permission: 'permisos?|autorizad|autorización',
+    policy: 'política|regla|infracción',
   },
   // Italian
   {
@@ -129,6 +134,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'più tardi|temporane|ritardat',
     hedge: 'potrebbe|forse|può darsi',
     permission: 'autorizzazion|autorizzat|permess',
+    policy: 'politic|regole|violazione',
   },
   // Portuguese
   {
@@ -149,6 +155,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'mais tarde|temporári|atrasad',
     hedge: 'pode não|talvez|possivelmente|poderá',
     permission: 'permiss[aã]o|autoriza[cç][aã]o|autorizad',
+    policy: 'política|regra|violação',
   },
   // Dutch
   {
@@ -168,6 +175,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: '(?<!\\p{L})later(?!\\p{L})|tijdelijk|vertraagd',
     hedge: 'mogelijk|misschien|wellicht',
     permission: 'toestemming|machtiging|bevoegd',
+    policy: 'beleid|regel|schending',
   },
   // Polish
   {
@@ -187,6 +195,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'później|tymczasow|opóźnion',
     hedge: 'prawdopodobnie|możliwe',
     permission: 'uprawnie',
+    policy: 'naruszenie|zasad|polityk',
   },
   // Czech and Slovak
   {
@@ -206,6 +215,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'později|neskôr|dočasn|zpožděn',
     hedge: 'pravděpodobně|možná|možno',
     permission: 'oprávnění|povolení',
+    policy: 'zásad|porušení',
   },
   // Russian, Ukrainian and Bulgarian
   {
@@ -225,6 +235,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'позже|пізніше|временн|тимчасов|задержан|затриман',
     hedge: 'возможно|можливо|ймовірно|вероятно',
     permission: 'разрешени|полномочи|прав на|дозвол',
+    policy: 'политик|правил|нарушени',
   },
   // Turkish
   {
@@ -244,6 +255,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'daha sonra|geçici|gecik',
     hedge: 'olabilir|muhtemelen',
     permission: 'izniniz|yetki',
+    policy: 'politika|kural|ihlal',
   },
   // Indonesian and Malay
   {
@@ -263,6 +275,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'nanti|sementara|tertunda',
     hedge: 'mungkin',
     permission: 'izin|kebenaran',
+    policy: 'kebijakan|pelanggaran',
   },
   // Vietnamese
   {
@@ -281,6 +294,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'thử lại sau|tạm thời|bị trì hoãn',
     hedge: 'có thể',
     permission: 'quyền',
+    policy: 'chính sách|vi phạm',
   },
   // Swedish, Danish and Norwegian
   {
@@ -300,6 +314,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'senare|senere|tillfällig|midlertidig|försenad|forsinket',
     hedge: 'kanske|eventuellt|möjligen|måske|kanskje|muligvis|muligens',
     permission: 'behörighet|tillstånd|tilladelse|tillatelse',
+    policy: 'policy|regel|brott mot',
   },
   // Finnish
   {
@@ -318,6 +333,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'myöhemmin|tilapäi|viivästy',
     hedge: 'ehkä|saattaa|voi olla',
     permission: 'oikeu|lupa',
+    policy: 'käytäntö|sääntö',
   },
   // Hungarian
   {
@@ -336,6 +352,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'később|ideiglenes|késik|késleltet',
     hedge: 'talán|valószínűleg',
     permission: 'engedély|jogosultság',
+    policy: 'szabály|irányelv',
   },
   // Greek
   {
@@ -354,6 +371,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'αργότερα|προσωριν|καθυστέρ',
     hedge: 'ίσως|ενδέχεται',
     permission: 'δικαίωμα|άδεια',
+    policy: 'πολιτική|κανόν|παραβίαση',
   },
   // Romanian
   {
@@ -372,6 +390,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'mai târziu|temporar|întârziat',
     hedge: 'posibil',
     permission: 'permisiun',
+    policy: 'politic|regul|încălcare',
   },
   // Japanese
   {
@@ -391,6 +410,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'しばらくしてから|後ほど|一時的|遅延',
     hedge: '可能性|かもしれ',
     permission: '権限|許可',
+    policy: 'ポリシー|規約|違反',
   },
   // Chinese
   {
@@ -410,6 +430,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: '稍后|稍後|暂时|暫時|延迟|延遲',
     hedge: '可能',
     permission: '权限|權限|许可|許可',
+    policy: '策略|政策|违反|違反',
   },
   // Korean
   {
@@ -428,6 +449,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: '나중에|일시적|지연',
     hedge: '일 수',
     permission: '권한|허가',
+    policy: '정책|위반',
   },
   // Arabic, Hebrew, Persian
   {
@@ -446,6 +468,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'لاحقا|מאוחר יותר|بعدا|موقت|تأخير|עיכוב|تأخیر',
     hedge: 'ربما|ייתכן|אולי|ممکن است|شاید',
     permission: 'إذن|صلاحية|הרשאה|אישור|مجوز|اجازه',
+    policy: 'سياسة|מדיניות|سیاست',
   },
   // Thai
   {
@@ -462,6 +485,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'ภายหลัง|ชั่วคราว|ล่าช้า',
     hedge: 'อาจ',
     permission: 'สิทธิ์|อนุญาต',
+    policy: 'นโยบาย',
   },
 ];
 
@@ -570,5 +594,7 @@ export const GREY_LIST = new RegExp(`${START}(?:${any('greyList')})`, 'iu');
 export const HEDGE = new RegExp(`\\b(?:may|might|possibly|perhaps|probably)\\b|${START}(?:${any('hedge')})`, 'iu');
 /** Permission named: with no reason beside it, a refusal of the receiver's rule. */
 export const NO_PERMISSION = new RegExp(`${START}(?:${any('permission')})`, 'iu');
+/** A policy or rule named: a refusal by the receiver's rules. */
+export const POLICY_WORDS = new RegExp(`${START}(?:${any('policy')})`, 'iu');
 /** Later, temporary, delayed. */
 export const LATER = new RegExp(`${START}(?:${any('later')})`, 'iu');

@@ -14,6 +14,7 @@ import {
   GREY_LIST,
   INVALID_RECIPIENT,
   NO_PERMISSION,
+  POLICY_WORDS,
   IP_BLOCKED,
   SPAM_WORDS,
   TOO_LARGE,
@@ -61,7 +62,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /\b(?:block|black|deny)[ -]?list|blocked using|\b(?:is|are|was|been|being|currently) (?:black|block)?listed\b/i,
+      /(?<!\b(?:recipient|user|personal|tenant allow)['’]?s? )\b(?:block|black|deny)[ -]?list|blocked using|\b(?:is|are|was|been|being|currently) (?:black|block)?listed\b/i,
     category: 'reputation-blocklist',
   },
   {
@@ -70,7 +71,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /\b(?:your|the|this|sending|client|source) ip(?: address)?\b(?:[^.;]|\.(?=\w)){0,80}\b(?:block|ban|reject|refus|deni|filter|identified as spam|not (?:allowed|authori[sz]ed|accepted|permitted)|poor|bad|low|listed)|adresse ip source bloquee|indirizzo ip bloccato|ip-adresse (?:ist )?(?:gesperrt|blockiert)|\bbad ip\b|\bclient host\b(?:[^.;]|\.(?=\w)){0,40}\bspam|unusual (?:rate|amount) of unsolicited|(?:not accepted|refused|blocked|rejected) from (?:this|your|the sending) ip\b|\b(?:block|ban)\w*(?:[^.;]|\.(?=\w)){0,40}\b(?:your|this|the sending) ip\b|\b\d{1,3}(?:\.\d{1,3}){3}\b>?\]?(?:[^.;]|\.(?=\w)){0,30}\b(?:is |has been |was )?(?:blocked|blacklisted|banned)\b|spam sender|excessive unknown recipients|too many (?:unknown|invalid) recipients/i,
+      /\b(?:your|the|this|sending|client|source) ip(?: address)?\b(?:[^.;]|\.(?=\w)){0,80}\b(?:block|ban|reject|refus|deni|filter|identified as spam|not (?:allowed|authori[sz]ed|accepted|permitted)|poor|bad|low|listed)|adresse ip source bloquee|indirizzo ip bloccato|ip-adresse (?:ist )?(?:gesperrt|blockiert)|\bbad ip\b|\bclient host\b(?:[^.;]|\.(?=\w)){0,40}\bspam|unusual (?:rate|amount) of unsolicited|(?:not accepted|refused|blocked|rejected) from (?:this|your|the sending) ip\b|\b(?:block|ban)\w*(?:[^.;]|\.(?=\w)){0,40}\b(?:your|this|the sending) ip\b|\b\d{1,3}(?:\.\d{1,3}){3}\b>?\]?(?:[^.;]|\.(?=\w)){0,30}\b(?:is |has been |was )?(?:blocked|blacklisted|banned)\b|spam sender|blocked from sending|\bblack ip\b|excessive unknown recipients|too many (?:unknown|invalid) recipients/i,
     category: 'reputation-blocklist',
   },
   // The same in the languages receivers answer in: our IP blocked, or a black list named.
@@ -97,19 +98,19 @@ export const TEXT_RULES: readonly TextRule[] = [
   // Header syntax (RFC 5322) is the receiver's rule, even when it says it fights spam with it.
   {
     match:
-      /rfc ?(?:5322|2822)|\bheader error\b|invalid headers?\b|(?:bare|lone) (?:cr|lf)\b|duplicated? message-id|\bno [\w-]+ field given|missing (?:required )?[\w-]+ header|not (?:rfc|standards?)[ -]?compliant|duplicate headers?|invalid sender|emetteur invalide|malformed address|bad address syntax|address syntax|domain name required|address must include/i,
+      /rfc ?(?:5322|2822)|\bheader error\b|invalid headers?\b|(?:\bno|missing(?: an?)?(?: required)?)(?: [\w-]+)? headers?\b|malformed message|bare (?:newlines?|lf|cr)\b|(?:subject|header)s? contains? invalid|invalid characters? in (?:the )?(?:subject|header)|(?:bare|lone) (?:cr|lf)\b|duplicated? message-id|\bno [\w-]+ field given|missing (?:required )?[\w-]+ header|not (?:rfc|standards?)[ -]?compliant|duplicate headers?|invalid sender|emetteur invalide|malformed address|bad address syntax|address syntax|domain name required|address must include/i,
     category: 'policy-rejection',
   },
   // Our sender's domain does not resolve (4.1.8/5.1.8): a DNS failure on our side, never the recipient's.
   {
     match:
-      /(?:unroutable|unresolvable) sender|bad sender'?s system address|(?:from:? ?)?domain must resolve|(?:sender (?:address|domain)|domain of sender)(?:[^;]){0,80}?(?:domain not found|does ?n[o']t (?:exist|resolve)|not resolv|unresolvable|nxdomain)/i,
+      /(?:unroutable|unresolvable) sender|sender address rejected: malformed dns|bad sender'?s system address|(?:from:? ?)?domain must resolve|(?:sender (?:address|domain)|domain of sender)(?:[^;]){0,80}?(?:domain not found|does ?n[o']t (?:exist|resolve)|not resolv|unresolvable|nxdomain)/i,
     category: 'dns-mx-failure',
     reason: SENDER_DOMAIN_UNRESOLVED,
   },
   {
     match:
-      /rate[- ]?limit|(?:too|to) many (?:concurrent |simultaneous |parallel |smtp |recent )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)(?! (?:on the server|stored))|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|send limit|excessive amounts? of data|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|too much (?:e-?)?mail(?! data| stored)|too quickly|excessive (?:volume|traffic|mail)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|exceeded (?:the |its )?threshold|(?<![A-Z])(?:HL:I(?:CC|FC|FQ)|MI:(?:DMC|SFQ)|RP:(?:CEL|QRC|TRC|RCL|QCL))\b|(?<!mailbox )exceeded(?:(?!size|length|disk|storage|space|mailbox)(?:[^.;]|\.(?=\w))){0,30}(?:rate|limit)|recipients per (?:\d+ )?(?:second|minute|hour|day)|per (?:hour|day|minute) (?:exceeded|allowed)|(?:daily|hourly|relay|queue) quota|(?:rcpts?|recipients)(?:[^.;]){0,30}maximum threshold|max defers|(?:connection|concurrency|session) limit/i,
+      /rate[- ]?limit|(?:too|to) many (?:concurrent |simultaneous |parallel |smtp |recent )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)(?! (?:on the server|stored))|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|send limit|excessive amounts? of data|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|too much (?:e-?)?mail(?! data| stored)|too quickly|excessive (?:volume|traffic|mail)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|exceeded (?:the |its )?threshold|(?<![A-Z])(?:HL:I(?:CC|FC|FQ)|MI:(?:DMC|SFQ)|RP:(?:CEL|QRC|TRC|RCL|QCL))\b|(?<!mailbox )exceeded(?:(?!size|length|disk|storage|space|mailbox)(?:[^.;]|\.(?=\w))){0,30}(?:rate|limit)|recipients per (?:\d+ )?(?:second|minute|hour|day)|per (?:hour|day|minute) (?:exceeded|allowed)|(?:daily|hourly|relay|queue) quota|(?:rcpts?|recipients)(?:[^.;]){0,30}maximum threshold|max defers|(?:connection|concurrency|session) limit|\brcpts?\b(?:[^.;]){0,25}\b(?:over|exceed\w*|limit)\b|(?:number|count) of rcpts?\b|out of allow\w* rcpt|max(?:imum)? (?:concurrent )?connections|(?:attempts|messages|connections) per (?:hour|day|minute)/i,
     category: 'rate-limited',
   },
   { match: TOO_MANY, category: 'rate-limited' },
@@ -130,14 +131,14 @@ export const TEXT_RULES: readonly TextRule[] = [
   // ("Sender address rejected: Domain not found", Exim's "Verification failed for <sender>").
   {
     match:
-      /\bsender\b|verification failed for|domain of sender|envelope[- ]sender|return[- ]path|return address|\bmail from\b(?! \[?\d{1,3}(?:\.\d{1,3}){3})|\bfrom:? (?:address|domain)\b|\b(?:helo|ehlo)\b/i,
+      /\bsenders?\b|verification failed for|domain of sender|envelope[- ]sender|return[- ]path|return address|\bmail from\b(?! \[?\d{1,3}(?:\.\d{1,3}){3})|\bfrom:? (?:address|domain)\b|\b(?:helo|ehlo)\b/i,
     category: 'policy-rejection',
     reason: SENDER_REFUSED,
   },
   // A full mailbox comes before a dead one (design/decisions.md's order): "unknown address error … Mailbox Full".
   {
     match:
-      /(?:mailbox|inbox|mail ?box|mail ?folder|user|recipient|account)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is )?(?:full|over ?quota)\b|over ?quota|(?<!sending |relay |daily |queue )quota (?:usage )?(?:exceeded|exceed|full)|(?:disk|storage|mailbox) quota|exceed(?:s|ed|ing)? (?:(?:the|its|his|her|their|storage|mailbox|disk) )*(?:quota|storage)|out of (?:storage|space)|(?:insufficient|not enough) (?:mailbox )?(?:storage|space)|exhausted (?:\w+ ){0,2}storage|storage space|storage allocation|mailbox size limit|quota violation|full mailbox|mailbox exceeds (?:the |its )?(?:allowed |maximum )?size|(?:maximum|allocated) mailbox (?:size|storage)|messages in (?:the )?recipient.s mailbox exceeded|\bquota error\b|disk space quota|メールボックスが一杯|空间不足|переполнен|disk ?space quota|too (?:many messages|much mail) (?:on the server|stored)|speichervolumen|speicherplatz|(?:mailbox|casilla)(?:[^.;]){0,20}(?:lleno|agotado)|espacio en casilla|boîte (?:aux lettres )?pleine|mailbox size (?:exceed|limit)/i,
+      /(?:mailbox|inbox|mail ?box|mail ?folder|user|recipient|account)\b(?:[^.;]|\.(?=\w)){0,40}\b(?:is )?(?:full|over ?quota)\b|over ?quota|(?<!sending |relay |daily |queue )quota (?:usage )?(?:exceeded|exceed|full)|(?:disk|storage|mailbox) quota|exceed(?:s|ed|ing)? (?:(?:the|its|his|her|their|storage|mailbox|disk) )*(?:quota|storage)|out of (?:storage|space)|(?:insufficient|not (?:have )?enough|n.t have enough) (?:mailbox )?(?:storage|space)|exhausted (?:\w+ ){0,2}storage|storage space|storage allocation|mailbox size limit|quota violation|full mailbox|mailbox exceeds (?:the |its )?(?:allowed |maximum )?size|(?:maximum|allocated) mailbox (?:size|storage)|messages in (?:the )?recipient.s mailbox exceeded|\bquota error\b|disk space quota|メールボックスが一杯|空间不足|переполнен|disk ?space quota|too (?:many messages|much mail) (?:on the server|stored)|speichervolumen|speicherplatz|(?:mailbox|casilla)(?:[^.;]){0,20}(?:lleno|agotado)|espacio en casilla|boîte (?:aux lettres )?pleine|mailbox size (?:exceed|limit)/i,
     category: 'mailbox-full',
   },
   { match: FULL_MAILBOX, category: 'mailbox-full' },
@@ -199,7 +200,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /unable to route|unroute?able|too many cname|cname (?:loop|chain)|no (?:valid )?(?:mx|mail hosts?)\b|mx (?:lookup|record)|dns (?:\w+ )?(?:error|failure|look-?up|problem|query)|failure in dns|name (?:service|server) error|could not resolve|unresolvable|invalid dns\b|illegal (?:host|domain)|domain (?:is )?not reachable|invalid domain(?: name)?\b|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,} does not exist/i,
+      /unable to route|unroute?able|find a mail exchanger|(?:can|could)(?:not|n't| not) be resolved|dns resolve|host map: lookup|too many cname|cname (?:loop|chain)|no (?:valid )?(?:mx|mail hosts?)\b|mx (?:lookup|record)|dns (?:\w+ )?(?:error|failure|look-?up|problem|query)|failure in dns|name (?:service|server) error|could not resolve|unresolvable|invalid dns\b|illegal (?:host|domain)|domain (?:is )?not reachable|invalid domain(?: name)?\b|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,} does not exist/i,
     category: 'dns-mx-failure',
   },
   {
@@ -210,23 +211,25 @@ export const TEXT_RULES: readonly TextRule[] = [
   { match: TOO_LARGE, category: 'message-too-large' },
   {
     match:
-      /\bspam|junk|virus|malware|infected|phish|\bfiltered\b|(?:illegal|prohibited|forbidden|banned) (?:attachment|file)|unsolicited|suspicious|\bcontent\b(?!-)|bulk (?:e-?)?mail|\buce\b|security issue|not accepted for policy reasons|\[CS\d\d\]|\bDT:SPM\b|forbidden[ _]file|spamassassin|(?:attachment|file)(?:[^.;]|\.(?=\w)){0,20}(?:not allowed|blocked|prohibited|banned)/i,
+      /\bspam|junk|virus|malware|\bmacros?\b|filter rule|infected|phish|\bfiltered\b|(?:illegal|prohibited|forbidden|banned) (?:attachment|file)|unsolicited|suspicious|\bcontent\b(?!-)|bulk (?:e-?)?mail|\buce\b|security issue|not accepted for policy reasons|\[CS\d\d\]|\bDT:SPM\b|forbidden[ _]file|spamassassin|(?:attachment|file)(?:[^.;]|\.(?=\w)){0,20}(?:not allowed|blocked|prohibited|banned)/i,
     category: 'content-spam-block',
   },
   { match: SPAM_WORDS, category: 'content-spam-block' },
   {
     match:
-      /relay(?:ing)?\b(?:[^.;]|\.(?=\w)){0,20}(?:denied|not (?:permitted|allowed)|rejected)|relay(?:ing)? disallowed|(?:no|not) relaying|unable to relay|allowed rcpthosts|not a gateway|not a local account|isn.t a local account/i,
+      /relay(?:ing)?\b(?:[^.;]|\.(?=\w)){0,20}(?:denied|not (?:permitted|allowed)|rejected)|relay(?:ing)? disallowed|(?:no|not) relaying|den(?:y|ies|ied) relay|(?:do|does) not relay|unable to relay|allowed rcpthosts|not a gateway|not a local account|isn.t a local account/i,
     category: 'policy-rejection',
     reason: "the recipient's server does not accept mail for this domain from us (relay denied)",
   },
-  // No permission, in the languages receivers answer in ("Sie besitzen nicht die Berechtigung").
+  // No permission, or a policy named, in the languages receivers answer in ("Sie besitzen nicht
+  // die Berechtigung", "Naruszenie zasad").
   { match: NO_PERMISSION, category: 'policy-rejection' },
+  { match: POLICY_WORDS, category: 'policy-rejection' },
   // "Service refused, please try later" (Orange) says no more than "refused": no reason.
   { match: /service refus/i, category: 'unknown' },
   {
     match:
-      /\bpolic(?:y|ies)\b|prohibit|not a member of (?:this|the) (?:mailing )?list|members only|closed (?:mailing )?list|\b(?:no|not have|without) (?:the )?permissions?\b|line limit|not (?:permitted|allowed|authori[sz]ed)|access denied|\bdenied\b|\brefused\b|\bblocked\b|\bforbidden\b|\brestricted\b|rejected by (?:the )?destination/i,
+      /\bpolic(?:y|ies)\b|prohibit|(?:does ?n[o']t|do not|doesn't) accept (?:e-?)?mail (?:for|from)|(?:domain|address) (?:is )?not (?:configured|hosted)|not hosted here|rejected by (?:the )?recipient['’]?s? (?:\w+ )?(?:rules?|filters?)|chosen to reject|not a subscriber|subscribers only|not a member of (?:this|the) (?:mailing )?list|members only|closed (?:mailing )?list|\b(?:no|not have|without) (?:the )?permissions?\b|line limit|not (?:permitted|allowed|authori[sz]ed)|access denied|\bdenied\b|\brefused\b|\bblocked\b|\bforbidden\b|\brestricted\b|rejected by (?:the )?destination/i,
     category: 'policy-rejection',
   },
   // RFC 5321's stock 550 text and Exim's verdict when no router takes the address: weaker
@@ -241,7 +244,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // The receiver's own trouble: disk, queue, configuration, internal errors, loops (decisions.md: unknown).
   {
     match:
-      /loops? back to myself|out of disk|forwarding loop|too many hops|mail system full|temporar(?:y|ily) (?:local |system |server )?(?:problem|error|failure)|local (?:problem|error)|(?:server|system|configuration) (?:error|problem|failure)|internal (?:resource|error|server)|resources? (?:are |is )?temporarily unavailable|insufficient (?:system|disk)|system (?:storage|resources)|disk (?:space|full)|queue file|hop count|mail loop|loop detected|ldap server|temporarily rejected/i,
+      /loops? back to myself|out of disk|too many received headers|forwarding loop|too many hops|mail system full|temporar(?:y|ily) (?:local |system |server )?(?:problem|error|failure)|local (?:problem|error)|(?:server|system|configuration) (?:error|problem|failure)|internal (?:resource|error|server)|resources? (?:are |is )?temporarily unavailable|insufficient (?:system|disk)|system (?:storage|resources)|disk (?:space|full)|queue file|hop count|mail loop|loop detected|ldap server|temporarily rejected/i,
     category: 'unknown',
   },
   {
@@ -249,6 +252,9 @@ export const TEXT_RULES: readonly TextRule[] = [
       /(?<!mailbox )\bbusy\b|(?:unable|failed) to connect|could not connect|service (?:is )?(?:temporarily )?(?:not available|unavailable)|closing (?:transmission )?(?:channel|connection)|connection (?:timed out|refused|reset|closed|lost|dropped)|connection (?:\w+ ){0,3}(?:is |was )?(?:broken|dropped)|lost (?:incoming )?connection|no route to host|timed out|timeout|not responding|maximum-time-expired|not delivered within \d+ (?:hours|days)/i,
     category: 'connection-error',
   },
+  // A reply that names our IP and gives no other reason is about our sending host: its reputation
+  // (the labelled corpus read "550 black ip", "IP is Hangup", "ip in prison" so).
+  { match: /(?<![\w.-])IP(?![\w.-])|\bip\b(?![.-]\w)/, category: 'reputation-blocklist' },
   // "Come back later" is the greylisting filters' own answer (milter-greylist's "please come
   // back later"); a bare "try again later" says the reply is temporary, not why: the labelled
   // corpus read it as greylisting 4 times in 12, so it is unknown, the reply with no reason.
