@@ -185,7 +185,9 @@ describe('delivery to recipients’ mail servers', () => {
     const refused = await send(['mailfrom@dest.test']);
     await settle(env);
     mx.behaviour.delete(MAIL_FROM);
-    mx.behaviour.set('callout@dest.test', { rcpt: [550, '5.1.1 Callout verification failed: User unknown'] });
+    // Exim's answer when its callout to our sender's domain fails (verify.c, not is_recipient).
+    const callback = 'Called: 192.0.2.1 Sent: RCPT TO:<bounces@sender.test> Response: 550 User unknown';
+    mx.behaviour.set('callout@dest.test', { rcpt: [550, `5.1.1 ${callback}`] });
     const callout = await send(['callout@dest.test']);
     await settle(env);
     for (const id of [refused, callout]) {

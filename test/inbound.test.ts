@@ -600,8 +600,9 @@ describe('forged and stray mail', () => {
 });
 
 describe('one classifier for synchronous replies and DSNs (issue 29, item 5)', () => {
-  // A reply about our sender (a sender callout) with a code that otherwise means a dead recipient.
-  const about = 'Callout verification failed: User unknown in local recipient table';
+  // A reply about our sender (Exim's sender callout) with a code that otherwise means a dead recipient.
+  const about =
+    'Called: 192.0.2.1 Sent: RCPT TO:<bounces@sender.test> Response: 550 User unknown in local recipient table';
 
   it('bounces a DSN about our sender soft by the sender rule, as the same reply in the transaction, and shows the rule', async () => {
     mx.behaviour.set('callout-sync@dest.test', { rcpt: [550, `5.1.1 ${about}`] });

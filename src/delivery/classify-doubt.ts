@@ -26,7 +26,7 @@ export function unsure(found: Found, parsed: ParsedReply): Found {
   // Only the code says the address is dead while the words speak of the message: unsure too.
   const aboutMessage = found.decided.by === 'enhanced-code' && ABOUT_MESSAGE.test(parsed.text);
   // Words that only say the address may be dead ("the group may not exist"): unsure.
-  const hedged = found.decided.by === 'text' && HEDGE.test(clauseOf(parsed.text, found.decided.matched!));
+  const hedged = found.decided.by === 'text' && HEDGE.test(clauseOf(parsed.words, found.decided.matched!));
   if (!saysTemporary(parsed.text) && !aboutMessage && !hedged) return found;
   return { ...found, rule: { ...found.rule, dead: false } };
 }
@@ -49,9 +49,14 @@ const ABOUT_MESSAGE = /\b(?:this|your|the) (?:message|mail|e-?mail)\b(?! ?(?:add
 /** RFC 3463's codes about the sender: bad sender mailbox syntax, bad sender system, sender null MX (RFC 7505). */
 const SENDER_CODES = new Set(['1.7', '1.8', '7.27']);
 
-/** Words that make our sender the subject of a reply (RFC 5321's roles, the checks made of it, and "sender" in the languages receivers answer in). */
+/**
+ * Words that make our sender the subject of a reply (RFC 5321's roles, the checks made of it, and
+ * "sender" in the languages receivers answer in). A callout is the sender's only in Exim's
+ * sender-callout form ("Called: … Sent: RCPT TO:<…> Response: …"); its "Callout verification
+ * failed" is the recipient callout's answer (Exim's verify.c: is_recipient).
+ */
 const SENDER_ROLE =
-  /\bsender\b|\bmail from\b|\benvelope[- ]from\b|\bfrom address\b|\breturn[- ]path\b|\boriginator\b|\bsending (?:for|from) (?:this|your|the) (?:account|user|address)\b|\babsender\b|expéditeur|\bremitente\b|\bmittente\b|\bremetente\b|\bafzender\b|\bnadawca\b|odesílatel|отправител|发件人|寄件人|送信者|발신자/i;
+  /\bsender\b|\bmail from\b|\benvelope[- ]from\b|\bfrom address\b|\breturn[- ]path\b|\boriginator\b|\bCalled:\s+\S+\s+Sent:\s+RCPT TO:|\bsending (?:for|from) (?:this|your|the) (?:account|user|address)\b|\babsender\b|expéditeur|\bremitente\b|\bmittente\b|\bremetente\b|\bafzender\b|\bnadawca\b|odesílatel|отправител|发件人|寄件人|送信者|발신자/i;
 
 /**
  * Issue 29, item 3: a reply about our sender is never a dead recipient. A rule that would
@@ -71,7 +76,7 @@ export function aboutSender(found: Found, parsed: ParsedReply, context: ReplyCon
       ? 'a reply to MAIL FROM'
       : code !== undefined && SENDER_CODES.has(code)
         ? `enhanced code ${parsed.enhanced} (about the sender)`
-        : (named ?? SENDER_ROLE.exec(parsed.text)?.[0]);
+        : (named ?? SENDER_ROLE.exec(parsed.words)?.[0]);
   if (evidence === undefined) return found;
   return {
     rule: { category: 'policy-rejection', reason: SENDER_REFUSED_REASON },

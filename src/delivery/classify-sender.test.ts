@@ -30,6 +30,12 @@ describe('the sender rule', () => {
     ['its code is about the sender mailbox (X.1.7)', reply(550, '5.1.7', 'User unknown'), {}, '5.1.7'],
     ['its code is about the sender system (X.1.8)', reply(550, '5.1.8', 'No such user'), {}, '5.1.8'],
     ['it names the sender in German', reply(550, '5.1.1', 'Absender unbekannt'), {}, 'Absender'],
+    [
+      "it is Exim's sender callout",
+      reply(550, '5.1.1', 'Called: 192.0.2.1 Sent: RCPT TO:<bounces@example.com> Response: 550 User unknown'),
+      {},
+      'Called:',
+    ],
     ['it names the originator', reply(553, '5.1.1', 'Originator mailbox unknown'), {}, 'Originator'],
   ])('gives way when %s: soft, kept, and says so', (_why, r, context, evidence) => {
     const c = classifyReply(r, { stage: 'rcpt', ...context });

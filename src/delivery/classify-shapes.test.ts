@@ -244,3 +244,12 @@ it("reads a link's path, not its query string: the sender named there is data, n
   );
   expect(c.rule).toEqual({ by: 'text', matched: 'blocked' });
 });
+
+it("reads the reply's words, not the words inside an email address", () => {
+  expect(at('Delivery to ada@spamfree.example refused').category).toBe('policy-rejection');
+  expect(at('<ada@sender.example>: User unknown')).toMatchObject({ category: 'invalid-recipient', suppress: true });
+  // Our own address named is still evidence that the reply is about our sender.
+  expect(
+    classifyReply({ code: 550, text: '<ada@sender.example>: User unknown' }, { senders: ['ada@sender.example'] }),
+  ).toMatchObject({ suppress: false, rule: { by: 'sender', matched: 'ada@sender.example' } });
+});

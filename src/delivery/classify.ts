@@ -91,6 +91,8 @@ const ENHANCED_IN_TEXT = /(?<![\w.])[245]\.\d{1,3}\.\d{1,3}(?![\w.])/;
 const WRAPPER =
   /\brefused to accept your message \(\w+\),? with the following error message:?|(?:- )?\bUnknown address error\b/i;
 
+const EMAIL_ADDRESS = /[\w+=-]+(?:\.[\w+=-]+)*@[\w-]+(?:\.[\w-]+)+/g;
+
 /** Postfix's note of the command a reply answered ("(in reply to MAIL FROM command)"): a stage, not words. */
 const IN_REPLY_TO = /\(?in reply to (MAIL FROM|RCPT TO|DATA|end of DATA) command\)?/i;
 
@@ -115,6 +117,11 @@ export interface ParsedReply {
   enhanced: string | undefined;
   /** The lines without their codes, joined with spaces, so phrases that wrap still match. */
   text: string;
+  /**
+   * The text with each email address written `a@b`: the rules read the reply's words, not the
+   * words of an address ("bounces@sender.example" names no sender role, "x@spamfilter.example" no spam).
+   */
+  words: string;
 }
 
 /**
@@ -203,6 +210,7 @@ function parseReply(reply: SmtpReply): ParsedReply {
     replyClass: replyClassOf(Number(reply.code)) ?? digitOf(first?.[1]) ?? digitOf(first?.[2]?.[0]),
     enhanced: validEnhanced(reply.enhanced) ?? first?.[2] ?? ENHANCED_IN_TEXT.exec(text)?.[0],
     text,
+    words: text.replace(EMAIL_ADDRESS, 'a@b'),
   };
 }
 
@@ -249,9 +257,9 @@ function findRule(parsed: ParsedReply, code: number): Found {
     return basic ? { rule: basic, decided: { by: 'basic-code', matched: String(code) } } : undefined;
   };
   const fallback: Found = { rule: { category: 'unknown' }, decided: { by: 'default', matched: null } };
-  if (NO_REASON.test(parsed.text.trim())) return byCode(true) ?? fallback;
+  if (NO_REASON.test(parsed.words.trim())) return byCode(true) ?? fallback;
   for (const rule of TEXT_RULES) {
-    const m = rule.match.exec(parsed.text);
+    const m = rule.match.exec(parsed.words);
     if (!m) continue;
     // Words that refuse the recipient without saying it is dead ("destinataire invalide"), with
     // a code that says the mailbox is bad (X.1.1): the code says what the words left open.
