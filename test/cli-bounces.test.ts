@@ -45,6 +45,16 @@ describe('svc bounces classify', () => {
     expect(given.json()).toEqual(classifyReply({ code: 550, text: 'Rejected' }));
   });
 
+  it('reads the codes of the reply a DSN or a relaying server quotes', async () => {
+    const quoted = 'host mx.example[192.0.2.1] said: 452 4.2.2 Mailbox full (in reply to RCPT TO command)';
+    const r = await svc('bounces', 'classify', quoted);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain('note: no reply code');
+    expect(r.stdout.split('\n').slice(0, 3)).toEqual(['category: mailbox-full', 'type: retry', 'suppresses: no']);
+    const json = await svc('bounces', 'classify', quoted, '--json');
+    expect(json.json()).toEqual(classifyReply({ code: 452, text: quoted }));
+  });
+
   it('reads a text with no code at all as svc reads a DSN diagnostic without one: a failed delivery, and says so', async () => {
     const r = await svc('bounces', 'classify', 'User unknown');
     expect(r.code, r.stderr).toBe(0);

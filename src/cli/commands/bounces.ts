@@ -13,8 +13,11 @@ export function registerBounces(program: Command): void {
     'svc bounces classify "421 4.7.0 Try again later" --json',
     'svc bounces classify --code 550 "Sender address rejected: Domain not found" --stage rcpt --sender news@example.com',
   ])
-    .argument('<reply...>', 'the reply as the server sent it; its leading code ("550 5.1.1 ") is optional')
-    .option('--code <code>', 'the basic reply code, when the text does not start with one (2xx to 5xx)')
+    .argument(
+      '<reply...>',
+      'the reply as the server sent it, or as a DSN quotes it ("host mx.example said: 550 5.1.1 …"); its code is optional',
+    )
+    .option('--code <code>', 'the basic reply code, when the text gives none (2xx to 5xx)')
     .addOption(new Option('--stage <stage>', 'the command the reply answered').choices(['mail', 'rcpt', 'data']))
     .option(
       '--sender <address>',
