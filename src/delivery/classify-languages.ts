@@ -65,7 +65,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     yours: 'ihre?[mnrs]?|deine?[mnrs]?',
     mailbox: 'postfach|mailbox|speicher',
     full: 'voll(?!\\p{L})|überfüllt|kontingent überschritten|quota überschritten|speicherplatz',
-    tooLarge: 'zu gro(?:ß|ss)|größe überschr|grösse überschr',
+    tooLarge: 'zu gro(?:ß|ss)|größe überschr|grösse überschr|zu umfangreich',
     tooMany: 'zu viele',
     blocked: 'gesperrt|blockiert|sperr',
     blockList: 'schwarze[nr]? liste|sperrliste',
@@ -74,7 +74,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'später|vorübergehend|temporär|verzögert',
     hedge: 'möglicherweise|vielleicht|eventuell',
     permission: 'berechtigung',
-    policy: 'richtlinie|regelversto',
+    policy:
+      'richtlinie|regelversto|nicht gestattet|nicht erlaubt|verboten|untersagt|unzulässig|nichtmitglied|nur mitglieder|nicht zur veröffentlichung zugelassen|nicht genehmigt|unterliegt einschränkungen|mehrteilig|inhaltstyp',
   },
   // French
   {
@@ -85,7 +86,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     yours: 'votre|vos|ton|ta|tes',
     mailbox: 'bo[iî]te',
     full: 'plein|quota (?:est )?dépassé|dépass\\p{L}* (?:son |le |de )?quota',
-    tooLarge: 'trop (?:gros|grand|lourd|volumineu)|taille (?:maximale )?dépass',
+    tooLarge: 'trop (?:gros|grand|lourd|volumineu)|taille (?:maximale )?dépass|trop (?:importante?|longue?)',
     tooMany: 'trop de (?:connexions|messages|courriels|destinataires|mails|e-?mails)',
     blocked: 'bloqu|banni',
     blockList: 'liste noire',
@@ -94,7 +95,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'plus tard|temporaire|retardé',
     hedge: 'il se peut|peut-être|pourrai',
     permission: 'autorisation|autorisé|pas la permission',
-    policy: 'politique|règle|violation',
+    policy:
+      'politique|règle|violation|interdit|pas autorisé|non autorisé|non[- ]membres|seuls les (?:abonnés|membres)|pas été approuvé|liste est restreinte|rejeter vos messages',
   },
   // Spanish
   {
@@ -105,7 +107,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     yours: 'su|sus|tu|tus',
     mailbox: 'buz[oó]n|casilla',
     full: 'llen[oa]|agotad|cuota (?:excedida|superada)|excedi\\p{L}* (?:la |su )?cuota',
-    tooLarge: 'demasiado grande|tamaño (?:máximo )?(?:excedido|superado)',
+    tooLarge: 'demasiado grande|tamaño (?:máximo )?(?:excedido|superado)|demasiado larg',
     tooMany: 'demasiad[oa]s (?:conexiones|mensajes|correos|destinatarios)',
     blocked: 'bloquead|bloqueo|prohibid',
     blockList: 'lista negra',
@@ -114,7 +116,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'más tarde|mas tarde|temporal|retrasad|demorad',
     hedge: 'quizás?|tal vez|puede que|podría',
     permission: 'permisos?|autorizad|autorización',
-    policy: 'política|regla|infracción',
+    policy:
+      'política|regla|infracción|prohibid|no (?:se )?(?:les )?permit|no está permitid|no se permiten|no estén suscritos|no (?:fue|ha sido) aprobad|multipartes',
   },
   // Italian
   {
@@ -125,7 +128,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     yours: 'il suo|la sua|il tuo|la tua|vostr[oa]',
     mailbox: 'casella',
     full: 'pien[ao]|quota (?:superata|esaurita)',
-    tooLarge: 'troppo grand|dimensione (?:massima )?superata',
+    tooLarge: 'troppo grand|dimensione (?:massima )?superata|troppo lung',
     tooMany: 'tropp[ie] (?:connessioni|messaggi|destinatari|email)',
     blocked: 'bloccat|blocco',
     blockList: 'lista nera',
@@ -134,7 +137,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'più tardi|temporane|ritardat',
     hedge: 'potrebbe|forse|può darsi',
     permission: 'autorizzazion|autorizzat|permess',
-    policy: 'politic|regole|violazione',
+    policy:
+      'politic|regole|violazione|vietat|proibit|non (?:è )?(?:permess|consentit|ammess)|non iscritti|non è stato approvato|lista è ristretta|rifiutare i tuoi messaggi',
   },
   // Portuguese
   {
@@ -155,7 +159,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'mais tarde|temporári|atrasad',
     hedge: 'pode não|talvez|possivelmente|poderá',
     permission: 'permiss[aã]o|autoriza[cç][aã]o|autorizad',
-    policy: 'política|regra|violação',
+    policy:
+      'política|regra|violação|proibid|não (?:é )?permitid|desautorizad|não membros|somente assinantes|não foi aprovad|lista é restrita',
   },
   // Dutch
   {
@@ -175,7 +180,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: '(?<!\\p{L})later(?!\\p{L})|tijdelijk|vertraagd',
     hedge: 'mogelijk|misschien|wellicht',
     permission: 'toestemming|machtiging|bevoegd',
-    policy: 'beleid|regel|schending',
+    policy:
+      'beleid|regel|schending|niet toegestaan|verboden|niet-leden|niet goedgekeurd|lijst is besloten|onaanvaardbaar|berichten te weigeren',
   },
   // Polish
   {
@@ -195,7 +201,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'później|tymczasow|opóźnion',
     hedge: 'prawdopodobnie|możliwe',
     permission: 'uprawnie',
-    policy: 'naruszenie|zasad|polityk',
+    policy:
+      'naruszenie|zasad|polityk|zabronion|niedozwolon|zablokował|tylko członkowie|prenumeratorzy|nie została zaakceptowana|ma ograniczenia|odrzucać|wieloczęściow',
   },
   // Czech and Slovak
   {
@@ -206,7 +213,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     yours: 'váš|vaše|vaši|tvůj|tvoje|váš',
     mailbox: 'schránk',
     full: 'pln[áa](?!\\p{L})|přeplněn|kvóta (?:byla )?překročen',
-    tooLarge: 'příliš velk|príliš veľk',
+    tooLarge: 'příliš velk|príliš veľk|příliš velik',
     tooMany: 'příliš mnoho|príliš veľa',
     blocked: 'zablokován|blokován|zablokovan',
     blockList: 'černé listin|čiernej listin',
@@ -215,7 +222,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'později|neskôr|dočasn|zpožděn',
     hedge: 'pravděpodobně|možná|možno',
     permission: 'oprávnění|povolení',
-    policy: 'zásad|porušení',
+    policy:
+      'zásad|porušení|zakázán|nepovolen|smí přispívat jen|môžu prispievať iba|přihlášení uživatelé|nebyl akceptován|není veřejně přístupná',
   },
   // Russian, Ukrainian and Bulgarian
   {
@@ -226,7 +234,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     yours: 'ваш\\p{L}*|тво\\p{L}*',
     mailbox: 'ящик|скриньк',
     full: 'переполнен|заполнен|квота превышена|превыш\\p{L}* квот',
-    tooLarge: 'слишком больш|занадто велик|твърде голям',
+    tooLarge: 'слишком больш|занадто велик|твърде голям|надто велик',
     tooMany: 'слишком много|занадто багато|твърде много',
     blocked: 'заблокир|блокир|заблоков',
     blockList: 'черн\\p{L}* спис',
@@ -235,7 +243,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'позже|пізніше|временн|тимчасов|задержан|затриман',
     hedge: 'возможно|можливо|ймовірно|вероятно',
     permission: 'разрешени|полномочи|прав на|дозвол',
-    policy: 'политик|правил|нарушени',
+    policy:
+      'политик|правил|нарушени|запрещен|не разрешен|заборонено|забрањено|нису чланови|только ограниченн|многокомпонентн',
   },
   // Turkish
   {
@@ -255,7 +264,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'daha sonra|geçici|gecik',
     hedge: 'olabilir|muhtemelen',
     permission: 'izniniz|yetki',
-    policy: 'politika|kural|ihlal',
+    policy: 'politika|kural|ihlal|yasak|izin verilm|üye olmayan',
   },
   // Indonesian and Malay
   {
@@ -275,7 +284,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'nanti|sementara|tertunda',
     hedge: 'mungkin',
     permission: 'izin|kebenaran',
-    policy: 'kebijakan|pelanggaran',
+    policy: 'kebijakan|pelanggaran|dilarang|tidak diizinkan|menolak posting',
   },
   // Vietnamese
   {
@@ -294,7 +303,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'thử lại sau|tạm thời|bị trì hoãn',
     hedge: 'có thể',
     permission: 'quyền',
-    policy: 'chính sách|vi phạm',
+    policy:
+      'chính sách|vi phạm|cấm|không cho phép|không được phép|không thành viên|bị giới hạn|không được chấp nhận|đa phần',
   },
   // Swedish, Danish and Norwegian
   {
@@ -314,7 +324,8 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'senare|senere|tillfällig|midlertidig|försenad|forsinket',
     hedge: 'kanske|eventuellt|möjligen|måske|kanskje|muligvis|muligens',
     permission: 'behörighet|tillstånd|tilladelse|tillatelse',
-    policy: 'policy|regel|brott mot',
+    policy:
+      'policy|regel|brott mot|förbjud|ej tillåt|inte tillåt|ikke tilladt|ikke lov|ikke tillatt|forbudt|tillåter inte|medlem for|måste vara medlem|prenumeranter|inte godkänt|ikke godkendt|ikke godkjent|begränsad|begrænset|begrenset|afvise post',
   },
   // Finnish
   {
@@ -325,7 +336,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     yours: 'sinun|teidän',
     mailbox: 'postilaatikko',
     full: 'täynnä|kiintiö ylitetty',
-    tooLarge: 'liian suuri',
+    tooLarge: 'liian suuri|liian iso|liian pitkä',
     tooMany: 'liian monta|liikaa',
     blocked: 'estetty',
     blockList: 'mustalla listalla|musta lista',
@@ -333,7 +344,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'myöhemmin|tilapäi|viivästy',
     hedge: 'ehkä|saattaa|voi olla',
     permission: 'oikeu|lupa',
-    policy: 'käytäntö|sääntö',
+    policy: 'käytäntö|sääntö|kielletty|ei salli|ei sallita|ei hyväksytty',
   },
   // Hungarian
   {
@@ -352,7 +363,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'később|ideiglenes|késik|késleltet',
     hedge: 'talán|valószínűleg',
     permission: 'engedély|jogosultság',
-    policy: 'szabály|irányelv',
+    policy: 'szabály|irányelv|tiltva|tiltott|nem megengedett|ki van tiltva|utasitsam el',
   },
   // Greek
   {
@@ -371,7 +382,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'αργότερα|προσωριν|καθυστέρ',
     hedge: 'ίσως|ενδέχεται',
     permission: 'δικαίωμα|άδεια',
-    policy: 'πολιτική|κανόν|παραβίαση',
+    policy: 'πολιτική|κανόν|παραβίαση|απαγορ|δεν επιτρέπ|μέλη της λίστας|δεν εγκρίθηκε|ελεγχόμενη',
   },
   // Romanian
   {
@@ -390,7 +401,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'mai târziu|temporar|întârziat',
     hedge: 'posibil',
     permission: 'permisiun',
-    policy: 'politic|regul|încălcare',
+    policy: 'politic|regul|încălcare|interzis|nu este permis|restric[tţț]ionat|nu a fost aprobat',
   },
   // Japanese
   {
@@ -401,7 +412,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     yours: 'あなたの|お客様の',
     mailbox: 'メールボックス|容量',
     full: '一杯|いっぱい|満杯|超過|不足',
-    tooLarge: '大きすぎ|サイズ(?:が|の)?(?:上限|制限)(?:を)?超え',
+    tooLarge: '大きすぎ|サイズ(?:が|の)?(?:上限|制限)(?:を)?超え|長すぎ',
     tooMany: '多すぎ',
     blocked: 'ブロック|拒否',
     blockList: 'ブラックリスト',
@@ -410,7 +421,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: 'しばらくしてから|後ほど|一時的|遅延',
     hedge: '可能性|かもしれ',
     permission: '権限|許可',
-    policy: 'ポリシー|規約|違反',
+    policy: 'ポリシー|規約|違反|禁止|受け付けません|会員以外|承認',
   },
   // Chinese
   {
@@ -430,7 +441,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: '稍后|稍後|暂时|暫時|延迟|延遲',
     hedge: '可能',
     permission: '权限|權限|许可|許可',
-    policy: '策略|政策|违反|違反',
+    policy: '策略|政策|违反|違反|禁止|不允许|不允許|非成员|非會員|受限制|没有经过批准|私人論壇',
   },
   // Korean
   {
@@ -449,7 +460,7 @@ const LANGUAGES: readonly Partial<Words>[] = [
     later: '나중에|일시적|지연',
     hedge: '일 수',
     permission: '권한|허가',
-    policy: '정책|위반',
+    policy: '정책|위반|금지|허용되지 않|승인',
   },
   // Arabic, Hebrew, Persian
   {
@@ -461,14 +472,23 @@ const LANGUAGES: readonly Partial<Words>[] = [
     yours: 'שלך|شما',
     mailbox: 'صندوق|תיבת|صندوق پستی',
     full: 'ممتلئ|מלאה|پر است',
-    tooLarge: 'كبيرة جدا|גדולה מדי|خیلی بزرگ',
-    tooMany: 'كثير جدا|רבים מדי|بیش از حد',
+    tooLarge: 'كبيرة جدا|גדולה מדי|خیلی بزرگ|كبير جدا|גדול מידי|بیش از حد بزرگ',
+    tooMany: 'كثير جدا|רבים מדי',
     blocked: 'محظور|חסום|مسدود',
     blockList: 'القائمة السوداء|רשימה שחורה|لیست سیاه',
     later: 'لاحقا|מאוחר יותר|بعدا|موقت|تأخير|עיכוב|تأخیر',
     hedge: 'ربما|ייתכן|אולי|ممکن است|شاید',
     permission: 'إذن|صلاحية|הרשאה|אישור|مجوز|اجازه',
-    policy: 'سياسة|מדיניות|سیاست',
+    policy: 'سياسة|מדיניות|سیاست|غير مسموح|ممنوع|לא רשאי|אסור|מוגבלת|לא אושר|منع شده|غیرمجاز',
+  },
+  // Catalan, Galician, Basque, Croatian, Serbian, Slovenian, Estonian, Interlingua: the words of
+  // list managers' refusals (Mailman, Sympa, ezmlm), which speak them.
+  {
+    recipient: 'llista|rolda|zerrenda|lista|popis|seznam|listi',
+    dead: 'no existeix|non existe|ez dago|ne postoji|ne obstaja|ei ole olemas',
+    tooLarge: 'massa llarg|demasiado grande|luzeegia|previše velik|prevelik|liiga suur',
+    policy:
+      'no se.ls permet|no està permesa|non está permitida|non se permiten|prohibido|debekatuta|nije dozvoljeno|nedozvoljen|zabranjen|ni dovoljeno|prepovedan|ei lubata|ei ole (?:\\p{L}+ ){0,3}lubatud|keelatud|non es permittite|no-membres|non-membros|nisu članovi|liikmed|non esseva approbate|non se aprobou|restrinxida|nije odobren|ni bilo odobreno|omejen|mustas nimekirjas',
   },
   // Thai
   {

@@ -79,7 +79,8 @@ export const TEXT_RULES: readonly TextRule[] = [
   // A TLS the receiver requires (or our message requires, REQUIRETLS) is policy, even when the
   // reply says "unauthenticated" of the connection.
   {
-    match: /requiretls|\btls\b(?:[^.;]){0,40}\brequired\b|(?:does ?n[o']t|not) (?:support|offer) (?:star)?tls/i,
+    match:
+      /\bsmtputf8\b(?:[^.;]){0,30}\brequired\b|requires? smtputf8|requiretls|\btls\b(?:[^.;]){0,40}\brequired\b|(?:does ?n[o']t|not) (?:support|offer) (?:star)?tls/i,
     category: 'policy-rejection',
   },
   // SPF, DKIM, DMARC, or SMTP AUTH at a smarthost.
@@ -98,7 +99,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   // Header syntax (RFC 5322) is the receiver's rule, even when it says it fights spam with it.
   {
     match:
-      /rfc ?(?:5322|2822)|\bheader error\b|invalid headers?\b|(?:\bno|missing(?: an?)?(?: required)?)(?: [\w-]+)? headers?\b|malformed message|bare (?:newlines?|lf|cr)\b|(?:subject|header)s? contains? invalid|invalid characters? in (?:the )?(?:subject|header)|(?:bare|lone) (?:cr|lf)\b|duplicated? message-id|\bno [\w-]+ field given|missing (?:required )?[\w-]+ header|not (?:rfc|standards?)[ -]?compliant|duplicate headers?|invalid sender|emetteur invalide|malformed address|bad address syntax|address syntax|domain name required|address must include/i,
+      /rfc ?(?:5322|2822)|\bheader error\b|invalid headers?\b|(?:\bno|missing(?: an?)?(?: required)?)(?: [\w-]+)? headers?\b|malformed message|bare (?:newlines?|lf|cr)\b|(?:subject|header)s? contains? invalid|invalid characters? in (?:the )?(?:subject|header)|(?:bare|lone) (?:cr|lf)\b|duplicated? message-id|\bno [\w-]+ field given|missing (?:required )?[\w-]+ header|not (?:rfc|standards?)[ -]?compliant|duplicate headers?|invalid sender|emetteur invalide|malformed address|bad address syntax|address syntax|domain name required|address must include|fully[- ]qualified address|address must contain|duplicate message\b|invalid (?:[\w-]+ )?headers?\b/i,
     category: 'policy-rejection',
   },
   // Our sender's domain does not resolve (4.1.8/5.1.8): a DNS failure on our side, never the recipient's.
@@ -110,19 +111,20 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /rate[- ]?limit|(?:too|to) many (?:concurrent |simultaneous |parallel |smtp |recent )*(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands)(?! (?:on the server|stored))|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|send limit|excessive amounts? of data|too fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|too much (?:e-?)?mail(?! data| stored)|too quickly|excessive (?:volume|traffic|mail)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|exceeded (?:the |its )?threshold|(?<![A-Z])(?:HL:I(?:CC|FC|FQ)|MI:(?:DMC|SFQ)|RP:(?:CEL|QRC|TRC|RCL|QCL))\b|(?<!mailbox )exceeded(?:(?!size|length|disk|storage|space|mailbox)(?:[^.;]|\.(?=\w))){0,30}(?:rate|limit)|recipients per (?:\d+ )?(?:second|minute|hour|day)|per (?:hour|day|minute) (?:exceeded|allowed)|(?:daily|hourly|relay|queue) quota|(?:rcpts?|recipients)(?:[^.;]){0,30}maximum threshold|max defers|(?:connection|concurrency|session) limit|\brcpts?\b(?:[^.;]){0,25}\b(?:over|exceed\w*|limit)\b|(?:number|count) of rcpts?\b|out of allow\w* rcpt|max(?:imum)? (?:concurrent )?connections|(?:attempts|messages|connections) per (?:hour|day|minute)/i,
+      /rate[- ]?limit|(?:too|to) many (?:concurrent |simultaneous |parallel |smtp |recent |(?!unrecognized|unknown|invalid|bad)[\w-]+ ){0,2}(?:connections|messages|recipients|rcpt|mails?|e-?mails|requests|sessions|commands|deliveries)(?! (?:on the server|stored))|rate that prevents|throttl|\(AS8\d\d\)|sending (?:rate|limit|quota)|send limit|excessive amounts? of data|(?:too|to) fast|slow down|mail flood|frequen(?:cy|tly)\b|thread limit|receiving too much|too much (?:e-?)?mail(?! data| stored)|too quickly|excessive (?:volume|traffic|mail)|max(?:imum)? (?:number of )?messages? per (?:connection|session)|exceeded (?:the |its )?threshold|(?<![A-Z])(?:HL:I(?:CC|FC|FQ)|MI:(?:DMC|SFQ)|RP:(?:CEL|QRC|TRC|RCL|QCL))\b|(?<!mailbox )exceeded(?:(?!size|length|disk|storage|space|mailbox)(?:[^.;]|\.(?=\w))){0,30}(?:rate|limit)|recipients per (?:\d+ )?(?:second|minute|hour|day)|per (?:hour|day|minute) (?:exceeded|allowed)|(?:daily|hourly|relay|queue) quota|(?:rcpts?|recipients)(?:[^.;]){0,30}maximum threshold|max defers|(?:connection|concurrency|session) limit|\brcpts?\b(?:[^.;]){0,25}\b(?:over|exceed\w*|limit)\b|(?:number|count) of rcpts?\b|out of allow\w* rcpt|max(?:imum)? (?:concurrent )?connections|(?:attempts|messages|connections) per (?:hour|day|minute)/i,
     category: 'rate-limited',
   },
   { match: TOO_MANY, category: 'rate-limited' },
   {
-    match: /gr[ae]y[ -]?list|postgrey|\[GL\d\d\]|mimecast\W.*internal resource|internal resource.*mimecast/i,
+    match:
+      /gr[ae]y[ -]?list|postgrey|first[- ]time sender|tempfail\w* as anti-?spam|\[GL\d\d\]|mimecast\W.*internal resource|internal resource.*mimecast/i,
     category: 'greylisting',
   },
   { match: GREY_LIST, category: 'greylisting' },
   // A connection that failed, named as such, even when the HELO or a refusal is mentioned.
   {
     match:
-      /connection (?:timed out|refused|reset|lost|dropped)|(?:closed|dropped|reset) (?:the )?connection|lost connection|\btls\b(?:[^.;]){0,20}\b(?:negotiation|handshake)|handshake fail|cannot start tls|no connection could be established|network (?:is )?unreachable|(?:unable|failed) to read (?:the )?(?:banner|greeting)|(?:did not|didn't|does not|doesn't) respond|(?:failure|unable|failed) to reach|\bhosts?\b(?:[^.;]){0,40}\b(?:have|has) been failing|shutting down|refused to talk to me|connection (?:\S+ ){0,3}(?:is |was )?broken|too many errors|network error|host (?:is )?(?:not |un)reachable|attempts? to connect|socket error|tcp (?:read|write) error|hosts have been failing/i,
+      /connection (?:timed out|refused|reset|lost|dropped)|(?:closed|dropped|reset) (?:the )?connection|lost connection|\btls\b(?:[^.;]){0,20}\b(?:negotiation|handshake)|handshake fail|cannot start tls|no connection could be established|network (?:is )?unreachable|(?:unable|failed) to read (?:the )?(?:banner|greeting)|(?:did not|didn't|does not|doesn't) respond|(?:failure|unable|failed) to reach|\bhosts?\b(?:[^.;]){0,40}\b(?:have|has) been failing|shutting down|refused to talk to me|too many (?:unrecognized|unknown|invalid|bad) commands|connection (?:\S+ ){0,3}(?:is |was )?broken|too many errors|network error|host (?:is )?(?:not |un)reachable|attempts? to connect|socket error|tcp (?:read|write) error|hosts have been failing/i,
     category: 'connection-error',
   },
   // NetEase's published codes for a refused sender or too many erroneous commands.
@@ -200,7 +202,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /unable to route|unroute?able|find a mail exchanger|(?:can|could)(?:not|n't| not) be resolved|dns resolve|host map: lookup|too many cname|cname (?:loop|chain)|no (?:valid )?(?:mx|mail hosts?)\b|mx (?:lookup|record)|dns (?:\w+ )?(?:error|failure|look-?up|problem|query)|failure in dns|name (?:service|server) error|could not resolve|unresolvable|invalid dns\b|illegal (?:host|domain)|domain (?:is )?not reachable|invalid domain(?: name)?\b|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,} does not exist/i,
+      /unable to route|unroute?able|cannot resolve|find a mail exchanger|(?:can|could)(?:not|n't| not) be resolved|dns resolve|host map: lookup|too many cname|cname (?:loop|chain)|no (?:valid )?(?:mx|mail hosts?)\b|mx (?:lookup|record)|dns (?:\w+ )?(?:error|failure|look-?up|problem|query)|failure in dns|name (?:service|server) error|could not resolve|unresolvable|invalid dns\b|illegal (?:host|domain)|domain (?:is )?not reachable|invalid domain(?: name)?\b|\b[\w-]+(?:\.[\w-]+)*\.[a-z]{2,} does not exist/i,
     category: 'dns-mx-failure',
   },
   {
@@ -211,7 +213,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   { match: TOO_LARGE, category: 'message-too-large' },
   {
     match:
-      /\bspam|junk|virus|malware|\bmacros?\b|filter rule|infected|phish|\bfiltered\b|(?:illegal|prohibited|forbidden|banned) (?:attachment|file)|unsolicited|suspicious|\bcontent\b(?!-)|bulk (?:e-?)?mail|\buce\b|security issue|not accepted for policy reasons|\[CS\d\d\]|\bDT:SPM\b|forbidden[ _]file|spamassassin|(?:attachment|file)(?:[^.;]|\.(?=\w)){0,20}(?:not allowed|blocked|prohibited|banned)/i,
+      /\bspam|junk|virus|malware|\bmacros?\b|filter rule|quarantin|infected|phish|\bfiltered\b|(?:illegal|prohibited|forbidden|banned) (?:attachment|file)|unsolicited|suspicious|\bcontent\b(?!-)|bulk (?:e-?)?mail|\buce\b|security issue|not accepted for policy reasons|\[CS\d\d\]|\bDT:SPM\b|forbidden[ _]file|spamassassin|(?:attachment|file)(?:[^.;]|\.(?=\w)){0,20}(?:not allowed|blocked|prohibited|banned)/i,
     category: 'content-spam-block',
   },
   { match: SPAM_WORDS, category: 'content-spam-block' },
@@ -229,7 +231,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   { match: /service refus/i, category: 'unknown' },
   {
     match:
-      /\bpolic(?:y|ies)\b|prohibit|(?:does ?n[o']t|do not|doesn't) accept (?:e-?)?mail (?:for|from)|(?:domain|address) (?:is )?not (?:configured|hosted)|not hosted here|rejected by (?:the )?recipient['’]?s? (?:\w+ )?(?:rules?|filters?)|chosen to reject|not a subscriber|subscribers only|not a member of (?:this|the) (?:mailing )?list|members only|closed (?:mailing )?list|\b(?:no|not have|without) (?:the )?permissions?\b|line limit|not (?:permitted|allowed|authori[sz]ed)|access denied|\bdenied\b|\brefused\b|\bblocked\b|\bforbidden\b|\brestricted\b|rejected by (?:the )?destination/i,
+      /\bpolic(?:y|ies)\b|prohibit|(?:does ?n[o']t|do not|doesn't) accept (?:e-?)?mail (?:for|from)|(?:domain|address) (?:is )?not (?:configured|hosted)|not hosted here|rejected by (?:the )?recipient['’]?s? (?:\w+ )?(?:rules?|filters?)|chosen to reject|not a subscriber|subscribers only|not (?:whitelisted|allow-?listed)|multi-recipient bounce|bounce messages? (?:can|may) have only one recipient|not a member of (?:this|the) (?:mailing )?list|members only|closed (?:mailing )?list|\b(?:no|not have|without) (?:the )?permissions?\b|line limit|not (?:permitted|allowed|authori[sz]ed)|access denied|\bdenied\b|\brefused\b|\bblocked\b|\bforbidden\b|\brestricted\b|rejected by (?:the )?destination/i,
     category: 'policy-rejection',
   },
   // RFC 5321's stock 550 text and Exim's verdict when no router takes the address: weaker

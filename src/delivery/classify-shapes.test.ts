@@ -232,6 +232,19 @@ describe('replies as MTAs and DSNs word them, without the usual phrases', () => 
     ['552 MS-Office file containing VBA macros found inside of the email', 'content-spam-block', 'soft'],
     ['552 Account(s) <a@example.org> does not have enough space', 'mailbox-full', 'retry'],
     ['452 4.4.5 Insufficient disk space; try again later', 'unknown', 'retry'],
+    ['504 5.5.2 <foo>: Recipient address rejected: need fully-qualified address', 'policy-rejection', 'soft'],
+    ['553 5.6.7 SMTPUTF8 is required for non-ASCII recipients', 'policy-rejection', 'soft'],
+    ['550 5.7.0 Refusing to deliver a quarantined message', 'content-spam-block', 'soft'],
+    ['451 Cannot resolve <a@example.org> at this time', 'dns-mx-failure', 'retry'],
+    ['554 Too many nonmail commands', 'rate-limited', 'retry'],
+    [
+      '451 4.3.0 <a@example.org>... First-time sender tempfailed as anti-spam measure; please try again',
+      'greylisting',
+      'retry',
+    ],
+    ['412 You are not whitelisted by this recipient, please try again later.', 'policy-rejection', 'retry'],
+    ['500 Invalid Date header.', 'policy-rejection', 'soft'],
+    ['550 bounce messages can have only one recipient', 'policy-rejection', 'soft'],
   ])('%s: %s, %s', (text, category, outcome) => {
     // Read as the corpus reads a published reply: its codes, else a DSN's failed or delayed.
     expect(classifyPublished(text)).toMatchObject({ category, outcome });
@@ -252,4 +265,25 @@ it("reads the reply's words, not the words inside an email address", () => {
   expect(
     classifyReply({ code: 550, text: '<ada@sender.example>: User unknown' }, { senders: ['ada@sender.example'] }),
   ).toMatchObject({ suppress: false, rule: { by: 'sender', matched: 'ada@sender.example' } });
+});
+
+describe("list managers' refusals in the languages they speak (Mailman, Sympa, ezmlm)", () => {
+  it.each([
+    ['Nichtmitgliedern ist es nicht gestattet, Nachrichten auf dieser Liste zu veröffentlichen.', 'policy-rejection'],
+    ["Cette liste est restreinte; votre message n'a pas été approuvé.", 'policy-rejection'],
+    ['Tiene prohibido mandar mensajes a esta lista.', 'policy-rejection'],
+    ['Niet-leden mogen geen berichten versturen naar deze lijst.', 'policy-rejection'],
+    ['Отправка сообщений в эту рассылку запрещена.', 'policy-rejection'],
+    ['您被禁止往该列表发送信息。', 'policy-rejection'],
+    ['Mitmeosalisi kirju ei ole sellesse listi lubatud saata.', 'policy-rejection'],
+    ['Der Textteil Ihrer Nachricht war mit 12345 Bytes zu umfangreich.', 'message-too-large'],
+    ['Missatge massa llarg', 'message-too-large'],
+    ["La llista 'announce' no existeix.", 'invalid-recipient'],
+  ])('%s: %s', (text, category) => {
+    expect(at(text).category).toBe(category);
+  });
+
+  it('never reads "is not … allowed" as "does not exist"', () => {
+    expect(at('Mitmeosalisi kirju ei ole sellesse listi lubatud saata.').suppress).toBe(false);
+  });
 });
