@@ -34,7 +34,7 @@ export interface CorpusRow {
 export type Part = 'tune' | 'held-out';
 
 const DIR = new URL('./fixtures/bounce-corpus/', import.meta.url);
-export const CORPUS_FILES = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l'] as const;
+export const CORPUS_FILES = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n'] as const;
 
 const tsv = (name: string) =>
   readFileSync(new URL(name, DIR), 'utf8')

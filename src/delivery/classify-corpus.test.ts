@@ -45,10 +45,10 @@ describe('the bounce corpus', () => {
   // bounce) are not met yet: see the closing note of issue 29.
   it('does no worse on the held-out part than the published figures', () => {
     const f = figures(rows.filter((r) => partOf(r.reply) === 'held-out').map(score));
-    expect(f.rows).toBe(876);
-    expect(f.category).toBeGreaterThanOrEqual(730); // 83.3 %
-    expect(f.outcome).toBeGreaterThanOrEqual(840); // 95.9 %
-    expect(f.wrongfulSuppressions).toBeLessThanOrEqual(7);
+    expect(f.rows).toBe(910);
+    expect(f.category).toBeGreaterThanOrEqual(762); // 83.7 %
+    expect(f.outcome).toBeGreaterThanOrEqual(873); // 95.9 %
+    expect(f.wrongfulSuppressions).toBeLessThanOrEqual(8);
     expect(f.missedHard).toBeLessThanOrEqual(21);
   });
 });

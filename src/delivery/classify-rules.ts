@@ -62,7 +62,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /(?<!\b(?:recipient|user|personal|tenant allow)['’]?s? )\b(?:block|black|deny)[ -]?list|blocked using|\b(?:is|are|was|been|being|currently) (?:black|block)?listed\b/i,
+      /(?<!\b(?:recipient|user|personal|tenant allow)['’]?s? )\b(?:block|black|deny)[ -]?list|(?<!not )\blisted (?:at|in|on|by) (?!(?:the |our )?(?:public )?(?:directory|name|address book))|blocked using|\b(?:is|are|was|been|being|currently) (?:black|block)?listed\b/i,
     category: 'reputation-blocklist',
   },
   {
@@ -71,7 +71,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /\b(?:your|the|this|sending|client|source) ip(?: address)?\b(?:[^.;]|\.(?=\w)){0,80}\b(?:block|ban|reject|refus|deni|filter|identified as spam|not (?:allowed|authori[sz]ed|accepted|permitted)|poor|bad|low|listed)|adresse ip source bloquee|indirizzo ip bloccato|ip-adresse (?:ist )?(?:gesperrt|blockiert)|\bbad ip\b|\bclient host\b(?:[^.;]|\.(?=\w)){0,40}\bspam|unusual (?:rate|amount) of unsolicited|(?:not accepted|refused|blocked|rejected) from (?:this|your|the sending) ip\b|\b(?:block|ban)\w*(?:[^.;]|\.(?=\w)){0,40}\b(?:your|this|the sending) ip\b|\b\d{1,3}(?:\.\d{1,3}){3}\b>?\]?(?:[^.;]|\.(?=\w)){0,30}\b(?:is |has been |was )?(?:blocked|blacklisted|banned)\b|spam sender|blocked from sending|\bblack ip\b|excessive unknown recipients|too many (?:unknown|invalid) recipients/i,
+      /\b(?:your|the|this|sending|client|source) ip(?: address)?\b(?:[^.;]|\.(?=\w)){0,80}\b(?:block|ban|reject|refus|deni|filter|identified as spam|not (?:allowed|authori[sz]ed|accepted|permitted)|poor|bad|low|listed)|adresse ip source bloquee|indirizzo ip bloccato|ip-adresse (?:ist )?(?:gesperrt|blockiert)|\bbad ip\b|\bclient host\b(?:[^.;]|\.(?=\w)){0,40}\bspam|unusual (?:rate|amount) of unsolicited|(?:not accepted|refused|blocked|rejected) from (?:this|your|the sending) ip\b|\b(?:block|ban)\w*(?:[^.;]|\.(?=\w)){0,40}\b(?:your|this|the sending) ip\b|\b\d{1,3}(?:\.\d{1,3}){3}\b>?\]?(?:[^.;]|\.(?=\w)){0,30}\b(?:is |has been |was )?(?:blocked|blacklisted|banned)\b|spam sender|blocked from sending|number of (?:invalid|unknown|non-?existent|bad) (?:recipients|users|addresses)|\bblack ip\b|excessive unknown recipients|too many (?:unknown|invalid) recipients/i,
     category: 'reputation-blocklist',
   },
   // The same in the languages receivers answer in: our IP blocked, or a black list named.
@@ -207,7 +207,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   {
     match:
-      /too (?:big|large)|too much mail data|length of (?:the )?data|\b(?:message|mail|e-?mail|size)\b(?:[^.;]|\.(?=\w)){0,20}(?:exceed(?:s|ed)?|(?:is )?larger than|(?:is )?over the (?:size )?limit)|exceed(?:s|ed)?(?:[^.;]|\.(?=\w)){0,30}(?:size|length)|size limit|maximum (?:message )?size|message length|(?:message|mail) (?:is )?too long/i,
+      /too (?:big|large)|too much mail data|length of (?:the )?data|\b(?:message|mail|e-?mail|size)\b(?:[^.;]|\.(?=\w)){0,20}(?:exceed(?:s|ed)?|(?:is )?larger than|(?:is )?over the (?:size )?limit)|exceed(?:s|ed)?(?:[^.;]|\.(?=\w)){0,30}(?:size|length)|size limit|size violation|maximum (?:message )?size|message length|(?:message|mail) (?:is )?too long/i,
     category: 'message-too-large',
   },
   { match: TOO_LARGE, category: 'message-too-large' },
@@ -231,7 +231,7 @@ export const TEXT_RULES: readonly TextRule[] = [
   { match: /service refus/i, category: 'unknown' },
   {
     match:
-      /\bpolic(?:y|ies)\b|prohibit|(?:does ?n[o']t|do not|doesn't) accept (?:e-?)?mail (?:for|from)|(?:domain|address) (?:is )?not (?:configured|hosted)|not hosted here|rejected by (?:the )?recipient['’]?s? (?:\w+ )?(?:rules?|filters?)|chosen to reject|not a subscriber|subscribers only|not (?:whitelisted|allow-?listed)|multi-recipient bounce|bounce messages? (?:can|may) have only one recipient|not a member of (?:this|the) (?:mailing )?list|members only|closed (?:mailing )?list|\b(?:no|not have|without) (?:the )?permissions?\b|line limit|not (?:permitted|allowed|authori[sz]ed)|access denied|\bdenied\b|\brefused\b|\bblocked\b|\bforbidden\b|\brestricted\b|rejected by (?:the )?destination/i,
+      /\bpolic(?:y|ies)\b|prohibit|(?:does ?n[o']t|do not|doesn't) accept (?:e-?)?mail (?:for|from)|(?:domain|address) (?:is )?not (?:configured|hosted)|not hosted here|rejected by (?:the )?recipient['’]?s? (?:\w+ )?(?:rules?|filters?)|chosen to reject|not a subscriber|subscribers only|bounce verification|not (?:whitelisted|allow-?listed)|multi-recipient bounce|bounce messages? (?:can|may) have only one recipient|not a member of (?:this|the) (?:mailing )?list|members only|closed (?:mailing )?list|\b(?:no|not have|without) (?:the )?permissions?\b|line limit|not (?:permitted|allowed|authori[sz]ed)|access denied|\bdenied\b|\brefused\b|\bblocked\b|\bforbidden\b|\brestricted\b|rejected by (?:the )?destination/i,
     category: 'policy-rejection',
   },
   // RFC 5321's stock 550 text and Exim's verdict when no router takes the address: weaker

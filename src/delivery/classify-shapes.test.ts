@@ -245,6 +245,16 @@ describe('replies as MTAs and DSNs word them, without the usual phrases', () => 
     ['412 You are not whitelisted by this recipient, please try again later.', 'policy-rejection', 'retry'],
     ['500 Invalid Date header.', 'policy-rejection', 'soft'],
     ['550 bounce messages can have only one recipient', 'policy-rejection', 'soft'],
+    [
+      '550 5.7.1 [BR] Our system has detected an excessively high number of invalid recipients originating from your account.',
+      'reputation-blocklist',
+      'soft',
+    ],
+    ['550 5.7.1 Rejected: mail.example.com listed at relays.example.org', 'reputation-blocklist', 'soft'],
+    ['550 User not listed in public Name & Address Book', 'invalid-recipient', 'hard'],
+    ['MAIL FROM: 550 5.0.0 Mail rejected due to possible SPAM', 'content-spam-block', 'soft'],
+    ['550 5.7.0 Message Size Violation', 'message-too-large', 'soft'],
+    ['invalid bounce, rcpt address <bob@example.com> rejected by bounce verification.', 'policy-rejection', 'soft'],
   ])('%s: %s, %s', (text, category, outcome) => {
     // Read as the corpus reads a published reply: its codes, else a DSN's failed or delayed.
     expect(classifyPublished(text)).toMatchObject({ category, outcome });

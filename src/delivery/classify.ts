@@ -93,6 +93,9 @@ const WRAPPER =
 
 const EMAIL_ADDRESS = /[\w+=-]+(?:\.[\w+=-]+)*@[\w-]+(?:\.[\w-]+)+/g;
 
+/** A DSN's "MAIL FROM: 550 …": the command the reply answered, then the reply. */
+const STAGE_PREFIX = /^(MAIL FROM|RCPT TO|DATA)\s*:\s*(?=[245]\d\d\b)/i;
+
 /** Postfix's note of the command a reply answered ("(in reply to MAIL FROM command)"): a stage, not words. */
 const IN_REPLY_TO = /\(?in reply to (MAIL FROM|RCPT TO|DATA|end of DATA) command\)?/i;
 
@@ -200,8 +203,8 @@ function parseReply(reply: SmtpReply): ParsedReply {
   // A relaying server's wrapper says "refused" of any reply it relays: only the reply inside counts.
   // A link's query string is data, not words ("…/bounce?sender=user%40example.org").
   const unwrapped = (spaced ? joined.replace(/_/g, ' ') : joined).replace(WRAPPER, '');
-  const stage = IN_REPLY_TO.exec(unwrapped)?.[1];
-  const text = spelledOut(unwrapped.replace(IN_REPLY_TO, ''))
+  const stage = IN_REPLY_TO.exec(unwrapped)?.[1] ?? STAGE_PREFIX.exec(unwrapped)?.[1];
+  const text = spelledOut(unwrapped.replace(IN_REPLY_TO, '').replace(STAGE_PREFIX, ''))
     .replace(/(https?:\/\/[^\s?]+)\?\S*/g, '$1')
     .trim();
   const first = lines[0];
