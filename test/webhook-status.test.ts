@@ -134,7 +134,9 @@ describe("data.email.status is the status the event's change left", () => {
     });
     const to = 'reader@dest.test';
     const id = await d.send([to], { html: '<p>See <a href="https://shop.test/p">the shop</a></p>' });
-    expect(await told(id)).toEqual(['email.queued -: QUEUED']);
+    // The engine is running, so its claim (sending) may already be told: the queued event says QUEUED
+    // either way, and the full list is checked below.
+    expect((await told(id)).filter((t) => t.startsWith('email.queued '))).toEqual(['email.queued -: QUEUED']);
     await settle(d.env);
     const { returnPath, html } = await receivedBy(to);
     for (const kind of ['o', 'c']) {
