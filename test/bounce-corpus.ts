@@ -5,14 +5,12 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import {
-  basicCodeOf,
   BOUNCE_CATEGORIES,
   classifyReply,
-  codesIn,
+  replyOfText,
   type BounceCategory,
   type Classification,
 } from '../src/delivery/classify.ts';
-import { saysTemporary } from '../src/delivery/classify-doubt.ts';
 
 export interface CorpusRow {
   file: string;
@@ -106,19 +104,9 @@ export function partOf(reply: string): Part {
   return createHash('sha256').update(reply, 'utf8').digest()[0]! < 0x55 ? 'held-out' : 'tune';
 }
 
-/**
- * The classifier on a published reply: its basic and enhanced codes read from the front, or
- * from the reply it quotes (codesIn, as `svc bounces classify` reads them); a reply with neither is a DSN diagnostic without a code, which svc reads as a failed
- * delivery (550), as src/inbound/service.ts does, unless it says it is temporary (a DSN's
- * Action: delayed).
- */
+/** The classifier on a published reply, read as svc reads a reply known only as text (replyOfText). */
 export function classifyPublished(reply: string): Classification {
-  // Without a code of its own or quoted, a DSN's Status field carries the class: here the code in the text ("(#4.4.3)").
-  const { code: given, enhanced } = codesIn(reply);
-  // A DSN says whether it gave up (Action: failed) or will try again (delayed): a text without
-  // any code that says it is temporary is the latter.
-  const code = given ?? (!enhanced && saysTemporary(reply) ? 450 : basicCodeOf(undefined, enhanced));
-  return classifyReply({ code, enhanced: enhanced ?? null, text: reply });
+  return classifyReply(replyOfText(reply).reply);
 }
 
 /** The lifecycle's reading of a label (design/decisions.md): which outcomes are right. */

@@ -55,15 +55,27 @@ describe('svc bounces classify', () => {
     expect(json.json()).toEqual(classifyReply({ code: 452, text: quoted }));
   });
 
-  it('reads a text with no code at all as svc reads a DSN diagnostic without one: a failed delivery, and says so', async () => {
-    const r = await svc('bounces', 'classify', 'User unknown');
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.split('\n').slice(0, 4)).toEqual([
+  it.each([
+    [
+      'User unknown',
       'note: no reply code: read as a failed delivery (550); give --code 4xx for a temporary one',
-      'category: invalid-recipient',
-      'type: hard',
-      'suppresses: yes',
-    ]);
+      ['category: invalid-recipient', 'type: hard', 'suppresses: yes'],
+    ],
+    [
+      'Mailbox unknown, try again later',
+      'note: no reply code: read as temporary (450), as its words say; give --code 5xx for a failed delivery',
+      ['category: invalid-recipient', 'type: retry', 'suppresses: no'],
+    ],
+  ])(
+    'reads "%s", with no code at all, as svc reads a DSN diagnostic without one, and says so',
+    async (text, note, lines) => {
+      const r = await svc('bounces', 'classify', text);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.split('\n').slice(0, 4)).toEqual([note, ...lines]);
+    },
+  );
+
+  it('reads a text with no code and no sign of being temporary as a failed delivery, 550', async () => {
     const json = await svc('bounces', 'classify', 'User unknown', '--json');
     expect(json.json()).toEqual(classifyReply({ code: 550, text: 'User unknown' }));
   });

@@ -13,7 +13,6 @@ import {
   FULL_MAILBOX,
   GREY_LIST,
   INVALID_RECIPIENT,
-  NO_PERMISSION,
   POLICY_WORDS,
   IP_BLOCKED,
   SPAM_WORDS,
@@ -225,7 +224,6 @@ export const TEXT_RULES: readonly TextRule[] = [
   },
   // No permission, or a policy named, in the languages receivers answer in ("Sie besitzen nicht
   // die Berechtigung", "Naruszenie zasad").
-  { match: NO_PERMISSION, category: 'policy-rejection' },
   { match: POLICY_WORDS, category: 'policy-rejection' },
   // "Service refused, please try later" (Orange) says no more than "refused": no reason.
   { match: /service refus/i, category: 'unknown' },

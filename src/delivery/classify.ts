@@ -2,7 +2,7 @@
 // recipient attempt in decisions.md ("Email lifecycle"): the address is dead (hard, suppressed),
 // this message is refused (soft, final), or temporary (retried). Pure: no clock, no I/O.
 // The rules themselves are data, in classify-rules.ts (words) and classify-codes.ts (codes).
-import { aboutSender, unsure } from './classify-doubt.ts';
+import { aboutSender, saysTemporary, unsure } from './classify-doubt.ts';
 import { BASIC_CODE_RULES, ENHANCED_RULES, FAILURE_RULES, REASONS } from './classify-codes.ts';
 import { NO_REASON, TEXT_RULES, type Rule } from './classify-rules.ts';
 
@@ -161,6 +161,21 @@ export function classifyReply(reply: SmtpReply, context: ReplyContext = {}): Cla
  */
 export function basicCodeOf(code: number | null | undefined, enhanced: string | null | undefined): number {
   return code ?? (enhanced?.trim().startsWith('4') ? 450 : 550);
+}
+
+/**
+ * A reply known only as its text (a DSN's diagnostic without its fields, one pasted into `svc
+ * bounces classify`), as svc reads it: the codes it carries or quotes (codesIn); with no basic
+ * code, the class of its enhanced status; with neither code, a delivery that is temporary when
+ * its words say so (a DSN's "Action: delayed") and failed (550) otherwise. `coded` says whether
+ * the text (or `code`, given beside it) carried any code at all.
+ */
+export function replyOfText(text: string, code?: number): { reply: SmtpReply; coded: boolean } {
+  const codes = codesIn(text);
+  const given = code ?? codes.code;
+  const coded = given !== undefined || codes.enhanced !== undefined;
+  const basic = coded || !saysTemporary(text) ? basicCodeOf(given, codes.enhanced) : 450;
+  return { reply: { code: basic, enhanced: codes.enhanced ?? null, text }, coded };
 }
 
 /**
