@@ -26,7 +26,11 @@ export const ENHANCED_RULES: Readonly<Record<string, Rule>> = {
   '1.7': SENDER, // bad sender's mailbox address syntax
   '1.8': { category: 'dns-mx-failure', reason: SENDER_DOMAIN_UNRESOLVED }, // bad sender's system address
   '1.10': { category: 'invalid-recipient', dead: true, reason: DOMAIN_NO_MAIL }, // null MX (RFC 7505)
-  '2.1': { category: 'invalid-recipient', dead: true, reason: MAILBOX_DISABLED },
+  // Mailbox disabled: "This may be a permanent error if the mailbox will never be re-enabled or a
+  // transient error if the mailbox is only temporarily disabled" (RFC 3463), so the code alone
+  // cannot say the address is dead: refused and kept (issue 29: when unsure, soft). Words that
+  // say so (disabled, inactive, no such user) still make it a dead address.
+  '2.1': { category: 'invalid-recipient', reason: MAILBOX_DISABLED },
   '2.2': { category: 'mailbox-full' },
   '2.3': { category: 'message-too-large' }, // message length exceeds administrative limit
   '3': { category: 'unknown' }, // mail system status: the receiver's own trouble

@@ -100,6 +100,18 @@ describe('a dead address by its shape', () => {
     });
   });
 
+  it('keeps a mailbox the code alone calls disabled (X.2.1 may be temporary), and suppresses when the words say dead', () => {
+    // RFC 3463: X.2.1 "may be a permanent error … or a transient error if the mailbox is only temporarily disabled".
+    expect(classifyReply({ code: 550, enhanced: '5.2.1', text: '<ada@example.org>: rejected' })).toMatchObject({
+      category: 'invalid-recipient',
+      outcome: 'soft',
+      suppress: false,
+    });
+    expect(
+      classifyReply({ code: 550, enhanced: '5.2.1', text: 'The email account that you tried to reach is disabled.' }),
+    ).toMatchObject({ category: 'invalid-recipient', outcome: 'hard', suppress: true });
+  });
+
   it('is temporary when the words say later in another language, and not when they deny trying again', () => {
     expect(at('Postfach unbekannt, bitte versuchen Sie es später')).toMatchObject({ suppress: false });
     expect(at('Destinataire inconnu, réessayez plus tard')).toMatchObject({ suppress: false });
