@@ -1,9 +1,14 @@
 // Type-aware lint: the rules style.md asks for, plus the import boundaries
-// (lib/ knows no domain; domains never import a door).
+// (the layers of ARCHITECTURE.md's "Dependency rules").
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 const doors = ['**/http/**', '**/smtp/**', '**/cli/**', '**/tui/**'];
+
+/** One no-restricted-imports block: `patterns` for `files` (minus `ignores`). */
+function restrictImports(files, patterns, ignores = []) {
+  return { files, ignores, rules: { 'no-restricted-imports': ['error', { patterns }] } };
+}
 
 export default tseslint.config(
   { ignores: ['dist/**', '.bench-tmp/**', 'svc-data/**', 'node_modules/**', 'coverage/**', 'eslint.config.js'] },
@@ -20,32 +25,51 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },
-  {
-    files: ['src/lib/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['../*', '!../lib/*'], message: 'lib/ imports nothing of the domain' }] },
-      ],
-    },
-  },
-  {
-    files: ['src/**/*.ts'],
-    ignores: ['src/http/**', 'src/smtp/**', 'src/cli/**', 'src/tui/**', 'src/app.ts', 'src/main.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: doors.map((d) => d.replace('**/', '../').replace('/**', '/*')),
-              message: 'a domain never imports a door',
-            },
-          ],
-        },
-      ],
-    },
-  },
+  // The layers, lowest first (ARCHITECTURE.md, "Dependency rules"): lib/ and the core files,
+  // store/, the domains, the composition root (app.ts, app-store.ts, app-options.ts), the
+  // doors, main.ts. An import runs down, never up; one domain reaches another only through
+  // its index.ts; a door calls services, never a repository. Each file gets exactly one of
+  // the blocks below (flat config replaces a rule, it does not merge it).
+  // (A gitignore pattern cannot re-include a file whose folder it excluded, hence '../*/*'
+  // with exceptions rather than '../*'.)
+  restrictImports(
+    ['src/lib/**/*.ts'],
+    [{ group: ['../*/*', '../*.ts', '!../errors.ts'], message: 'lib/ imports nothing of the domain' }],
+  ),
+  restrictImports(
+    ['src/store/**/*.ts'],
+    [
+      {
+        group: ['../*/*', '!../lib/*', '../*.ts', '!../errors.ts'],
+        message: 'store/ knows nothing of the domains: the composition root (src/app-store.ts) wires the repositories',
+      },
+    ],
+  ),
+  restrictImports(
+    ['src/**/*.ts'],
+    [
+      {
+        group: doors.map((d) => d.replace('**/', '../').replace('/**', '/*')),
+        message: 'a domain never imports a door',
+      },
+      { group: ['../app*.ts', '../main.ts'], message: 'a domain never imports the composition root' },
+      {
+        group: ['../*/*', '!../*/index.ts', '!../lib/*', '!../store/*'],
+        message: "a domain imports another domain only through that domain's index.ts",
+      },
+    ],
+    // Tests may look inside (a domain's test reads test/ fixtures and other domains' parts).
+    ['src/lib/**', 'src/store/**', ...doors.map((d) => d.replace('**/', 'src/')), 'src/*.ts', 'src/**/*.test.ts'],
+  ),
+  restrictImports(
+    doors.map((d) => d.replace('**/', 'src/')),
+    [
+      {
+        group: ['../*/repo.ts', '../*/repo-pg.ts', '../*/*-repo.ts', '../*/*-repo-pg.ts'],
+        message: 'a door calls services, never a repository',
+      },
+    ],
+  ),
   {
     files: ['scripts/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,

@@ -7,7 +7,7 @@ import type { PasswordCost } from './lib/password.ts';
 import { createByteBudget } from './lib/byte-budget.ts';
 import type { Db } from './store/db.ts';
 import { findExposedPaths } from './store/data-dir.ts';
-import { openPgStore, openSqliteStore, type Store } from './store/open.ts';
+import { openPgStore, openSqliteStore, type Store } from './app-store.ts';
 import type { OpsMetrics } from './http/metrics.ts';
 import { createTopService } from './top/service.ts';
 import { NODE_STALE_MS } from './nodes/heartbeat.ts';

@@ -6,7 +6,7 @@ import { caller, codeOf, login, MEMBER_PASSWORD, signInMembers } from './managem
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './peers/webhook-receiver.ts';
 import { createAuditWriter } from '../src/audit/index.ts';
-import { createDnsResolver } from '../src/domains/dns.ts';
+import { createDnsResolver } from '../src/lib/dns.ts';
 import { createCommitter } from '../src/store/committer.ts';
 import { createWebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 import { createWebhooksRepo } from '../src/webhooks/repo.ts';

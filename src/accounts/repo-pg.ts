@@ -1,7 +1,7 @@
 import type { Audited } from '../audit/index.ts';
-import type { PgAuditWriter } from '../audit/repo-pg.ts';
+import type { PgAuditWriter } from '../audit/index.ts';
 import { AppError } from '../errors.ts';
-import type { Plan } from '../limits/plans.ts';
+import type { Plan } from '../limits/index.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type { InvitationRow, MemberRow, OrgRow, ProjectRow, UserRow } from './repo.ts';

@@ -4,7 +4,7 @@ import type { Committer } from '../store/committer.ts';
 import type { Role } from './schema.ts';
 import { AppError } from '../errors.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
-import type { Plan } from '../limits/plans.ts';
+import type { Plan } from '../limits/index.ts';
 
 export interface UserRow {
   id: string;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PLANS } from '../limits/plans.ts';
+import { PLANS } from '../limits/index.ts';
 
 export const ROLES = ['OWNER', 'ADMIN', 'DEVELOPER', 'VIEWER'] as const;
 export type Role = (typeof ROLES)[number];

@@ -6,7 +6,7 @@ import { uniqueOrConflict } from '../store/errors.ts';
 import { operator, type Actor } from '../audit/index.ts';
 import { auditChange } from './audit-change.ts';
 import { parseInput } from '../validation.ts';
-import type { Plan } from '../limits/plans.ts';
+import type { Plan } from '../limits/index.ts';
 import type { AccountsRepo, OrgRow, ProjectRow, MemberRow } from './repo.ts';
 import {
   addMemberSchema,

@@ -2,7 +2,7 @@ import { withApp, type GlobalOptions } from './context.ts';
 import { print, record, table, UsageError } from './io.ts';
 import { allProjects, listAcrossProjects } from './scope.ts';
 import { LIMITS } from '../limits/index.ts';
-import { waitingLine } from '../delivery/repo.ts';
+import { waitingLine } from '../delivery/index.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);

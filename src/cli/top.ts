@@ -1,9 +1,12 @@
-import { openReadOnly } from '../store/db.ts';
-import { formatSnapshot } from '../top/format.ts';
-import { parseFilterText } from '../top/filter.ts';
-import { createTopReader } from '../top/repo.ts';
-import { readerSource, type TopSource } from '../top/source.ts';
-import type { EmailDetail, Snapshot } from '../top/repo.ts';
+import { openTopReader } from '../app-store.ts';
+import {
+  formatSnapshot,
+  parseFilterText,
+  readerSource,
+  type EmailDetail,
+  type Snapshot,
+  type TopSource,
+} from '../top/index.ts';
 import { AppError } from '../errors.ts';
 import { createApiClient, type ApiClient } from './api-client.ts';
 import { storeConfigOf, type GlobalOptions } from './context.ts';
@@ -26,19 +29,9 @@ export async function top(_args: string[], opts: Opts): Promise<void> {
     const client = createApiClient({ server: opts.server, apiKey: opts.apiKey as string | undefined, retries: 0 });
     source = serverSource(client, opts.server);
   } else {
-    const config = storeConfigOf(opts);
-    if (config.database) {
-      // Several nodes' database: the same view over PostgreSQL's reads, which write nothing.
-      const { openPostgres, redactUrl } = await import('../store/pg.ts');
-      const { createPgTopReader } = await import('../top/repo-pg.ts');
-      const pool = await openPostgres(config.database, { max: 2 });
-      close = () => void pool.end();
-      source = readerSource(createPgTopReader(pool), redactUrl(config.database));
-    } else {
-      const db = openReadOnly(config.dataDir);
-      close = () => db.close();
-      source = readerSource(createTopReader(db), config.dataDir);
-    }
+    const opened = await openTopReader(storeConfigOf(opts));
+    close = opened.close;
+    source = readerSource(opened.reader, opened.label);
   }
   try {
     if (!opts.json && process.stdout.isTTY && process.stdin.isTTY) {

@@ -1,7 +1,7 @@
 import { hostname as osHostname } from 'node:os';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
-import { normalizeHostname } from '../domains/records.ts';
+import { normalizeHostname } from '../lib/dns.ts';
 import type { Config } from './schema.ts';
 
 /** What `svc serve` runs with that an admin command on the same store must agree with. */

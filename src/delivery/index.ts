@@ -18,3 +18,4 @@ export {
 } from './return-path.ts';
 export { basicCodeOf, classifyReply, type BounceCategory } from './classify.ts';
 export type { Decision } from './outcome.ts';
+export { PG_EXPLAIN_SQL } from './repo-pg.ts';

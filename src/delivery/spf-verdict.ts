@@ -1,4 +1,4 @@
-import { openResolver } from '../domains/dns.ts';
+import { openResolver } from '../lib/dns.ts';
 import type { Clock } from '../lib/clock.ts';
 
 /** What an email records of SPF (the contract's spf_aligned and spf_authorized_ip). */

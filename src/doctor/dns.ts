@@ -1,7 +1,7 @@
 import { isIPv4 } from 'node:net';
 import { reversedName } from './address.ts';
 import { createDnsResolver, type DnsLookups, type Lookup } from '../domains/index.ts';
-import { DNS_TIMEOUT_MS, lookupError, openResolver } from '../domains/dns.ts';
+import { DNS_TIMEOUT_MS, lookupError, openResolver } from '../lib/dns.ts';
 
 /** The lookups of `svc doctor`: the domain checks' and, beside them, reverse (PTR) and A-only queries. */
 export interface DoctorDns extends DnsLookups {

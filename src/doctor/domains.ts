@@ -1,8 +1,6 @@
 import type { DomainsRepo } from '../domains/index.ts';
 import type { ReportDay } from '../inbound/index.ts';
-import { runChecks } from '../domains/checks.ts';
-import { recordsOf } from '../domains/present.ts';
-import { REQUIRED, type RecordCheck } from '../domains/records.ts';
+import { REQUIRED, recordsOf, runChecks, type RecordCheck } from '../domains/index.ts';
 import type { DoctorCheck } from './check.ts';
 import type { DoctorDns } from './dns.ts';
 

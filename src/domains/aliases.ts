@@ -1,4 +1,4 @@
-import type { DnsLookups, Lookup } from './dns.ts';
+import type { DnsLookups, Lookup } from '../lib/dns.ts';
 
 /** CNAME hops followed before a chain counts as broken (resolvers give up after a handful). */
 export const MAX_ALIASES = 8;

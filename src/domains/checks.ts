@@ -1,5 +1,5 @@
 import { lookupExplained } from './aliases.ts';
-import type { DnsLookups, Lookup } from './dns.ts';
+import type { DnsLookups, Lookup } from '../lib/dns.ts';
 import { apexOfReturnPath, dmarcReportAddress, REQUIRED, type DnsRecord, type RecordCheck } from './records.ts';
 import { dmarcPolicy, mergedDmarc, mergedSpf } from './merge.ts';
 import { spfAuthorises } from './spf.ts';

@@ -1,9 +1,12 @@
 export { createDomainsRepo, type DomainsRepo } from './repo.ts';
 export { createDomainsService, type DomainsService, type SigningKey } from './service.ts';
-export { createDnsResolver, type DnsLookups, type Lookup } from './dns.ts';
+export { createDnsResolver, type DnsLookups, type Lookup } from '../lib/dns.ts';
 export { startDomainChecks } from './scheduler.ts';
 export type { Domain } from './present.ts';
 export type { DnsRecord, RecordCheck } from './records.ts';
 export { dmarcReportAddress } from './records.ts';
 export type { DomainStatus } from './status.ts';
 export { hostnameProblem } from './hostname.ts';
+export { runChecks } from './checks.ts';
+export { recordsOf } from './present.ts';
+export { REQUIRED } from './records.ts';

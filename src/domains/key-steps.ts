@@ -1,5 +1,5 @@
 import type { Actor, Audited } from '../audit/index.ts';
-import type { ChangeTarget } from '../accounts/audit-change.ts';
+import type { ChangeTarget } from '../accounts/index.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { DkimKeyRow, KeyPlan, KeyStep } from './dkim-keys.ts';
 import type { DomainRow, KeyWrite } from './repo.ts';

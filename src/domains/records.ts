@@ -72,7 +72,7 @@ export async function generateDkimKey(
 }
 
 /** A host name as records name it and checks compare it: lower case, no trailing dot. */
-export const normalizeHostname = (name: string) => name.toLowerCase().replace(/\.$/, '');
+export { normalizeHostname } from '../lib/dns.ts';
 
 export const dkimName = (selector: string, domain: string) => `${selector}._domainkey.${domain}`;
 /** The return path's label: svc's envelope sender is bounces+…@bounces.<domain>. */

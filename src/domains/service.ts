@@ -1,14 +1,14 @@
 import type { AccountsService } from '../accounts/index.ts';
-import { auditChange } from '../accounts/audit-change.ts';
+import { auditChange } from '../accounts/index.ts';
 import { operator, type Actor } from '../audit/index.ts';
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { isUuid, newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
-import { PLAN_LIMITS, planLimitError } from '../limits/plans.ts';
+import { PLAN_LIMITS, planLimitError } from '../limits/index.ts';
 import { uniqueOrConflict } from '../store/errors.ts';
 import { parseInput } from '../validation.ts';
-import type { DnsLookups } from './dns.ts';
+import type { DnsLookups } from '../lib/dns.ts';
 import {
   addPendingKeys,
   keysOf,

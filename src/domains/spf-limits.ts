@@ -1,4 +1,4 @@
-import type { DnsLookups } from './dns.ts';
+import type { DnsLookups } from '../lib/dns.ts';
 
 /** RFC 7208 §4.6.4: an SPF evaluation may cause at most 10 DNS-querying terms. */
 export const SPF_LOOKUP_LIMIT = 10;

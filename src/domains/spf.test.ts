@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { DnsLookups, Lookup } from './dns.ts';
+import type { DnsLookups, Lookup } from '../lib/dns.ts';
 import { spfAuthorises } from './spf.ts';
 
 const HOST = 'mx.svc.test';

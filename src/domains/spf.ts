@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import type { DnsLookups, Lookup } from './dns.ts';
+import type { DnsLookups, Lookup } from '../lib/dns.ts';
 import { normalizeHostname } from './records.ts';
 
 /** Whether an SPF record lets our server send for the domain; a failure says why. */

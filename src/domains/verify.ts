@@ -3,7 +3,7 @@ import type { Logger } from '../lib/logger.ts';
 import { operator, type Actor, type Audited } from '../audit/index.ts';
 import { runChecks } from './checks.ts';
 import { afterCheck, keysOf, type DkimKeyRow } from './dkim-keys.ts';
-import type { DnsLookups } from './dns.ts';
+import type { DnsLookups } from '../lib/dns.ts';
 import { logSteps, withAudits, type Change } from './key-steps.ts';
 import { recordsOf } from './present.ts';
 import { dkimName, type RecordCheck } from './records.ts';

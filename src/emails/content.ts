@@ -1,5 +1,5 @@
 import { AppError } from '../errors.ts';
-import { LIMITS } from '../limits/constants.ts';
+import { LIMITS } from '../limits/index.ts';
 import type { SendRequest } from './schema.ts';
 
 /** Reserved custom header names (contract, send rule 4); any `x-service-*` too. */

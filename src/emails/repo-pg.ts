@@ -1,6 +1,6 @@
 import { AppError } from '../errors.ts';
-import type { PgIdempotency } from '../idempotency/pg.ts';
-import type { PgUsage } from '../limits/usage-pg.ts';
+import type { PgIdempotency } from '../idempotency/index.ts';
+import type { PgUsage } from '../limits/index.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type {
@@ -16,7 +16,7 @@ import type {
   SkippedRecipient,
 } from './repo.ts';
 import type { Audited } from '../audit/index.ts';
-import type { PgAuditWriter } from '../audit/repo-pg.ts';
+import type { PgAuditWriter } from '../audit/index.ts';
 import type { Attachment } from './content.ts';
 import type { ListQuery } from './schema.ts';
 import { emailValues, replayOf, trialUsed } from './repo.ts';

@@ -7,7 +7,7 @@ import type { EmailStatus, EventType, ListQuery } from './schema.ts';
 import { AppError } from '../errors.ts';
 import type { IdempotencySql } from '../idempotency/index.ts';
 import type { UsageSql, VolumeLimits } from '../limits/index.ts';
-import type { SqliteSuppressions } from '../suppressions/repo.ts';
+import type { SqliteSuppressions } from '../suppressions/index.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
 
 export interface NewEmail {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { emailAddress } from '../accounts/schema.ts';
-import { LIMITS } from '../limits/constants.ts';
-import { slugSchema } from '../templates/schema.ts';
+import { emailAddress } from '../accounts/index.ts';
+import { LIMITS } from '../limits/index.ts';
+import { slugSchema } from '../templates/index.ts';
 
 export const EMAIL_STATUSES = [
   'QUEUED',

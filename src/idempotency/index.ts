@@ -74,3 +74,4 @@ export function createIdempotencyGate() {
 
 export type IdempotencySql = ReturnType<typeof createIdempotencySql>;
 export type IdempotencyGate = ReturnType<typeof createIdempotencyGate>;
+export type { PgIdempotency } from './pg.ts';

@@ -3,7 +3,7 @@ import { dmarcReportAddress } from '../domains/index.ts';
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
-import type { DnsLookups } from '../domains/dns.ts';
+import type { DnsLookups } from '../lib/dns.ts';
 import type { Logger } from '../lib/logger.ts';
 import { dateRangeProblem, domainOfReportAddress, planReport, summarizeByDay, type ReportDay } from './dmarc.ts';
 import type { ReportReader } from './dmarc-reader.ts';

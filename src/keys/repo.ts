@@ -2,7 +2,7 @@ import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { KeyEnv, Permission } from './schema.ts';
-import type { Plan } from '../limits/plans.ts';
+import type { Plan } from '../limits/index.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
 
 export interface KeyRow {

@@ -8,3 +8,4 @@ export {
   type Suppression,
   type SuppressionReason,
 } from './schema.ts';
+export type { SqliteSuppressions } from './repo.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { emailAddress } from '../accounts/schema.ts';
+import { emailAddress } from '../accounts/index.ts';
 
 export const SUPPRESSION_REASONS = ['HARD_BOUNCE', 'COMPLAINT', 'UNSUBSCRIBE', 'MANUAL'] as const;
 export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];

@@ -3,3 +3,4 @@ export { createTemplatesService, type TemplatesService } from './service.ts';
 export { createLazyRenderer } from './lazy-renderer.ts';
 export type { Renderer, RendererOptions } from './renderer.ts';
 export type { Template, CreateTemplateInput, UpdateTemplateInput } from './schema.ts';
+export { slugSchema } from './schema.ts';

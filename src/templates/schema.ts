@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LIMITS } from '../limits/constants.ts';
+import { LIMITS } from '../limits/index.ts';
 
 export const slugSchema = z
   .string()

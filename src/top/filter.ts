@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EMAIL_STATUSES, listQuerySchema } from '../emails/schema.ts';
+import { EMAIL_STATUSES, listQuerySchema } from '../emails/index.ts';
 
 /** The filter of svc top's latest emails: the list's own fields (GET /v1/emails), checked the same way. */
 export const topFilterSchema = z.strictObject({

@@ -1,7 +1,7 @@
 import type { Clock } from '../lib/clock.ts';
-import { QUEUE_STATS_SQL, type QueueRecipient } from '../delivery/repo.ts';
-import { PG_EXPLAIN_SQL } from '../delivery/repo-pg.ts';
-import type { NodeRow } from '../nodes/repo.ts';
+import { QUEUE_STATS_SQL, type QueueRecipient } from '../delivery/index.ts';
+import { PG_EXPLAIN_SQL } from '../delivery/index.ts';
+import type { NodeRow } from '../nodes/index.ts';
 import type { QueryResultRow } from 'pg';
 import type { PgPool } from '../store/pg.ts';
 import type { TopFilter } from './filter.ts';

@@ -1,7 +1,7 @@
 import type { Clock } from '../lib/clock.ts';
 import type { Db } from '../store/db.ts';
-import { EXPLAIN_SQL, QUEUE_STATS_SQL, type QueueRecipient } from '../delivery/repo.ts';
-import { FRESH_NODES_SQL, type NodeRow } from '../nodes/repo.ts';
+import { EXPLAIN_SQL, QUEUE_STATS_SQL, type QueueRecipient } from '../delivery/index.ts';
+import { FRESH_NODES_SQL, type NodeRow } from '../nodes/index.ts';
 import type { TopFilter } from './filter.ts';
 import type { Destination, EmailDetail, LatestEmail, Snapshot } from './schema.ts';
 import { createTopView, DELIVERY_SCAN, EVENT_SCAN, LATEST, type TopData } from './view.ts';

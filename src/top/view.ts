@@ -1,7 +1,7 @@
 import { systemClock, type Clock } from '../lib/clock.ts';
-import { waitingLine, type QueueRecipient } from '../delivery/repo.ts';
-import type { NodeRow } from '../nodes/repo.ts';
-import { NODE_STALE_MS } from '../nodes/heartbeat.ts';
+import { waitingLine, type QueueRecipient } from '../delivery/index.ts';
+import type { NodeRow } from '../nodes/index.ts';
+import { NODE_STALE_MS } from '../nodes/index.ts';
 import type { TopFilter } from './filter.ts';
 import type { Destination, EmailDetail, LatestEmail, Snapshot } from './schema.ts';
 

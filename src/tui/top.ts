@@ -12,7 +12,7 @@ import {
   webhooksText,
 } from '../top/format.ts';
 import { filterText, parseFilterText, type TopFilter } from '../top/filter.ts';
-import type { EmailDetail, Snapshot } from '../top/repo.ts';
+import type { EmailDetail, Snapshot } from '../top/index.ts';
 import type { TopSource } from '../top/source.ts';
 
 const counts = (c: Record<string, number>) => countsText(c, '  ', '—');

@@ -7,7 +7,7 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createAuditWriter } from '../audit/index.ts';
-import { createDnsResolver } from '../domains/dns.ts';
+import { createDnsResolver } from '../lib/dns.ts';
 import { systemClock } from '../lib/clock.ts';
 import { readBusySignal } from '../lib/busy-signal.ts';
 import { openLogger, type Logger, type LoggerOptions } from '../lib/logger.ts';

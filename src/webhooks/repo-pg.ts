@@ -1,5 +1,5 @@
 import type { Audited } from '../audit/index.ts';
-import type { PgAuditWriter } from '../audit/repo-pg.ts';
+import type { PgAuditWriter } from '../audit/index.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import {

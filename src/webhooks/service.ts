@@ -4,7 +4,7 @@ import { operator, type Actor, type Audited } from '../audit/index.ts';
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { isUuid, newId } from '../lib/ids.ts';
-import { PLAN_LIMITS, planLimitError, type Plan } from '../limits/plans.ts';
+import { PLAN_LIMITS, planLimitError, type Plan } from '../limits/index.ts';
 import { parseInput } from '../validation.ts';
 import type { WebhookRow, WebhooksRepo } from './repo.ts';
 import {

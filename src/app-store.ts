@@ -1,60 +1,60 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Clock } from '../lib/clock.ts';
-import { iso } from '../lib/clock.ts';
-import { createAccountsRepo, type AccountsRepo } from '../accounts/repo.ts';
-import { createPgAccountsRepo } from '../accounts/repo-pg.ts';
-import { createAuditRepo, createAuditWriter, type AuditRepo } from '../audit/repo.ts';
-import { createPgAuditRepo, createPgAuditWriter } from '../audit/repo-pg.ts';
-import { createServerSettings } from '../config/server-settings.ts';
-import { createPgServerSettings } from '../config/server-settings-pg.ts';
-import type { ServerSettings } from '../config/server-settings.ts';
-import { createDeliveryRepo, type DeliveryRepo } from '../delivery/repo.ts';
-import { createPgDeliveryRepo } from '../delivery/repo-pg.ts';
-import { createDomainsRepo, type DomainsRepo } from '../domains/repo.ts';
-import { createDmarcRepo } from '../inbound/dmarc-repo.ts';
-import { createPgDmarcRepo } from '../inbound/dmarc-repo-pg.ts';
-import type { DmarcRepo } from '../inbound/dmarc-store.ts';
-import { createPgDomainsRepo } from '../domains/repo-pg.ts';
-import { createEmailsRepo, type EmailsRepo } from '../emails/repo.ts';
-import { createPgEmailsRepo } from '../emails/repo-pg.ts';
-import { createIdempotencySql } from '../idempotency/index.ts';
-import { createPgIdempotency } from '../idempotency/pg.ts';
-import { createKeysRepo, type KeysRepo } from '../keys/repo.ts';
-import { createPgKeysRepo } from '../keys/repo-pg.ts';
-import { createUsageSql } from '../limits/usage.ts';
-import { createRateLimiter, type RateResult } from '../limits/rate.ts';
-import { createPgRateLimiter } from '../limits/rate-pg.ts';
-import { createPgFailureWindows } from '../limits/failure-windows-pg.ts';
-import { createFailureWindows, type FailureWindows } from '../lib/failure-windows.ts';
-import { createPgUsage } from '../limits/usage-pg.ts';
-import { createNodesRepo, type NodesRepo } from '../nodes/repo.ts';
-import { createPgNodesRepo } from '../nodes/repo-pg.ts';
-import { createSessionsRepo, type SessionsRepo } from '../sessions/repo.ts';
-import { createPgSessionsRepo } from '../sessions/repo-pg.ts';
-import { createStatsRepo, type StatsRepo } from '../stats/repo.ts';
-import { createPgStatsRepo } from '../stats/repo-pg.ts';
-import { createSuppressionsRepo, type SuppressionsRepo } from '../suppressions/repo.ts';
-import { createPgSuppressionsRepo } from '../suppressions/repo-pg.ts';
-import { createTemplatesRepo, type TemplatesRepo } from '../templates/repo.ts';
-import { createPgTemplatesRepo } from '../templates/repo-pg.ts';
-import { createTopReader, type TopReader } from '../top/repo.ts';
-import { createPgTopReader } from '../top/repo-pg.ts';
-import { createTrackingRepo, type TrackingRepo } from '../tracking/repo.ts';
-import { createPgTrackingRepo } from '../tracking/repo-pg.ts';
-import { createWebhooksRepo, type WebhooksRepo } from '../webhooks/repo.ts';
-import { createPgWebhooksRepo } from '../webhooks/repo-pg.ts';
-import type { Logger } from '../lib/logger.ts';
-import { silentLogger } from '../lib/silent-logger.ts';
-import { createCommitter } from './committer.ts';
-import { createDiskGuard, createStorageFlag, type StorageState, type StorageWatch } from './disk.ts';
-import { DATABASE_FILE } from './data-dir.ts';
-import { openDatabase, type Db } from './db.ts';
-import { createPgJobs } from './jobs-pg.ts';
-import type { PgPool } from './pg.ts';
-import { createPgCommitter } from './pg-committer.ts';
-import { createSecrets } from './secrets.ts';
-import { createPgSecrets } from './secrets-pg.ts';
+import type { Clock } from './lib/clock.ts';
+import { iso } from './lib/clock.ts';
+import { createAccountsRepo, type AccountsRepo } from './accounts/repo.ts';
+import { createPgAccountsRepo } from './accounts/repo-pg.ts';
+import { createAuditRepo, createAuditWriter, type AuditRepo } from './audit/repo.ts';
+import { createPgAuditRepo, createPgAuditWriter } from './audit/repo-pg.ts';
+import { createServerSettings } from './config/server-settings.ts';
+import { createPgServerSettings } from './config/server-settings-pg.ts';
+import type { ServerSettings } from './config/server-settings.ts';
+import { createDeliveryRepo, type DeliveryRepo } from './delivery/repo.ts';
+import { createPgDeliveryRepo } from './delivery/repo-pg.ts';
+import { createDomainsRepo, type DomainsRepo } from './domains/repo.ts';
+import { createDmarcRepo } from './inbound/dmarc-repo.ts';
+import { createPgDmarcRepo } from './inbound/dmarc-repo-pg.ts';
+import type { DmarcRepo } from './inbound/dmarc-store.ts';
+import { createPgDomainsRepo } from './domains/repo-pg.ts';
+import { createEmailsRepo, type EmailsRepo } from './emails/repo.ts';
+import { createPgEmailsRepo } from './emails/repo-pg.ts';
+import { createIdempotencySql } from './idempotency/index.ts';
+import { createPgIdempotency } from './idempotency/pg.ts';
+import { createKeysRepo, type KeysRepo } from './keys/repo.ts';
+import { createPgKeysRepo } from './keys/repo-pg.ts';
+import { createUsageSql } from './limits/usage.ts';
+import { createRateLimiter, type RateResult } from './limits/rate.ts';
+import { createPgRateLimiter } from './limits/rate-pg.ts';
+import { createPgFailureWindows } from './limits/failure-windows-pg.ts';
+import { createFailureWindows, type FailureWindows } from './lib/failure-windows.ts';
+import { createPgUsage } from './limits/usage-pg.ts';
+import { createNodesRepo, type NodesRepo } from './nodes/repo.ts';
+import { createPgNodesRepo } from './nodes/repo-pg.ts';
+import { createSessionsRepo, type SessionsRepo } from './sessions/repo.ts';
+import { createPgSessionsRepo } from './sessions/repo-pg.ts';
+import { createStatsRepo, type StatsRepo } from './stats/repo.ts';
+import { createPgStatsRepo } from './stats/repo-pg.ts';
+import { createSuppressionsRepo, type SuppressionsRepo } from './suppressions/repo.ts';
+import { createPgSuppressionsRepo } from './suppressions/repo-pg.ts';
+import { createTemplatesRepo, type TemplatesRepo } from './templates/repo.ts';
+import { createPgTemplatesRepo } from './templates/repo-pg.ts';
+import { createTopReader, type TopReader } from './top/repo.ts';
+import { createPgTopReader } from './top/repo-pg.ts';
+import { createTrackingRepo, type TrackingRepo } from './tracking/repo.ts';
+import { createPgTrackingRepo } from './tracking/repo-pg.ts';
+import { createWebhooksRepo, type WebhooksRepo } from './webhooks/repo.ts';
+import { createPgWebhooksRepo } from './webhooks/repo-pg.ts';
+import type { Logger } from './lib/logger.ts';
+import { silentLogger } from './lib/silent-logger.ts';
+import { createCommitter } from './store/committer.ts';
+import { createDiskGuard, createStorageFlag, type StorageState, type StorageWatch } from './store/disk.ts';
+import { DATABASE_FILE } from './store/data-dir.ts';
+import { openDatabase, openReadOnly, type Db } from './store/db.ts';
+import { createPgJobs } from './store/jobs-pg.ts';
+import type { PgPool } from './store/pg.ts';
+import { createPgCommitter } from './store/pg-committer.ts';
+import { createSecrets } from './store/secrets.ts';
+import { createPgSecrets } from './store/secrets-pg.ts';
 
 /**
  * Every repository of one store, behind the seam (architecture rule 4): the composition
@@ -211,7 +211,7 @@ export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
  */
 export async function openPgStore(url: string, where: string, opts: StoreOptions): Promise<Store> {
   // pg loads here, not at the top: a run on the SQLite file never needs it.
-  const { migratePostgres, openPostgres } = await import('./pg.ts');
+  const { migratePostgres, openPostgres } = await import('./store/pg.ts');
   const pool = await openPostgres(url, { max: 16 });
   try {
     await migratePostgres(pool);
@@ -286,4 +286,21 @@ async function readyUnlessFull(storage: StorageWatch, probe: () => Promise<unkno
   } catch {
     return false;
   }
+}
+
+/**
+ * svc top's reader without a running server: the data dir over a read-only connection (the
+ * whole server), or with `database` a PostgreSQL database (every node; its reads write nothing).
+ */
+export async function openTopReader(where: {
+  dataDir: string;
+  database?: string | undefined;
+}): Promise<{ reader: TopReader; label: string; close: () => void }> {
+  if (where.database) {
+    const { openPostgres, redactUrl } = await import('./store/pg.ts');
+    const pool = await openPostgres(where.database, { max: 2 });
+    return { reader: createPgTopReader(pool), label: redactUrl(where.database), close: () => void pool.end() };
+  }
+  const db = openReadOnly(where.dataDir);
+  return { reader: createTopReader(db), label: where.dataDir, close: () => db.close() };
 }

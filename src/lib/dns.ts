@@ -1,5 +1,7 @@
 import { Resolver } from 'node:dns/promises';
-import { normalizeHostname } from './records.ts';
+
+/** A DNS name as svc compares it: lower case, without the root's trailing dot. */
+export const normalizeHostname = (name: string) => name.toLowerCase().replace(/\.$/, '');
 
 /**
  * A lookup's answer. An empty `values` is NODATA (the name exists, the type
