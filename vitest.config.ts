@@ -59,7 +59,7 @@ export const BOTH_STORES = [
  * The suites that need PostgreSQL beyond the matrix: its own (migrate, db copy, two nodes, the
  * group commit) and the store contract, which holds both stores to the same answers.
  */
-const POSTGRES_SUITES = ['test/postgres-*.test.ts', 'test/store-contract.test.ts'];
+const POSTGRES_SUITES = ['test/postgres-*.test.ts', 'test/store-contract.test.ts', 'test/contract/*.test.ts'];
 
 /**
  * Files that replace a module of src/ with vi.mock: they need a module registry of their own,

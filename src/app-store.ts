@@ -40,7 +40,8 @@ import { createTemplatesRepo, type TemplatesRepo } from './templates/repo.ts';
 import { createPgTemplatesRepo } from './templates/repo-pg.ts';
 import { createTopReader, type TopReader } from './top/repo.ts';
 import { createPgTopReader } from './top/repo-pg.ts';
-import { createTrackingRepo, type TrackingRepo } from './tracking/repo.ts';
+import { createTrackingRepo } from './tracking/repo.ts';
+import type { TrackingStore } from './tracking/store.ts';
 import { createPgTrackingRepo } from './tracking/repo-pg.ts';
 import { createWebhooksRepo, type WebhooksRepo } from './webhooks/repo.ts';
 import { createPgWebhooksRepo } from './webhooks/repo-pg.ts';
@@ -70,7 +71,7 @@ export interface Store {
   dmarc: DmarcRepo;
   emails: EmailsRepo;
   delivery: DeliveryRepo;
-  tracking: TrackingRepo;
+  tracking: TrackingStore;
   webhooks: WebhooksRepo;
   sessions: SessionsRepo;
   stats: StatsRepo;

@@ -1,10 +1,9 @@
 import type { PgCommitter } from '../store/pg-committer.ts';
-import type { TrackingEvent } from './repo.ts';
+import type { TrackingEvent, TrackingStore } from './store.ts';
 
-/** Tracking's clicked/opened events on PostgreSQL (repo.ts). */
-export function createPgTrackingRepo(tx: PgCommitter) {
+/** The tracking store on PostgreSQL (store.ts): the clicked/opened events. */
+export function createPgTrackingRepo(tx: PgCommitter): TrackingStore {
   return {
-    /** Records the event; false when the email does not exist (any more). One statement, as on SQLite. */
     addEvent: (e: TrackingEvent) =>
       tx.write(async (t) => {
         const r = await t.query(

@@ -2,12 +2,12 @@ import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import { parseInput } from '../validation.ts';
-import type { TrackingRepo } from './repo.ts';
+import type { TrackingStore } from './store.ts';
 import { visitorSchema, type TrackingSettings, type Visitor } from './schema.ts';
 import { signToken, verifyToken, type TrackingTarget } from './token.ts';
 
 export interface TrackingDeps {
-  repo: TrackingRepo;
+  repo: TrackingStore;
   clock: Clock;
   /** Base of tracked links and the pixel: --public-url, else the server's own address. */
   publicUrl: string;
