@@ -10,8 +10,8 @@ import { openPgStore, openSqliteStore, type Store } from '../../src/app-store.ts
 import { FakeClock } from '../../src/lib/clock.ts';
 import { migratedPgDatabase } from '../postgres/db.ts';
 
-export const STORE_KINDS = [['sqlite' as const], ['postgres' as const]];
-export type StoreKind = (typeof STORE_KINDS)[number][0];
+export type StoreKind = 'sqlite' | 'postgres';
+export const STORE_KINDS: [StoreKind][] = [['sqlite'], ['postgres']];
 
 export const AT = '2026-11-26T12:00:00.000Z';
 
