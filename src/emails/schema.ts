@@ -15,20 +15,7 @@ export const EMAIL_STATUSES = [
 ] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
-export const EVENT_TYPES = [
-  'queued',
-  'sending',
-  'sent',
-  'delivered',
-  'smtp_connected',
-  'opened',
-  'clicked',
-  'bounced',
-  'complained',
-  'failed',
-  'simulated',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventType } from '../events/index.ts';
 
 const noLineBreaks = (s: string) => !/[\r\n]/.test(s);
 

@@ -1,21 +1,7 @@
 import { z } from 'zod';
+import { STAT_TYPES, type StatType } from '../events/index.ts';
 
-/**
- * The event types the rollup counts (migration 0010's trigger names the same list):
- * queued and simulated once per email, the others once per recipient, open or click.
- */
-export const STAT_TYPES = [
-  'queued',
-  'simulated',
-  'sent',
-  'delivered',
-  'bounced',
-  'complained',
-  'failed',
-  'opened',
-  'clicked',
-] as const;
-export type StatType = (typeof STAT_TYPES)[number];
+export { STAT_TYPES, type StatType } from '../events/index.ts';
 
 export const GRANULARITIES = ['day', 'hour'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];

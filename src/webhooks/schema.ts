@@ -1,19 +1,7 @@
 import { z } from 'zod';
+import { WEBHOOK_EVENTS } from '../events/index.ts';
 
-/** Subscribable names (decisions.md: the specification's, plus `simulated` and `opened`); `*` is every one. */
-export const WEBHOOK_EVENTS = [
-  'queued',
-  'sending',
-  'sent',
-  'delivered',
-  'clicked',
-  'bounced',
-  'complained',
-  'failed',
-  'simulated',
-  'opened',
-] as const;
-export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+export { WEBHOOK_EVENTS, type WebhookEvent } from '../events/index.ts';
 
 const events = z
   .array(z.enum([...WEBHOOK_EVENTS, '*']))

@@ -1,0 +1,52 @@
+// The email event vocabulary, once: every type an email's timeline records, which of them a
+// webhook may subscribe to, and which the hourly stats rollup counts. emails/, webhooks/ and
+// stats/ take their lists from here, and both dialects' triggers on email_events (the
+// webhook outbox and the stats rollup) name the same sets: test/contract/event-triggers.test.ts reads
+// the triggers of a migrated database of each dialect and holds them to these lists, so a
+// type added here without a migration of both triggers fails there. (Each list keeps the
+// order the API has always shown it in.)
+
+/** Every event type, in the order of an email's life. */
+export const EVENT_TYPES = [
+  'queued',
+  'sending',
+  'sent',
+  'delivered',
+  'smtp_connected',
+  'opened',
+  'clicked',
+  'bounced',
+  'complained',
+  'failed',
+  'simulated',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The names a webhook may subscribe to (decisions.md: the specification's, plus simulated and opened); `*` is every one. */
+export const WEBHOOK_EVENTS = [
+  'queued',
+  'sending',
+  'sent',
+  'delivered',
+  'clicked',
+  'bounced',
+  'complained',
+  'failed',
+  'simulated',
+  'opened',
+] as const satisfies readonly EventType[];
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** The types the hourly rollup counts: queued and simulated once per email, the others per recipient, open or click. */
+export const STAT_TYPES = [
+  'queued',
+  'simulated',
+  'sent',
+  'delivered',
+  'bounced',
+  'complained',
+  'failed',
+  'opened',
+  'clicked',
+] as const satisfies readonly EventType[];
+export type StatType = (typeof STAT_TYPES)[number];
