@@ -305,3 +305,18 @@ export async function openTopReader(where: {
   const db = openReadOnly(where.dataDir);
   return { reader: createTopReader(db), label: where.dataDir, close: () => db.close() };
 }
+
+/**
+ * Opens the store the configuration names: PostgreSQL with `--database` (SVC_DATABASE_URL),
+ * else the data dir's SQLite file.
+ */
+export async function openStore(
+  config: { dataDir: string; database?: string | undefined },
+  opts: StoreOptions,
+): Promise<Store> {
+  if (config.database) {
+    const { redactUrl } = await import('./store/pg.ts');
+    return openPgStore(config.database, redactUrl(config.database), opts);
+  }
+  return openSqliteStore(config.dataDir, opts);
+}
