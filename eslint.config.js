@@ -26,7 +26,7 @@ export default tseslint.config(
     },
   },
   // The layers, lowest first (ARCHITECTURE.md, "Dependency rules"): lib/ and the core files,
-  // store/, the domains, the composition root (app.ts, app-store.ts, app-options.ts), the
+  // store/, the domains, the composition root (app.ts, app-parts.ts, app-store.ts, app-options.ts), the
   // doors, main.ts. An import runs down, never up; one domain reaches another only through
   // its index.ts; a door calls services, never a repository. Each file gets exactly one of
   // the blocks below (flat config replaces a rule, it does not merge it).
@@ -60,6 +60,15 @@ export default tseslint.config(
     ],
     // Tests may look inside (a domain's test reads test/ fixtures and other domains' parts).
     ['src/lib/**', 'src/store/**', ...doors.map((d) => d.replace('**/', 'src/')), 'src/*.ts', 'src/**/*.test.ts'],
+  ),
+  restrictImports(
+    ['src/app*.ts'],
+    [
+      {
+        group: doors.map((d) => d.replace('**/', './').replace('/**', '/*')),
+        message: 'the composition root never imports a door',
+      },
+    ],
   ),
   restrictImports(
     doors.map((d) => d.replace('**/', 'src/')),

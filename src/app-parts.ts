@@ -17,7 +17,7 @@ import {
 } from './doctor/index.ts';
 import { createDnsResolver, createDomainsService } from './domains/index.ts';
 import { createEmailsService, createRetention } from './emails/index.ts';
-import type { OpsMetrics } from './http/metrics.ts';
+import type { OpsMetrics } from './metrics/index.ts';
 import { createIdempotencyGate } from './idempotency/index.ts';
 import { createDmarcReports, createInboundService, createLazyReportReader, serverAddresses } from './inbound/index.ts';
 import { createKeysService } from './keys/index.ts';
@@ -67,7 +67,7 @@ export interface AppOverrides {
 export async function loadServerModules() {
   const [engine, metrics, guard] = await Promise.all([
     import('./delivery/engine.ts'),
-    import('./http/metrics.ts'),
+    import('./metrics/index.ts'),
     import('./webhooks/url-guard.ts'),
   ]);
   return {

@@ -18,7 +18,7 @@ import {
   type ServerModules,
   type Wiring,
 } from './app-parts.ts';
-import type { OpsMetrics } from './http/metrics.ts';
+import type { OpsMetrics } from './metrics/index.ts';
 import { createTopService } from './top/index.ts';
 import { hostnameProblem } from './domains/index.ts';
 import { createEmailsExport } from './emails/index.ts';

@@ -21,6 +21,11 @@ describe('import boundaries', () => {
     ['src/emails/service.ts', "export { print } from '../cli/io.ts';", 'a domain never imports a door'],
     ['src/http/server.ts', "export { createEmailsRepo } from '../emails/repo.ts';", 'never a repository'],
     ['src/cli/top.ts', "export { createPgTopReader } from '../top/repo-pg.ts';", 'never a repository'],
+    [
+      'src/app.ts',
+      "export { registerOpsRoutes } from './http/routes-ops.ts';",
+      'the composition root never imports a door',
+    ],
   ])('%s may not: %s', async (file, line, message) => {
     const messages = await restricted(file, line);
     expect(messages.join('\n')).toContain(message);

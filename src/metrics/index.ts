@@ -1,0 +1,1 @@
+export { createOpsMetrics, type OpsMetrics, type OpsSource } from './ops.ts';
