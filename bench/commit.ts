@@ -13,7 +13,7 @@ import { createEmailsRepo, type AcceptOptions, type NewEmail } from '../src/emai
 import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
 import { createPgEmailsRepo } from '../src/emails/repo-pg.ts';
 import { createIdempotencySql } from '../src/idempotency/index.ts';
-import { createPgIdempotency } from '../src/idempotency/pg.ts';
+import { createPgIdempotency } from '../src/idempotency/repo-pg.ts';
 import { createUsageSql } from '../src/limits/usage.ts';
 import { createPgUsage } from '../src/limits/usage-pg.ts';
 import { createSuppressionsRepo } from '../src/suppressions/repo.ts';

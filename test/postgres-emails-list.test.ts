@@ -9,7 +9,7 @@ import { newEmail } from './postgres/email-fixture.ts';
 import { createPgEmailsRepo } from '../src/emails/repo-pg.ts';
 import type { ListQuery } from '../src/emails/schema.ts';
 import { createIdempotencySql } from '../src/idempotency/index.ts';
-import { createPgIdempotency } from '../src/idempotency/pg.ts';
+import { createPgIdempotency } from '../src/idempotency/repo-pg.ts';
 import { createUsageSql } from '../src/limits/usage.ts';
 import { createPgUsage } from '../src/limits/usage-pg.ts';
 import { createCommitter, type Committer } from '../src/store/committer.ts';

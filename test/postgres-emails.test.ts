@@ -3,7 +3,7 @@ import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
 import { createPgEmailsRepo, type PgEmailsRepo } from '../src/emails/repo-pg.ts';
 import type { AcceptOptions, NewEmail, Recipient } from '../src/emails/repo.ts';
 import { newEmail } from './postgres/email-fixture.ts';
-import { createPgIdempotency } from '../src/idempotency/pg.ts';
+import { createPgIdempotency } from '../src/idempotency/repo-pg.ts';
 import { createPgUsage } from '../src/limits/usage-pg.ts';
 import { migratedPgDatabase, pgNode, type PgNode } from './postgres/db.ts';
 

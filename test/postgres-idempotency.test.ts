@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgIdempotency, type PgIdempotency } from '../src/idempotency/pg.ts';
+import { createPgIdempotency, type PgIdempotency } from '../src/idempotency/repo-pg.ts';
 import { migratedPgDatabase, pgNode, type PgNode } from './postgres/db.ts';
 
 // Idempotency-Key on PostgreSQL (issue 17, item 2): "two nodes, one key: one email". Each node

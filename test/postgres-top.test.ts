@@ -8,7 +8,7 @@ import { createEmailsRepo, type AcceptOptions, type NewEmail } from '../src/emai
 import { newEmail } from './postgres/email-fixture.ts';
 import { createPgEmailsRepo } from '../src/emails/repo-pg.ts';
 import { createIdempotencySql } from '../src/idempotency/index.ts';
-import { createPgIdempotency } from '../src/idempotency/pg.ts';
+import { createPgIdempotency } from '../src/idempotency/repo-pg.ts';
 import { FakeClock } from '../src/lib/clock.ts';
 import { createUsageSql } from '../src/limits/usage.ts';
 import { createPgUsage } from '../src/limits/usage-pg.ts';

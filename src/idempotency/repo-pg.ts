@@ -1,6 +1,6 @@
 import type { PgPool } from '../store/pg.ts';
 import type { PgTx } from '../store/pg-committer.ts';
-import type { StoredResponse } from './index.ts';
+import type { StoredResponse } from './repo.ts';
 
 /**
  * Idempotency-Key records on PostgreSQL, held across nodes: the SQLite store keeps keys in
