@@ -1,8 +1,7 @@
 // What the app's parts are built with, derived from the configuration and the server's
 // settings: the template render pool, the base URL of links, the delivery engine's options.
 import { cpus } from 'node:os';
-import type { Config } from './config/schema.ts';
-import type { ServerSettings } from './config/server-settings.ts';
+import type { Config, ServerSettings } from './config/index.ts';
 import { LIMITS } from './limits/index.ts';
 import { createLazyRenderer, type Renderer } from './templates/index.ts';
 

@@ -4,8 +4,7 @@ import type { Agent } from 'undici';
 import type { Store } from './app-store.ts';
 import { deliveryOptions, makeRenderer, publicUrlOf } from './app-options.ts';
 import { createAccountsService, createMembersService } from './accounts/index.ts';
-import type { Config } from './config/schema.ts';
-import type { ServerSettings } from './config/server-settings.ts';
+import type { Config, ServerSettings } from './config/index.ts';
 import { RETURN_PATH_SECRET, type DeliveryEngine } from './delivery/index.ts';
 import {
   createDoctor,

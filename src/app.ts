@@ -1,4 +1,4 @@
-import type { Config } from './config/schema.ts';
+import { effectiveSettings, type Config } from './config/index.ts';
 import { iso, systemClock, type Clock } from './lib/clock.ts';
 import { silentLogger } from './lib/silent-logger.ts';
 import { createByteBudget } from './lib/byte-budget.ts';
@@ -24,7 +24,6 @@ import { hostnameProblem } from './domains/index.ts';
 import { createEmailsExport } from './emails/index.ts';
 import { createUsageReport } from './limits/index.ts';
 import { createStatsService } from './stats/index.ts';
-import { effectiveSettings } from './config/server-settings.ts';
 
 export type { AppOverrides } from './app-parts.ts';
 

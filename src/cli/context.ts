@@ -1,6 +1,5 @@
 import type { App } from '../app.ts';
-import { loadConfig } from '../config/load.ts';
-import type { Config } from '../config/schema.ts';
+import { loadConfig, type Config } from '../config/index.ts';
 import { StoreOpenError } from '../store/open-error.ts';
 
 export interface GlobalOptions {

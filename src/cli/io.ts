@@ -1,5 +1,5 @@
 import { AppError, isAppError } from '../errors.ts';
-import { ConfigError } from '../config/error.ts';
+import { ConfigError } from '../config/index.ts';
 import { StoreOpenError } from '../store/open-error.ts';
 import { BackupRefused } from '../store/backup.ts';
 

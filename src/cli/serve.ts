@@ -3,8 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { createApp, type App } from '../app.ts';
-import { loadConfig } from '../config/load.ts';
-import type { Config } from '../config/schema.ts';
+import { ConfigError, loadConfig, type Config } from '../config/index.ts';
 import { takeEarlySignal } from '../lib/early-signals.ts';
 import { openLogger, type Logger } from '../lib/logger.ts';
 import { initializeFirstStart } from '../accounts/index.ts';
@@ -20,7 +19,6 @@ import {
 } from '../smtp/index.ts';
 import type { GlobalOptions } from './context.ts';
 import { markServing } from '../store/backup.ts';
-import { ConfigError } from '../config/error.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const CONFIG_FLAGS = new Set(['dataDir', 'config', 'json']);
