@@ -4,21 +4,32 @@
 // each time. Then it checks that every acknowledged email (202 or 250) exists and reaches
 // DELIVERED, and that no recipient got a message twice except ones whose transaction was
 // in flight at a kill (claimed and not yet recorded). Exit 0 when all holds.
+// SOAK_STORE=postgres runs the same on PostgreSQL (`svc serve --database`, a server from the
+// npm package the tests use, on disk with fsync on).
 //
-//   npm run soak            SOAK_ROUNDS=3 npm run soak
+//   npm run soak            SOAK_ROUNDS=3 npm run soak            SOAK_STORE=postgres npm run soak
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
-import { initDataDir } from '../test/e2e/init-data-dir.ts';
+import { initialize } from '../src/accounts/index.ts';
+import { createApp } from '../src/app.ts';
+import { loadConfig } from '../src/config/index.ts';
+import { startTestPostgres } from '../test/postgres/server.ts';
 import { startDnsServer } from '../test/peers/dns.ts';
 import { startMxPeer } from '../test/peers/mx.ts';
-import { insertSigningDomain } from '../test/signing-domain.ts';
+import { signingDomainRows } from '../test/signing-domain.ts';
 
 const ROUNDS = Number(process.env.SOAK_ROUNDS ?? 10);
+const STORE = process.env.SOAK_STORE ?? 'sqlite';
+if (STORE !== 'sqlite' && STORE !== 'postgres') {
+  console.error('error: SOAK_STORE is sqlite or postgres');
+  process.exit(2);
+}
 const ROOT = new URL('..', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'svc-soak-'));
 const dataDir = join(dir, 'data');
@@ -39,13 +50,72 @@ dns.set('mx.dest.test', { A: ['127.0.0.1'] });
 // Slow answers to DATA keep transactions in flight when the server is killed.
 const mx = await startMxPeer({ dataDelayMs: 30 });
 
-const { app, init } = await initDataDir(dataDir);
-insertSigningDomain(app.db, {
+// The store: the data dir's SQLite file, or a database on a PostgreSQL server of our own.
+const pgServer = STORE === 'postgres' ? await startTestPostgres({ durable: true }) : undefined;
+let database: string | undefined;
+if (pgServer) {
+  const admin = new pg.Client({ connectionString: pgServer.url });
+  await admin.connect();
+  await admin.query('CREATE DATABASE soak');
+  await admin.end();
+  database = pgServer.url.replace(/\/postgres$/, '/soak');
+}
+// On PostgreSQL a killed node's claimed recipients wait out their lease (several nodes: none
+// may assume the others died); a short one lets the restarted node send them within the run.
+const storeFlags = database ? ['--database', database, '--delivery-lease', '5s'] : [];
+
+/** The soak's checks read the store from outside, as an operator would, on either store. */
+const reader = database
+  ? (() => {
+      const pool = new pg.Pool({ connectionString: database, max: 2 });
+      return {
+        query: async <T>(sql: string) => (await pool.query(sql)).rows as T[],
+        close: () => pool.end(),
+      };
+    })()
+  : {
+      query: <T>(sql: string) => {
+        const db = new Database(join(dataDir, 'svc.sqlite'), { readonly: true });
+        try {
+          return Promise.resolve(db.prepare(sql).all() as T[]);
+        } finally {
+          db.close();
+        }
+      },
+      close: () => Promise.resolve(),
+    };
+
+const app = await createApp(loadConfig({ flags: { dataDir, ...(database ? { database } : {}) } }), {
+  createDataDir: true,
+});
+const init = await initialize(app.accounts, app.keys, {
+  email: 'o@example.com',
+  password: 'pw-123456789',
+  org: 'A',
+  project: 'P',
+  plan: 'UNLIMITED',
+  acceptDpa: true,
+});
+const signing = signingDomainRows({
   organizationId: init.organization_id,
   projectId: init.project_id,
   name: 'sender.test',
   selector: 'svc1',
 });
+if (database) {
+  const client = new pg.Client({ connectionString: database });
+  await client.connect();
+  for (const [sql, params] of signing.statements) {
+    let i = 0;
+    await client.query(
+      sql.replace(/\?/g, () => `$${++i}`),
+      params,
+    );
+  }
+  await client.end();
+} else {
+  for (const [sql, params] of signing.statements) app.db.prepare(sql).run(...params);
+}
 const key = (await app.keys.createKey(init.project_id, { name: 'live', env: 'LIVE' })).key!;
 await app.close();
 
@@ -57,7 +127,7 @@ interface Server {
 
 async function start(): Promise<Server> {
   const smtpPort = await freePort();
-  const args = ['serve', '--data-dir', dataDir, '--http-port', '0', '--smtp-port', String(smtpPort)];
+  const args = ['serve', '--data-dir', dataDir, ...storeFlags, '--http-port', '0', '--smtp-port', String(smtpPort)];
   args.push('--dns-servers', dns.server, '--mx-port', String(mx.port), '--hostname', 'mta.svc.test');
   args.push('--workers', '1', '--log-format', 'json');
   const child = spawn(process.execPath, [join(ROOT, 'bin/svc.ts'), ...args], { cwd: dir });
@@ -123,13 +193,11 @@ async function relaySender(s: Server, stop: () => boolean): Promise<void> {
 }
 
 /** Rows claimed and not yet recorded: their messages may reach the peer again after the restart. */
-function inFlight(): number {
-  const db = new Database(join(dataDir, 'svc.sqlite'), { readonly: true });
-  try {
-    return (db.prepare("SELECT count(*) AS n FROM recipients WHERE status = 'SENDING'").get() as { n: number }).n;
-  } finally {
-    db.close();
-  }
+async function inFlight(): Promise<number> {
+  const [row] = await reader.query<{ n: number | string }>(
+    "SELECT count(*) AS n FROM recipients WHERE status = 'SENDING'",
+  );
+  return Number(row!.n);
 }
 
 let allowance = 0;
@@ -150,18 +218,23 @@ try {
     await exited;
     stopped = true;
     await Promise.all(senders);
-    const flying = inFlight();
+    const flying = await inFlight();
     allowance += flying;
     console.log(`round ${round}: killed; ${acked.size} acknowledged so far, ${flying} in flight at the kill`);
   }
   const s = await start();
-  const db = new Database(join(dataDir, 'svc.sqlite'), { readonly: true });
-  const statusOf = db.prepare<[string], { status: string }>('SELECT status FROM emails WHERE id = ?');
-  const pending = () => [...acked.keys()].filter((id) => statusOf.get(id)?.status !== 'DELIVERED');
-  for (let i = 0; i < 1200 && pending().length; i++) await sleep(100);
-  const missing = [...acked.keys()].filter((id) => !statusOf.get(id));
-  const notDelivered = pending();
-  db.close();
+  const statuses = async () =>
+    new Map(
+      (await reader.query<{ id: string; status: string }>('SELECT id, status FROM emails')).map((r) => [
+        r.id,
+        r.status,
+      ]),
+    );
+  const pending = (now: Map<string, string>) => [...acked.keys()].filter((id) => now.get(id) !== 'DELIVERED');
+  for (let i = 0; i < 1200 && pending(await statuses()).length; i++) await sleep(100);
+  const final = await statuses();
+  const missing = [...acked.keys()].filter((id) => !final.has(id));
+  const notDelivered = pending(final);
   s.child.kill('SIGTERM');
   await new Promise((r) => s.child.once('exit', r));
 
@@ -171,13 +244,15 @@ try {
   const lost = [...acked.values()].filter((to) => !copies.has(to));
   const viaRelay = [...acked.values()].filter((to) => to.startsWith('s')).length;
   console.log(
-    `after ${ROUNDS} kills: ${acked.size} acknowledged (${acked.size - viaRelay} by the API, ${viaRelay} by the relay), ` +
+    `${STORE}, after ${ROUNDS} kills: ${acked.size} acknowledged (${acked.size - viaRelay} by the API, ${viaRelay} by the relay), ` +
       `${missing.length} missing, ${notDelivered.length} not DELIVERED, ` +
       `${lost.length} never reached the MX, ${duplicates} duplicate deliveries (allowed: ${allowance} in flight at kills)`,
   );
   failed = missing.length > 0 || notDelivered.length > 0 || lost.length > 0 || duplicates > allowance;
   console.log(failed ? 'FAIL' : 'PASS');
 } finally {
+  await reader.close();
+  await pgServer?.stop();
   await mx.close();
   await dns.close();
   rmSync(dir, { recursive: true, force: true });
