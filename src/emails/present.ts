@@ -1,4 +1,4 @@
-import type { EmailRow, EventRow } from './repo.ts';
+import type { EmailRow, EventRow } from './store.ts';
 
 const JSON_FIELDS = ['to_emails', 'cc_emails', 'bcc_emails', 'reply_to', 'tags', 'headers'] as const;
 const BOOL_FIELDS = ['dkim_aligned', 'spf_aligned', 'spf_authorized_ip', 'dmarc_aligned'] as const;

@@ -8,13 +8,15 @@ import type {
   AcceptOptions,
   AcceptResult,
   EmailRow,
+  EmailsStore,
   EventRow,
   NewEmail,
   Recipient,
-  SendResponse,
+  RetentionBatch,
   RetentionPage,
+  SendResponse,
   SkippedRecipient,
-} from './repo.ts';
+} from './store.ts';
 import type { Audited } from '../audit/index.ts';
 import type { PgAuditWriter } from '../audit/index.ts';
 import type { Attachment } from './content.ts';
@@ -22,8 +24,8 @@ import type { ListQuery } from './schema.ts';
 import { emailValues, replayOf, trialUsed } from './repo.ts';
 
 /**
- * The accept of an email on PostgreSQL (issue 17): the SQLite repository's `acceptEmail`
- * (repo.ts), async, in few statements, since each is a round trip and a group's items run
+ * The emails store on PostgreSQL (store.ts). The accept of an email (issue 17) is the SQLite
+ * store's (repo.ts) in few statements, since each is a round trip and a group's items run
  * one after another on its connection (bench:commit). The email, its body, recipients, tags
  * and first event go in one statement; the triggers (stats, webhook outbox) run as they do
  * on SQLite.
@@ -32,7 +34,7 @@ export function createPgEmailsRepo(
   pool: PgPool,
   tx: PgCommitter,
   deps: { usage: PgUsage; idempotency: PgIdempotency; audit: PgAuditWriter },
-) {
+): EmailsStore {
   /** Drops suppressed recipients from the email: one read for all of them. */
   async function applySuppression(
     t: PgTx,
@@ -205,7 +207,11 @@ export function createPgEmailsRepo(
    * looked at again, then up to `page.limit` emails after `page.after`; `apply` on each final
    * email created before `cutoff`.
    */
-  function retentionBatch(cutoff: string, page: RetentionPage, apply: (t: PgTx, seq: number) => Promise<number>) {
+  function retentionBatch(
+    cutoff: string,
+    page: RetentionPage,
+    apply: (t: PgTx, seq: number) => Promise<number>,
+  ): Promise<RetentionBatch> {
     return tx.write(async (t) => {
       let changed = 0;
       let next = page.after;
@@ -240,10 +246,8 @@ export function createPgEmailsRepo(
   return {
     acceptEmail: (e: NewEmail, recipients: Recipient[], opts: AcceptOptions) =>
       tx.write((t) => accept(t, e, recipients, opts)),
-    /** A batch's emails, each accepted on its own, in one group and in their order (repo.ts). */
     acceptEmails: (items: readonly AcceptItem[]) =>
       Promise.allSettled(tx.writeTogether(items.map((i) => (t: PgTx) => accept(t, i.email, i.recipients, i.opts)))),
-    /** Accepts a resend like any email, with its audit row in the same transaction. */
     resendEmail: (e: NewEmail, recipients: Recipient[], opts: AcceptOptions, audited: (r: SendResponse) => Audited) =>
       tx.write(async (t) => {
         const { response } = await accept(t, e, recipients, opts);
@@ -251,7 +255,6 @@ export function createPgEmailsRepo(
         await deps.audit.record(t, a.actor, a.entry, a.atMs);
         return response;
       }),
-    /** Why `address` is on the project's suppression list, or null (the relay refuses it at RCPT). */
     suppressionOf: async (projectId: string, address: string): Promise<string | null> =>
       (
         await pool.query<{ reason: string }>('SELECT reason FROM suppressions WHERE project_id = $1 AND email = $2', [
@@ -259,7 +262,6 @@ export function createPgEmailsRepo(
           address.toLowerCase(),
         ])
       ).rows[0]?.reason ?? null,
-    /** One batch of body retention: bodies and attachments of final emails before `cutoff`. */
     dropContentBefore: (cutoff: string, page: RetentionPage) =>
       retentionBatch(
         cutoff,
@@ -268,12 +270,10 @@ export function createPgEmailsRepo(
           deleted(await t.query('DELETE FROM email_bodies WHERE email_seq = $1', [seq])) +
           deleted(await t.query('DELETE FROM attachments WHERE email_seq = $1', [seq])),
       ),
-    /** One batch of email retention: final emails before `cutoff`, with all that cascades from them. */
     deleteBefore: (cutoff: string, page: RetentionPage) =>
       retentionBatch(cutoff, page, async (t, seq) =>
         deleted(await t.query('DELETE FROM emails WHERE seq = $1', [seq])),
       ),
-    /** The stored attachments of an email, in their order. */
     listAttachments: async (seq: number) =>
       (
         await pool.query<Attachment>(
@@ -282,7 +282,6 @@ export function createPgEmailsRepo(
         )
       ).rows,
     list,
-    /** A committed idempotency record for this key, if any (checked before doing any work). */
     findIdempotent: async (projectId: string, key: string, hash: string, nowIso: string) => {
       const prior = await deps.idempotency.find(projectId, key, nowIso);
       return prior && replayOf(prior, hash);
@@ -304,4 +303,5 @@ export function createPgEmailsRepo(
   };
 }
 
-export type PgEmailsRepo = ReturnType<typeof createPgEmailsRepo>;
+/** The old name of the emails store on PostgreSQL, for the tests that build one. */
+export type PgEmailsRepo = EmailsStore;

@@ -1,88 +1,30 @@
-import type { Port } from '../store/port.ts';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Attachment } from './content.ts';
-import type { EmailStatus, EventType, ListQuery } from './schema.ts';
+import type { ListQuery } from './schema.ts';
 import { AppError } from '../errors.ts';
 import type { IdempotencySql } from '../idempotency/index.ts';
-import type { UsageSql, VolumeLimits } from '../limits/index.ts';
+import type { UsageSql } from '../limits/index.ts';
 import type { SqliteSuppressions } from '../suppressions/index.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
+import type {
+  AcceptItem,
+  AcceptOptions,
+  AcceptResult,
+  EmailRow,
+  EmailsStore,
+  EventRow,
+  NewEmail,
+  Recipient,
+  RetentionBatch,
+  RetentionPage,
+  SendResponse,
+  SkippedRecipient,
+} from './store.ts';
 
-export interface NewEmail {
-  id: string;
-  project_id: string;
-  api_key_id: string | null;
-  env: 'LIVE' | 'TEST';
-  source: 'API' | 'SMTP' | 'CAMPAIGN';
-  status: EmailStatus;
-  from_email: string;
-  from_name: string | null;
-  to: string[];
-  cc: string[] | null;
-  bcc: string[] | null;
-  reply_to: string[] | null;
-  subject: string;
-  tags: string[];
-  headers: Record<string, string>;
-  html: string | null;
-  text: string | null;
-  template_id: string | null;
-  template_version: number | null;
-  created_at: string;
-  attachments: Attachment[];
-  event: { id: string; type: EventType; data: Record<string, unknown> };
-  /** The project's one onboarding-trial email (checked once per project in the accept transaction). */
-  trial?: boolean;
-  /** The id of the email this one resends. */
-  resent_from?: string | null;
-  /** A Message-ID the client gave (SMTP relay), without angle brackets; delivery makes one otherwise. */
-  message_id?: string | null;
-}
-
-export type EmailRow = Record<string, unknown> & { seq: number; id: string; project_id: string };
-export interface EventRow {
-  id: string;
-  type: EventType;
-  data: string;
-  ip_address: string | null;
-  user_agent: string | null;
-  created_at: string;
-}
-
-export interface Recipient {
-  address: string;
-  kind: 'to' | 'cc' | 'bcc';
-}
-
-export interface SkippedRecipient {
-  email: string;
-  reason: string;
-}
-
-export interface SendResponse {
-  id: string;
-  status: EmailStatus;
-  skipped_recipients: SkippedRecipient[];
-}
-
-export interface AcceptOptions {
-  /** Apply the suppression list (LIVE only). */
-  suppress: boolean;
-  /** Count recipients against the organization's volume (LIVE only). */
-  volume: { orgId: string; limits: VolumeLimits; now: number } | null;
-  idempotency: { key: string; hash: string; expiresAt: string } | null;
-}
-
-/** One email of a batch, ready to accept. */
-export interface AcceptItem {
-  email: NewEmail;
-  recipients: Recipient[];
-  opts: AcceptOptions;
-}
-
-export type AcceptResult = { replay: true; response: SendResponse } | { replay: false; response: SendResponse };
+// The store's types, for the tests and benches that build a store directly.
+export type { AcceptOptions, NewEmail, Recipient } from './store.ts';
 
 export interface EmailsRepoDeps {
   suppressions: Pick<SqliteSuppressions, 'findSync'>;
@@ -94,8 +36,8 @@ export interface EmailsRepoDeps {
 /** Rows of one recipients INSERT (an email has at most 150 recipients: to, cc and bcc). */
 const RECIPIENTS_PER_INSERT = 16;
 
-/** SQL of emails, their recipient rows, attachments and events. */
-export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
+/** The emails store on SQLite (store.ts): emails, their recipient rows, attachments and events. */
+export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): EmailsStore {
   // Recipients go in by up to RECIPIENTS_PER_INSERT rows per statement, one prepared
   // statement per row count: three one-row INSERTs cost 12 µs, one three-row INSERT 10
   // (docs/performance.md, "Hot paths, second session").
@@ -156,13 +98,14 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
   const listCache = new Map<string, ReturnType<Db['prepare']>>();
 
   /**
-   * A retention batch in one short write transaction: `page.held` (emails skipped earlier
-   * because they were still being delivered) are looked at again, then up to `page.limit`
-   * emails after `page.after`. `apply` runs on each final email created before `cutoff`
-   * and says whether it changed anything. `done` once an email at or after the cutoff is
-   * reached, or there are no more; `held` lists those still QUEUED or SENDING.
+   * A retention batch (store.ts, dropContentBefore) in one short write transaction: `apply`
+   * runs on each final email created before `cutoff` and says whether it changed anything.
    */
-  function retentionBatch(cutoff: string, page: RetentionPage, apply: (seq: number) => number) {
+  function retentionBatch(
+    cutoff: string,
+    page: RetentionPage,
+    apply: (seq: number) => number,
+  ): Promise<RetentionBatch> {
     return tx.write(() => {
       let changed = 0;
       let next = page.after;
@@ -313,21 +256,15 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
   return {
     acceptEmail: (e: NewEmail, recipients: Recipient[], opts: AcceptOptions) =>
       tx.write(() => accept(e, recipients, opts)),
-    /**
-     * A batch's emails, each accepted on its own (one's refusal leaves the others), written in
-     * their order so their seqs follow the request: one group here, as on PostgreSQL.
-     */
+    // One write per item, queued in their order: the committer commits them as one group.
     acceptEmails: (items: readonly AcceptItem[]) =>
       Promise.allSettled(items.map((i) => tx.write(() => accept(i.email, i.recipients, i.opts)))),
-    /** A committed idempotency record for this key, if any (checked before doing any work). */
-    findIdempotent: (projectId: string, key: string, hash: string, nowIso: string) => {
-      const prior = deps.idempotency.find(projectId, key, nowIso);
-      return Promise.resolve(prior && replayOf(prior, hash));
-    },
-    /**
-     * Accepts a resend like any email, with its audit row (built from the response: who was
-     * skipped) in the same transaction.
-     */
+    // A refusal (replayOf throws) is a rejected promise, as on PostgreSQL, not a throw.
+    findIdempotent: (projectId: string, key: string, hash: string, nowIso: string) =>
+      new Promise<AcceptResult | undefined>((resolve) => {
+        const prior = deps.idempotency.find(projectId, key, nowIso);
+        resolve(prior && replayOf(prior, hash));
+      }),
     resendEmail: (
       e: NewEmail,
       recipients: Recipient[],
@@ -340,40 +277,21 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps) {
         deps.audit.record(a.actor, a.entry, a.atMs);
         return response;
       }),
-    /** Why `address` is on the project's suppression list, or null (the relay refuses it at RCPT). */
     suppressionOf: (projectId: string, address: string): Promise<string | null> =>
       Promise.resolve(deps.suppressions.findSync(projectId, address.toLowerCase())?.reason ?? null),
-    /**
-     * One batch of body retention (issue 16): from the email after `afterSeq` on, in seq
-     * order (the order emails came in), drops the bodies and attachments of final emails
-     * created before `cutoff`; the rows, recipients and events stay. See retentionBatch.
-     */
     dropContentBefore: (cutoff: string, page: RetentionPage) =>
       retentionBatch(cutoff, page, (seq) => dropBodies.run(seq).changes + dropAttachments.run(seq).changes),
-    /**
-     * One batch of email retention (`--email-retention`), walked the same way: final emails
-     * created before `cutoff` are deleted with their recipients, tags, attachments and
-     * events. The hourly stats (email_stats) and the usage counters stay.
-     */
     deleteBefore: (cutoff: string, page: RetentionPage) =>
       retentionBatch(cutoff, page, (seq) => deleteEmail.run(seq).changes),
     findById: (id: string) => Promise.resolve(byId.get(id)),
-    /** The stored attachments of an email, in their order. */
     listAttachments: (seq: number) => Promise.resolve(attachmentsOf.all(seq)),
     list: (projectId: string, q: ListQuery) => Promise.resolve(list(projectId, q)),
     listEvents: (seq: number) => Promise.resolve(events.all(seq)),
   };
 }
 
-/** The emails repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
-export type EmailsRepo = Port<ReturnType<typeof createEmailsRepo>>;
-
-/** Where a retention batch starts: after this email, plus the emails it held back before. */
-export interface RetentionPage {
-  after: number;
-  held: number[];
-  limit: number;
-}
+/** The old name of the emails store (store.ts), until the composition root says EmailsStore. */
+export type EmailsRepo = EmailsStore;
 
 /**
  * The values of an `emails` row for a new email, in the column order both stores' inserts

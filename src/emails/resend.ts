@@ -3,7 +3,7 @@ import { iso } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { Actor, Audited } from '../audit/index.ts';
 import type { Attachment } from './content.ts';
-import type { EmailRow, NewEmail, SendResponse } from './repo.ts';
+import type { EmailRow, NewEmail, SendResponse } from './store.ts';
 
 /**
  * Refuses what cannot be sent again: the onboarding-trial email (422 trial_restricted,

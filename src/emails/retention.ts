@@ -1,13 +1,13 @@
 import { iso, type Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import { startPeriodic } from '../lib/periodic.ts';
-import type { EmailsRepo, RetentionPage } from './repo.ts';
+import type { EmailsStore, RetentionPage } from './store.ts';
 
 /** Emails (or webhook attempt records) per batch: one short transaction each, so the accept path never waits long. */
 const BATCH = 200;
 
 export interface RetentionDeps {
-  repo: Pick<EmailsRepo, 'dropContentBefore' | 'deleteBefore'>;
+  repo: Pick<EmailsStore, 'dropContentBefore' | 'deleteBefore'>;
   webhooks: { deleteDeliveriesBefore(cutoff: string, afterSeq: number, limit: number): Promise<Walk> };
   clock: Clock;
   logger: Logger;
@@ -61,7 +61,7 @@ export function createRetention(deps: RetentionDeps) {
    */
   function paged(
     page: Pick<RetentionPage, 'after' | 'held'>,
-    batch: EmailsRepo['deleteBefore'],
+    batch: EmailsStore['deleteBefore'],
     cutoff: string,
   ): () => Promise<Walk> {
     let retry = page.held;

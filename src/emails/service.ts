@@ -9,7 +9,7 @@ import type { Actor } from '../audit/index.ts';
 import { parseInput } from '../validation.ts';
 import { checkHeaders, checkMessageSize, decodeAttachments } from './content.ts';
 import { toEmailDetail, toEmailListItem, toEventPublic } from './present.ts';
-import type { AcceptOptions, EmailsRepo, NewEmail, Recipient, SendResponse } from './repo.ts';
+import type { AcceptOptions, EmailsStore, NewEmail, Recipient, SendResponse } from './store.ts';
 import { assertResendable, copyEmail, resendAudited } from './resend.ts';
 import { createTrialRule } from './trial.ts';
 import {
@@ -71,7 +71,7 @@ export interface RenderPort {
 }
 
 export interface EmailsDeps {
-  repo: EmailsRepo;
+  repo: EmailsStore;
   clock: Clock;
   templates: TemplateSource;
   renderer: RenderPort;

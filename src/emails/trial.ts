@@ -1,6 +1,6 @@
 import { AppError } from '../errors.ts';
 import type { DomainsRepo } from '../domains/index.ts';
-import type { Recipient } from './repo.ts';
+import type { Recipient } from './store.ts';
 
 export interface TrialDeps {
   /** The server's `--sandbox-domain`; undefined: no trial. */
