@@ -4,7 +4,7 @@ import type { Logger } from '../lib/logger.ts';
 import { newId } from '../lib/ids.ts';
 import { notOverlapping } from '../lib/periodic.ts';
 import { VERSION } from '../version.ts';
-import type { NodesRepo } from './repo.ts';
+import type { NodesStore } from './store.ts';
 
 /** A node's row is rewritten at least this often, so readers can tell a live node from a dead one. */
 export const HEARTBEAT_MS = 10_000;
@@ -19,12 +19,12 @@ export interface Heartbeat {
 }
 
 /**
- * Keeps this server's row in `nodes` (src/nodes/repo.ts) fresh while it runs: the relay
+ * Keeps this server's row in `nodes` (src/nodes/store.ts) fresh while it runs: the relay
  * sessions it holds are written within a second of changing, and the row at least every
  * HEARTBEAT_MS. One tiny write at most per second, off the request path.
  */
 export function startHeartbeat(deps: {
-  repo: NodesRepo;
+  repo: NodesStore;
   clock: Clock;
   logger: Logger;
   relaySessions: () => number;

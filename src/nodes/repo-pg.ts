@@ -1,9 +1,9 @@
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter } from '../store/pg-committer.ts';
-import type { NodeRow } from './repo.ts';
+import type { NodeRow, NodesStore } from './store.ts';
 
-/** The nodes table on PostgreSQL: each server writes its own row; readers list the fresh ones. */
-export function createPgNodesRepo(pool: PgPool, tx: PgCommitter) {
+/** The nodes store on PostgreSQL (store.ts): each server writes its own row; readers list the fresh ones. */
+export function createPgNodesRepo(pool: PgPool, tx: PgCommitter): NodesStore {
   return {
     save: (row: NodeRow) =>
       tx.write(async (t) => {
@@ -18,10 +18,8 @@ export function createPgNodesRepo(pool: PgPool, tx: PgCommitter) {
       tx.write(async (t) => {
         await t.query('DELETE FROM nodes WHERE id = $1', [id]);
       }),
-    /** Nodes seen since `since` (ISO). */
+    // Byte order, as SQLite orders ids, whatever the database's collation.
     fresh: async (since: string) =>
       (await pool.query<NodeRow>('SELECT * FROM nodes WHERE seen_at >= $1 ORDER BY id COLLATE "C"', [since])).rows,
   };
 }
-
-export type PgNodesRepo = ReturnType<typeof createPgNodesRepo>;

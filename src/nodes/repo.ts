@@ -1,20 +1,11 @@
-import type { Port } from '../store/port.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Db } from '../store/db.ts';
+import type { NodeRow, NodesStore } from './store.ts';
 
-/** A running `svc serve` as it last said (the `nodes` table). */
-export interface NodeRow {
-  id: string;
-  hostname: string;
-  pid: number;
-  version: string;
-  started_at: string;
-  seen_at: string;
-  relay_sessions: number;
-}
+export type { NodeRow } from './store.ts';
 
-/** The SQL of the nodes table: each server writes its own row; readers list the fresh ones. */
-export function createNodesRepo(db: Db, tx: Committer) {
+/** The nodes store on SQLite (store.ts): each server writes its own row; readers list the fresh ones. */
+export function createNodesRepo(db: Db, tx: Committer): NodesStore {
   const upsert = db.prepare(
     `INSERT INTO nodes (id, hostname, pid, version, started_at, seen_at, relay_sessions)
      VALUES (@id, @hostname, @pid, @version, @started_at, @seen_at, @relay_sessions)
@@ -25,13 +16,12 @@ export function createNodesRepo(db: Db, tx: Committer) {
   return {
     save: (row: NodeRow) => tx.write(() => void upsert.run(row)),
     remove: (id: string) => tx.write(() => void remove.run(id)),
-    /** The servers that wrote their row since `since`. */
     fresh: (since: string) => Promise.resolve(fresh.all(since)),
   };
 }
 
-/** The nodes repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
-export type NodesRepo = Port<ReturnType<typeof createNodesRepo>>;
+/** The old name of NodesStore, until app-store.ts names the interface (issue 30). */
+export type NodesRepo = NodesStore;
 
 /** Nodes seen since `since` (ISO), for readers on any connection (svc top's read-only one). */
 export const FRESH_NODES_SQL = 'SELECT * FROM nodes WHERE seen_at >= ? ORDER BY id';
