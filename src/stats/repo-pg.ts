@@ -1,9 +1,9 @@
 import type { PgPool } from '../store/pg.ts';
-import type { BucketCount } from './repo.ts';
 import type { Granularity } from './schema.ts';
+import type { BucketCount, StatsStore } from './store.ts';
 
-/** The stats rollup on PostgreSQL (repo.ts): a range of email_stats' primary key, never a scan. */
-export function createPgStatsRepo(pool: PgPool) {
+/** The stats store on PostgreSQL (store.ts): a range of email_stats' primary key, never a scan. */
+export function createPgStatsRepo(pool: PgPool): StatsStore {
   // sum() of a bigint is numeric, which pg gives as a string: back to bigint, a number.
   const q: Record<Granularity, string> = {
     hour: `SELECT bucket_hour AS bucket, type, count AS n FROM email_stats
@@ -12,7 +12,6 @@ export function createPgStatsRepo(pool: PgPool) {
           WHERE project_id = $1 AND bucket_hour >= $2 AND bucket_hour < $3 GROUP BY 1, 2`,
   };
   return {
-    /** Counts per bucket and type of a project in [fromHour, toHour) ('YYYY-MM-DDTHH' keys); absent = 0. */
     countByBucket: async (projectId: string, granularity: Granularity, fromHour: string, toHour: string) =>
       (await pool.query<BucketCount>(q[granularity], [projectId, fromHour, toHour])).rows,
   };

@@ -1,16 +1,9 @@
-import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Granularity } from './schema.ts';
+import type { BucketCount, StatsStore } from './store.ts';
 
-export interface BucketCount {
-  /** 'YYYY-MM-DDTHH' (hour) or 'YYYY-MM-DD' (day), UTC. */
-  bucket: string;
-  type: string;
-  n: number;
-}
-
-/** SQL of the stats rollup (email_stats, kept by migration 0010's trigger on email_events). */
-export function createStatsRepo(db: Db) {
+/** The stats store on SQLite (store.ts): the rollup email_stats, kept by migration 0010's trigger. */
+export function createStatsRepo(db: Db): StatsStore {
   // A range of the primary key (project_id, bucket_hour, type): never a scan of emails or events.
   const q: Record<Granularity, ReturnType<typeof db.prepare<[string, string, string], BucketCount>>> = {
     hour: db.prepare(
@@ -23,11 +16,10 @@ export function createStatsRepo(db: Db) {
     ),
   };
   return {
-    /** Counts per bucket and type of a project in [fromHour, toHour) ('YYYY-MM-DDTHH' keys); absent = 0. */
     countByBucket: (projectId: string, granularity: Granularity, fromHour: string, toHour: string) =>
       Promise.resolve(q[granularity].all(projectId, fromHour, toHour)),
   };
 }
 
-/** The stats repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
-export type StatsRepo = Port<ReturnType<typeof createStatsRepo>>;
+/** The old name of StatsStore, until app-store.ts names the interface (issue 30). */
+export type StatsRepo = StatsStore;

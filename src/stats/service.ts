@@ -1,11 +1,11 @@
 import type { Clock } from '../lib/clock.ts';
 import { parseInput } from '../validation.ts';
 import { resolveRange, BUCKET_MS } from './range.ts';
-import type { StatsRepo } from './repo.ts';
+import type { StatsStore } from './store.ts';
 import { STAT_TYPES, statsQuerySchema, type Stats, type StatType } from './schema.ts';
 
 export interface StatsDeps {
-  repo: StatsRepo;
+  repo: StatsStore;
   clock: Clock;
 }
 
