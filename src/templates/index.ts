@@ -1,4 +1,5 @@
 export { createTemplatesRepo, type TemplatesRepo } from './repo.ts';
+export type { TemplatesStore } from './store.ts';
 export { createTemplatesService, type TemplatesService } from './service.ts';
 export { createLazyRenderer } from './lazy-renderer.ts';
 export type { Renderer, RendererOptions } from './renderer.ts';

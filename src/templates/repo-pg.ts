@@ -3,14 +3,15 @@ import type { PgAuditWriter } from '../audit/index.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter } from '../store/pg-committer.ts';
 import type { Template } from './schema.ts';
+import type { TemplatesStore } from './store.ts';
 
 type TemplateRow = Omit<Template, 'variables'> & { variables: string };
 
 const toTemplate = (r: TemplateRow | undefined): Template | undefined =>
   r && { ...r, variables: JSON.parse(r.variables) as Record<string, unknown> };
 
-/** Stored templates on PostgreSQL (repo.ts); every write commits with its audit row. */
-export function createPgTemplatesRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWriter) {
+/** The templates store on PostgreSQL (store.ts); every write commits with its audit row. */
+export function createPgTemplatesRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWriter): TemplatesStore {
   return {
     findById: async (id: string) =>
       toTemplate((await pool.query<TemplateRow>('SELECT * FROM templates WHERE id = $1', [id])).rows[0]),
@@ -51,7 +52,6 @@ export function createPgTemplatesRepo(pool: PgPool, tx: PgCommitter, audit: PgAu
         );
         await audit.record(q, a.actor, a.entry, a.atMs);
       }),
-    /** Writes `t` over version `t.version` (optimistic: false when someone else updated first). */
     update: (t: Template, a: Audited) =>
       tx.write(async (q) => {
         const r = await q.query(
@@ -82,5 +82,3 @@ export function createPgTemplatesRepo(pool: PgPool, tx: PgCommitter, audit: PgAu
       }),
   };
 }
-
-export type PgTemplatesRepo = ReturnType<typeof createPgTemplatesRepo>;

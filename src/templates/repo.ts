@@ -1,16 +1,16 @@
-import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
 import type { Template } from './schema.ts';
+import type { TemplatesStore } from './store.ts';
 
 type TemplateRow = Omit<Template, 'variables'> & { variables: string };
 
 const toTemplate = (r: TemplateRow | undefined): Template | undefined =>
   r && { ...r, variables: JSON.parse(r.variables) as Record<string, unknown> };
 
-/** SQL of stored templates. */
-export function createTemplatesRepo(db: Db, tx: Committer, audit: AuditWriter) {
+/** The templates store on SQLite (store.ts); every write commits with its audit row. */
+export function createTemplatesRepo(db: Db, tx: Committer, audit: AuditWriter): TemplatesStore {
   const byId = db.prepare<[string], TemplateRow>('SELECT * FROM templates WHERE id = ?');
   const bySlug = db.prepare<[string, string], TemplateRow>('SELECT * FROM templates WHERE project_id = ? AND slug = ?');
   const ofProject = db.prepare<[string], TemplateRow>('SELECT * FROM templates WHERE project_id = ? ORDER BY slug');
@@ -36,7 +36,6 @@ export function createTemplatesRepo(db: Db, tx: Committer, audit: AuditWriter) {
         insert.run(row(t));
         audit.record(a.actor, a.entry, a.atMs);
       }),
-    /** Writes `t` over version `t.version` (optimistic: false when someone else updated first). */
     update: (t: Template, a: Audited) =>
       tx.write(() => {
         const changed = update.run(row(t)).changes > 0;
@@ -52,5 +51,5 @@ export function createTemplatesRepo(db: Db, tx: Committer, audit: AuditWriter) {
   };
 }
 
-/** The templates repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
-export type TemplatesRepo = Port<ReturnType<typeof createTemplatesRepo>>;
+/** The old name of TemplatesStore, until app-store.ts names the interface (issue 30). */
+export type TemplatesRepo = TemplatesStore;

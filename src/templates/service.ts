@@ -3,7 +3,7 @@ import { iso, type Clock } from '../lib/clock.ts';
 import { newId, isUuid } from '../lib/ids.ts';
 import { uniqueOrConflict } from '../store/errors.ts';
 import { parseInput } from '../validation.ts';
-import type { TemplatesRepo } from './repo.ts';
+import type { TemplatesStore } from './store.ts';
 import { operator, type Actor, type Audited } from '../audit/index.ts';
 import {
   createTemplateSchema,
@@ -14,7 +14,7 @@ import {
 } from './schema.ts';
 
 export interface TemplatesDeps {
-  repo: TemplatesRepo;
+  repo: TemplatesStore;
   clock: Clock;
 }
 
