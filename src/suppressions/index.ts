@@ -1,4 +1,5 @@
 export { createSuppressionsRepo, type SuppressionsRepo } from './repo.ts';
+export type { SuppressionsStore } from './store.ts';
 export { createSuppressionsService, type SuppressionsService } from './service.ts';
 export { readSuppressionCsv, writeSuppressionCsv, type CsvRow } from './csv.ts';
 export {

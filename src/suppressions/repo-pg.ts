@@ -3,16 +3,23 @@ import type { PgAuditWriter } from '../audit/index.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type { Suppression, SuppressionReason } from './schema.ts';
+import type { SuppressionsStore } from './store.ts';
 
 const UPSERT = `INSERT INTO suppressions (project_id, email, reason, created_at) VALUES ($1, $2, $3, $4)
                 ON CONFLICT (project_id, email) DO UPDATE SET reason = excluded.reason`;
 
+/** PostgreSQL's suppressions: the store, with the upsert other repositories run in their own transactions. */
+export type PgSuppressions = SuppressionsStore & {
+  /** One entry of addMany (store.ts) inside the caller's transaction `t`, without an audit row. */
+  add(t: PgTx, projectId: string, email: string, reason: SuppressionReason, at: string): Promise<void>;
+};
+
 /**
- * The per-project suppression list on PostgreSQL (repo.ts; addresses stored lower-cased).
- * Pages are ordered by bytes (`COLLATE "C"`), as SQLite orders them, whatever the database's
- * collation: a page's `after` must mean the same on both stores.
+ * The suppressions store on PostgreSQL (store.ts; addresses stored lower-cased). Pages are
+ * ordered by bytes (`COLLATE "C"`), as SQLite orders them, whatever the database's collation:
+ * a page's `after` must mean the same on both stores.
  */
-export function createPgSuppressionsRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWriter) {
+export function createPgSuppressionsRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWriter): PgSuppressions {
   return {
     find: async (projectId: string, email: string) =>
       (
@@ -21,7 +28,6 @@ export function createPgSuppressionsRepo(pool: PgPool, tx: PgCommitter, audit: P
           [projectId, email],
         )
       ).rows[0],
-    /** Keyset page ordered by address; `after` is the last address of the previous page. */
     listPage: async (projectId: string, after: string, limit: number) =>
       (
         await pool.query<Suppression>(
@@ -30,11 +36,9 @@ export function createPgSuppressionsRepo(pool: PgPool, tx: PgCommitter, audit: P
           [projectId, after, limit],
         )
       ).rows,
-    /** An upsert inside another transaction (a hard bounce recorded with its delivery result). */
     add: async (t: PgTx, projectId: string, email: string, reason: SuppressionReason, at: string) => {
       await t.query(UPSERT, [projectId, email, reason, at]);
     },
-    /** Adds or updates entries in one transaction with their audit row. */
     addMany: (projectId: string, rows: { email: string; reason: SuppressionReason }[], at: string, a: Audited) =>
       tx.write(async (t) => {
         if (rows.length > 0) {
@@ -58,5 +62,3 @@ export function createPgSuppressionsRepo(pool: PgPool, tx: PgCommitter, audit: P
       }),
   };
 }
-
-export type PgSuppressionsRepo = ReturnType<typeof createPgSuppressionsRepo>;

@@ -1,11 +1,25 @@
-import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
 import type { Suppression, SuppressionReason } from './schema.ts';
+import type { SuppressionsStore } from './store.ts';
 
-/** SQL of the per-project suppression list (addresses stored lower-cased). */
-export function createSuppressionsRepo(db: Db, tx: Committer, audit: AuditWriter) {
+/**
+ * SQLite's synchronous helpers, off the store interface: other repositories call them inside
+ * their own transactions (a send's check, a hard bounce recorded with its delivery result).
+ */
+export interface SqliteSuppressionsSync {
+  /** find (store.ts), synchronous: for use inside a send transaction. */
+  findSync(projectId: string, email: string): Suppression | undefined;
+  /** One entry of addMany (store.ts) without its own transaction or audit row: inside the caller's. */
+  addSync(projectId: string, email: string, reason: SuppressionReason, at: string): void;
+}
+
+/** SQLite's suppressions: the store, with the helpers other repositories call inside their own transactions. */
+export type SqliteSuppressions = SuppressionsStore & SqliteSuppressionsSync;
+
+/** The suppressions store on SQLite (store.ts; addresses stored lower-cased). */
+export function createSuppressionsRepo(db: Db, tx: Committer, audit: AuditWriter): SqliteSuppressions {
   const one = db.prepare<[string, string], Suppression>(
     'SELECT project_id, email, reason, created_at FROM suppressions WHERE project_id = ? AND email = ?',
   );
@@ -19,15 +33,11 @@ export function createSuppressionsRepo(db: Db, tx: Committer, audit: AuditWriter
   );
   const del = db.prepare('DELETE FROM suppressions WHERE project_id = ? AND email = ?');
   return {
-    /** Sync lookup for use inside a send transaction. */
     findSync: (projectId: string, email: string) => one.get(projectId, email),
     find: (projectId: string, email: string) => Promise.resolve(one.get(projectId, email)),
-    /** Keyset page ordered by address; `after` is the last address of the previous page. */
     listPage: (projectId: string, after: string, limit: number) => Promise.resolve(page.all(projectId, after, limit)),
-    /** Sync upsert for use inside another transaction (a hard bounce recorded with its delivery result). */
     addSync: (projectId: string, email: string, reason: SuppressionReason, at: string) =>
       void upsert.run(projectId, email, reason, at),
-    /** Adds or updates entries in one transaction with their audit row. */
     addMany: (projectId: string, rows: { email: string; reason: SuppressionReason }[], at: string, a: Audited) =>
       tx.write(() => {
         rows.forEach((r) => upsert.run(projectId, r.email, r.reason, at));
@@ -42,7 +52,5 @@ export function createSuppressionsRepo(db: Db, tx: Committer, audit: AuditWriter
   };
 }
 
-/** SQLite's, with the helpers other repositories call inside their own transactions. */
-export type SqliteSuppressions = ReturnType<typeof createSuppressionsRepo>;
-/** The suppressions repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
-export type SuppressionsRepo = Port<Omit<SqliteSuppressions, 'findSync' | 'addSync'>>;
+/** The old name of SuppressionsStore, until app-store.ts names the interface (issue 30). */
+export type SuppressionsRepo = SuppressionsStore;

@@ -3,11 +3,11 @@ import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { parseInput } from '../validation.ts';
 import type { CsvRow } from './csv.ts';
-import type { SuppressionsRepo } from './repo.ts';
+import type { SuppressionsStore } from './store.ts';
 import { addSuppressionSchema, type Suppression, type SuppressionReason } from './schema.ts';
 
 export interface SuppressionsDeps {
-  repo: SuppressionsRepo;
+  repo: SuppressionsStore;
   clock: Clock;
 }
 

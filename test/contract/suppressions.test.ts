@@ -1,0 +1,100 @@
+// The suppressions store (src/suppressions/store.ts) on both stores.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Audited } from '../../src/audit/index.ts';
+import type { Suppression } from '../../src/suppressions/index.ts';
+import { AT, openStore, STORE_KINDS, type OpenedStore } from './stores.ts';
+
+const LATER = '2026-11-26T12:05:00.000Z';
+
+/** The audit row of a change to the list, told apart by its action. */
+const audited = (action: string): Audited => ({
+  actor: { type: 'cli', os_user: 'root' },
+  atMs: Date.parse(AT),
+  entry: { action, project_id: 'p1', target_type: 'suppression', target_id: 'x', before: null, after: null },
+});
+
+const entry = (email: string, reason: Suppression['reason'], at = AT, projectId = 'p1'): Suppression => ({
+  project_id: projectId,
+  email,
+  reason,
+  created_at: at,
+});
+
+describe.each(STORE_KINDS)('SuppressionsStore on %s', (kind) => {
+  let s: OpenedStore;
+  beforeAll(async () => {
+    s = await openStore(kind);
+    await s.exec(`INSERT INTO projects (id, organization_id, name, created_at) VALUES ('p2', 'o1', 'Q', 'x')`);
+  });
+  afterAll(() => s?.close());
+
+  const actions = async (action: string) =>
+    (await s.query<{ action: string }>(`SELECT action FROM audit_logs WHERE action LIKE '${action}%'`)).map(
+      (r) => r.action,
+    );
+
+  it('addMany: adds the entries with one audit row, in one transaction', async () => {
+    await s.store.suppressions.addMany(
+      'p1',
+      [
+        { email: 'b@example.com', reason: 'MANUAL' },
+        { email: 'z@example.com', reason: 'COMPLAINT' },
+      ],
+      AT,
+      audited('add.1'),
+    );
+    expect(await s.query('SELECT project_id, email, reason, created_at FROM suppressions ORDER BY email')).toEqual([
+      entry('b@example.com', 'MANUAL'),
+      entry('z@example.com', 'COMPLAINT'),
+    ]);
+    expect(await actions('add.1')).toEqual(['add.1']);
+  });
+
+  it('addMany: a listed address keeps its created_at and takes the new reason; the last reason given wins', async () => {
+    await s.store.suppressions.addMany(
+      'p1',
+      [
+        { email: 'b@example.com', reason: 'UNSUBSCRIBE' },
+        { email: '_x@example.com', reason: 'MANUAL' },
+        { email: 'b@example.com', reason: 'HARD_BOUNCE' },
+      ],
+      LATER,
+      audited('add.2'),
+    );
+    expect(await s.store.suppressions.find('p1', 'b@example.com')).toEqual(entry('b@example.com', 'HARD_BOUNCE'));
+    expect(await s.store.suppressions.find('p1', '_x@example.com')).toEqual(entry('_x@example.com', 'MANUAL', LATER));
+  });
+
+  it('addMany: writes its audit row even without entries', async () => {
+    await s.store.suppressions.addMany('p1', [], AT, audited('add.none'));
+    expect(await actions('add.none')).toEqual(['add.none']);
+  });
+
+  it("find: the project's entry for exactly that address, else undefined", async () => {
+    await s.store.suppressions.addMany('p2', [{ email: 'p2@example.com', reason: 'MANUAL' }], AT, audited('add.p2'));
+    expect(await s.store.suppressions.find('p2', 'p2@example.com')).toEqual(
+      entry('p2@example.com', 'MANUAL', AT, 'p2'),
+    );
+    expect(await s.store.suppressions.find('p1', 'p2@example.com')).toBeUndefined();
+    expect(await s.store.suppressions.find('p1', 'B@example.com')).toBeUndefined();
+  });
+
+  it('listPage: keyset pages of the project in byte order, after the last address of the previous page', async () => {
+    const page1 = await s.store.suppressions.listPage('p1', '', 2);
+    expect(page1).toEqual([entry('_x@example.com', 'MANUAL', LATER), entry('b@example.com', 'HARD_BOUNCE')]);
+    expect(await s.store.suppressions.listPage('p1', page1[1]!.email, 2)).toEqual([
+      entry('z@example.com', 'COMPLAINT'),
+    ]);
+    expect(await s.store.suppressions.listPage('p1', 'z@example.com', 2)).toEqual([]);
+    expect((await s.store.suppressions.listPage('p2', '', 10)).map((r) => r.email)).toEqual(['p2@example.com']);
+  });
+
+  it('remove: deletes the entry with its audit row; false and nothing written when not listed', async () => {
+    expect(await s.store.suppressions.remove('p1', 'b@example.com', audited('remove.1'))).toBe(true);
+    expect(await s.store.suppressions.find('p1', 'b@example.com')).toBeUndefined();
+    expect(await s.store.suppressions.remove('p1', 'b@example.com', audited('remove.2'))).toBe(false);
+    expect(await s.store.suppressions.remove('p1', 'p2@example.com', audited('remove.3'))).toBe(false);
+    expect(await s.store.suppressions.find('p2', 'p2@example.com')).toBeDefined();
+    expect(await actions('remove.')).toEqual(['remove.1']);
+  });
+});
