@@ -2,7 +2,7 @@ import type { Actor, Audited } from '../audit/index.ts';
 import type { ChangeTarget } from '../accounts/index.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { DkimKeyRow, KeyPlan, KeyStep } from './dkim-keys.ts';
-import type { DomainRow, KeyWrite } from './repo.ts';
+import type { DomainRow, KeyWrite } from './store.ts';
 
 /** Builds an audit row (accounts/audit-change.ts auditChange). */
 export type Change = (actor: Actor, action: string, target: ChangeTarget, before: unknown, after: unknown) => Audited;

@@ -1,5 +1,5 @@
 import { keysOf, listedKeys, shownKeys, type DkimKeyRow } from './dkim-keys.ts';
-import type { DomainRow } from './repo.ts';
+import type { DomainRow } from './store.ts';
 import { buildRecords, type DnsRecord, type RecordCheck } from './records.ts';
 import type { DomainStatus } from './status.ts';
 

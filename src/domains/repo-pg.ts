@@ -3,7 +3,7 @@ import type { PgAuditWriter } from '../audit/index.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type { DkimKeyRow } from './dkim-keys.ts';
-import type { DomainRow, KeyWrite, NewDomainRow, PlanKeys } from './repo.ts';
+import type { DomainRow, DomainsStore, KeyWrite, NewDomainRow, PlanKeys } from './store.ts';
 import type { DomainState } from './status.ts';
 
 const KEYS = 'SELECT * FROM domain_dkim_keys WHERE domain_id = $1 ORDER BY created_at, id COLLATE "C"';
@@ -35,11 +35,11 @@ const DOMAIN = `SELECT id, organization_id, name::text AS name, status, dkim_sel
                 FROM domains`;
 
 /**
- * Sending domains and their project bindings on PostgreSQL (repo.ts). What SQLite's one writer
+ * The domains store on PostgreSQL (store.ts). What SQLite's one writer
  * makes atomic, a row lock makes atomic here across nodes: the organization's row while its
  * domains are counted against the ceiling, the domain's row while a check is recorded.
  */
-export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWriter) {
+export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWriter): DomainsStore {
   const log = (t: PgTx, a: Audited | undefined) => (a ? audit.record(t, a.actor, a.entry, a.atMs) : undefined);
   const rows = async (sql: string, params: unknown[] = []) => (await pool.query<DomainRow>(sql, params)).rows;
   const changed = (r: { rowCount: number | null }) => (r.rowCount ?? 0) > 0;
@@ -59,7 +59,6 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
     return row && { row, keys: (await t.query<DkimKeyRow>(KEYS, [id])).rows };
   };
   return {
-    /** True when `domain` is VERIFIED and bound to the project. */
     isVerifiedForProject: async (projectId: string, domain: string) =>
       (
         await pool.query<{ status: string }>(
@@ -83,20 +82,13 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
           [domainId],
         )
       ).rows.map((r) => r.project_id),
-    /** The domain's stored DKIM keys, oldest first (none for a domain stored before them: dkim-keys.ts keysOf). */
     listDkimKeys: async (domainId: string) => (await pool.query<DkimKeyRow>(KEYS, [domainId])).rows,
-    /**
-     * Inserts the domain (and binds it to `projectId` when given) unless the organization
-     * already has `max` domains; false at the ceiling. The organization's row is locked while
-     * its domains are counted, so adds on two nodes at once cannot both pass the ceiling.
-     */
     createDomain: (
       row: NewDomainRow,
       max: number | null,
       projectId: string | undefined,
       a: Audited,
       keys: DkimKeyRow[] = [],
-      /** The audit rows of the keys' steps beside the domain's own (an Ed25519 key waiting for its record). */
       keyAudits: Audited[] = [],
     ) =>
       tx.write(async (t) => {
@@ -134,7 +126,6 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
         for (const k of keyAudits) await log(t, k);
         return true;
       }),
-    /** Binds; false when it already was (nothing written, nothing audited). */
     bindProject: (domainId: string, projectId: string, at: string, a: Audited) =>
       tx.write(async (t) => {
         const r = await t.query(
@@ -159,11 +150,6 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
         if (changed(r)) await log(t, a);
         return changed(r);
       }),
-    /**
-     * Writes what `plan` makes of the domain's keys as they are inside the transaction, the
-     * domain's row locked (a rotation on two nodes at once plans from the same keys once);
-     * undefined when the domain is gone. An error `plan` throws writes nothing.
-     */
     updateDkimKeys: (domainId: string, plan: PlanKeys) =>
       tx.write(async (t) => {
         const locked = await lockedWithKeys(t, domainId);
@@ -172,12 +158,6 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
         await writeKeys(t, domainId, k);
         return k;
       }),
-    /**
-     * Stores a check and the state `next` computes from the row as it is inside the
-     * transaction, locked, so a CLI verify and any node's periodic check cannot overwrite
-     * each other's count; `keys` plans what the check changes of the DKIM keys in the same
-     * transaction. Undefined when the domain is gone.
-     */
     recordCheck: (
       id: string,
       at: string,
@@ -211,4 +191,5 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
   };
 }
 
-export type PgDomainsRepo = ReturnType<typeof createPgDomainsRepo>;
+/** The old name of the domains store on PostgreSQL, for the tests that build one. */
+export type PgDomainsRepo = DomainsStore;

@@ -1,44 +1,12 @@
-import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
-import type { DomainState, DomainStatus } from './status.ts';
-import type { DkimKeyRow, KeyPlan } from './dkim-keys.ts';
+import type { DkimKeyRow } from './dkim-keys.ts';
+import type { DomainState } from './status.ts';
+import type { DomainRow, DomainsStore, KeyWrite, NewDomainRow, PlanKeys } from './store.ts';
 
-export interface DomainRow extends DomainState {
-  id: string;
-  organization_id: string;
-  name: string;
-  status: DomainStatus;
-  /** Null only for rows made without a key (tests that insert domains directly). */
-  dkim_selector: string | null;
-  /** PKCS#8 PEM. */
-  dkim_private_key: string | null;
-  /** Base64 SPKI DER: the p= tag of the DKIM record. */
-  dkim_public_key: string | null;
-  created_at: string;
-  /** JSON array of RecordCheck; null before the first check. */
-  checks: string | null;
-  last_checked_at: string | null;
-}
-
-export type NewDomainRow = Pick<
-  DomainRow,
-  'id' | 'organization_id' | 'name' | 'dkim_selector' | 'dkim_private_key' | 'dkim_public_key' | 'created_at'
->;
-
-/**
- * What a change of a domain's DKIM keys writes, planned (dkim-keys.ts) from the rows as
- * they are inside the transaction: rows to insert or update by id, the active RSA key the
- * domain's dkim_* columns follow, and the audit rows of its steps.
- */
-export type KeyWrite = KeyPlan & { audits: Audited[] };
-
-/** Plans a KeyWrite from the domain's stored key rows and the domain row, inside the transaction. */
-export type PlanKeys = (keys: DkimKeyRow[], row: DomainRow) => KeyWrite;
-
-/** SQL of sending domains and their project bindings: reads run at once, writes inside a group transaction. */
-export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
+/** The domains store on SQLite (store.ts): sending domains, their DKIM keys and project bindings. Reads run at once, writes inside a group transaction. */
+export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter): DomainsStore {
   const log = (a: Audited | undefined) => a && audit.record(a.actor, a.entry, a.atMs);
   const q = {
     bound: db.prepare<[string, string], { status: string }>(
@@ -89,7 +57,6 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
     for (const a of k.audits) log(a);
   };
   return {
-    /** True when `domain` is VERIFIED and bound to the project. */
     isVerifiedForProject: (projectId: string, domain: string) =>
       read(q.bound.get(projectId, domain.toLowerCase())?.status === 'VERIFIED'),
     findDomainById: (id: string) => read(q.byId.get(id)),
@@ -97,20 +64,13 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
     listDomains: (orgId: string) => read(q.ofOrg.all(orgId)),
     listDomainIds: () => read(q.allIds.all().map((r) => r.id)),
     listProjectIds: (domainId: string) => read(q.projects.all(domainId).map((r) => r.project_id)),
-    /** The domain's stored DKIM keys, oldest first (none for a domain stored before them: dkim-keys.ts keysOf). */
     listDkimKeys: (domainId: string) => read(q.keys.all(domainId)),
-    /**
-     * Inserts the domain (and binds it to `projectId` when given) unless the
-     * organization already has `max` domains; false at the ceiling. Counting
-     * inside the write makes the ceiling hold under concurrent adds.
-     */
     createDomain: (
       row: NewDomainRow,
       max: number | null,
       projectId: string | undefined,
       a: Audited,
       keys: DkimKeyRow[] = [],
-      /** The audit rows of the keys' steps beside the domain's own (an Ed25519 key waiting for its record). */
       keyAudits: Audited[] = [],
     ) =>
       tx.write(() => {
@@ -124,7 +84,6 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
         for (const k of keyAudits) log(k);
         return true;
       }),
-    /** Binds; false when it already was (nothing written, nothing audited). */
     bindProject: (domainId: string, projectId: string, at: string, a: Audited) =>
       tx.write(() => {
         const changed = w.bind.run(projectId, domainId, at).changes > 0;
@@ -143,11 +102,6 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
         if (changed) log(a);
         return changed;
       }),
-    /**
-     * Writes what `plan` makes of the domain's keys as they are inside the transaction (a
-     * rotation, Ed25519 on or off); undefined when the domain is gone. An error `plan`
-     * throws (a rotation under way) writes nothing.
-     */
     updateDkimKeys: (domainId: string, plan: PlanKeys) =>
       tx.write(() => {
         const row = q.byId.get(domainId);
@@ -156,13 +110,6 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
         writeKeys(domainId, k);
         return k;
       }),
-    /**
-     * Stores a check and the state `next` computes from the row as it is inside
-     * the transaction, so a CLI verify and the server's periodic check cannot
-     * overwrite each other's count; `keys` plans what the check changes of the DKIM keys
-     * (a new key seen, an old one retired) in the same transaction. Undefined when the
-     * domain is gone.
-     */
     recordCheck: (
       id: string,
       at: string,
@@ -190,5 +137,5 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter) {
   };
 }
 
-/** The domains repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
-export type DomainsRepo = Port<ReturnType<typeof createDomainsRepo>>;
+/** The old name of the domains store (store.ts), until the composition root says DomainsStore. */
+export type DomainsRepo = DomainsStore;

@@ -25,12 +25,12 @@ import {
 import { logSteps, withAudits } from './key-steps.ts';
 import { toDomain, type Domain } from './present.ts';
 import { generateDkimKey, normalizeHostname } from './records.ts';
-import type { DomainRow, DomainsRepo } from './repo.ts';
+import type { DomainRow, DomainsStore } from './store.ts';
 import { addDomainSchema, domainNameSchema, type AddDomainInput } from './schema.ts';
 import { verifyRow, verifyRows } from './verify.ts';
 
 export interface DomainsDeps {
-  repo: DomainsRepo;
+  repo: DomainsStore;
   accounts: Pick<AccountsService, 'getOrg' | 'getProject'>;
   clock: Clock;
   logger: Logger;

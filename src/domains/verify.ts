@@ -7,11 +7,11 @@ import type { DnsLookups } from '../lib/dns.ts';
 import { logSteps, withAudits, type Change } from './key-steps.ts';
 import { recordsOf } from './present.ts';
 import { dkimName, type RecordCheck } from './records.ts';
-import type { DomainRow, DomainsRepo, PlanKeys } from './repo.ts';
+import type { DomainRow, DomainsStore, PlanKeys } from './store.ts';
 import { nextState } from './status.ts';
 
 export interface VerifyDeps {
-  repo: DomainsRepo;
+  repo: DomainsStore;
   clock: Clock;
   logger: Logger;
   dns: DnsLookups;
