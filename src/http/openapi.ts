@@ -4,7 +4,8 @@ import { errorRegistry } from '../errors.ts';
 import { emailDetailSchema, snapshotSchema } from '../top/schema.ts';
 import { topFilterSchema } from '../top/filter.ts';
 import { VERSION } from '../version.ts';
-import { operations, type Operation } from './org-route.ts';
+import type { Operation } from './org-route.ts';
+import { documentedOperations } from './routes.ts';
 
 const json = (s: z.ZodType, io: 'input' | 'output' = 'output') =>
   z.toJSONSchema(s, { target: 'draft-2020-12', io, unrepresentable: 'any' });
@@ -32,8 +33,8 @@ const errors = (...statuses: number[]) =>
 
 /**
  * The OpenAPI 3.1 document of the Public and Management APIs, generated from
- * the zod schemas that validate requests (management routes register theirs
- * with their route: src/http/org-route.ts).
+ * the zod schemas that validate requests (management handlers carry theirs:
+ * the route table, src/http/routes.ts).
  */
 export function buildOpenApi(): Record<string, unknown> {
   const listParams = Object.entries(
@@ -142,10 +143,10 @@ export function buildOpenApi(): Record<string, unknown> {
   };
 }
 
-/** Paths and operations of the Management API, as its routes registered them. */
+/** Paths and operations of the Management API, as the route table documents them. */
 function managementPaths(): Record<string, Record<string, object>> {
   const paths: Record<string, Record<string, object>> = {};
-  for (const op of [...operations.values()].sort((a, b) => a.path.localeCompare(b.path))) {
+  for (const op of documentedOperations().sort((a, b) => a.path.localeCompare(b.path))) {
     const path = op.path.replace(/:([a-z_]+)/g, '{$1}');
     (paths[path] ??= {})[op.method.toLowerCase()] = operationOf(op, path);
   }

@@ -1,11 +1,11 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
 import type { Actor } from '../audit/index.ts';
 import type { App } from '../app.ts';
 import { AppError } from '../errors.ts';
-import { hasRole, minRoleOf, type Organization, type Role } from '../accounts/index.ts';
-import { requireSession, sessionOf } from './auth.ts';
+import { hasRole, type Organization, type Role } from '../accounts/index.ts';
+import { sessionOf } from './auth.ts';
 
 export const ORG = '/v1/organizations/:organization_id';
 export const PROJECT = `${ORG}/projects/:project_id`;
@@ -51,52 +51,38 @@ export interface Operation extends OperationDoc {
   path: string;
 }
 
-/** Every management operation registered, for the OpenAPI document. */
-export const operations = new Map<string, Operation>();
-
-/** Registers one route under an organization; see createOrgRouter. */
-export type OrgRoute = (
-  method: Method,
-  path: string,
-  doc: OperationDoc,
-  handler: (c: OrgContext) => Promise<unknown>,
-) => void;
-
-/** Records a management route outside an organization (login, invitations) for the OpenAPI document. */
-export function documentOperation(method: Method, path: string, doc: OperationDoc): void {
-  operations.set(`${method} ${path}`, { method, path, ...doc });
+/** A handler with what /v1/openapi.json says of its route. */
+export interface Documented<H> {
+  doc: OperationDoc;
+  handle: H;
 }
 
+export const documented = <H>(doc: OperationDoc, handle: H): Documented<H> => ({ doc, handle });
+
+/** A handler under an organization: it is given the member's context, and returns `data` (or `reply`). */
+export type MemberHandler = Documented<(c: OrgContext, app: App) => Promise<unknown>>;
+
+export const memberHandler = (doc: OperationDoc, handle: MemberHandler['handle']): MemberHandler => ({ doc, handle });
+
 /**
- * A route under an organization: a member of it with at least the role the
- * role table names (403 `forbidden` below it); for anyone else, and for a
- * project of another organization, 404 as if it did not exist. The handler's
- * result is sent as `{data}`: 201 on POST, 204 on DELETE (decisions.md),
- * unless it returns `reply` after answering itself.
+ * The fastify handler of a route under an organization: a member of it with at
+ * least `min` (403 `forbidden` below it); for anyone else, and for a project of
+ * another organization, 404 as if it did not exist. The handler's result is
+ * sent as `{data}`: 201 on POST, 204 on DELETE (decisions.md), unless it
+ * returns `reply` after answering itself. Runs after requireSession.
  */
-export function createOrgRouter(server: FastifyInstance, app: App): OrgRoute {
-  const preHandler = requireSession(app);
-  return (method, path, doc, handler) => {
-    const min = minRoleOf(method, path);
-    if (!min) throw new Error(`no role for ${method} ${path} in the role table (src/accounts/roles.ts)`);
-    documentOperation(method, path, doc);
-    server.route({
-      method,
-      url: path,
-      preHandler,
-      handler: async (req: FastifyRequest, reply: FastifyReply) => {
-        const params = req.params as Params;
-        const { user_id } = sessionOf(req);
-        const { role, org } = await app.members.accessTo(user_id, params.organization_id!, params.project_id);
-        if (!hasRole(role, min))
-          throw new AppError('forbidden', `This needs the ${min} role or higher; yours is ${role}`);
-        const actor: Actor = { type: 'user', user_id, ip: req.ip };
-        const data = await handler({ user_id, actor, role, org, params, query: req.query, body: req.body, reply });
-        if (data === reply) return reply;
-        if (method === 'DELETE') return reply.code(204).send();
-        return reply.code(doc.status ?? (method === 'POST' ? 201 : 200)).send({ data });
-      },
-    });
+export function memberRoute(app: App, method: Method, min: Role, { doc, handle }: MemberHandler) {
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+    const params = req.params as Params;
+    const { user_id } = sessionOf(req);
+    const { role, org } = await app.members.accessTo(user_id, params.organization_id!, params.project_id);
+    if (!hasRole(role, min)) throw new AppError('forbidden', `This needs the ${min} role or higher; yours is ${role}`);
+    const actor: Actor = { type: 'user', user_id, ip: req.ip };
+    const context = { user_id, actor, role, org, params, query: req.query, body: req.body, reply };
+    const data = await handle(context, app);
+    if (data === reply) return reply;
+    if (method === 'DELETE') return reply.code(204).send();
+    return reply.code(doc.status ?? (method === 'POST' ? 201 : 200)).send({ data });
   };
 }
 

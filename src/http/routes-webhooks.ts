@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { App } from '../app.ts';
 import {
   createWebhookSchema,
   deliveryOut,
@@ -9,71 +8,63 @@ import {
   updateWebhookSchema,
   webhookOut,
 } from '../webhooks/index.ts';
-import { PROJECT, type OrgRoute } from './org-route.ts';
-
-const W = `${PROJECT}/webhooks`;
-const ONE = `${W}/:webhook_id`;
+import { memberHandler } from './org-route.ts';
 
 /** Webhook subscriptions and their delivery records (contract, "Webhook (management)"). */
-export function registerWebhookRoutes(orgRoute: OrgRoute, app: App): void {
-  const pid = (p: Record<string, string>) => p.project_id!;
-  orgRoute('GET', W, { summary: 'Webhooks (no secrets)', response: z.array(webhookOut) }, ({ params }) =>
-    app.webhooks.list(pid(params)),
-  );
-  orgRoute(
-    'POST',
-    W,
-    {
-      summary: 'Subscribe an HTTPS URL to events (the secret is shown once)',
-      body: createWebhookSchema,
-      response: webhookOut,
-    },
-    ({ params, body, actor }) => app.webhooks.create(pid(params), body, actor),
-  );
-  orgRoute('GET', ONE, { summary: 'A webhook (no secret)', response: webhookOut }, ({ params }) =>
-    app.webhooks.get(pid(params), params.webhook_id!),
-  );
-  orgRoute(
-    'PATCH',
-    ONE,
-    { summary: 'Change url, events or is_active (true reactivates)', body: updateWebhookSchema, response: webhookOut },
-    ({ params, body, actor }) => app.webhooks.update(pid(params), params.webhook_id!, body, actor),
-  );
-  orgRoute('DELETE', ONE, { summary: 'Delete a webhook' }, ({ params, actor }) =>
-    app.webhooks.remove(pid(params), params.webhook_id!, actor),
-  );
-  orgRoute(
-    'POST',
-    `${ONE}/rotate-secret`,
-    {
-      summary: 'A new secret; the old one is invalid at once',
-      response: z.object({ secret: z.string() }),
-      status: 200,
-    },
-    ({ params, actor }) => app.webhooks.rotateSecret(pid(params), params.webhook_id!, actor),
-  );
-  orgRoute(
-    'POST',
-    `${ONE}/test`,
-    { summary: 'Send a signed test.ping now', response: testResultOut, status: 200 },
-    ({ params }) => app.webhooks.test(pid(params), params.webhook_id!),
-  );
-  orgRoute(
-    'GET',
-    `${ONE}/deliveries`,
-    { summary: 'Attempt records, newest first', query: listDeliveriesQuerySchema, response: z.array(deliveryOut) },
-    ({ params, query }) => app.webhooks.deliveries(pid(params), params.webhook_id!, query),
-  );
-  orgRoute(
-    'GET',
-    `${ONE}/deliveries/:delivery_id`,
-    { summary: 'One attempt: the payload sent and the response', response: deliveryOut },
-    ({ params }) => app.webhooks.delivery(pid(params), params.webhook_id!, params.delivery_id!),
-  );
-  orgRoute(
-    'POST',
-    `${ONE}/deliveries/:delivery_id/redeliver`,
-    { summary: 'Queue a new attempt of that event (10 a minute per webhook)', response: redeliveryOut, status: 202 },
-    ({ params, actor }) => app.webhooks.redeliver(pid(params), params.webhook_id!, params.delivery_id!, actor),
-  );
-}
+
+export const listWebhooks = memberHandler(
+  { summary: 'Webhooks (no secrets)', response: z.array(webhookOut) },
+  ({ params }, app) => app.webhooks.list(params.project_id!),
+);
+
+export const createWebhook = memberHandler(
+  {
+    summary: 'Subscribe an HTTPS URL to events (the secret is shown once)',
+    body: createWebhookSchema,
+    response: webhookOut,
+  },
+  ({ params, body, actor }, app) => app.webhooks.create(params.project_id!, body, actor),
+);
+
+export const getWebhook = memberHandler({ summary: 'A webhook (no secret)', response: webhookOut }, ({ params }, app) =>
+  app.webhooks.get(params.project_id!, params.webhook_id!),
+);
+
+export const updateWebhook = memberHandler(
+  { summary: 'Change url, events or is_active (true reactivates)', body: updateWebhookSchema, response: webhookOut },
+  ({ params, body, actor }, app) => app.webhooks.update(params.project_id!, params.webhook_id!, body, actor),
+);
+
+export const deleteWebhook = memberHandler({ summary: 'Delete a webhook' }, ({ params, actor }, app) =>
+  app.webhooks.remove(params.project_id!, params.webhook_id!, actor),
+);
+
+export const rotateWebhookSecret = memberHandler(
+  {
+    summary: 'A new secret; the old one is invalid at once',
+    response: z.object({ secret: z.string() }),
+    status: 200,
+  },
+  ({ params, actor }, app) => app.webhooks.rotateSecret(params.project_id!, params.webhook_id!, actor),
+);
+
+export const testWebhook = memberHandler(
+  { summary: 'Send a signed test.ping now', response: testResultOut, status: 200 },
+  ({ params }, app) => app.webhooks.test(params.project_id!, params.webhook_id!),
+);
+
+export const listWebhookDeliveries = memberHandler(
+  { summary: 'Attempt records, newest first', query: listDeliveriesQuerySchema, response: z.array(deliveryOut) },
+  ({ params, query }, app) => app.webhooks.deliveries(params.project_id!, params.webhook_id!, query),
+);
+
+export const getWebhookDelivery = memberHandler(
+  { summary: 'One attempt: the payload sent and the response', response: deliveryOut },
+  ({ params }, app) => app.webhooks.delivery(params.project_id!, params.webhook_id!, params.delivery_id!),
+);
+
+export const redeliverWebhook = memberHandler(
+  { summary: 'Queue a new attempt of that event (10 a minute per webhook)', response: redeliveryOut, status: 202 },
+  ({ params, actor }, app) =>
+    app.webhooks.redeliver(params.project_id!, params.webhook_id!, params.delivery_id!, actor),
+);

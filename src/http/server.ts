@@ -7,13 +7,8 @@ import { LIMITS } from '../limits/index.ts';
 import { sendError } from './envelope.ts';
 import { Registry } from 'prom-client';
 import { createHttpMetrics, registerWebhookMetrics } from './metrics.ts';
-import { registerEmailRoutes } from './routes-emails.ts';
-import { registerTopRoutes } from './routes-top.ts';
-import { registerOpsRoutes } from './routes-ops.ts';
-import { registerTrackingRoutes } from './routes-tracking.ts';
-import { registerAuthRoutes } from './routes-auth.ts';
-import { registerManagementRoutes } from './routes-management.ts';
-import fastifyCookie from '@fastify/cookie';
+import { buildOpenApi } from './openapi.ts';
+import { registerRoutes } from './routes.ts';
 import { Transform } from 'node:stream';
 import { serverBusy } from '../lib/byte-budget.ts';
 
@@ -125,17 +120,14 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
     return sendError(req, reply, err);
   });
 
-  // The HTTP server's own metrics and the app's (delivery, store, relay), on one page.
-  registerOpsRoutes(server, app, { registry: Registry.merge([metrics.registry, app.metrics.registry]) });
-  registerEmailRoutes(server, app);
-  registerTopRoutes(server, app);
-  registerTrackingRoutes(server, app);
-  // Only the auth routes read or set a cookie: the cookie plugin's hooks run in their scope alone.
-  void server.register(async (scope) => {
-    await scope.register(fastifyCookie);
-    registerAuthRoutes(scope, app, { secureCookie: Boolean(opts.https) || !isLoopback(app.config.httpHost) });
+  let openapi: unknown;
+  registerRoutes(server, {
+    app,
+    // The HTTP server's own metrics and the app's (delivery, store, relay), on one page.
+    metrics: Registry.merge([metrics.registry, app.metrics.registry]),
+    openapi: () => (openapi ??= buildOpenApi()),
+    secureCookie: Boolean(opts.https) || !isLoopback(app.config.httpHost),
   });
-  registerManagementRoutes(server, app);
   return server;
 }
 
