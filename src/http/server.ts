@@ -58,7 +58,36 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
     stats: () => app.webhookDispatcher().stats,
   });
 
-  // Bodies are JSON whatever Content-Type a client sets (curl -d sends form encoding).
+  acceptJsonBodies(server);
+  // Hooks on every request take fastify's callback form: an async hook costs a promise and a
+  // microtask per request (docs/performance.md, "Hot paths").
+  server.addHook('onRequest', (req, reply, done) => {
+    void reply.header('X-Request-ID', req.id);
+    done();
+  });
+  countBodyBytes(server, app);
+  server.addHook('onResponse', (req, reply, done) => {
+    const route = req.routeOptions.url ?? 'unmatched';
+    metrics.observe(req.method, route, reply.statusCode, reply.elapsedTime / 1000);
+    req.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
+    done();
+  });
+  server.setErrorHandler((err, req, reply) => sendError(req, reply, err));
+  answerUnmatched(server);
+
+  let openapi: unknown;
+  registerRoutes(server, {
+    app,
+    // The HTTP server's own metrics and the app's (delivery, store, relay), on one page.
+    metrics: Registry.merge([metrics.registry, app.metrics.registry]),
+    openapi: () => (openapi ??= buildOpenApi()),
+    secureCookie: Boolean(opts.https) || !isLoopback(app.config.httpHost),
+  });
+  return server;
+}
+
+/** Bodies are JSON whatever Content-Type a client sets (curl -d sends form encoding). */
+function acceptJsonBodies(server: FastifyInstance): void {
   server.removeAllContentTypeParsers();
   server.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
     try {
@@ -72,14 +101,13 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
       done(new AppError('invalid_json', message), undefined);
     }
   });
-  // Hooks on every request take fastify's callback form: an async hook costs a promise and a
-  // microtask per request (docs/performance.md, "Hot paths").
-  server.addHook('onRequest', (req, reply, done) => {
-    void reply.header('X-Request-ID', req.id);
-    done();
-  });
-  // A body's bytes are counted as they arrive, not as declared (a client declaring 40 MiB
-  // and sending nothing holds nothing), and given back when the request ends.
+}
+
+/**
+ * A body's bytes are counted as they arrive, not as declared (a client declaring 40 MiB
+ * and sending nothing holds nothing), and given back when the request ends.
+ */
+function countBodyBytes(server: FastifyInstance, app: App): void {
   server.addHook('preParsing', (req, reply, payload, done) => {
     const { 'content-length': length, 'transfer-encoding': chunked } = req.headers;
     if ((length === undefined || length === '0') && chunked === undefined) return done(null, payload);
@@ -104,14 +132,11 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
     counted.on('error', () => {});
     done(null, payload.pipe(counted));
   });
-  server.addHook('onResponse', (req, reply, done) => {
-    const route = req.routeOptions.url ?? 'unmatched';
-    metrics.observe(req.method, route, reply.statusCode, reply.elapsedTime / 1000);
-    req.log.debug({ method: req.method, url: req.url, status: reply.statusCode, ms: reply.elapsedTime }, 'request');
-    done();
-  });
-  server.setErrorHandler((err, req, reply) => sendError(req, reply, err));
-  const routes = createRouteTable();
+}
+
+/** A request no route matches: 405 `method_not_allowed` with Allow where the path has other methods, else 404. */
+function answerUnmatched(server: FastifyInstance): void {
+  const routes = createPathIndex();
   server.addHook('onRoute', (r) => routes.add(r.url, r.method));
   server.setNotFoundHandler((req, reply) => {
     const err = routes.notFoundOrMethod(req);
@@ -119,16 +144,6 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
     if (Array.isArray(allow)) void reply.header('Allow', allow.join(', '));
     return sendError(req, reply, err);
   });
-
-  let openapi: unknown;
-  registerRoutes(server, {
-    app,
-    // The HTTP server's own metrics and the app's (delivery, store, relay), on one page.
-    metrics: Registry.merge([metrics.registry, app.metrics.registry]),
-    openapi: () => (openapi ??= buildOpenApi()),
-    secureCookie: Boolean(opts.https) || !isLoopback(app.config.httpHost),
-  });
-  return server;
 }
 
 /**
@@ -137,7 +152,7 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
  * patterns match, the one with the fewest parameters speaks, as the router
  * prefers static segments (`/v1/emails/batch` over `/v1/emails/:email_id`).
  */
-function createRouteTable() {
+function createPathIndex() {
   const table = new Map<string, { re: RegExp; params: number; methods: Set<string> }>();
   return {
     add(url: string, method: string | string[]): void {
