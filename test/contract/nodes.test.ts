@@ -1,12 +1,14 @@
 // The nodes store (src/nodes/store.ts) on both stores.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NodeRow } from '../../src/nodes/index.ts';
+import { collateNotByBytes } from './collation.ts';
 import { openStore, STORE_KINDS, type OpenedStore } from './stores.ts';
 
 describe.each(STORE_KINDS)('NodesStore on %s', (kind) => {
   let s: OpenedStore;
   beforeAll(async () => {
     s = await openStore(kind);
+    await collateNotByBytes(s, kind, 'nodes', 'id');
   });
   afterAll(() => s?.close());
 

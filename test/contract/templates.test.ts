@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Audited } from '../../src/audit/index.ts';
 import { isUniqueViolation } from '../../src/store/errors.ts';
 import type { Template } from '../../src/templates/index.ts';
+import { collateNotByBytes } from './collation.ts';
 import { AT, openStore, STORE_KINDS, type OpenedStore } from './stores.ts';
 
 const LATER = '2026-11-26T12:05:00.000Z';
@@ -33,6 +34,7 @@ describe.each(STORE_KINDS)('TemplatesStore on %s', (kind) => {
   let s: OpenedStore;
   beforeAll(async () => {
     s = await openStore(kind);
+    await collateNotByBytes(s, kind, 'templates', 'slug');
     await s.exec(`INSERT INTO projects (id, organization_id, name, created_at) VALUES ('p2', 'o1', 'Q', 'x')`);
   });
   afterAll(() => s?.close());
