@@ -4,3 +4,4 @@ export { formatSnapshot } from './format.ts';
 export { parseFilterText } from './filter.ts';
 export { readerSource, type TopSource } from './source.ts';
 export type { TopReader } from './view.ts';
+export type { TopStore } from './store.ts';

@@ -6,10 +6,11 @@ import type { QueryResultRow } from 'pg';
 import type { PgPool } from '../store/pg.ts';
 import type { TopFilter } from './filter.ts';
 import type { LatestEmail } from './schema.ts';
-import { createTopView, DELIVERY_SCAN, EVENT_SCAN, LATEST, type NewEvents, type TopData } from './view.ts';
+import type { NewEvents, TopData, TopStore } from './store.ts';
+import { createTopView, DELIVERY_SCAN, EVENT_SCAN, LATEST } from './view.ts';
 
 /**
- * `svc top` on PostgreSQL: the SQLite reader's reads (repo.ts), for the whole server or one
+ * svc top's store on PostgreSQL (store.ts): the SQLite reader's reads (repo.ts), for the whole server or one
  * project, under the same view (view.ts).
  *
  * Each reading adds the events above the last seq it read, and those it found missing below
@@ -17,7 +18,7 @@ import { createTopView, DELIVERY_SCAN, EVENT_SCAN, LATEST, type NewEvents, type 
  * higher one was read. It reads them in one REPEATABLE READ snapshot, so that what it counts
  * and what it finds missing agree.
  */
-export function createPgTopReader(pool: PgPool, opts: { clock?: Clock; projectId?: string } = {}) {
+export function createPgTopReader(pool: PgPool, opts: { clock?: Clock; projectId?: string } = {}): TopStore {
   return createTopView(pgTopData(pool, opts.projectId ?? null), { clock: opts.clock, projectId: opts.projectId });
 }
 

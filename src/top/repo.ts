@@ -4,20 +4,21 @@ import { EXPLAIN_SQL, QUEUE_STATS_SQL, type QueueRecipient } from '../delivery/i
 import { FRESH_NODES_SQL, type NodeRow } from '../nodes/index.ts';
 import type { TopFilter } from './filter.ts';
 import type { Destination, EmailDetail, LatestEmail, Snapshot } from './schema.ts';
-import { createTopView, DELIVERY_SCAN, EVENT_SCAN, LATEST, type TopData } from './view.ts';
+import type { TopData, TopStore } from './store.ts';
+import { createTopView, DELIVERY_SCAN, EVENT_SCAN, LATEST } from './view.ts';
 
 export type { Destination, EmailDetail, LatestEmail, Snapshot };
 export type { TopReader } from './view.ts';
 
 /**
- * The SQL of `svc top` on SQLite (its view, view.ts, is shared with PostgreSQL's, repo-pg.ts).
- * On the data dir it reads the whole server through a read-only connection (openReadOnly):
+ * svc top's store on SQLite (store.ts): its TopData under the view (view.ts) PostgreSQL's
+ * (repo-pg.ts) shares. On the data dir it reads the whole server through a read-only connection (openReadOnly):
  * a server writing beside it is never blocked (WAL), and nothing is written. Through
  * `GET /v1/top` it reads one project (`projectId`) on the server's own connection. Each
  * reading adds only the events written since the one before, counted by SQLite (grouped by
  * second and type).
  */
-export function createTopReader(db: Db, opts: { clock?: Clock; projectId?: string } = {}) {
+export function createTopReader(db: Db, opts: { clock?: Clock; projectId?: string } = {}): TopStore {
   return createTopView(sqliteTopData(db, opts.projectId ?? null), { clock: opts.clock, projectId: opts.projectId });
 }
 

@@ -1,9 +1,9 @@
 import { systemClock, type Clock } from '../lib/clock.ts';
-import { waitingLine, type QueueRecipient } from '../delivery/index.ts';
-import type { NodeRow } from '../nodes/index.ts';
+import { waitingLine } from '../delivery/index.ts';
 import { NODE_STALE_MS } from '../nodes/index.ts';
 import type { TopFilter } from './filter.ts';
-import type { Destination, EmailDetail, LatestEmail, Snapshot } from './schema.ts';
+import type { Destination, EmailDetail, Snapshot } from './schema.ts';
+import type { TopData, TopStore } from './store.ts';
 
 /** Events read back from the newest at the first reading: bounds the cost on a busy server. */
 export const EVENT_SCAN = 200_000;
@@ -11,47 +11,6 @@ export const EVENT_SCAN = 200_000;
 export const DELIVERY_SCAN = 100_000;
 export const LATEST = 10;
 const DESTINATIONS = 10;
-
-/**
- * What `svc top` reads, from either store (top/repo.ts: SQLite; top/repo-pg.ts: PostgreSQL),
- * scoped to one project or the whole server by the store's reader.
- */
-export interface TopData {
-  /**
-   * The events a reading adds, from one snapshot of the store: those with seq in (after, upto]
-   * (`after` null at the first reading: `upto` less EVENT_SCAN), and those of `late` that have
-   * committed since, counted per second ('YYYY-MM-DDTHH:MM:SS') and type; the delivered,
-   * bounced and failed ones also per recipient's domain. `missing`: the seqs up to `upto`
-   * that are not there yet (a transaction still open, or rolled back), to look for again.
-   */
-  newEvents(after: number | null, late: number[]): Promise<NewRows<NewEvents>>;
-  /** Failed webhook attempts as `newEvents` reads events (DELIVERY_SCAN at first), per minute ('YYYY-MM-DDTHH:MM'). */
-  newFailures(after: number | null, late: number[]): Promise<NewRows<{ minute: string; n: number }[]>>;
-  /** The hourly rollup of one UTC hour ('YYYY-MM-DDTHH'). */
-  hour(hour: string): Promise<{ type: string; n: number }[]>;
-  queue(): Promise<{ recipients: number; oldest: string | null }>;
-  waiting(): Promise<{ domain: string; waiting: number; deferred: number }[]>;
-  throttles(): Promise<{ domain: string; concurrency: number; paused_until: string | null; reason: string | null }[]>;
-  projects(): Promise<string[]>;
-  latest(projectId: string, f: TopFilter): Promise<(LatestEmail & { seq: number })[]>;
-  pendingWebhookEvents(): Promise<number>;
-  autoDisabledWebhooks(): Promise<{ id: string; url: string }[]>;
-  nodes(since: string): Promise<NodeRow[]>;
-  email(emailId: string): Promise<{ id: string; status: string; project_id: string } | undefined>;
-  explain(emailId: string): Promise<QueueRecipient[]>;
-  emailEvents(emailId: string): Promise<{ type: string; created_at: string; data: string }[]>;
-}
-
-export interface NewEvents {
-  events: { second: string; type: string; n: number }[];
-  settled: { second: string; type: string; domain: string; n: number }[];
-}
-
-export interface NewRows<T> {
-  upto: number;
-  rows: T;
-  missing: number[];
-}
 
 /** How long a missing seq is looked for again: far past any open transaction; a rolled-back one never comes. */
 const LATE_MS = 120_000;
@@ -111,7 +70,7 @@ function paced<T>(read: () => Promise<T>): (now: number) => Promise<T> {
 export function createTopView(
   data: TopData,
   opts: { clock?: Clock | undefined; projectId?: string | null | undefined } = {},
-) {
+): TopStore {
   const clock = opts.clock ?? systemClock;
   const project = opts.projectId ?? null;
 
@@ -271,7 +230,6 @@ export function createTopView(
         relay: { nodes: live.length, sessions: live.reduce((a, n) => a + n.relay_sessions, 0) },
       };
     },
-    /** One email's events and queue standing; null when there is none (in this project). */
     async detail(emailId: string): Promise<EmailDetail | null> {
       const e = await data.email(emailId);
       if (!e || (project !== null && e.project_id !== project)) return null;
@@ -285,7 +243,8 @@ export function createTopView(
   };
 }
 
-export type TopReader = ReturnType<typeof createTopView>;
+/** The old name of svc top's store (store.ts), until the composition root says TopStore. */
+export type TopReader = TopStore;
 
 /** An event as the detail pane shows it. */
 function presentEvent(r: { type: string; created_at: string; data: string }): EmailDetail['events'][number] {
