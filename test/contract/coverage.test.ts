@@ -10,21 +10,14 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 const SRC = join(ROOT, 'src');
 
 /** Domains whose repository still types itself (`Port<ReturnType<…>>`): issue 30 moves each to a store.ts. */
-const PENDING = new Set<string>([
-  'accounts',
-  'audit',
-  'delivery',
-  'domains',
-  'emails',
-  'keys',
-  'nodes',
-  'sessions',
-  'stats',
-  'suppressions',
-  'templates',
-  'top',
-  'webhooks',
-]);
+const PENDING = new Set<string>(['accounts', 'audit', 'delivery', 'keys', 'sessions', 'webhooks']);
+
+/**
+ * Repositories that only run inside another store's transactions, so their two dialects take
+ * different transaction handles and share no interface: their contract is the caller's
+ * (idempotency: the emails store's replay and refusal, test/contract/emails.test.ts).
+ */
+const INSIDE_ANOTHER = new Map([['idempotency', 'emails']]);
 
 const domainsWithRepo = readdirSync(SRC, { withFileTypes: true })
   .filter((d) => d.isDirectory() && existsSync(join(SRC, d.name, 'repo.ts')))
@@ -48,7 +41,11 @@ function storeMethods(file: string): Map<string, string[]> {
 
 describe('the store interfaces and their contract tests', () => {
   it('has a store.ts for every repository not named pending', () => {
-    expect(domainsWithRepo.filter((d) => !PENDING.has(d) && !existsSync(join(SRC, d, 'store.ts')))).toEqual([]);
+    expect(
+      domainsWithRepo.filter((d) => !PENDING.has(d) && !INSIDE_ANOTHER.has(d) && !existsSync(join(SRC, d, 'store.ts'))),
+    ).toEqual([]);
+    for (const [inner, outer] of INSIDE_ANOTHER)
+      expect(existsSync(join(SRC, outer, 'store.ts')), `${inner} inside ${outer}`).toBe(true);
   });
 
   it.each(domainsWithRepo.filter((d) => existsSync(join(SRC, d, 'store.ts'))))(
