@@ -1,5 +1,7 @@
 import { AppError, isAppError } from '../errors.ts';
-import { ConfigError } from '../config/index.ts';
+// The error alone, not config/index.ts: every command loads this file, `svc --version` too,
+// and the index brings the settings' schema (zod) into a start that must stay under 200 ms.
+import { ConfigError } from '../config/error.ts';
 import { StoreOpenError } from '../store/open-error.ts';
 import { BackupRefused } from '../store/backup.ts';
 
