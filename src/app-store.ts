@@ -11,12 +11,14 @@ import { createPgServerSettings } from './config/server-settings-pg.ts';
 import type { ServerSettings } from './config/server-settings.ts';
 import { createDeliveryRepo, type DeliveryRepo } from './delivery/repo.ts';
 import { createPgDeliveryRepo } from './delivery/repo-pg.ts';
-import { createDomainsRepo, type DomainsRepo } from './domains/repo.ts';
+import { createDomainsRepo } from './domains/repo.ts';
+import type { DomainsStore } from './domains/store.ts';
 import { createDmarcRepo } from './inbound/dmarc-repo.ts';
 import { createPgDmarcRepo } from './inbound/dmarc-repo-pg.ts';
 import type { DmarcRepo } from './inbound/dmarc-store.ts';
 import { createPgDomainsRepo } from './domains/repo-pg.ts';
-import { createEmailsRepo, type EmailsRepo } from './emails/repo.ts';
+import { createEmailsRepo } from './emails/repo.ts';
+import type { EmailsStore } from './emails/store.ts';
 import { createPgEmailsRepo } from './emails/repo-pg.ts';
 import { createIdempotencySql } from './idempotency/repo.ts';
 import { createPgIdempotency } from './idempotency/repo-pg.ts';
@@ -28,17 +30,22 @@ import { createPgRateLimiter } from './limits/rate-pg.ts';
 import { createPgFailureWindows } from './limits/failure-windows-pg.ts';
 import { createFailureWindows, type FailureWindows } from './lib/failure-windows.ts';
 import { createPgUsage } from './limits/usage-pg.ts';
-import { createNodesRepo, type NodesRepo } from './nodes/repo.ts';
+import { createNodesRepo } from './nodes/repo.ts';
+import type { NodesStore } from './nodes/store.ts';
 import { createPgNodesRepo } from './nodes/repo-pg.ts';
 import { createSessionsRepo, type SessionsRepo } from './sessions/repo.ts';
 import { createPgSessionsRepo } from './sessions/repo-pg.ts';
-import { createStatsRepo, type StatsRepo } from './stats/repo.ts';
+import { createStatsRepo } from './stats/repo.ts';
+import type { StatsStore } from './stats/store.ts';
 import { createPgStatsRepo } from './stats/repo-pg.ts';
-import { createSuppressionsRepo, type SuppressionsRepo } from './suppressions/repo.ts';
+import { createSuppressionsRepo } from './suppressions/repo.ts';
+import type { SuppressionsStore } from './suppressions/store.ts';
 import { createPgSuppressionsRepo } from './suppressions/repo-pg.ts';
-import { createTemplatesRepo, type TemplatesRepo } from './templates/repo.ts';
+import { createTemplatesRepo } from './templates/repo.ts';
+import type { TemplatesStore } from './templates/store.ts';
 import { createPgTemplatesRepo } from './templates/repo-pg.ts';
-import { createTopReader, type TopReader } from './top/repo.ts';
+import { createTopReader } from './top/repo.ts';
+import type { TopStore } from './top/store.ts';
 import { createPgTopReader } from './top/repo-pg.ts';
 import { createTrackingRepo } from './tracking/repo.ts';
 import type { TrackingStore } from './tracking/store.ts';
@@ -65,17 +72,17 @@ export interface Store {
   kind: 'sqlite' | 'postgres';
   accounts: AccountsRepo;
   keys: KeysRepo;
-  suppressions: SuppressionsRepo;
-  templates: TemplatesRepo;
-  domains: DomainsRepo;
+  suppressions: SuppressionsStore;
+  templates: TemplatesStore;
+  domains: DomainsStore;
   dmarc: DmarcRepo;
-  emails: EmailsRepo;
+  emails: EmailsStore;
   delivery: DeliveryRepo;
   tracking: TrackingStore;
   webhooks: WebhooksRepo;
   sessions: SessionsRepo;
-  stats: StatsRepo;
-  nodes: NodesRepo;
+  stats: StatsStore;
+  nodes: NodesStore;
   audit: AuditRepo;
   settings: {
     stored(): Promise<Partial<ServerSettings>>;
@@ -97,7 +104,7 @@ export interface Store {
    */
   failureWindows(name: string, windowMs: number): FailureWindows;
   /** svc top's reader of this store, for one project or the whole server. */
-  topReader(opts: { clock?: Clock; projectId?: string }): TopReader;
+  topReader(opts: { clock?: Clock; projectId?: string }): TopStore;
   /**
    * Runs `fn` unless another node runs the job `name` now (true when it ran): retention and
    * purges run on one node at a time. A single SQLite server always runs it.
@@ -296,7 +303,7 @@ async function readyUnlessFull(storage: StorageWatch, probe: () => Promise<unkno
 export async function openTopReader(where: {
   dataDir: string;
   database?: string | undefined;
-}): Promise<{ reader: TopReader; label: string; close: () => void }> {
+}): Promise<{ reader: TopStore; label: string; close: () => void }> {
   if (where.database) {
     const { openPostgres, redactUrl } = await import('./store/pg.ts');
     const pool = await openPostgres(where.database, { max: 2 });

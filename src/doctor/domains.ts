@@ -1,11 +1,11 @@
-import type { DomainsRepo } from '../domains/index.ts';
+import type { DomainsStore } from '../domains/index.ts';
 import type { ReportDay } from '../inbound/index.ts';
 import { REQUIRED, recordsOf, runChecks, type RecordCheck } from '../domains/index.ts';
 import type { DoctorCheck } from './check.ts';
 import type { DoctorDns } from './dns.ts';
 
 export interface DomainChecksDeps {
-  repo: Pick<DomainsRepo, 'listDomainIds' | 'findDomainById'>;
+  repo: Pick<DomainsStore, 'listDomainIds' | 'findDomainById'>;
   dns: DoctorDns;
   hostname: string;
   /** The domain's DMARC aggregate report days of the last week (`svc domains report`). */

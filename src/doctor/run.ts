@@ -1,6 +1,6 @@
 import { iso, type Clock } from '../lib/clock.ts';
 import { hostnameProblem } from '../domains/index.ts';
-import type { DomainsRepo } from '../domains/index.ts';
+import type { DomainsStore } from '../domains/index.ts';
 import { createBlocklistChecker, type BlocklistChecker } from './blocklist.ts';
 import { okCheck, worstStatus, type DoctorCheck, type DoctorReport } from './check.ts';
 import type { DoctorDns } from './dns.ts';
@@ -15,7 +15,7 @@ export interface DoctorDeps {
   dns: DoctorDns;
   /** The HELO name (--hostname). */
   hostname: string;
-  domains: Pick<DomainsRepo, 'listDomainIds' | 'findDomainById'>;
+  domains: Pick<DomainsStore, 'listDomainIds' | 'findDomainById'>;
   /** A domain's DMARC aggregate report days: sources not svc's that failed DMARC are warned of. */
   reports?: DomainChecksDeps['reports'];
   /** The port MX hosts are reached on (--mx-port). */

@@ -1,4 +1,4 @@
-export { createDomainsRepo, type DomainsRepo } from './repo.ts';
+export { createDomainsRepo } from './repo.ts';
 export type { DomainsStore } from './store.ts';
 export { createDomainsService, type DomainsService, type SigningKey } from './service.ts';
 export { createDnsResolver, type DnsLookups, type Lookup } from '../lib/dns.ts';

@@ -136,6 +136,3 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter): Do
       }),
   };
 }
-
-/** The old name of the domains store (store.ts), until the composition root says DomainsStore. */
-export type DomainsRepo = DomainsStore;

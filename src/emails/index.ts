@@ -1,4 +1,4 @@
-export { createEmailsRepo, type EmailsRepo } from './repo.ts';
+export { createEmailsRepo } from './repo.ts';
 export type { EmailsStore, SendResponse } from './store.ts';
 export { createEmailsService, type EmailsService, type Sender } from './service.ts';
 export {

@@ -290,9 +290,6 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
   };
 }
 
-/** The old name of the emails store (store.ts), until the composition root says EmailsStore. */
-export type EmailsRepo = EmailsStore;
-
 /**
  * The values of an `emails` row for a new email, in the column order both stores' inserts
  * name: id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails,

@@ -4,7 +4,7 @@ import { isUuid, newId } from '../lib/ids.ts';
 import { requestHash } from '../idempotency/index.ts';
 import type { IdempotencyGate } from '../idempotency/index.ts';
 import { LIMITS, PLAN_LIMITS, type Plan } from '../limits/index.ts';
-import type { DomainsRepo } from '../domains/index.ts';
+import type { DomainsStore } from '../domains/index.ts';
 import type { Actor } from '../audit/index.ts';
 import { parseInput } from '../validation.ts';
 import { checkHeaders, checkMessageSize, decodeAttachments } from './content.ts';
@@ -75,7 +75,7 @@ export interface EmailsDeps {
   clock: Clock;
   templates: TemplateSource;
   renderer: RenderPort;
-  domains: Pick<DomainsRepo, 'isVerifiedForProject' | 'findDomainByName'>;
+  domains: Pick<DomainsStore, 'isVerifiedForProject' | 'findDomainByName'>;
   idempotency: IdempotencyGate;
   accounts: AccountsPort;
   /** The server's onboarding-trial domain (`--sandbox-domain`), if any. */

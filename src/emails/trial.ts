@@ -1,12 +1,12 @@
 import { AppError } from '../errors.ts';
-import type { DomainsRepo } from '../domains/index.ts';
+import type { DomainsStore } from '../domains/index.ts';
 import type { Recipient } from './store.ts';
 
 export interface TrialDeps {
   /** The server's `--sandbox-domain`; undefined: no trial. */
   sandboxDomain: string | undefined;
   users: { findUserById(id: string): Promise<{ email: string } | undefined> };
-  domains: Pick<DomainsRepo, 'findDomainByName'>;
+  domains: Pick<DomainsStore, 'findDomainByName'>;
 }
 
 /**

@@ -20,8 +20,5 @@ export function createNodesRepo(db: Db, tx: Committer): NodesStore {
   };
 }
 
-/** The old name of NodesStore, until app-store.ts names the interface (issue 30). */
-export type NodesRepo = NodesStore;
-
 /** Nodes seen since `since` (ISO), for readers on any connection (svc top's read-only one). */
 export const FRESH_NODES_SQL = 'SELECT * FROM nodes WHERE seen_at >= ? ORDER BY id';

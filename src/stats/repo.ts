@@ -20,6 +20,3 @@ export function createStatsRepo(db: Db): StatsStore {
       Promise.resolve(q[granularity].all(projectId, fromHour, toHour)),
   };
 }
-
-/** The old name of StatsStore, until app-store.ts names the interface (issue 30). */
-export type StatsRepo = StatsStore;

@@ -1,4 +1,4 @@
-export { createSuppressionsRepo, type SuppressionsRepo } from './repo.ts';
+export { createSuppressionsRepo } from './repo.ts';
 export type { SuppressionsStore } from './store.ts';
 export { createSuppressionsService, type SuppressionsService } from './service.ts';
 export { readSuppressionCsv, writeSuppressionCsv, type CsvRow } from './csv.ts';

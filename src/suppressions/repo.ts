@@ -51,6 +51,3 @@ export function createSuppressionsRepo(db: Db, tx: Committer, audit: AuditWriter
       }),
   };
 }
-
-/** The old name of SuppressionsStore, until app-store.ts names the interface (issue 30). */
-export type SuppressionsRepo = SuppressionsStore;

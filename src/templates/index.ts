@@ -1,4 +1,4 @@
-export { createTemplatesRepo, type TemplatesRepo } from './repo.ts';
+export { createTemplatesRepo } from './repo.ts';
 export type { TemplatesStore } from './store.ts';
 export { createTemplatesService, type TemplatesService } from './service.ts';
 export { createLazyRenderer } from './lazy-renderer.ts';

@@ -50,6 +50,3 @@ export function createTemplatesRepo(db: Db, tx: Committer, audit: AuditWriter): 
       }),
   };
 }
-
-/** The old name of TemplatesStore, until app-store.ts names the interface (issue 30). */
-export type TemplatesRepo = TemplatesStore;

@@ -3,5 +3,4 @@ export { createTopService, type TopService } from './service.ts';
 export { formatSnapshot } from './format.ts';
 export { parseFilterText } from './filter.ts';
 export { readerSource, type TopSource } from './source.ts';
-export type { TopReader } from './view.ts';
 export type { TopStore } from './store.ts';

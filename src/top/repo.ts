@@ -8,7 +8,6 @@ import type { TopData, TopStore } from './store.ts';
 import { createTopView, DELIVERY_SCAN, EVENT_SCAN, LATEST } from './view.ts';
 
 export type { Destination, EmailDetail, LatestEmail, Snapshot };
-export type { TopReader } from './view.ts';
 
 /**
  * svc top's store on SQLite (store.ts): its TopData under the view (view.ts) PostgreSQL's

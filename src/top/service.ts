@@ -2,7 +2,8 @@ import type { Clock } from '../lib/clock.ts';
 import { AppError } from '../errors.ts';
 import { parseInput } from '../validation.ts';
 import { topFilterSchema } from './filter.ts';
-import type { EmailDetail, Snapshot, TopReader } from './repo.ts';
+import type { EmailDetail, Snapshot } from './repo.ts';
+import type { TopStore } from './store.ts';
 
 /** A project's reader unused this long is dropped (its per-second counts start over). */
 const IDLE_MS = 5 * 60_000;
@@ -11,9 +12,9 @@ const IDLE_MS = 5 * 60_000;
  * svc top through the server (`GET /v1/top`, a key that may read): one reader per project,
  * kept while someone watches, so each refresh reads only what is new (src/top/repo.ts).
  */
-export function createTopService(readerFor: (opts: { clock: Clock; projectId: string }) => TopReader, clock: Clock) {
-  const readers = new Map<string, { reader: TopReader; usedAt: number }>();
-  function readerOf(projectId: string): TopReader {
+export function createTopService(readerFor: (opts: { clock: Clock; projectId: string }) => TopStore, clock: Clock) {
+  const readers = new Map<string, { reader: TopStore; usedAt: number }>();
+  function readerOf(projectId: string): TopStore {
     const now = clock.now();
     for (const [id, r] of readers) if (now - r.usedAt > IDLE_MS) readers.delete(id);
     let r = readers.get(projectId);

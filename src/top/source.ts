@@ -1,5 +1,6 @@
 import type { TopFilter } from './filter.ts';
-import type { EmailDetail, Snapshot, TopReader } from './repo.ts';
+import type { EmailDetail, Snapshot } from './repo.ts';
+import type { TopStore } from './store.ts';
 
 /** Where svc top reads: the data dir (the whole server) or a server's `GET /v1/top` (one project). */
 export interface TopSource {
@@ -10,7 +11,7 @@ export interface TopSource {
   detail(emailId: string): Promise<EmailDetail | null>;
 }
 
-export function readerSource(reader: TopReader, label: string): TopSource {
+export function readerSource(reader: TopStore, label: string): TopSource {
   return {
     label,
     snapshot: (filter) => reader.snapshot(filter),

@@ -244,7 +244,6 @@ export function createTopView(
 }
 
 /** The old name of svc top's store (store.ts), until the composition root says TopStore. */
-export type TopReader = TopStore;
 
 /** An event as the detail pane shows it. */
 function presentEvent(r: { type: string; created_at: string; data: string }): EmailDetail['events'][number] {
