@@ -1,4 +1,5 @@
 export { createWebhooksRepo, type WebhooksRepo } from './repo.ts';
+export type * from './store.ts';
 export { createWebhooksService, type WebhooksService } from './service.ts';
 export { createWebhookDispatcher, type WebhookDispatcher, type DispatcherStats } from './dispatcher.ts';
 // The agent (createWebhookAgent) is url-guard.ts's, which loads undici: the composition root imports it when needed.

@@ -2,14 +2,8 @@ import type { Audited } from '../audit/index.ts';
 import type { PgAuditWriter } from '../audit/index.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
-import {
-  retentionCut,
-  type AttemptResult,
-  type DueRow,
-  type LeasedDueRow,
-  type OutboxRow,
-  type WebhookRow,
-} from './repo.ts';
+import { retentionCut } from './repo.ts';
+import type { AttemptResult, DueRow, LeasedDueRow, OutboxRow, WebhookRow, WebhooksStore } from './store.ts';
 import type { Delivery } from './schema.ts';
 
 interface PayloadParts {
@@ -67,7 +61,11 @@ const DELIVERY = `SELECT id, webhook_id, event_id, event_type, attempt, status, 
  * an attempt's result only while its lease is the row's due time. A node that died leaves rows
  * that fall due again when their lease runs out.
  */
-export function createPgWebhooksRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWriter) {
+/** A WebhookRow's columns: the table's seq is PostgreSQL's alone and stays out of the row, as on SQLite. */
+const WEBHOOK_COLUMNS =
+  'id, project_id, url, events, secret, is_active, auto_disabled, exhausted_in_a_row, created_at, updated_at';
+
+export function createPgWebhooksRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWriter): WebhooksStore {
   const log = (t: PgTx, a: Audited | undefined) => (a ? audit.record(t, a.actor, a.entry, a.atMs) : undefined);
   const insertRecord = (t: PgTx, r: Delivery | (Omit<Delivery, 'status'> & { status: string })) =>
     t.query(
@@ -118,9 +116,13 @@ export function createPgWebhooksRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
         return { changed, next, done };
       }),
     findById: async (id: string) =>
-      (await pool.query<WebhookRow>('SELECT * FROM webhooks WHERE id = $1', [id])).rows[0],
+      (await pool.query<WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = $1`, [id])).rows[0],
     listOfProject: async (projectId: string) =>
-      (await pool.query<WebhookRow>('SELECT * FROM webhooks WHERE project_id = $1 ORDER BY seq', [projectId])).rows,
+      (
+        await pool.query<WebhookRow>(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE project_id = $1 ORDER BY seq`, [
+          projectId,
+        ])
+      ).rows,
     /**
      * Inserts unless the organization already has `max` webhooks; false at the ceiling. The
      * organization's row is locked while they are counted, so the ceiling holds across nodes.

@@ -1,68 +1,20 @@
-import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
-import type { Delivery } from './schema.ts';
+import type {
+  AttemptResult,
+  DeliveryRow,
+  DueRow,
+  LeasedDueRow,
+  OutboxRow,
+  WebhookRow,
+  WebhooksStore,
+} from './store.ts';
 
-export interface WebhookRow {
-  id: string;
-  project_id: string;
-  url: string;
-  /** JSON array. */
-  events: string;
-  secret: string;
-  is_active: number;
-  auto_disabled: number;
-  exhausted_in_a_row: number;
-  created_at: string;
-  updated_at: string;
-}
-
-/** An event still to deliver to a webhook, as the dispatcher claims it. */
-export interface OutboxRow {
-  seq: number;
-  id: string;
-  webhook_id: string;
-  event_id: string;
-  event_type: string;
-  payload: string;
-  attempts: number;
-  next_attempt_at: string;
-  created_at: string;
-}
-
-/** A claimed outbox row with what its attempt needs of its webhook, read in the same query. */
-export interface DueRow extends Omit<OutboxRow, 'payload'> {
-  /** The body to send; null when the event's email no longer exists. */
-  payload: string | null;
-  /** 1 when the webhook was inactive as the event happened. */
-  skip: number;
-  url: string;
-  secret: string;
-  is_active: number;
-}
-
-/**
- * A claimed outbox row with the token of its claim: on PostgreSQL the due time its claim
- * wrote, which its writes name; empty on SQLite, whose one dispatcher leases nothing.
- */
-export type LeasedDueRow = DueRow & { lease: string };
-
-/** What one attempt changed: its record, and the outbox row's fate. */
-export interface AttemptResult {
-  record: Omit<Delivery, 'status'> & { status: 'succeeded' | 'failed' };
-  /** The next attempt's time, or null when the event is done (delivered, or out of attempts). */
-  next: string | null;
-  /** True when this attempt used the last one without delivery. */
-  exhausted: boolean;
-  /** Exhausted events in a row that deactivate the webhook. */
-  disableAfter: number;
-}
-
-type DeliveryRow = Omit<Delivery, never>;
+export type { AttemptResult, DueRow, LeasedDueRow, OutboxRow, WebhookRow } from './store.ts';
 
 /** SQL of webhooks, their outbox and their delivery records. */
-export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
+export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter): WebhooksStore {
   const log = (a: Audited | undefined) => a && audit.record(a.actor, a.entry, a.atMs);
   const q = {
     byId: db.prepare<[string], WebhookRow>('SELECT * FROM webhooks WHERE id = ?'),
@@ -190,7 +142,12 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
      * nothing, and a crash leaves nothing to release. On PostgreSQL, where several nodes
      * claim, a claim leases its rows instead (repo-pg.ts); here the lease is empty.
      */
-    claimDue: (now: string, limit: number, _leaseMs: number, skip: Set<number>): Promise<LeasedDueRow[]> => {
+    claimDue: (
+      now: string,
+      limit: number,
+      _leaseMs: number,
+      skip: Set<number> = new Set(),
+    ): Promise<LeasedDueRow[]> => {
       const seqs = q.dueSeqs.all(now, limit + skip.size).filter((seq) => !skip.has(seq));
       const rows = seqs.length === 0 ? [] : q.bySeqs.all(JSON.stringify(seqs.slice(0, limit)));
       return read(rows.map((r) => ({ ...r, lease: '' })));
@@ -259,8 +216,8 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter) {
   };
 }
 
-/** The webhooks repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
-export type WebhooksRepo = Port<ReturnType<typeof createWebhooksRepo>>;
+/** The old name of WebhooksStore, kept while callers move to it (issue 30). */
+export type WebhooksRepo = WebhooksStore;
 
 /**
  * Where a retention batch of attempt records ends (both stores): `rows` are the `limit`
