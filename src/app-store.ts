@@ -50,7 +50,8 @@ import { createPgTopReader } from './top/repo-pg.ts';
 import { createTrackingRepo } from './tracking/repo.ts';
 import type { TrackingStore } from './tracking/store.ts';
 import { createPgTrackingRepo } from './tracking/repo-pg.ts';
-import { createWebhooksRepo, type WebhooksRepo } from './webhooks/repo.ts';
+import { createWebhooksRepo } from './webhooks/repo.ts';
+import type { WebhooksStore } from './webhooks/store.ts';
 import { createPgWebhooksRepo } from './webhooks/repo-pg.ts';
 import type { Logger } from './lib/logger.ts';
 import { silentLogger } from './lib/silent-logger.ts';
@@ -79,7 +80,7 @@ export interface Store {
   emails: EmailsStore;
   delivery: DeliveryRepo;
   tracking: TrackingStore;
-  webhooks: WebhooksRepo;
+  webhooks: WebhooksStore;
   sessions: SessionsRepo;
   stats: StatsStore;
   nodes: NodesStore;

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { sleep } from '../src/lib/sleep.ts';
-import type { WebhooksRepo } from '../src/webhooks/repo.ts';
+import type { WebhooksStore } from '../src/webhooks/store.ts';
 import { createDispatchWorker } from '../src/webhooks/worker-host.ts';
 import { captureLogger } from './domains-helpers.ts';
 
@@ -20,7 +20,7 @@ describe('the webhook dispatcher thread', () => {
         ca: undefined,
         options: { retrySchedule: [60_000], allowInsecure: false, tickMs: 100, concurrency: 8, maxLagMs: 30_000 },
       },
-      { repo: { anyWebhook: () => Promise.resolve(anyWebhook) } as unknown as WebhooksRepo, logger },
+      { repo: { anyWebhook: () => Promise.resolve(anyWebhook) } as unknown as WebhooksStore, logger },
       { restartMs: 20, lookEveryMs: 10 },
     );
     const restarts = () => lines.filter((l) => String(l.msg).includes('starting it again'));

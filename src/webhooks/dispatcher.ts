@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import { iso, type Clock, type Timer } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
-import type { LeasedDueRow, WebhooksRepo } from './repo.ts';
+import type { LeasedDueRow, WebhooksStore } from './store.ts';
 import { postSigned } from './send.ts';
 import { checkWebhookUrl } from './url-check.ts';
 
@@ -43,7 +43,7 @@ const LEASE_MS = 60_000;
  * One POST per (event, webhook); order per webhook is not promised.
  */
 export function createWebhookDispatcher(
-  deps: { repo: WebhooksRepo; clock: Clock; logger: Logger; agent: Dispatcher; busy?: () => boolean },
+  deps: { repo: WebhooksStore; clock: Clock; logger: Logger; agent: Dispatcher; busy?: () => boolean },
   opts: DispatcherOptions,
 ) {
   const { repo, clock, logger, agent } = deps;

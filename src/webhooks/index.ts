@@ -1,4 +1,4 @@
-export { createWebhooksRepo, type WebhooksRepo } from './repo.ts';
+export { createWebhooksRepo } from './repo.ts';
 export type * from './store.ts';
 export { createWebhooksService, type WebhooksService } from './service.ts';
 export { createWebhookDispatcher, type WebhookDispatcher, type DispatcherStats } from './dispatcher.ts';

@@ -216,9 +216,6 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter): W
   };
 }
 
-/** The old name of WebhooksStore, kept while callers move to it (issue 30). */
-export type WebhooksRepo = WebhooksStore;
-
 /**
  * Where a retention batch of attempt records ends (both stores): `rows` are the `limit`
  * records after `afterSeq`, in seq order, which is time order. The ones before `cutoff` go,

@@ -6,7 +6,7 @@ import { iso, type Clock } from '../lib/clock.ts';
 import { isUuid, newId } from '../lib/ids.ts';
 import { PLAN_LIMITS, planLimitError, type Plan } from '../limits/index.ts';
 import { parseInput } from '../validation.ts';
-import type { WebhookRow, WebhooksRepo } from './repo.ts';
+import type { WebhookRow, WebhooksStore } from './store.ts';
 import {
   createWebhookSchema,
   listDeliveriesQuerySchema,
@@ -19,7 +19,7 @@ import { postSigned } from './send.ts';
 import { checkWebhookUrl } from './url-check.ts';
 
 export interface WebhooksDeps {
-  repo: WebhooksRepo;
+  repo: WebhooksStore;
   clock: Clock;
   /** The plan of a project's organization, for the webhook ceiling. */
   planOf: (projectId: string) => Promise<Plan>;

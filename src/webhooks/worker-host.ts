@@ -5,7 +5,7 @@ import type { Logger } from '../lib/logger.ts';
 import { WORKER_YOUNG_GENERATION_MB } from '../lib/server-flags.ts';
 import type { DispatcherStats } from './dispatcher.ts';
 import type { DispatchWorkerData } from './dispatch-worker.ts';
-import type { WebhooksRepo } from './repo.ts';
+import type { WebhooksStore } from './store.ts';
 
 /** The bundle has dispatch-worker.js beside main.js; tests and tsx run the .ts. */
 function workerFile(): string {
@@ -21,7 +21,7 @@ function workerFile(): string {
 // domain clock: they manage a thread, and tests set their periods through `opts`.
 export function createDispatchWorker(
   data: Omit<DispatchWorkerData, 'mainBusy'>,
-  deps: { repo: WebhooksRepo; logger: Logger },
+  deps: { repo: WebhooksStore; logger: Logger },
   opts: { restartMs?: number; lookEveryMs?: number } = {},
 ) {
   // How busy this (the accepting) thread is, read by the dispatcher thread.
