@@ -1,4 +1,3 @@
-import { AppError } from '../errors.ts';
 import type { PgIdempotency } from '../idempotency/index.ts';
 import type { PgUsage } from '../limits/index.ts';
 import type { PgPool } from '../store/pg.ts';
@@ -22,6 +21,7 @@ import type { PgAuditWriter } from '../audit/index.ts';
 import type { Attachment } from './content.ts';
 import type { ListQuery } from './schema.ts';
 import { emailValues, replayOf, trialUsed } from './repo.ts';
+import { dropSuppressed } from './suppression-step.ts';
 
 /**
  * The emails store on PostgreSQL (store.ts). The accept of an email (issue 17) is the SQLite
@@ -35,29 +35,13 @@ export function createPgEmailsRepo(
   tx: PgCommitter,
   deps: { usage: PgUsage; idempotency: PgIdempotency; audit: PgAuditWriter },
 ): EmailsStore {
-  /** Drops suppressed recipients from the email: one read for all of them. */
-  async function applySuppression(
-    t: PgTx,
-    e: NewEmail,
-    recipients: Recipient[],
-  ): Promise<{ kept: Recipient[]; skipped: SkippedRecipient[] }> {
-    const lc = recipients.map((r) => r.address.toLowerCase());
+  /** The reasons the project's suppression list gives for these recipients: one read for all of them. */
+  async function suppressionReasons(t: PgTx, projectId: string, recipients: Recipient[]): Promise<Map<string, string>> {
     const found = await t.query<{ email: string; reason: string }>(
       'SELECT email, reason FROM suppressions WHERE project_id = $1 AND email = ANY($2::text[])',
-      [e.project_id, lc],
+      [projectId, recipients.map((r) => r.address.toLowerCase())],
     );
-    if (found.rows.length === 0) return { kept: recipients, skipped: [] };
-    const reasons = new Map(found.rows.map((r) => [r.email, r.reason]));
-    const skipped: SkippedRecipient[] = [];
-    const kept = recipients.filter((r, i) => {
-      const reason = reasons.get(lc[i]!);
-      if (reason) skipped.push({ email: r.address, reason });
-      return !reason;
-    });
-    const dropped = new Set(skipped.map((s) => s.email.toLowerCase()));
-    const keep = (list: string[] | null) => list && list.filter((a) => !dropped.has(a.toLowerCase()));
-    Object.assign(e, { to: keep(e.to), cc: keep(e.cc), bcc: keep(e.bcc) });
-    return { kept, skipped };
+    return new Map(found.rows.map((r) => [r.email, r.reason]));
   }
 
   /** The email, its body, recipients, tags and first event in one statement; then its attachments. */
@@ -134,14 +118,12 @@ export function createPgEmailsRepo(
     ) {
       throw trialUsed();
     }
-    const { kept, skipped } = opts.suppress
-      ? await applySuppression(t, e, recipients)
-      : { kept: recipients, skipped: [] };
-    if (kept.length === 0) {
-      throw new AppError('all_recipients_suppressed', 'Every recipient is on the suppression list', {
-        skipped_recipients: skipped,
-      });
+    let suppressed = { kept: recipients, skipped: [] as SkippedRecipient[] };
+    if (opts.suppress) {
+      const reasons = await suppressionReasons(t, e.project_id, recipients);
+      suppressed = dropSuppressed(e, recipients, (a) => reasons.get(a));
     }
+    const { kept, skipped } = suppressed;
     if (opts.volume) await deps.usage.reserve(t, opts.volume.orgId, kept.length, opts.volume.limits, opts.volume.now);
     await insertEmail(t, e, kept);
     const response: SendResponse = { id: e.id, status: e.status, skipped_recipients: skipped };

@@ -6,6 +6,7 @@ import type { ListQuery } from './schema.ts';
 import { AppError } from '../errors.ts';
 import type { IdempotencySql } from '../idempotency/index.ts';
 import type { UsageSql } from '../limits/index.ts';
+import { dropSuppressed } from './suppression-step.ts';
 import type { SqliteSuppressions } from '../suppressions/index.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
 import type {
@@ -20,7 +21,6 @@ import type {
   RetentionBatch,
   RetentionPage,
   SendResponse,
-  SkippedRecipient,
 } from './store.ts';
 
 // The store's types, for the tests and benches that build a store directly.
@@ -209,22 +209,6 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
     return q.after ? rows.reverse() : rows;
   }
 
-  /** Drops suppressed recipients from the email; returns who was skipped and why. */
-  function applySuppression(e: NewEmail, recipients: Recipient[]): { kept: Recipient[]; skipped: SkippedRecipient[] } {
-    const skipped: SkippedRecipient[] = [];
-    const kept = recipients.filter((r) => {
-      const s = deps.suppressions.findSync(e.project_id, r.address.toLowerCase());
-      if (s) skipped.push({ email: r.address, reason: s.reason });
-      return !s;
-    });
-    if (skipped.length) {
-      const dropped = new Set(skipped.map((s) => s.email.toLowerCase()));
-      const keep = (list: string[] | null) => list && list.filter((a) => !dropped.has(a.toLowerCase()));
-      Object.assign(e, { to: keep(e.to), cc: keep(e.cc), bcc: keep(e.bcc) });
-    }
-    return { kept, skipped };
-  }
-
   /**
    * Accepts one email atomically: idempotent replay, suppression, volume,
    * the email with its recipients, attachments and first event, and the
@@ -237,12 +221,9 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
     }
     // Inside the write: of two trial sends at once, the second sees the first's row.
     if (e.trial && trialOf.get(e.project_id)) throw trialUsed();
-    const { kept, skipped } = opts.suppress ? applySuppression(e, recipients) : { kept: recipients, skipped: [] };
-    if (kept.length === 0) {
-      throw new AppError('all_recipients_suppressed', 'Every recipient is on the suppression list', {
-        skipped_recipients: skipped,
-      });
-    }
+    const { kept, skipped } = opts.suppress
+      ? dropSuppressed(e, recipients, (a) => deps.suppressions.findSync(e.project_id, a)?.reason)
+      : { kept: recipients, skipped: [] };
     if (opts.volume) deps.usage.reserve(opts.volume.orgId, kept.length, opts.volume.limits, opts.volume.now);
     insertEmail(e, kept);
     const response: SendResponse = { id: e.id, status: e.status, skipped_recipients: skipped };
