@@ -16,9 +16,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import nodemailer from 'nodemailer';
-import { initialize } from '../src/accounts/index.ts';
-import { createApp } from '../src/app.ts';
-import { loadConfig } from '../src/config/index.ts';
+import { initDataDir } from '../test/e2e/init-data-dir.ts';
 import { startTestPostgres } from '../test/postgres/server.ts';
 import { startDnsServer } from '../test/peers/dns.ts';
 import { startMxPeer } from '../test/peers/mx.ts';
@@ -85,17 +83,7 @@ const reader = database
       close: () => Promise.resolve(),
     };
 
-const app = await createApp(loadConfig({ flags: { dataDir, ...(database ? { database } : {}) } }), {
-  createDataDir: true,
-});
-const init = await initialize(app.accounts, app.keys, {
-  email: 'o@example.com',
-  password: 'pw-123456789',
-  org: 'A',
-  project: 'P',
-  plan: 'UNLIMITED',
-  acceptDpa: true,
-});
+const { app, init } = await initDataDir(dataDir, database);
 const signing = signingDomainRows({
   organizationId: init.organization_id,
   projectId: init.project_id,
