@@ -153,6 +153,7 @@ export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
     maxBatch: 500,
     onCommit: (s) => opts.onCommit?.(s),
     onStorageFull: () => storage.noteFull(),
+    refusing: () => storage.refusing(),
   });
   const settings = createServerSettings(db, tx);
   // Every management write commits with its audit row (issue 11).

@@ -95,6 +95,9 @@ describe.skipIf(skipReason !== undefined)('a full disk (8 MiB tmpfs)', () => {
     expect(refused?.statusCode).toBe(503);
     expect(refused?.json().error).toMatchObject({ code: 'storage_full' });
     expect(refused?.headers['retry-after']).toBe('30');
+    // The reserve the refusal released is for the checkpoint: a small message, which would fit
+    // in it, is refused as well rather than written into it.
+    expect(await relayed()).toMatch(/^452 4\.3\.1 /);
     // The reserve went to the checkpoint that empties the WAL; what that freed is taken again.
     expect(existsSync(join(dataDir, RESERVE_FILE))).toBe(false);
     await expect.poll(() => statSync(join(dataDir, 'svc.sqlite-wal')).size, { timeout: 3000 }).toBe(0);

@@ -36,6 +36,8 @@ export interface CommitterOptions {
   onCommit?: (seconds: number, writes: number) => void;
   /** Told when a group failed for lack of disk space (its writes are answered `storage_full`). */
   onStorageFull?: () => void;
+  /** True while the disk is known full: a write is then answered `storage_full` without being tried. */
+  refusing?: () => boolean;
 }
 
 /** Pause between two tries for a write lock held by another connection. */
@@ -199,6 +201,9 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
   return {
     write<T>(work: (db: Db) => T): Promise<T> {
       if (closed) return Promise.reject(new Error('store is closed'));
+      // "While writes fail for lack of space ... every write is answered storage_full"
+      // (store/disk.ts): the reserve it released is the checkpoint's, not the next write's.
+      if (opts.refusing?.()) return Promise.reject(storageFullError());
       return new Promise<T>((resolve, reject) => {
         queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
         // While waiting for another connection's lock, the retry timer flushes.

@@ -353,6 +353,26 @@ describe('group commit', () => {
     await close();
   });
 
+  it('answers storage_full without running the write while the disk is known full, and writes again after', async () => {
+    let full = true;
+    const { s, tx, close } = committerOn('CREATE TABLE t (v INTEGER)', {
+      windowMs: 1,
+      maxBatch: 100,
+      refusing: () => full,
+    });
+    let runs = 0;
+    const insert = (db: typeof s.db) => {
+      runs++;
+      return db.prepare('INSERT INTO t VALUES (1)').run().changes;
+    };
+    await expect(tx.write(insert)).rejects.toMatchObject({ code: 'storage_full' });
+    expect(runs).toBe(0);
+    full = false;
+    await expect(tx.write(insert)).resolves.toBe(1);
+    expect(s.db.prepare('SELECT count(*) FROM t').pluck().get()).toBe(1);
+    await close();
+  });
+
   it('flushes at maxBatch without waiting for the window', async () => {
     const { s, tx, close } = committerOn('CREATE TABLE t (v INTEGER)', { windowMs: 60_000, maxBatch: 3 });
     await Promise.all([1, 2, 3].map((v) => tx.write((db) => db.prepare('INSERT INTO t VALUES (?)').run(v))));

@@ -103,8 +103,11 @@ describe('createDiskGuard', () => {
     );
     await vi.waitFor(() => expect(t.truncateWal.mock.calls.length).toBeGreaterThan(2));
     expect(g.state().full).toBe(true);
+    // The reserve it released is the checkpoint's: writes are refused, not tried into it.
+    expect(g.refusing()).toBe(true);
     t.space.free = 2 * RESERVE;
     await vi.waitFor(() => expect(g.state().full).toBe(false));
+    expect(g.refusing()).toBe(false);
     expect(existsSync(t.reserve)).toBe(true);
     expect(messages(t.lines)).toContain('storage: space is back, writes are accepted');
   });

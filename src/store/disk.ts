@@ -38,6 +38,12 @@ export interface StorageWatch {
   /** Told by the committer: a write failed for lack of space. */
   noteFull(): void;
   state(): StorageState;
+  /**
+   * Whether writes are refused without being tried (cheap: read on every write). The disk
+   * guard refuses them while full, so what `noteFull` freed (the reserve) is left to the
+   * checkpoint and no write lands in it; elsewhere every write is tried.
+   */
+  refusing(): boolean;
   stop(): void;
 }
 
@@ -194,6 +200,7 @@ export function createDiskGuard(opts: DiskGuardOptions): StorageWatch {
       }
       return { full, ...(space ? { space } : {}) };
     },
+    refusing: () => full,
     stop() {
       stopped = true;
       timer?.cancel();
@@ -220,6 +227,7 @@ export function createStorageFlag(clock: Clock, holdMs = 10_000): StorageWatch {
   return {
     noteFull: () => (lastFull = clock.now()),
     state: () => ({ full: lastFull !== undefined && clock.now() - lastFull < holdMs }),
+    refusing: () => false,
     stop() {},
   };
 }
