@@ -3,53 +3,9 @@ import type { PgAuditWriter } from '../audit/index.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import { retentionCut } from './repo.ts';
-import type { AttemptResult, DueRow, LeasedDueRow, OutboxRow, WebhookRow, WebhooksStore } from './store.ts';
+import { dueRowOf, type DueParts } from './payload.ts';
+import type { AttemptResult, LeasedDueRow, OutboxRow, WebhookRow, WebhooksStore } from './store.ts';
 import type { Delivery } from './schema.ts';
-
-interface PayloadParts {
-  payload: string | null;
-  email_id: string | null;
-  from_email: string;
-  to_emails: string;
-  subject: string;
-  tags: string;
-  email_status: string | null;
-  ev_id: string | null;
-  ev_type: string;
-  ev_created_at: string;
-  ev_data: string;
-  ip_address: string | null;
-  user_agent: string | null;
-}
-
-/**
- * The contract's "Webhooks (push)" body, byte for byte what the SQLite store builds with
- * json_object (webhooks/repo.ts): keys in this order, compact, the event's data as stored,
- * and a click's `ip` and `user_agent` set last. PostgreSQL's JSON functions would space and
- * (jsonb) reorder it, and the body is what the signature covers, so it is built here.
- */
-export function buildPayload(p: PayloadParts): string | null {
-  if (p.payload !== null) return p.payload;
-  if (p.email_id === null || p.ev_id === null) return null;
-  const data = JSON.parse(p.ev_data) as Record<string, unknown>;
-  if (p.ev_type === 'clicked') Object.assign(data, { ip: p.ip_address, user_agent: p.user_agent });
-  return JSON.stringify({
-    id: `evt_${p.ev_id}`,
-    type: `email.${p.ev_type}`,
-    created_at: `${p.ev_created_at.slice(0, 23)}000Z`,
-    data: {
-      email: {
-        id: p.email_id,
-        from: p.from_email,
-        to: JSON.parse(p.to_emails) as unknown,
-        subject: p.subject,
-        tags: JSON.parse(p.tags) as unknown,
-        status: p.email_status,
-      },
-      event: data,
-    },
-  });
-}
 
 const DELIVERY = `SELECT id, webhook_id, event_id, event_type, attempt, status, http_status, duration_ms, error,
                          request_body, response_body, created_at, next_attempt_at FROM webhook_deliveries`;
@@ -183,7 +139,7 @@ export function createPgWebhooksRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
     claimDue: (now: string, limit: number, leaseMs: number, _skip?: Set<number>) =>
       tx.write(async (t): Promise<LeasedDueRow[]> => {
         const lease = new Date(Date.parse(now) + leaseMs).toISOString();
-        const r = await t.query<DueRow & PayloadParts & { claimed_due: string }>(
+        const r = await t.query<DueParts & { claimed_due: string }>(
           `WITH picked AS (
              SELECT seq, next_attempt_at AS due FROM webhook_outbox WHERE next_attempt_at <= $1
              ORDER BY next_attempt_at LIMIT $2 FOR UPDATE SKIP LOCKED),
@@ -201,22 +157,7 @@ export function createPgWebhooksRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
            ORDER BY c.claimed_due, c.seq`,
           [now, limit, lease],
         );
-        return r.rows.map((row) => ({
-          seq: row.seq,
-          id: row.id,
-          webhook_id: row.webhook_id,
-          event_id: row.event_id,
-          event_type: row.event_type,
-          attempts: row.attempts,
-          next_attempt_at: row.claimed_due,
-          created_at: row.created_at,
-          skip: row.skip,
-          url: row.url,
-          secret: row.secret,
-          is_active: row.is_active,
-          payload: buildPayload(row),
-          lease,
-        }));
+        return r.rows.map((row) => dueRowOf({ ...row, next_attempt_at: row.claimed_due }, lease));
       }),
 
     /**

@@ -1,15 +1,8 @@
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
-import type {
-  AttemptResult,
-  DeliveryRow,
-  DueRow,
-  LeasedDueRow,
-  OutboxRow,
-  WebhookRow,
-  WebhooksStore,
-} from './store.ts';
+import { dueRowOf, type DueParts } from './payload.ts';
+import type { AttemptResult, DeliveryRow, LeasedDueRow, OutboxRow, WebhookRow, WebhooksStore } from './store.ts';
 
 export type { AttemptResult, DueRow, LeasedDueRow, OutboxRow, WebhookRow } from './store.ts';
 
@@ -30,22 +23,15 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter): W
       )
       .pluck(),
     // The rows taken and their webhooks in one statement (a webhook deleted meanwhile took its rows
-    // with it). The body of a row queued by the trigger is built here, off the accept's thread, as the
-    // contract's "Webhooks (push)" shape: from the event row, the email's fields that never change
-    // after accept, and the status stored with the row (migration 0012). Null if the email is gone.
-    bySeqs: db.prepare<[string], DueRow>(
+    // with it), with what the body of a row queued by the trigger is built from (payload.ts), off
+    // the accept's thread: the event row, the email's fields that never change after accept, and
+    // the status stored with the row (migration 0012).
+    bySeqs: db.prepare<[string], DueParts>(
       `SELECT o.seq, o.id, o.webhook_id, o.event_id, o.event_type, o.attempts, o.next_attempt_at, o.created_at,
-         o.skip, w.url, w.secret, w.is_active,
-         coalesce(o.payload, CASE WHEN e.seq IS NOT NULL THEN json_object(
-           'id', 'evt_' || ev.id,
-           'type', 'email.' || ev.type,
-           'created_at', substr(ev.created_at, 1, 23) || '000Z',
-           'data', json_object(
-             'email', json_object('id', e.id, 'from', e.from_email, 'to', json(e.to_emails), 'subject', e.subject,
-                                  'tags', json(e.tags), 'status', o.email_status),
-             'event', CASE WHEN ev.type = 'clicked'
-                        THEN json_set(ev.data, '$.ip', ev.ip_address, '$.user_agent', ev.user_agent)
-                        ELSE json(ev.data) END)) END) AS payload
+         o.skip, w.url, w.secret, w.is_active, o.payload, o.email_status,
+         e.id AS email_id, e.from_email, e.to_emails, e.subject, e.tags,
+         ev.id AS ev_id, ev.type AS ev_type, ev.created_at AS ev_created_at, ev.data AS ev_data,
+         ev.ip_address, ev.user_agent
        FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
          LEFT JOIN email_events ev ON ev.seq = o.event_seq
          LEFT JOIN emails e ON e.seq = ev.email_seq
@@ -150,7 +136,7 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter): W
     ): Promise<LeasedDueRow[]> => {
       const seqs = q.dueSeqs.all(now, limit + skip.size).filter((seq) => !skip.has(seq));
       const rows = seqs.length === 0 ? [] : q.bySeqs.all(JSON.stringify(seqs.slice(0, limit)));
-      return read(rows.map((r) => ({ ...r, lease: '' })));
+      return read(rows.map((r) => dueRowOf(r, '')));
     },
 
     /**

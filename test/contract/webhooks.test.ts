@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Audited } from '../../src/audit/index.ts';
 import type { AttemptResult, DeliveryRow, WebhookRow } from '../../src/webhooks/store.ts';
+import { newEmail } from '../postgres/email-fixture.ts';
 import { AT, openStore, STORE_KINDS, type OpenedStore } from './stores.ts';
 
 const LATER = '2026-11-26T13:00:00.000Z';
@@ -219,5 +220,28 @@ describe.each(STORE_KINDS)('WebhooksStore on %s', (kind) => {
     expect(await outbox('w1')).toEqual([]);
     expect(await actions('w1')).toEqual(['webhook.create', 'webhook.delete']);
     expect(await s.store.webhooks.remove('w1', audited('w1', 'webhook.delete'))).toBe(false);
+  });
+
+  it("claimDue: an event's body is the contract's push shape, the same bytes on both stores", async () => {
+    await s.store.webhooks.create(hook('w9', { events: '["*"]' }), null, audited('w9', 'webhook.create'));
+    const e = newEmail('e9', { to: ['a@x.test'], subject: 'Hi "there" é', tags: ['t1'] });
+    await s.store.emails.acceptEmail(e, [{ address: 'a@x.test', kind: 'to' }], {
+      suppress: false,
+      volume: null,
+      idempotency: null,
+    });
+    // A click carries where it came from, set after the event's own data.
+    await s.exec(`INSERT INTO email_events (id, email_seq, type, data, ip_address, user_agent, created_at)
+      SELECT 'ev-click', seq, 'clicked', '{"url":"https://x.test/a","n":1.5}', '192.0.2.1', 'UA/1',
+        '2026-11-26T12:00:01.123Z' FROM emails WHERE id = 'e9'`);
+    const rows = (await s.store.webhooks.claimDue(LATER, 50, 60_000, new Set())).filter((r) => r.webhook_id === 'w9');
+    expect(rows.map((r) => r.payload)).toEqual([
+      '{"id":"evt_ev-e9","type":"email.queued","created_at":"2026-11-26T12:00:00.000000Z","data":{"email":' +
+        '{"id":"e9","from":"news@example.com","to":["a@x.test"],"subject":"Hi \\"there\\" é","tags":["t1"],' +
+        '"status":"QUEUED"},"event":{}}}',
+      '{"id":"evt_ev-click","type":"email.clicked","created_at":"2026-11-26T12:00:01.123000Z","data":{"email":' +
+        '{"id":"e9","from":"news@example.com","to":["a@x.test"],"subject":"Hi \\"there\\" é","tags":["t1"],' +
+        '"status":"QUEUED"},"event":{"url":"https://x.test/a","n":1.5,"ip":"192.0.2.1","user_agent":"UA/1"}}}',
+    ]);
   });
 });
