@@ -21,6 +21,7 @@ import type { PgAuditWriter } from '../audit/index.ts';
 import type { Attachment } from './content.ts';
 import type { ListQuery } from './schema.ts';
 import { emailValues, replayOf, trialUsed } from './repo.ts';
+import { planRetentionBatch, type RetentionRow } from './retention-plan.ts';
 import { dropSuppressed } from './suppression-step.ts';
 
 /**
@@ -184,43 +185,30 @@ export function createPgEmailsRepo(
     return q.after ? rows.reverse() : rows;
   }
 
-  /**
-   * A retention batch in one short write transaction (repo.ts, retentionBatch): `page.held`
-   * looked at again, then up to `page.limit` emails after `page.after`; `apply` on each final
-   * email created before `cutoff`.
-   */
+  /** A retention batch in one short write transaction, as on SQLite (repo.ts, retentionBatch). */
   function retentionBatch(
     cutoff: string,
     page: RetentionPage,
     apply: (t: PgTx, seq: number) => Promise<number>,
   ): Promise<RetentionBatch> {
     return tx.write(async (t) => {
-      let changed = 0;
-      let next = page.after;
-      const held: number[] = [];
-      const visit = async (r: { seq: number; created_at: string; status: string }) => {
-        if (r.status === 'QUEUED' || r.status === 'SENDING') held.push(r.seq);
-        else if ((await apply(t, r.seq)) > 0) changed++;
-      };
-      if (page.held.length) {
-        const again = await t.query<{ seq: number; created_at: string; status: string }>(
-          'SELECT seq, created_at, status FROM emails WHERE seq = ANY($1::bigint[])',
-          [page.held],
-        );
-        for (const r of again.rows) await visit(r);
-      }
+      const again = page.held.length
+        ? (
+            await t.query<RetentionRow>('SELECT seq, created_at, status FROM emails WHERE seq = ANY($1::bigint[])', [
+              page.held,
+            ])
+          ).rows
+        : [];
       const rows = (
-        await t.query<{ seq: number; created_at: string; status: string }>(
-          'SELECT seq, created_at, status FROM emails WHERE seq > $1 ORDER BY seq LIMIT $2',
-          [page.after, page.limit],
-        )
+        await t.query<RetentionRow>('SELECT seq, created_at, status FROM emails WHERE seq > $1 ORDER BY seq LIMIT $2', [
+          page.after,
+          page.limit,
+        ])
       ).rows;
-      for (const r of rows) {
-        if (r.created_at >= cutoff) return { changed, next, held, done: true };
-        next = r.seq;
-        await visit(r);
-      }
-      return { changed, next, held, done: rows.length < page.limit };
+      const plan = planRetentionBatch(cutoff, page, again, rows);
+      let changed = 0;
+      for (const seq of plan.act) if ((await apply(t, seq)) > 0) changed++;
+      return { changed, next: plan.next, held: plan.held, done: plan.done };
     });
   }
   const deleted = (r: { rowCount: number | null }) => r.rowCount ?? 0;

@@ -6,6 +6,7 @@ import type { ListQuery } from './schema.ts';
 import { AppError } from '../errors.ts';
 import type { IdempotencySql } from '../idempotency/index.ts';
 import type { UsageSql } from '../limits/index.ts';
+import { planRetentionBatch, type RetentionRow } from './retention-plan.ts';
 import { dropSuppressed } from './suppression-step.ts';
 import type { SqliteSuppressions } from '../suppressions/index.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
@@ -85,10 +86,10 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
   const events = db.prepare<[number], EventRow>(
     'SELECT id, type, data, ip_address, user_agent, created_at FROM email_events WHERE email_seq = +? ORDER BY seq',
   );
-  const retentionPage = db.prepare<[number, number], { seq: number; created_at: string; status: string }>(
+  const retentionPage = db.prepare<[number, number], RetentionRow>(
     'SELECT seq, created_at, status FROM emails WHERE seq > ? ORDER BY seq LIMIT ?',
   );
-  const retentionAt = db.prepare<[string], { seq: number; created_at: string; status: string }>(
+  const retentionAt = db.prepare<[string], RetentionRow>(
     'SELECT seq, created_at, status FROM emails WHERE seq IN (SELECT value FROM json_each(?))',
   );
   const dropBodies = db.prepare('DELETE FROM email_bodies WHERE email_seq = ?');
@@ -99,7 +100,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
 
   /**
    * A retention batch (store.ts, dropContentBefore) in one short write transaction: `apply`
-   * runs on each final email created before `cutoff` and says whether it changed anything.
+   * runs on each email the plan (retention-plan.ts) acts on and says whether it changed anything.
    */
   function retentionBatch(
     cutoff: string,
@@ -107,21 +108,10 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
     apply: (seq: number) => number,
   ): Promise<RetentionBatch> {
     return tx.write(() => {
-      let changed = 0;
-      let next = page.after;
-      const held: number[] = [];
-      const visit = (r: { seq: number; created_at: string; status: string }) => {
-        if (r.status === 'QUEUED' || r.status === 'SENDING') held.push(r.seq);
-        else if (apply(r.seq) > 0) changed++;
-      };
-      if (page.held.length) for (const r of retentionAt.all(JSON.stringify(page.held))) visit(r);
-      const rows = retentionPage.all(page.after, page.limit);
-      for (const r of rows) {
-        if (r.created_at >= cutoff) return { changed, next, held, done: true };
-        next = r.seq;
-        visit(r);
-      }
-      return { changed, next, held, done: rows.length < page.limit };
+      const again = page.held.length ? retentionAt.all(JSON.stringify(page.held)) : [];
+      const plan = planRetentionBatch(cutoff, page, again, retentionPage.all(page.after, page.limit));
+      const changed = plan.act.filter((seq) => apply(seq) > 0).length;
+      return { changed, next: plan.next, held: plan.held, done: plan.done };
     });
   }
 
