@@ -21,6 +21,7 @@ import type { PgAuditWriter } from '../audit/index.ts';
 import type { Attachment } from './content.ts';
 import type { ListQuery } from './schema.ts';
 import { emailValues, replayOf, trialUsed } from './repo.ts';
+import { emailsListStatement, PG_LIST, type ListCursor } from './list-query.ts';
 import { planRetentionBatch, type RetentionRow } from './retention-plan.ts';
 import { dropSuppressed } from './suppression-step.ts';
 
@@ -132,57 +133,22 @@ export function createPgEmailsRepo(
     return { replay: false, response };
   }
 
-  /**
-   * A page of the project's emails, newest first: the SQLite store's two steps (repo.ts, list),
-   * the page's seqs from an index, then those rows. A sender is compared without case through
-   * the index on lower(from_email).
-   */
+  /** A page of the project's emails (list-query.ts). */
   async function list(projectId: string, q: ListQuery): Promise<EmailRow[]> {
-    const params: unknown[] = [projectId];
-    const p = (v: unknown) => {
-      params.push(v);
-      return `$${params.length}`;
-    };
-    const where = ['e.project_id = $1'];
-    const byTag = q.tag !== undefined;
-    const byTime = !byTag && (q.from !== undefined || q.to !== undefined);
-    const seqCol = byTag ? 't.email_seq' : 'e.seq';
-    if (q.status) where.push(`e.status = ${p(q.status)}`);
-    if (q.from_email) where.push(`lower(e.from_email) = lower(${p(q.from_email)})`);
-    if (q.to_email) {
-      where.push(
-        `${seqCol} IN (SELECT email_seq FROM recipients WHERE project_id = $1 AND address_lc = ${p(q.to_email.toLowerCase())})`,
-      );
-    }
-    if (q.tag) where.push(`t.project_id = $1 AND t.tag = ${p(q.tag)}`);
-    if (q.from) where.push(`e.created_at >= ${p(new Date(q.from).toISOString())}`);
-    if (q.to) where.push(`e.created_at <= ${p(new Date(q.to).toISOString())}`);
-    const cursor = q.before ?? q.after;
-    if (cursor) {
-      const c = (
-        await pool.query<{ seq: number; created_at: string }>(
-          'SELECT seq, created_at FROM emails WHERE id = $1 AND project_id = $2',
-          [cursor, projectId],
-        )
-      ).rows[0];
-      if (!c) return [];
-      const op = q.before ? '<' : '>';
-      where.push(
-        byTime ? `(e.created_at, e.seq) ${op} (${p(c.created_at)}, ${p(c.seq)})` : `${seqCol} ${op} ${p(c.seq)}`,
-      );
-    }
-    // `after` pages toward newer emails: walk up from the cursor, then show newest first.
-    const dir = q.after ? 'ASC' : 'DESC';
-    const order = byTime ? `e.created_at ${dir}, e.seq ${dir}` : `${seqCol} ${dir}`;
-    const from = byTag ? 'email_tags t JOIN emails e ON e.seq = t.email_seq' : 'emails e';
-    const page = `SELECT ${seqCol} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ${p(q.limit)}`;
-    const rows = (
-      await pool.query<EmailRow>(
-        `SELECT e.* FROM emails e WHERE e.seq IN (${page}) ORDER BY ${byTime ? order : `e.seq ${dir}`}`,
-        params,
-      )
-    ).rows;
-    return q.after ? rows.reverse() : rows;
+    const id = q.before ?? q.after;
+    const cursor =
+      id === undefined
+        ? undefined
+        : (
+            await pool.query<ListCursor>('SELECT seq, created_at FROM emails WHERE id = $1 AND project_id = $2', [
+              id,
+              projectId,
+            ])
+          ).rows[0];
+    if (id !== undefined && !cursor) return [];
+    const { sql, params, reverse } = emailsListStatement(PG_LIST, projectId, q, cursor);
+    const rows = (await pool.query<EmailRow>(sql, params)).rows;
+    return reverse ? rows.reverse() : rows;
   }
 
   /** A retention batch in one short write transaction, as on SQLite (repo.ts, retentionBatch). */

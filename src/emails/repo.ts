@@ -6,6 +6,7 @@ import type { ListQuery } from './schema.ts';
 import { AppError } from '../errors.ts';
 import type { IdempotencySql } from '../idempotency/index.ts';
 import type { UsageSql } from '../limits/index.ts';
+import { emailsListStatement, SQLITE_LIST } from './list-query.ts';
 import { planRetentionBatch, type RetentionRow } from './retention-plan.ts';
 import { dropSuppressed } from './suppression-step.ts';
 import type { SqliteSuppressions } from '../suppressions/index.ts';
@@ -147,56 +148,16 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
     w.event.run(e.event.id, seq, e.event.type, JSON.stringify(e.event.data), e.created_at);
   }
 
-  /**
-   * A page of the project's emails, newest first. Two steps, so its cost does
-   * not grow with the emails stored (bench:stats): the page's seqs first, from
-   * an index alone, then those rows (sorting whole rows to keep 25 reads every
-   * body among them). With a tag the page walks down the tag's own primary key
-   * instead of listing every email with it; with a date window it walks down
-   * (project, created_at) from the window's end, newest by `created_at` then
-   * `seq`, and the cursor follows that order.
-   */
+  /** A page of the project's emails (list-query.ts); statements are kept by their SQL. */
   function list(projectId: string, q: ListQuery): EmailRow[] {
-    const where = ['e.project_id = @project_id'];
-    const params: Record<string, unknown> = { project_id: projectId, limit: q.limit };
-    const add = (clause: string, name: string, value: unknown) => {
-      where.push(clause);
-      params[name] = value;
-    };
-    const byTag = q.tag !== undefined;
-    const byTime = !byTag && (q.from !== undefined || q.to !== undefined);
-    // With a tag the page is walked down email_tags (project_id, tag, email_seq).
-    const seqCol = byTag ? 't.email_seq' : 'e.seq';
-    if (q.status) add('e.status = @status', 'status', q.status);
-    if (q.from_email) add('e.from_email = @from_email COLLATE NOCASE', 'from_email', q.from_email);
-    if (q.to_email) {
-      where.push(
-        `${seqCol} IN (SELECT email_seq FROM recipients WHERE project_id = @project_id AND address_lc = @to_email)`,
-      );
-      params.to_email = q.to_email.toLowerCase();
-    }
-    if (q.tag) add('t.project_id = @project_id AND t.tag = @tag', 'tag', q.tag);
-    if (q.from) add('e.created_at >= @from_at', 'from_at', new Date(q.from).toISOString());
-    if (q.to) add('e.created_at <= @to_at', 'to_at', new Date(q.to).toISOString());
-    const cursor = q.before ?? q.after;
-    if (cursor) {
-      const c = seqOf.get(cursor, projectId);
-      if (!c) return [];
-      const op = q.before ? '<' : '>';
-      where.push(byTime ? `(e.created_at, e.seq) ${op} (@cursor_at, @cursor)` : `${seqCol} ${op} @cursor`);
-      params.cursor = c.seq;
-      if (byTime) params.cursor_at = c.created_at;
-    }
-    // `after` pages toward newer emails: walk up from the cursor, then show newest first.
-    const dir = q.after ? 'ASC' : 'DESC';
-    const order = byTime ? `e.created_at ${dir}, e.seq ${dir}` : `${seqCol} ${dir}`;
-    const from = byTag ? 'email_tags t JOIN emails e ON e.seq = t.email_seq' : 'emails e';
-    const page = `SELECT ${seqCol} FROM ${from} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT @limit`;
-    const sql = `SELECT e.* FROM emails e WHERE e.seq IN (${page}) ORDER BY ${byTime ? order : `e.seq ${dir}`}`;
+    const id = q.before ?? q.after;
+    const cursor = id === undefined ? undefined : seqOf.get(id, projectId);
+    if (id !== undefined && !cursor) return [];
+    const { sql, params, reverse } = emailsListStatement(SQLITE_LIST, projectId, q, cursor);
     let stmt = listCache.get(sql);
     if (!stmt) listCache.set(sql, (stmt = db.prepare(sql)));
     const rows = stmt.all(params) as EmailRow[];
-    return q.after ? rows.reverse() : rows;
+    return reverse ? rows.reverse() : rows;
   }
 
   /**
