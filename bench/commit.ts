@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createAuditWriter } from '../src/audit/repo.ts';
 import { createEmailsRepo, type AcceptOptions, type NewEmail } from '../src/emails/repo.ts';
 import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
+import { createPgSuppressionsRepo } from '../src/suppressions/repo-pg.ts';
 import { createPgEmailsRepo } from '../src/emails/repo-pg.ts';
 import { createIdempotencySql } from '../src/idempotency/index.ts';
 import { createPgIdempotency } from '../src/idempotency/repo-pg.ts';
@@ -198,6 +199,7 @@ async function acceptCases(): Promise<void> {
     usage: createPgUsage(pgPool),
     idempotency: createPgIdempotency(pgPool),
     audit: createPgAuditWriter(),
+    suppressions: createPgSuppressionsRepo(pgPool, pgTx, createPgAuditWriter()),
   });
   const results: Record<string, number> = {};
   for (const [label, repo] of [

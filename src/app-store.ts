@@ -254,7 +254,7 @@ function pgStore(pool: PgPool, where: string, opts: StoreOptions): Store {
     templates: createPgTemplatesRepo(pool, tx, audit),
     domains: createPgDomainsRepo(pool, tx, audit),
     dmarc: createPgDmarcRepo(pool, tx),
-    emails: createPgEmailsRepo(pool, tx, { usage, idempotency, audit }),
+    emails: createPgEmailsRepo(pool, tx, { usage, idempotency, audit, suppressions }),
     delivery: createPgDeliveryRepo(pool, tx, {
       suppress: (t, projectId, email, _emailId, at, reason) => suppressions.add(t, projectId, email, reason, at),
     }),

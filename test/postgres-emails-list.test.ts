@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuditWriter } from '../src/audit/repo.ts';
 import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
+import { createPgSuppressionsRepo } from '../src/suppressions/repo-pg.ts';
 import { createEmailsRepo, type AcceptOptions, type NewEmail } from '../src/emails/repo.ts';
 import { newEmail } from './postgres/email-fixture.ts';
 import { createPgEmailsRepo } from '../src/emails/repo-pg.ts';
@@ -73,6 +74,7 @@ beforeAll(async () => {
     usage: createPgUsage(node.pool),
     idempotency: createPgIdempotency(node.pool),
     audit: createPgAuditWriter(),
+    suppressions: createPgSuppressionsRepo(node.pool, node.tx, createPgAuditWriter()),
   });
   for (const e of emails()) {
     await lite.acceptEmail({ ...e }, [{ address: e.to[0]!, kind: 'to' }], OPTS);

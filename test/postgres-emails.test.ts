@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
+import { createPgSuppressionsRepo } from '../src/suppressions/repo-pg.ts';
 import { createPgEmailsRepo, type PgEmailsRepo } from '../src/emails/repo-pg.ts';
 import type { AcceptOptions, NewEmail, Recipient } from '../src/emails/repo.ts';
 import { newEmail } from './postgres/email-fixture.ts';
@@ -25,6 +26,7 @@ beforeAll(async () => {
       usage: createPgUsage(n.pool),
       idempotency: createPgIdempotency(n.pool),
       audit: createPgAuditWriter(),
+      suppressions: createPgSuppressionsRepo(n.pool, n.tx, createPgAuditWriter()),
     });
     return { ...n, emails };
   };

@@ -1,5 +1,6 @@
 import type { PgIdempotency } from '../idempotency/index.ts';
 import type { PgUsage } from '../limits/index.ts';
+import type { PgSuppressions } from '../suppressions/index.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type {
@@ -35,17 +36,8 @@ import { dropSuppressed } from './suppression-step.ts';
 export function createPgEmailsRepo(
   pool: PgPool,
   tx: PgCommitter,
-  deps: { usage: PgUsage; idempotency: PgIdempotency; audit: PgAuditWriter },
+  deps: { usage: PgUsage; idempotency: PgIdempotency; audit: PgAuditWriter; suppressions: PgSuppressions },
 ): EmailsStore {
-  /** The reasons the project's suppression list gives for these recipients: one read for all of them. */
-  async function suppressionReasons(t: PgTx, projectId: string, recipients: Recipient[]): Promise<Map<string, string>> {
-    const found = await t.query<{ email: string; reason: string }>(
-      'SELECT email, reason FROM suppressions WHERE project_id = $1 AND email = ANY($2::text[])',
-      [projectId, recipients.map((r) => r.address.toLowerCase())],
-    );
-    return new Map(found.rows.map((r) => [r.email, r.reason]));
-  }
-
   /** The email, its body, recipients, tags and first event in one statement; then its attachments. */
   async function insertEmail(t: PgTx, e: NewEmail, recipients: Recipient[]): Promise<number> {
     const live = e.env === 'LIVE';
@@ -122,7 +114,8 @@ export function createPgEmailsRepo(
     }
     let suppressed = { kept: recipients, skipped: [] as SkippedRecipient[] };
     if (opts.suppress) {
-      const reasons = await suppressionReasons(t, e.project_id, recipients);
+      const addresses = recipients.map((r) => r.address.toLowerCase());
+      const reasons = await deps.suppressions.reasonsIn(t, e.project_id, addresses);
       suppressed = dropSuppressed(e, recipients, (a) => reasons.get(a));
     }
     const { kept, skipped } = suppressed;
@@ -192,12 +185,7 @@ export function createPgEmailsRepo(
         return response;
       }),
     suppressionOf: async (projectId: string, address: string): Promise<string | null> =>
-      (
-        await pool.query<{ reason: string }>('SELECT reason FROM suppressions WHERE project_id = $1 AND email = $2', [
-          projectId,
-          address.toLowerCase(),
-        ])
-      ).rows[0]?.reason ?? null,
+      (await deps.suppressions.find(projectId, address.toLowerCase()))?.reason ?? null,
     dropContentBefore: (cutoff: string, page: RetentionPage) =>
       retentionBatch(
         cutoff,

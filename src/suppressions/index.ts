@@ -10,3 +10,4 @@ export {
   type SuppressionReason,
 } from './schema.ts';
 export type { SqliteSuppressions } from './repo.ts';
+export type { PgSuppressions } from './repo-pg.ts';

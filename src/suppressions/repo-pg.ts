@@ -12,6 +12,8 @@ const UPSERT = `INSERT INTO suppressions (project_id, email, reason, created_at)
 export type PgSuppressions = SuppressionsStore & {
   /** One entry of addMany (store.ts) inside the caller's transaction `t`, without an audit row. */
   add(t: PgTx, projectId: string, email: string, reason: SuppressionReason, at: string): Promise<void>;
+  /** The reasons the project's list gives for these (lower-cased) addresses, read in `t`: one read for all. */
+  reasonsIn(t: PgTx, projectId: string, emails: readonly string[]): Promise<Map<string, string>>;
 };
 
 /**
@@ -38,6 +40,13 @@ export function createPgSuppressionsRepo(pool: PgPool, tx: PgCommitter, audit: P
       ).rows,
     add: async (t: PgTx, projectId: string, email: string, reason: SuppressionReason, at: string) => {
       await t.query(UPSERT, [projectId, email, reason, at]);
+    },
+    reasonsIn: async (t: PgTx, projectId: string, emails: readonly string[]) => {
+      const found = await t.query<{ email: string; reason: string }>(
+        'SELECT email, reason FROM suppressions WHERE project_id = $1 AND email = ANY($2::text[])',
+        [projectId, emails],
+      );
+      return new Map(found.rows.map((r) => [r.email, r.reason]));
     },
     addMany: (projectId: string, rows: { email: string; reason: SuppressionReason }[], at: string, a: Audited) =>
       tx.write(async (t) => {
