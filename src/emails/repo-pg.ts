@@ -15,16 +15,15 @@ import type {
   RetentionBatch,
   RetentionPage,
   SendResponse,
-  SkippedRecipient,
 } from './store.ts';
 import type { Audited } from '../audit/index.ts';
 import type { PgAuditWriter } from '../audit/index.ts';
 import type { Attachment } from './content.ts';
 import type { ListQuery } from './schema.ts';
-import { emailValues, replayOf, trialUsed } from './repo.ts';
+import { acceptPlan, replayOf, runPlanAsync } from './accept-plan.ts';
+import { emailValues } from './repo.ts';
 import { emailsListStatement, PG_LIST, type ListCursor } from './list-query.ts';
 import { planRetentionBatch, type RetentionRow } from './retention-plan.ts';
-import { dropSuppressed } from './suppression-step.ts';
 
 /**
  * The emails store on PostgreSQL (store.ts). The accept of an email (issue 17) is the SQLite
@@ -100,30 +99,31 @@ export function createPgEmailsRepo(
     return seq;
   }
 
-  async function accept(t: PgTx, e: NewEmail, recipients: Recipient[], opts: AcceptOptions): Promise<AcceptResult> {
-    if (opts.idempotency) {
-      const { key, hash, expiresAt } = opts.idempotency;
-      const prior = await deps.idempotency.claim(t, e.project_id, key, hash, e.created_at, expiresAt);
-      if (prior) return replayOf(prior, hash);
-    }
-    if (
-      e.trial &&
-      (await t.query('SELECT 1 FROM emails WHERE project_id = $1 AND is_trial = 1', [e.project_id])).rowCount
-    ) {
-      throw trialUsed();
-    }
-    let suppressed = { kept: recipients, skipped: [] as SkippedRecipient[] };
-    if (opts.suppress) {
-      const addresses = recipients.map((r) => r.address.toLowerCase());
-      const reasons = await deps.suppressions.reasonsIn(t, e.project_id, addresses);
-      suppressed = dropSuppressed(e, recipients, (a) => reasons.get(a));
-    }
-    const { kept, skipped } = suppressed;
-    if (opts.volume) await deps.usage.reserve(t, opts.volume.orgId, kept.length, opts.volume.limits, opts.volume.now);
-    await insertEmail(t, e, kept);
-    const response: SendResponse = { id: e.id, status: e.status, skipped_recipients: skipped };
-    if (opts.idempotency) await deps.idempotency.save(t, e.project_id, opts.idempotency.key, response, e.id);
-    return { replay: false, response };
+  /** Accepts one email (accept-plan.ts): each ask of the plan answered in the transaction `t`. */
+  function accept(t: PgTx, e: NewEmail, recipients: Recipient[], opts: AcceptOptions): Promise<AcceptResult> {
+    return runPlanAsync(acceptPlan(e, recipients, opts), async (ask) => {
+      switch (ask.step) {
+        case 'prior': {
+          const { key, hash, expiresAt } = opts.idempotency!;
+          return deps.idempotency.claim(t, e.project_id, key, hash, e.created_at, expiresAt);
+        }
+        case 'trial':
+          return (
+            ((await t.query('SELECT 1 FROM emails WHERE project_id = $1 AND is_trial = 1', [e.project_id])).rowCount ??
+              0) > 0
+          );
+        case 'reasons': {
+          const reasons = await deps.suppressions.reasonsIn(t, e.project_id, ask.addresses);
+          return (address: string) => reasons.get(address);
+        }
+        case 'reserve':
+          return deps.usage.reserve(t, opts.volume!.orgId, ask.count, opts.volume!.limits, opts.volume!.now);
+        case 'insert':
+          return insertEmail(t, e, ask.recipients);
+        case 'save':
+          return deps.idempotency.save(t, e.project_id, opts.idempotency!.key, ask.response, e.id);
+      }
+    });
   }
 
   /** A page of the project's emails (list-query.ts). */

@@ -3,12 +3,11 @@ import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Attachment } from './content.ts';
 import type { ListQuery } from './schema.ts';
-import { AppError } from '../errors.ts';
 import type { IdempotencySql } from '../idempotency/index.ts';
 import type { UsageSql } from '../limits/index.ts';
+import { acceptPlan, replayOf, runPlan } from './accept-plan.ts';
 import { emailsListStatement, SQLITE_LIST } from './list-query.ts';
 import { planRetentionBatch, type RetentionRow } from './retention-plan.ts';
-import { dropSuppressed } from './suppression-step.ts';
 import type { SqliteSuppressions } from '../suppressions/index.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
 import type {
@@ -161,28 +160,28 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
   }
 
   /**
-   * Accepts one email atomically: idempotent replay, suppression, volume,
-   * the email with its recipients, attachments and first event, and the
-   * idempotency record, all in one group-committed transaction.
+   * Accepts one email atomically (accept-plan.ts): each ask of the plan answered inside the
+   * caller's group-committed transaction.
    */
   function accept(e: NewEmail, recipients: Recipient[], opts: AcceptOptions): AcceptResult {
-    if (opts.idempotency) {
-      const prior = deps.idempotency.find(e.project_id, opts.idempotency.key, e.created_at);
-      if (prior) return replayOf(prior, opts.idempotency.hash);
-    }
-    // Inside the write: of two trial sends at once, the second sees the first's row.
-    if (e.trial && trialOf.get(e.project_id)) throw trialUsed();
-    const { kept, skipped } = opts.suppress
-      ? dropSuppressed(e, recipients, (a) => deps.suppressions.findSync(e.project_id, a)?.reason)
-      : { kept: recipients, skipped: [] };
-    if (opts.volume) deps.usage.reserve(opts.volume.orgId, kept.length, opts.volume.limits, opts.volume.now);
-    insertEmail(e, kept);
-    const response: SendResponse = { id: e.id, status: e.status, skipped_recipients: skipped };
-    if (opts.idempotency) {
-      const { key, hash, expiresAt } = opts.idempotency;
-      deps.idempotency.save(e.project_id, key, hash, response, e.id, e.created_at, expiresAt);
-    }
-    return { replay: false, response };
+    return runPlan(acceptPlan(e, recipients, opts), (ask) => {
+      switch (ask.step) {
+        case 'prior':
+          return deps.idempotency.find(e.project_id, opts.idempotency!.key, e.created_at);
+        case 'trial':
+          return trialOf.get(e.project_id) !== undefined;
+        case 'reasons':
+          return (address: string) => deps.suppressions.findSync(e.project_id, address)?.reason;
+        case 'reserve':
+          return deps.usage.reserve(opts.volume!.orgId, ask.count, opts.volume!.limits, opts.volume!.now);
+        case 'insert':
+          return insertEmail(e, ask.recipients);
+        case 'save': {
+          const { key, hash, expiresAt } = opts.idempotency!;
+          return deps.idempotency.save(e.project_id, key, hash, ask.response, e.id, e.created_at, expiresAt);
+        }
+      }
+    });
   }
 
   return {
@@ -256,16 +255,3 @@ export function emailValues(e: NewEmail): unknown[] {
 }
 
 const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
-
-/** The project sent its one onboarding-trial email already. */
-export function trialUsed(): AppError {
-  return new AppError('trial_restricted', 'This project has already sent its one onboarding-trial email', {
-    reason: 'trial_used',
-  });
-}
-
-/** Same key and same body replays; same key and another body is 422 (decisions.md, "Idempotency"). */
-export function replayOf(prior: { request_hash: string; response: string }, hash: string): AcceptResult {
-  if (prior.request_hash !== hash) throw new AppError('idempotency_key_reused');
-  return { replay: true, response: JSON.parse(prior.response) as SendResponse };
-}
