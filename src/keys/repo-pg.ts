@@ -2,18 +2,18 @@ import type { Audited } from '../audit/index.ts';
 import type { PgAuditWriter } from '../audit/index.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter } from '../store/pg-committer.ts';
-import { createPrincipalCache, type KeyPrincipal, type KeyRow } from './repo.ts';
+import { createPrincipalCache } from './repo.ts';
+import type { KeyPrincipal, KeyRow, KeysStore, NewKey } from './store.ts';
 
 /**
- * API keys on PostgreSQL: the SQLite repository's operations (repo.ts), async. Each node keeps
- * the keys it resolved while the auth epoch stands still; any node's change to a key, a
- * project or an organization moves the epoch (a trigger), so a key revoked through one node
- * is refused by every other on its next request.
+ * The keys store on PostgreSQL (store.ts). Each node keeps the keys it resolved while the auth
+ * epoch stands still; any node's change to a key, a project or an organization moves the epoch
+ * (a trigger), so a key revoked through one node is refused by every other on its next request.
  */
-export function createPgKeysRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWriter) {
+export function createPgKeysRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWriter): KeysStore {
   const found = createPrincipalCache();
   return {
-    /** The key of a token's hash with its project and organization: one row read while cached. */
+    // One row read (the epoch) while the key is kept.
     async findPrincipalByHash(hash: string): Promise<KeyPrincipal | undefined> {
       const epoch = await pool.query<{ n: number }>('SELECT n FROM auth_epoch WHERE id = 1');
       found.at(epoch.rows[0]!.n);
@@ -41,7 +41,7 @@ export function createPgKeysRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWr
           [projectId, includeRevoked],
         )
       ).rows,
-    createKey: (k: Omit<KeyRow, 'last_used_at' | 'revoked_at'>, a: Audited) =>
+    createKey: (k: NewKey, a: Audited) =>
       tx.write(async (t) => {
         await t.query(
           `INSERT INTO api_keys (id, project_id, name, prefix, key_hash, permissions, env, created_by, expires_at,
@@ -62,7 +62,6 @@ export function createPgKeysRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWr
         );
         await audit.record(t, a.actor, a.entry, a.atMs);
       }),
-    /** Revokes a key; false (and no audit row) when it was revoked already. */
     revokeKey: (id: string, at: string, a: Audited) =>
       tx.write(async (t) => {
         const r = await t.query('UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL', [at, id]);
@@ -77,4 +76,5 @@ export function createPgKeysRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWr
   };
 }
 
-export type PgKeysRepo = ReturnType<typeof createPgKeysRepo>;
+/** The old name of KeysStore on PostgreSQL, kept while callers move to it (issue 30). */
+export type PgKeysRepo = KeysStore;

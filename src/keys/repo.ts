@@ -1,37 +1,12 @@
-import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
-import type { KeyEnv, Permission } from './schema.ts';
-import type { Plan } from '../limits/index.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
+import type { KeyPrincipal, KeyRow, KeysStore, NewKey } from './store.ts';
 
-export interface KeyRow {
-  id: string;
-  project_id: string;
-  name: string;
-  prefix: string;
-  key_hash: string;
-  permissions: Permission;
-  env: KeyEnv;
-  created_by: string | null;
-  last_used_at: string | null;
-  expires_at: string | null;
-  revoked_at: string | null;
-  created_at: string;
-}
+export type { KeyPrincipal, KeyRow, NewKey } from './store.ts';
 
-/** A key with what a request needs to know about its project and organization. */
-export interface KeyPrincipal extends KeyRow {
-  organization_id: string;
-  project_settings: string;
-  plan: Plan;
-  daily_limit: number | null;
-  rate_limit_per_second: number | null;
-  dpa_accepted_at: string | null;
-}
-
-/** SQL of API keys; every write commits with its audit row. */
-export function createKeysRepo(db: Db, tx: Committer, audit: AuditWriter) {
+/** The keys store on SQLite (store.ts); every write commits with its audit row. */
+export function createKeysRepo(db: Db, tx: Committer, audit: AuditWriter): KeysStore {
   // `= +?`: with a plain `= ?` SQLite marks this join "re-prepare when rebound", so every
   // request re-prepared it (and better-sqlite3 rebuilt its row factory): 43–70 µs instead
   // of 5–9 µs, same plan (docs/performance.md).
@@ -54,12 +29,8 @@ export function createKeysRepo(db: Db, tx: Committer, audit: AuditWriter) {
   const revoke = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
   const touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
   return {
-    /**
-     * The key of a token's hash with its project and organization. Found keys are kept in
-     * memory while the auth epoch (migration 0013) stands still: one row read per request
-     * instead of a three-table join, and a revocation by the CLI, another node or this
-     * server still applies on the next request.
-     */
+    // Found keys are kept while the auth epoch stands still: one row read per request instead
+    // of a three-table join.
     findPrincipalByHash(hash: string): Promise<KeyPrincipal | undefined> {
       found.at(epochNow.get()!);
       const kept = found.get(hash);
@@ -71,12 +42,11 @@ export function createKeysRepo(db: Db, tx: Committer, audit: AuditWriter) {
     findKeyById: (id: string) => Promise.resolve(byId.get(id)),
     listKeys: (projectId: string, includeRevoked: boolean) =>
       Promise.resolve(ofProject.all(projectId, includeRevoked ? 1 : 0)),
-    createKey: (k: Omit<KeyRow, 'last_used_at' | 'revoked_at'>, a: Audited) =>
+    createKey: (k: NewKey, a: Audited) =>
       tx.write(() => {
         insert.run(k);
         audit.record(a.actor, a.entry, a.atMs);
       }),
-    /** Revokes a key; false (and no audit row) when it was revoked already. */
     revokeKey: (id: string, at: string, a: Audited) =>
       tx.write(() => {
         const changed = revoke.run(at, id).changes > 0;
@@ -87,8 +57,8 @@ export function createKeysRepo(db: Db, tx: Committer, audit: AuditWriter) {
   };
 }
 
-/** The keys repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
-export type KeysRepo = Port<ReturnType<typeof createKeysRepo>>;
+/** The old name of KeysStore, kept while callers move to it (issue 30). */
+export type KeysRepo = KeysStore;
 
 /** At most this many resolved keys are kept; past it the oldest is dropped. */
 const MAX_KEPT = 10_000;

@@ -4,7 +4,7 @@ import { isUuid, newId, randomToken, sha256Hex } from '../lib/ids.ts';
 import { operator, type Actor } from '../audit/index.ts';
 import { uniqueOrConflict } from '../store/errors.ts';
 import { parseInput } from '../validation.ts';
-import type { KeyPrincipal, KeyRow, KeysRepo } from './repo.ts';
+import type { KeyPrincipal, KeyRow, KeysStore } from './store.ts';
 import { KEY_PREFIX, createKeySchema, type CreateKeyInput, type KeyEnv } from './schema.ts';
 
 export interface ApiKey {
@@ -32,7 +32,7 @@ export function toApiKey(k: KeyRow): ApiKey {
 }
 
 export interface KeysDeps {
-  repo: KeysRepo;
+  repo: KeysStore;
   clock: Clock;
 }
 
