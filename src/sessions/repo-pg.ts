@@ -1,16 +1,16 @@
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
-import type { NewToken, RotateResult, TokenWithFamily } from './repo.ts';
+import type { NewToken, RotateResult, SessionsStore, TokenWithFamily } from './store.ts';
 
 const TOKEN = `SELECT t.*, f.user_id, f.revoked_at AS family_revoked_at
                FROM session_tokens t JOIN session_families f ON f.id = t.family_id WHERE t.token_hash = $1`;
 
 /**
- * Session families and their tokens on PostgreSQL (repo.ts). A refresh token is locked while
- * it is presented, so two nodes given the same token at once take turns: the second sees it
- * used, and the family is revoked as a reuse, as on one server.
+ * The sessions store on PostgreSQL (store.ts). A refresh token is locked while it is presented,
+ * so two nodes given the same token at once take turns: the second sees it used, and the family
+ * is revoked as a reuse, as on one server.
  */
-export function createPgSessionsRepo(pool: PgPool, tx: PgCommitter) {
+export function createPgSessionsRepo(pool: PgPool, tx: PgCommitter): SessionsStore {
   const insert = async (t: PgTx, familyId: string, at: string, tokens: NewToken[]) => {
     for (const k of tokens) {
       await t.query(
@@ -28,7 +28,6 @@ export function createPgSessionsRepo(pool: PgPool, tx: PgCommitter) {
   return {
     findToken: async (hash: string) => (await pool.query<TokenWithFamily>(TOKEN, [hash])).rows[0],
 
-    /** A new family for `userId` with its first tokens (login). */
     startFamily: (familyId: string, userId: string, at: string, tokens: NewToken[]) =>
       tx.write(async (t) => {
         await t.query('INSERT INTO session_families (id, user_id, created_at) VALUES ($1, $2, $3)', [
@@ -39,10 +38,6 @@ export function createPgSessionsRepo(pool: PgPool, tx: PgCommitter) {
         await insert(t, familyId, at, tokens);
       }),
 
-    /**
-     * Presents a refresh token: a live one is marked used and `next` joins its family; a
-     * rotated one (reuse: a copy was stolen, or is being replayed) revokes the whole family.
-     */
     rotate: (hash: string, at: string, next: NewToken[]) =>
       tx.write(async (t): Promise<RotateResult> => {
         const row = (await t.query<TokenWithFamily>(`${TOKEN} FOR UPDATE OF t`, [hash])).rows[0];
@@ -63,7 +58,6 @@ export function createPgSessionsRepo(pool: PgPool, tx: PgCommitter) {
         await revoke(t, at, reason, familyId);
       }),
 
-    /** Drops tokens past their expiry, and families left with none. */
     purgeExpired: (at: string) =>
       tx.write(async (t) => {
         await t.query('DELETE FROM session_tokens WHERE expires_at < $1', [at]);
@@ -74,4 +68,5 @@ export function createPgSessionsRepo(pool: PgPool, tx: PgCommitter) {
   };
 }
 
-export type PgSessionsRepo = ReturnType<typeof createPgSessionsRepo>;
+/** The old name of SessionsStore on PostgreSQL, kept while callers move to it (issue 30). */
+export type PgSessionsRepo = SessionsStore;

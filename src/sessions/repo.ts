@@ -1,37 +1,11 @@
-import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
+import type { NewToken, RotateResult, SessionsStore, TokenWithFamily } from './store.ts';
 
-export type TokenKind = 'access' | 'refresh';
+export type { NewToken, RotateResult, TokenKind, TokenRow, TokenWithFamily } from './store.ts';
 
-export interface TokenRow {
-  token_hash: string;
-  family_id: string;
-  kind: TokenKind;
-  created_at: string;
-  expires_at: string;
-  used_at: string | null;
-}
-
-/** A token with its family, as authentication reads it. */
-export interface TokenWithFamily extends TokenRow {
-  user_id: string;
-  family_revoked_at: string | null;
-}
-
-export interface NewToken {
-  token_hash: string;
-  kind: TokenKind;
-  expires_at: string;
-}
-
-/** The result of presenting a refresh token, decided and applied in one transaction. */
-export type RotateResult =
-  | { ok: true; user_id: string; family_id: string }
-  | { ok: false; reason: 'unknown' | 'expired' | 'revoked' | 'reused' };
-
-/** Session families and their tokens; each method is one atomic use-case operation. */
-export function createSessionsRepo(db: Db, tx: Committer) {
+/** The sessions store on SQLite (store.ts): families and their tokens. */
+export function createSessionsRepo(db: Db, tx: Committer): SessionsStore {
   const q = {
     token: db.prepare<[string], TokenWithFamily>(
       `SELECT t.*, f.user_id, f.revoked_at AS family_revoked_at
@@ -59,18 +33,12 @@ export function createSessionsRepo(db: Db, tx: Committer) {
   return {
     findToken: (hash: string) => Promise.resolve(q.token.get(hash)),
 
-    /** A new family for `userId` with its first tokens (login). */
     startFamily: (familyId: string, userId: string, at: string, tokens: NewToken[]) =>
       tx.write(() => {
         w.family.run(familyId, userId, at);
         insert(familyId, at, tokens);
       }),
 
-    /**
-     * Presents a refresh token: a live one is marked used and `next` joins its
-     * family; a rotated one (reuse: a copy was stolen, or is being replayed)
-     * revokes the whole family.
-     */
     rotate: (hash: string, at: string, next: NewToken[]) =>
       tx.write((): RotateResult => {
         const t = q.token.get(hash);
@@ -89,7 +57,6 @@ export function createSessionsRepo(db: Db, tx: Committer) {
     revokeFamily: (familyId: string, at: string, reason: string) =>
       tx.write(() => void w.revoke.run(at, reason, familyId)),
 
-    /** Drops tokens past their expiry, and families left with none. */
     purgeExpired: (at: string) =>
       tx.write(() => {
         w.purge.run(at);
@@ -98,5 +65,5 @@ export function createSessionsRepo(db: Db, tx: Committer) {
   };
 }
 
-/** The sessions repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
-export type SessionsRepo = Port<ReturnType<typeof createSessionsRepo>>;
+/** The old name of SessionsStore, kept while callers move to it (issue 30). */
+export type SessionsRepo = SessionsStore;

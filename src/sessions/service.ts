@@ -3,7 +3,7 @@ import { iso, type Clock } from '../lib/clock.ts';
 import { newId, randomToken, sha256Hex } from '../lib/ids.ts';
 import { hashPassword, verifyPassword, type PasswordCost } from '../lib/password.ts';
 import { parseInput } from '../validation.ts';
-import type { NewToken, SessionsRepo } from './repo.ts';
+import type { NewToken, SessionsStore } from './store.ts';
 import {
   ACCESS_PREFIX,
   ACCESS_TTL_MS,
@@ -32,7 +32,7 @@ export interface SessionPrincipal {
 }
 
 export interface SessionsDeps {
-  repo: SessionsRepo;
+  repo: SessionsStore;
   clock: Clock;
   throttle: LoginThrottle;
   users: { findUserByEmail(email: string): Promise<{ id: string; password_hash: string } | undefined> };
