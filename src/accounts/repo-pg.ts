@@ -1,22 +1,37 @@
 import type { Audited } from '../audit/index.ts';
 import type { PgAuditWriter } from '../audit/index.ts';
 import { AppError } from '../errors.ts';
-import type { Plan } from '../limits/index.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
-import type { InvitationRow, MemberRow, OrgRow, ProjectRow, UserRow } from './repo.ts';
 import type { Role } from './schema.ts';
+import type {
+  AccountsStore,
+  InvitationRow,
+  MemberRow,
+  NewInvitationRow,
+  NewOrgRow,
+  NewProjectRow,
+  OrgChange,
+  OrgRow,
+  ProjectChange,
+  ProjectRow,
+  UserRow,
+} from './store.ts';
+
+/** An OrgRow's columns: the table's seq (migration 0006) is PostgreSQL's alone and stays out of the row, as on SQLite. */
+const ORG_COLUMNS =
+  'o.id, o.name, o.plan, o.daily_limit, o.rate_limit_per_second, o.dpa_accepted_at, o.dpa_accepted_by, o.created_at';
+const ORG = `SELECT ${ORG_COLUMNS} FROM organizations o`;
 
 const MEMBER = `SELECT m.organization_id, m.user_id, u.email::text AS email, m.role, m.created_at
                 FROM memberships m JOIN users u ON u.id = m.user_id`;
 
 /**
- * Users, organizations, projects and members on PostgreSQL (repo.ts); every management write
- * commits with its audit row. Ties in time are broken by id in byte order where SQLite used
- * its rowid (the order rows were written): ids are time-ordered UUIDv7, so the two agree but
- * for rows made in the same millisecond.
+ * The accounts store on PostgreSQL (store.ts); every management write commits with its audit
+ * row. Ties in time are broken as on SQLite: by id in byte order (COLLATE "C"), or by seq
+ * where SQLite uses its rowid (the order rows were written).
  */
-export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWriter) {
+export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWriter): AccountsStore {
   const one = async <T extends object>(sql: string, params: unknown[] = []) =>
     (await pool.query<T>(sql, params)).rows[0];
   const all = async <T extends object>(sql: string, params: unknown[] = []) => (await pool.query<T>(sql, params)).rows;
@@ -46,12 +61,12 @@ export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
   return {
     findUserByEmail: (email: string) => one<UserRow>(`${USER} WHERE email = $1`, [email]),
     findUserById: (id: string) => one<UserRow>(`${USER} WHERE id = $1`, [id]),
-    findOrgById: (id: string) => one<OrgRow>('SELECT * FROM organizations WHERE id = $1', [id]),
-    findOrgByName: (name: string) => one<OrgRow>('SELECT * FROM organizations WHERE name = $1', [name]),
-    listOrgs: () => all<OrgRow>('SELECT * FROM organizations ORDER BY created_at, id COLLATE "C"'),
+    findOrgById: (id: string) => one<OrgRow>(`${ORG} WHERE o.id = $1`, [id]),
+    findOrgByName: (name: string) => one<OrgRow>(`${ORG} WHERE o.name = $1`, [name]),
+    listOrgs: () => all<OrgRow>(`${ORG} ORDER BY o.created_at, o.id COLLATE "C"`),
     listOrgsOfUser: (userId: string) =>
       all<OrgRow & { role: Role }>(
-        `SELECT o.*, m.role FROM memberships m JOIN organizations o ON o.id = m.organization_id
+        `SELECT ${ORG_COLUMNS}, m.role FROM memberships m JOIN organizations o ON o.id = m.organization_id
          WHERE m.user_id = $1 ORDER BY o.created_at, o.seq`,
         [userId],
       ),
@@ -73,8 +88,7 @@ export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
           u.created_at,
         ]);
       }),
-    /** The organization and its first OWNER, atomically. */
-    createOrgWithOwner: (o: Pick<OrgRow, 'id' | 'name' | 'plan' | 'created_at'>, ownerId: string, a: Audited) =>
+    createOrgWithOwner: (o: NewOrgRow, ownerId: string, a: Audited) =>
       audited(a, async (t) => {
         await t.query('INSERT INTO organizations (id, name, plan, created_at) VALUES ($1, $2, $3, $4)', [
           o.id,
@@ -96,7 +110,7 @@ export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
           at,
         ]);
       }),
-    createProject: (p: Omit<ProjectRow, 'settings'>, a: Audited) =>
+    createProject: (p: NewProjectRow, a: Audited) =>
       audited(a, async (t) => {
         await t.query('INSERT INTO projects (id, organization_id, name, created_at) VALUES ($1, $2, $3, $4)', [
           p.id,
@@ -105,17 +119,14 @@ export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
           p.created_at,
         ]);
       }),
-    /** Renames and re-plans an organization (either may be absent). */
-    updateOrg: (orgId: string, change: { name?: string | undefined; plan?: Plan | undefined }, a: Audited) =>
+    updateOrg: (orgId: string, change: OrgChange, a: Audited) =>
       audited(a, async (t) => {
         if (change.name !== undefined)
           await t.query('UPDATE organizations SET name = $1 WHERE id = $2', [change.name, orgId]);
         if (change.plan !== undefined)
           await t.query('UPDATE organizations SET plan = $1 WHERE id = $2', [change.plan, orgId]);
       }),
-    /** Records an attempt that was refused (it changes nothing but the audit log). */
     recordRefusal: (a: Audited) => audited(a, () => Promise.resolve()),
-    /** Deletes an organization with everything in it (projects, keys, emails, domains, members). */
     deleteOrg: (orgId: string, a: Audited) =>
       audited(a, async (t) => {
         await t.query('DELETE FROM organizations WHERE id = $1', [orgId]);
@@ -128,12 +139,9 @@ export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
           orgId,
         ]);
       }),
-    /**
-     * Renames a project and merges `settingsPatch` (a JSON object of known flags) into its
-     * stored settings in one statement, so concurrent changes of different keys never undo
-     * each other (SQLite's json_patch; the flags are never null, so jsonb's `||` is the same).
-     */
-    updateProject: (projectId: string, change: { name?: string | undefined; settingsPatch?: string }, a: Audited) =>
+    // jsonb's `||` merges in one statement like SQLite's json_patch: the same for a patch of
+    // flags, which are never null (json_patch would delete a key set to null, `||` keeps it).
+    updateProject: (projectId: string, change: ProjectChange, a: Audited) =>
       audited(a, async (t) => {
         if (change.name !== undefined)
           await t.query('UPDATE projects SET name = $1 WHERE id = $2', [change.name, projectId]);
@@ -148,7 +156,6 @@ export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
       audited(a, async (t) => {
         await t.query('DELETE FROM projects WHERE id = $1', [projectId]);
       }),
-    /** Changes a member's role; the last OWNER is never demoted (409). */
     setMemberRole: (orgId: string, userId: string, role: Role, a: Audited) =>
       audited(a, async (t) => {
         if (role !== 'OWNER') await keepAnOwner(t, orgId, userId);
@@ -158,13 +165,12 @@ export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
           userId,
         ]);
       }),
-    /** Removes a member; the last OWNER is never removed (409). */
     removeMember: (orgId: string, userId: string, a: Audited) =>
       audited(a, async (t) => {
         await keepAnOwner(t, orgId, userId);
         await t.query('DELETE FROM memberships WHERE organization_id = $1 AND user_id = $2', [orgId, userId]);
       }),
-    createInvitation: (i: Omit<InvitationRow, 'accepted_at' | 'accepted_by'>, a: Audited) =>
+    createInvitation: (i: NewInvitationRow, a: Audited) =>
       audited(a, async (t) => {
         await t.query(
           `INSERT INTO invitations (id, organization_id, email, role, token_hash, invited_by, created_at, expires_at)
@@ -179,7 +185,6 @@ export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
          FROM invitations WHERE token_hash = $1`,
         [hash],
       ),
-    /** Makes the user a member with the invited role and spends the invitation, once. */
     acceptInvitation: (i: InvitationRow, userId: string, at: string, a: Audited) =>
       audited(a, async (t) => {
         const r = await t.query(
@@ -197,4 +202,5 @@ export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
   };
 }
 
-export type PgAccountsRepo = ReturnType<typeof createPgAccountsRepo>;
+/** The old name of AccountsStore, kept while callers move to it. */
+export type PgAccountsRepo = AccountsStore;

@@ -1,61 +1,29 @@
-import type { Port } from '../store/port.ts';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Role } from './schema.ts';
 import { AppError } from '../errors.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
-import type { Plan } from '../limits/index.ts';
+import type {
+  AccountsStore,
+  InvitationRow,
+  MemberRow,
+  NewInvitationRow,
+  NewOrgRow,
+  NewProjectRow,
+  OrgChange,
+  OrgRow,
+  ProjectChange,
+  ProjectRow,
+  UserRow,
+} from './store.ts';
 
-export interface UserRow {
-  id: string;
-  email: string;
-  password_hash: string;
-  created_at: string;
-}
+export type { InvitationRow, MemberRow, OrgRow, ProjectRow, UserRow } from './store.ts';
 
-export interface OrgRow {
-  id: string;
-  name: string;
-  plan: Plan;
-  daily_limit: number | null;
-  rate_limit_per_second: number | null;
-  dpa_accepted_at: string | null;
-  dpa_accepted_by: string | null;
-  created_at: string;
-}
-
-export interface ProjectRow {
-  id: string;
-  organization_id: string;
-  name: string;
-  settings: string;
-  created_at: string;
-}
-
-export interface InvitationRow {
-  id: string;
-  organization_id: string;
-  email: string;
-  role: Role;
-  token_hash: string;
-  invited_by: string | null;
-  created_at: string;
-  expires_at: string;
-  accepted_at: string | null;
-  accepted_by: string | null;
-}
-
-export interface MemberRow {
-  organization_id: string;
-  user_id: string;
-  email: string;
-  role: Role;
-  created_at: string;
-}
-
-/** SQL of users, organizations, projects and memberships: reads run at once, writes inside a group transaction. */
-/** SQL of users, organizations, projects and members; every management write commits with its audit row. */
-export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter) {
+/**
+ * The accounts store on SQLite (store.ts): reads run at once, writes inside a group
+ * transaction, every management write with its audit row.
+ */
+export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter): AccountsStore {
   const q = {
     userByEmail: db.prepare<[string], UserRow>('SELECT * FROM users WHERE email = ?'),
     userById: db.prepare<[string], UserRow>('SELECT * FROM users WHERE id = ?'),
@@ -74,7 +42,7 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter) {
     ),
     members: db.prepare<[string], MemberRow>(
       `SELECT m.organization_id, m.user_id, u.email, m.role, m.created_at
-       FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organization_id = ? ORDER BY m.created_at`,
+       FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organization_id = ? ORDER BY m.created_at, m.user_id`,
     ),
     member: db.prepare<[string, string], MemberRow>(
       `SELECT m.organization_id, m.user_id, u.email, m.role, m.created_at
@@ -139,51 +107,42 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter) {
     listMembers: (orgId: string) => read(q.members.all(orgId)),
     findMember: (orgId: string, userId: string) => read(q.member.get(orgId, userId)),
     createUser: (u: UserRow) => tx.write(() => void w.insertUser.run(u.id, u.email, u.password_hash, u.created_at)),
-    /** The organization and its first OWNER, atomically. */
-    createOrgWithOwner: (o: Pick<OrgRow, 'id' | 'name' | 'plan' | 'created_at'>, ownerId: string, a: Audited) =>
+    createOrgWithOwner: (o: NewOrgRow, ownerId: string, a: Audited) =>
       audited(a, () => {
         w.insertOrg.run(o.id, o.name, o.plan, o.created_at);
         w.insertMember.run(o.id, ownerId, 'OWNER', o.created_at);
       }),
     addMember: (orgId: string, userId: string, role: Role, at: string, a: Audited) =>
       audited(a, () => void w.insertMember.run(orgId, userId, role, at)),
-    createProject: (p: Omit<ProjectRow, 'settings'>, a: Audited) =>
+    createProject: (p: NewProjectRow, a: Audited) =>
       audited(a, () => void w.insertProject.run(p.id, p.organization_id, p.name, p.created_at)),
-    /** Renames and re-plans an organization (either may be absent). */
-    updateOrg: (orgId: string, change: { name?: string | undefined; plan?: Plan | undefined }, a: Audited) =>
+    updateOrg: (orgId: string, change: OrgChange, a: Audited) =>
       audited(a, () => {
         if (change.name !== undefined) w.renameOrg.run(change.name, orgId);
         if (change.plan !== undefined) w.setPlan.run(change.plan, orgId);
       }),
-    /** Deletes an organization with everything in it (projects, keys, emails, domains, members). */
     deleteOrg: (orgId: string, a: Audited) => audited(a, () => void w.deleteOrg.run(orgId)),
-    /** Records an attempt that was refused (it changes nothing but the audit log). */
     recordRefusal: (a: Audited) => audited(a, () => undefined),
     acceptDpa: (orgId: string, userId: string, at: string, a: Audited) =>
       audited(a, () => void w.acceptDpa.run(at, userId, orgId)),
-    /** Renames a project and merges `settingsPatch` (a JSON object) into its stored settings. */
-    updateProject: (projectId: string, change: { name?: string | undefined; settingsPatch?: string }, a: Audited) =>
+    updateProject: (projectId: string, change: ProjectChange, a: Audited) =>
       audited(a, () => {
         if (change.name !== undefined) w.renameProject.run(change.name, projectId);
         if (change.settingsPatch !== undefined) w.mergeSettings.run(change.settingsPatch, projectId);
       }),
     deleteProject: (projectId: string, a: Audited) => audited(a, () => void w.deleteProject.run(projectId)),
-    /** Changes a member's role; the last OWNER is never demoted (409). */
     setMemberRole: (orgId: string, userId: string, role: Role, a: Audited) =>
       audited(a, () => {
         if (role !== 'OWNER') keepAnOwner(orgId, userId);
         w.setRole.run(role, orgId, userId);
       }),
-    /** Removes a member; the last OWNER is never removed (409). */
     removeMember: (orgId: string, userId: string, a: Audited) =>
       audited(a, () => {
         keepAnOwner(orgId, userId);
         w.removeMember.run(orgId, userId);
       }),
-    createInvitation: (i: Omit<InvitationRow, 'accepted_at' | 'accepted_by'>, a: Audited) =>
-      audited(a, () => void w.insertInvitation.run(i)),
+    createInvitation: (i: NewInvitationRow, a: Audited) => audited(a, () => void w.insertInvitation.run(i)),
     findInvitationByHash: (hash: string) => read(invitationByHash.get(hash)),
-    /** Makes the user a member with the invited role and spends the invitation, once. */
     acceptInvitation: (i: InvitationRow, userId: string, at: string, a: Audited) =>
       audited(a, () => {
         if (w.acceptInvitation.run(at, userId, i.id).changes === 0) {
@@ -194,5 +153,5 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter) {
   };
 }
 
-/** The accounts repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
-export type AccountsRepo = Port<ReturnType<typeof createAccountsRepo>>;
+/** The old name of AccountsStore, kept while callers move to it. */
+export type AccountsRepo = AccountsStore;
