@@ -2,8 +2,9 @@ import { iso } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { PgTx } from '../store/pg-committer.ts';
 import type { PgPool } from '../store/pg.ts';
-import { presentAudit, type AuditRow } from './repo.ts';
+import { everyRow, presentAudit, type AuditRow } from './repo.ts';
 import type { Actor, AuditEntry, AuditLog } from './schema.ts';
+import type { AuditStore } from './store.ts';
 
 /**
  * Writes audit rows on PostgreSQL, inside the caller's own transaction (`tx`), so a write and
@@ -42,9 +43,9 @@ export function createPgAuditWriter() {
 
 export type PgAuditWriter = ReturnType<typeof createPgAuditWriter>;
 
-/** Reads the audit log of an organization on PostgreSQL, newest first, in the order it was written. */
-export function createPgAuditRepo(pool: PgPool) {
-  const page = async (orgId: string, before: string | null, limit: number) =>
+/** The audit store on PostgreSQL (store.ts): the log's reader, in seq order (written order). */
+export function createPgAuditRepo(pool: PgPool): AuditStore {
+  const list = async (orgId: string, before: string | undefined, limit: number): Promise<AuditLog[]> =>
     (
       await pool.query<AuditRow>(
         `SELECT id, organization_id, project_id, actor_type, actor_id, actor_name, ip, action, target_type, target_id,
@@ -53,21 +54,8 @@ export function createPgAuditRepo(pool: PgPool) {
          WHERE organization_id = $1
            AND seq < coalesce((SELECT seq FROM audit_logs WHERE id = $2), 9223372036854775807)
          ORDER BY seq DESC LIMIT $3`,
-        [orgId, before, limit],
+        [orgId, before ?? null, limit],
       )
     ).rows.map(presentAudit);
-  return {
-    list: (orgId: string, before: string | undefined, limit: number): Promise<AuditLog[]> =>
-      page(orgId, before ?? null, limit),
-    /** Every row of an organization, newest first, page by page (for the CSV export). */
-    async *iterate(orgId: string, pageSize = 500): AsyncGenerator<AuditLog> {
-      let before: string | null = null;
-      for (;;) {
-        const rows: AuditLog[] = await page(orgId, before, pageSize);
-        yield* rows;
-        if (rows.length < pageSize) return;
-        before = rows.at(-1)!.id;
-      }
-    },
-  };
+  return { list, iterate: (orgId, pageSize) => everyRow((before, limit) => list(orgId, before, limit), pageSize) };
 }

@@ -2,6 +2,7 @@ import type { Db } from '../store/db.ts';
 import { iso } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { Actor, AuditEntry, AuditLog } from './schema.ts';
+import type { AuditStore } from './store.ts';
 
 export interface AuditRow {
   id: string;
@@ -57,30 +58,33 @@ export function createAuditWriter(db: Db) {
 
 export type AuditWriter = ReturnType<typeof createAuditWriter>;
 
-/** Reads the audit log of an organization, newest first. */
-export function createAuditRepo(db: Db) {
+/** The audit store on SQLite (store.ts): the log's reader. */
+export function createAuditRepo(db: Db): AuditStore {
   // Insertion order: ids minted in the same millisecond do not sort by time.
   const page = db.prepare<[string, string | null, number], AuditRow>(
     `SELECT * FROM audit_logs
      WHERE organization_id = ? AND rowid < coalesce((SELECT rowid FROM audit_logs WHERE id = ?), 9223372036854775807)
      ORDER BY rowid DESC LIMIT +?`,
   );
-  return {
-    list: (orgId: string, before: string | undefined, limit: number): Promise<AuditLog[]> =>
-      Promise.resolve(page.all(orgId, before ?? null, limit).map(presentAudit)),
-    /** Every row of an organization, newest first, page by page (for the CSV export). */
-    async *iterate(orgId: string, pageSize = 500): AsyncGenerator<AuditLog> {
-      let before: string | null = null;
-      for (;;) {
-        const rows: AuditLog[] = page.all(orgId, before, pageSize).map(presentAudit);
-        yield* rows;
-        if (rows.length < pageSize) return;
-        before = rows.at(-1)!.id;
-        // Let other requests run between pages of a long export.
-        await new Promise((r) => setImmediate(r));
-      }
-    },
-  };
+  const list = (orgId: string, before: string | undefined, limit: number): Promise<AuditLog[]> =>
+    Promise.resolve(page.all(orgId, before ?? null, limit).map(presentAudit));
+  return { list, iterate: (orgId, pageSize) => everyRow((before, limit) => list(orgId, before, limit), pageSize) };
+}
+
+/** Every row of a log, newest first, `pageSize` at a time through its `list`, until a short page (both stores). */
+export async function* everyRow(
+  list: (before: string | undefined, limit: number) => Promise<AuditLog[]>,
+  pageSize = 500,
+): AsyncGenerator<AuditLog> {
+  let before: string | undefined;
+  for (;;) {
+    const rows = await list(before, pageSize);
+    yield* rows;
+    if (rows.length < pageSize) return;
+    before = rows.at(-1)!.id;
+    // Let other requests run between pages of a long export.
+    await new Promise((r) => setImmediate(r));
+  }
 }
 
 /** An audit row as the API shows it (both stores). */
@@ -99,5 +103,5 @@ export function presentAudit(r: AuditRow): AuditLog {
   };
 }
 
-/** The audit log's reader behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
-export type AuditRepo = ReturnType<typeof createAuditRepo>;
+/** The old name of AuditStore, kept while callers move to it (issue 30). */
+export type AuditRepo = AuditStore;
