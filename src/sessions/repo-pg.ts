@@ -1,5 +1,6 @@
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
+import { REUSED, rotationOf } from './rotation.ts';
 import type { NewToken, RotateResult, SessionsStore, TokenWithFamily } from './store.ts';
 
 const TOKEN = `SELECT t.*, f.user_id, f.revoked_at AS family_revoked_at
@@ -40,17 +41,13 @@ export function createPgSessionsRepo(pool: PgPool, tx: PgCommitter): SessionsSto
 
     rotate: (hash: string, at: string, next: NewToken[]) =>
       tx.write(async (t): Promise<RotateResult> => {
-        const row = (await t.query<TokenWithFamily>(`${TOKEN} FOR UPDATE OF t`, [hash])).rows[0];
-        if (!row || row.kind !== 'refresh') return { ok: false, reason: 'unknown' };
-        if (row.family_revoked_at) return { ok: false, reason: 'revoked' };
-        if (row.used_at) {
-          await revoke(t, at, 'refresh token reused', row.family_id);
-          return { ok: false, reason: 'reused' };
+        const r = rotationOf((await t.query<TokenWithFamily>(`${TOKEN} FOR UPDATE OF t`, [hash])).rows[0], at);
+        if (r.write === 'revoke') await revoke(t, at, REUSED, r.familyId);
+        if (r.write === 'rotate') {
+          await t.query('UPDATE session_tokens SET used_at = $1 WHERE token_hash = $2 AND used_at IS NULL', [at, hash]);
+          await insert(t, r.familyId, at, next);
         }
-        if (row.expires_at <= at) return { ok: false, reason: 'expired' };
-        await t.query('UPDATE session_tokens SET used_at = $1 WHERE token_hash = $2 AND used_at IS NULL', [at, hash]);
-        await insert(t, row.family_id, at, next);
-        return { ok: true, user_id: row.user_id, family_id: row.family_id };
+        return r.result;
       }),
 
     revokeFamily: (familyId: string, at: string, reason: string) =>

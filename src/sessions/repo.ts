@@ -1,5 +1,6 @@
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
+import { REUSED, rotationOf } from './rotation.ts';
 import type { NewToken, RotateResult, SessionsStore, TokenWithFamily } from './store.ts';
 
 export type { NewToken, RotateResult, TokenKind, TokenRow, TokenWithFamily } from './store.ts';
@@ -41,17 +42,13 @@ export function createSessionsRepo(db: Db, tx: Committer): SessionsStore {
 
     rotate: (hash: string, at: string, next: NewToken[]) =>
       tx.write((): RotateResult => {
-        const t = q.token.get(hash);
-        if (!t || t.kind !== 'refresh') return { ok: false, reason: 'unknown' };
-        if (t.family_revoked_at) return { ok: false, reason: 'revoked' };
-        if (t.used_at) {
-          w.revoke.run(at, 'refresh token reused', t.family_id);
-          return { ok: false, reason: 'reused' };
+        const r = rotationOf(q.token.get(hash), at);
+        if (r.write === 'revoke') w.revoke.run(at, REUSED, r.familyId);
+        if (r.write === 'rotate') {
+          w.use.run(at, hash);
+          insert(r.familyId, at, next);
         }
-        if (t.expires_at <= at) return { ok: false, reason: 'expired' };
-        w.use.run(at, hash);
-        insert(t.family_id, at, next);
-        return { ok: true, user_id: t.user_id, family_id: t.family_id };
+        return r.result;
       }),
 
     revokeFamily: (familyId: string, at: string, reason: string) =>

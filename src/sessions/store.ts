@@ -44,6 +44,7 @@ export interface SessionsStore {
    * whole family is revoked at `at` ('refresh token reused'), `reused`; past its expires_at
    * (`expires_at <= at`): `expired`. Only `reused` writes. Else the token is marked used at
    * `at` and `next` joins its family, created at `at`: ok, with the family's user and id.
+   * (rotation.ts decides, for both stores.)
    */
   rotate(hash: string, at: string, next: NewToken[]): Promise<RotateResult>;
   /**
