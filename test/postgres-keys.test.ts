@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
-import { createPgKeysRepo, type PgKeysRepo } from '../src/keys/repo-pg.ts';
+import { createPgKeysRepo } from '../src/keys/repo-pg.ts';
+import type { KeysStore } from '../src/keys/store.ts';
 import { migratedPgDatabase, pgNode, type PgNode } from './postgres/db.ts';
 
 // API keys on PostgreSQL with two nodes (issue 17, item 2): "a key revoked through one node is
 // refused by the others on the next request", though each node keeps the keys it resolved.
 
-type Node = PgNode & { keys: PgKeysRepo };
+type Node = PgNode & { keys: KeysStore };
 
 let url: string;
 let drop: () => Promise<void>;

@@ -1,15 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPgAccountsRepo, type PgAccountsRepo } from '../src/accounts/repo-pg.ts';
+import { createPgAccountsRepo } from '../src/accounts/repo-pg.ts';
+import type { AccountsStore } from '../src/accounts/store.ts';
 import { createPgAuditWriter } from '../src/audit/repo-pg.ts';
 import { createPgDomainsRepo, type PgDomainsRepo } from '../src/domains/repo-pg.ts';
-import { createPgSessionsRepo, type PgSessionsRepo } from '../src/sessions/repo-pg.ts';
+import { createPgSessionsRepo } from '../src/sessions/repo-pg.ts';
+import type { SessionsStore } from '../src/sessions/store.ts';
 import { migratedPgDatabase, pgNode, type PgNode } from './postgres/db.ts';
 
 // Rules one SQLite writer keeps by itself, kept by row locks on PostgreSQL when two nodes
 // write at the same moment (issue 17, item 2): a refresh token rotates once, a domain ceiling
 // holds, and an organization keeps an OWNER.
 
-type Node = PgNode & { sessions: PgSessionsRepo; domains: PgDomainsRepo; accounts: PgAccountsRepo };
+type Node = PgNode & { sessions: SessionsStore; domains: PgDomainsRepo; accounts: AccountsStore };
 let a: Node;
 let b: Node;
 let drop: () => Promise<void>;

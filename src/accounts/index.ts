@@ -1,4 +1,4 @@
-export { createAccountsRepo, type AccountsRepo, type OrgRow, type ProjectRow } from './repo.ts';
+export { createAccountsRepo } from './repo.ts';
 export type * from './store.ts';
 export { createAccountsService, toProject, type AccountsService, type Organization, type Project } from './service.ts';
 export { ROLES, type Role, type ProjectSettings } from './schema.ts';

@@ -5,7 +5,7 @@ import { uniqueOrConflict } from '../store/errors.ts';
 import { parseInput } from '../validation.ts';
 import type { Actor } from '../audit/index.ts';
 import { auditChange } from './audit-change.ts';
-import type { AccountsRepo, MemberRow } from './repo.ts';
+import type { AccountsStore, MemberRow } from './store.ts';
 import {
   acceptInvitationSchema,
   INVITATION_PREFIX,
@@ -17,7 +17,7 @@ import {
 import { toMember, toOrganization, type AccountsService, type Member, type Organization } from './service.ts';
 
 export interface MembersDeps {
-  repo: AccountsRepo;
+  repo: AccountsStore;
   clock: Clock;
   accounts: Pick<AccountsService, 'createUser'>;
 }

@@ -201,6 +201,3 @@ export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
       }),
   };
 }
-
-/** The old name of AccountsStore, kept while callers move to it. */
-export type PgAccountsRepo = AccountsStore;

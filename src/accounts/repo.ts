@@ -152,6 +152,3 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter): A
       }),
   };
 }
-
-/** The old name of AccountsStore, kept while callers move to it. */
-export type AccountsRepo = AccountsStore;

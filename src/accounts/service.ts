@@ -7,7 +7,7 @@ import { operator, type Actor } from '../audit/index.ts';
 import { auditChange } from './audit-change.ts';
 import { parseInput } from '../validation.ts';
 import type { Plan } from '../limits/index.ts';
-import type { AccountsRepo, OrgRow, ProjectRow, MemberRow } from './repo.ts';
+import type { AccountsStore, OrgRow, ProjectRow, MemberRow } from './store.ts';
 import {
   addMemberSchema,
   createOrgSchema,
@@ -24,7 +24,7 @@ import {
 } from './schema.ts';
 
 export interface AccountsDeps {
-  repo: AccountsRepo;
+  repo: AccountsStore;
   clock: Clock;
   defaultPlan: Plan;
   /** The scrypt cost of new passwords (lib/password.ts); the server's unless a test asks less. */

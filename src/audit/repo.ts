@@ -102,6 +102,3 @@ export function presentAudit(r: AuditRow): AuditLog {
     created_at: r.created_at,
   };
 }
-
-/** The old name of AuditStore, kept while callers move to it (issue 30). */
-export type AuditRepo = AuditStore;

@@ -1,4 +1,4 @@
-export { createKeysRepo, type KeysRepo } from './repo.ts';
+export { createKeysRepo } from './repo.ts';
 export type { KeyPrincipal, KeyRow, KeysStore, NewKey } from './store.ts';
 export { createKeysService, toApiKey, type ApiKey, type KeysService } from './service.ts';
 export { PERMISSIONS, ENVS, KEY_PREFIX, listKeysQuerySchema, type Permission, type KeyEnv } from './schema.ts';

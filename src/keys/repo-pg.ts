@@ -75,6 +75,3 @@ export function createPgKeysRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWr
       }),
   };
 }
-
-/** The old name of KeysStore on PostgreSQL, kept while callers move to it (issue 30). */
-export type PgKeysRepo = KeysStore;

@@ -57,9 +57,6 @@ export function createKeysRepo(db: Db, tx: Committer, audit: AuditWriter): KeysS
   };
 }
 
-/** The old name of KeysStore, kept while callers move to it (issue 30). */
-export type KeysRepo = KeysStore;
-
 /** At most this many resolved keys are kept; past it the oldest is dropped. */
 const MAX_KEPT = 10_000;
 

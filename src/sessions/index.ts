@@ -1,4 +1,4 @@
-export { createSessionsRepo, type SessionsRepo } from './repo.ts';
+export { createSessionsRepo } from './repo.ts';
 export type * from './store.ts';
 export { createSessionsService, type SessionsService, type SessionTokens, type SessionPrincipal } from './service.ts';
 export { createLoginThrottle, LOGIN_LIMITS, type LoginThrottle } from './throttle.ts';

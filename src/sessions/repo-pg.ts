@@ -64,6 +64,3 @@ export function createPgSessionsRepo(pool: PgPool, tx: PgCommitter): SessionsSto
       }),
   };
 }
-
-/** The old name of SessionsStore on PostgreSQL, kept while callers move to it (issue 30). */
-export type PgSessionsRepo = SessionsStore;

@@ -61,6 +61,3 @@ export function createSessionsRepo(db: Db, tx: Committer): SessionsStore {
       }),
   };
 }
-
-/** The old name of SessionsStore, kept while callers move to it (issue 30). */
-export type SessionsRepo = SessionsStore;
