@@ -4,21 +4,20 @@ import { newId } from '../lib/ids.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type { ConnectionInfo } from './job.ts';
-import type { SpfFields } from './spf-verdict.ts';
-import type { Decision } from './outcome.ts';
 import type { SharedThrottle } from './throttle.ts';
 import { summarize, type RecipientState } from './status.ts';
 import { lateBounceWrite, outcomeWrites, type OutcomeState } from './outcome-writes.ts';
-import {
-  QUEUE_STATS_SQL,
-  type ClaimedEmail,
-  type DueRow,
-  type LeasedRow,
-  type RecipientRef,
-  type QueueRecipient,
-  type RecipientOutcome,
-  type Stamp,
-} from './repo.ts';
+import { QUEUE_STATS_SQL } from './repo.ts';
+import type {
+  ClaimedEmail,
+  DeliveryStore,
+  DueRow,
+  FoundRecipient,
+  LeasedRow,
+  QueueRecipient,
+  QueueStats,
+  RecipientOutcome,
+} from './store.ts';
 
 /** Per recipient of an email (by id): where it stands in the queue, and its destination's throttle. */
 export const PG_EXPLAIN_SQL = `SELECT r.address, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error,
@@ -28,8 +27,8 @@ export const PG_EXPLAIN_SQL = `SELECT r.address, r.status, r.attempts, r.next_at
   WHERE e.id = $1 ORDER BY r.id`;
 
 /**
- * The delivery queue on PostgreSQL, shared by several nodes (issue 17, item 2): the SQLite
- * repository's operations (repo.ts), async, with what several nodes need.
+ * The delivery store on PostgreSQL (store.ts), its queue shared by several nodes (issue 17,
+ * item 2):
  *
  * - A claim takes only rows no other claim holds, without waiting for them (`FOR UPDATE SKIP
  *   LOCKED`), and names itself with a token (`lease_token`).
@@ -51,7 +50,7 @@ export function createPgDeliveryRepo(
       reason: 'HARD_BOUNCE' | 'COMPLAINT',
     ) => Promise<void>;
   },
-) {
+): DeliveryStore {
   /** An event to write with others in one statement (each statement is a round trip). */
   type NewEvent = [seq: number, type: string, data: object];
   /** Writes `events` in their order, in one statement; their triggers run per row as for one. */
@@ -160,8 +159,7 @@ export function createPgDeliveryRepo(
   }
 
   return {
-    /** Due recipient rows (not leased), oldest first. */
-    findDue: async (now: number, limit: number): Promise<DueRow[]> =>
+    findDue: async (now, limit) =>
       (
         await pool.query<DueRow>(
           `SELECT id, email_seq, address, domain, attempts, last_error FROM recipients
@@ -171,7 +169,7 @@ export function createPgDeliveryRepo(
         )
       ).rows,
 
-    findEmail: async (seq: number): Promise<ClaimedEmail> => {
+    findEmail: async (seq) => {
       const [row, attachments] = await Promise.all([
         pool.query<ClaimedEmail['row']>(
           'SELECT e.*, b.html_body, b.text_body FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.seq = $1',
@@ -185,12 +183,8 @@ export function createPgDeliveryRepo(
       return { seq, row: row.rows[0]!, attachments: attachments.rows };
     },
 
-    /**
-     * Leases the rows no other claim holds for one attempt, under one new token, and writes
-     * their `sending` events; returns the rows it got. Rows another node is claiming at this
-     * moment are skipped, not waited for.
-     */
-    claim: (rows: DueRow[], now: number, leaseMs: number, stamp: Map<number, Stamp>) =>
+    // Rows another node is claiming at this moment are skipped, not waited for.
+    claim: (rows, now, leaseMs, stamp) =>
       tx.write(async (t): Promise<LeasedRow[]> => {
         const at = iso(now);
         const lease = randomUUID();
@@ -252,21 +246,7 @@ export function createPgDeliveryRepo(
         return leased;
       }),
 
-    /**
-     * Records the outcomes of one transaction under the claim's token: rows, events,
-     * suppressions and the email's status, atomically. Returns how many outcomes were
-     * recorded: one whose recipient another claim took since is dropped.
-     */
-    record: (
-      seq: number,
-      projectId: string,
-      emailId: string,
-      conn: ConnectionInfo | null,
-      outcomes: RecipientOutcome[],
-      now: number,
-      lease: string,
-      spf: SpfFields | null = null,
-    ) =>
+    record: (seq, projectId, emailId, conn, outcomes, now, lease, spf = null) =>
       tx.write(async (t) => {
         const at = iso(now);
         const writes = outcomes.map((o) => outcomeWrites(o, conn, at));
@@ -292,8 +272,7 @@ export function createPgDeliveryRepo(
         return set.size;
       }),
 
-    /** Moves the lease of rows this claim (`lease`) still holds to `until`. */
-    renew: (ids: number[], lease: string, until: number) =>
+    renew: (ids, lease, until) =>
       tx.write(async (t) => {
         await t.query('UPDATE recipients SET lease_until = $3 WHERE id = ANY($1::bigint[]) AND lease_token = $2', [
           ids,
@@ -301,8 +280,7 @@ export function createPgDeliveryRepo(
           iso(until),
         ]);
       }),
-    /** Puts rows this claim leased back in the queue untouched (shutdown). */
-    release: (ids: number[], lease: string) =>
+    release: (ids, lease) =>
       tx.write(async (t) => {
         await t.query(
           `UPDATE recipients SET lease_until = NULL, lease_token = NULL, status = 'QUEUED',
@@ -312,16 +290,12 @@ export function createPgDeliveryRepo(
         );
       }),
 
-    /**
-     * Several nodes: a lease at start may be a live node's, so none is voided (SQLite's single
-     * server voids them all). A dead node's leases expire, and its recipients become due again.
-     */
+    // Several nodes: a lease at start may be a live node's, so none is voided (SQLite's single
+    // server voids them all). A dead node's leases expire, and its recipients become due again.
     releaseStaleLeases: () => Promise.resolve(0),
 
-    /** Recipients waiting or being tried, and the creation time of the oldest email among them. */
-    queueStats: async () => (await pool.query<{ recipients: number; oldest: string | null }>(QUEUE_STATS_SQL)).rows[0]!,
+    queueStats: async () => (await pool.query<QueueStats>(QUEUE_STATS_SQL)).rows[0]!,
 
-    /** Destinations slowed down now (a row exists only while one is). */
     throttledNow: async () =>
       (
         await pool.query<SharedThrottle>(
@@ -329,22 +303,15 @@ export function createPgDeliveryRepo(
         )
       ).rows,
 
-    /** The recipient row of an email for an address (any case), if it has one. */
-    findRecipient: async (seq: number, address: string) =>
+    findRecipient: async (seq, address) =>
       (
-        await pool.query<{ id: number; address: string; status: string }>(
+        await pool.query<FoundRecipient>(
           'SELECT id, address, status FROM recipients WHERE email_seq = $1 AND address_lc = $2',
           [seq, address.toLowerCase()],
         )
       ).rows[0],
 
-    /**
-     * Records a bounce that arrived after the transaction (a DSN): a SENT or DELIVERED
-     * recipient becomes BOUNCED with its `bounced` event, the suppression a hard bounce
-     * earns, and the email's status, atomically. False when the recipient was not SENT or
-     * DELIVERED (already bounced, still queued).
-     */
-    recordLateBounce: (r: RecipientRef, d: Extract<Decision, { kind: 'bounced' }>, source: string, now: number) =>
+    recordLateBounce: (r, d, source, now) =>
       tx.write(async (t) => {
         const at = iso(now);
         const { reply, detail, rule, event } = lateBounceWrite(r.address, d, source);
@@ -362,12 +329,7 @@ export function createPgDeliveryRepo(
         return true;
       }),
 
-    /**
-     * Records a spam complaint (an ARF report) about a DELIVERED recipient: COMPLAINED, a
-     * `complained` event, the address on the suppression list (COMPLAINT) and the email's
-     * status, atomically. False when the recipient was not DELIVERED.
-     */
-    recordComplaint: (r: RecipientRef, feedbackType: string, source: string, now: number) =>
+    recordComplaint: (r, feedbackType, source, now) =>
       tx.write(async (t) => {
         const at = iso(now);
         const changed = await t.query(
@@ -381,16 +343,9 @@ export function createPgDeliveryRepo(
         return true;
       }),
 
-    /** Per recipient: where it stands in the queue and why (for `svc emails show`). */
-    explain: async (emailId: string): Promise<QueueRecipient[]> =>
-      (await pool.query<QueueRecipient>(PG_EXPLAIN_SQL, [emailId])).rows,
+    explain: async (emailId) => (await pool.query<QueueRecipient>(PG_EXPLAIN_SQL, [emailId])).rows,
 
-    /** Persists a destination's slow-down (null = recovered) so other nodes can see it. */
-    saveThrottle: (
-      domain: string,
-      state: { concurrency: number; paused_until: string | null; reason: string } | null,
-      now: number,
-    ) =>
+    saveThrottle: (domain, state, now) =>
       tx.write(async (t) => {
         if (!state) await t.query('DELETE FROM destination_throttles WHERE domain = $1', [domain]);
         else {
@@ -406,4 +361,5 @@ export function createPgDeliveryRepo(
   };
 }
 
-export type PgDeliveryRepo = ReturnType<typeof createPgDeliveryRepo>;
+/** The old name of the PostgreSQL store's type, kept until its callers name DeliveryStore. */
+export type PgDeliveryRepo = DeliveryStore;

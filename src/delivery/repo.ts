@@ -1,67 +1,31 @@
-import type { Port } from '../store/port.ts';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import { iso } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { ConnectionInfo } from './job.ts';
-import type { SpfFields } from './spf-verdict.ts';
-import type { Decision } from './outcome.ts';
 import type { SharedThrottle } from './throttle.ts';
 import { summarize, type RecipientState } from './status.ts';
 import { lateBounceWrite, outcomeWrites, type RecipientOutcome } from './outcome-writes.ts';
+import type {
+  ClaimedEmail,
+  DeliveryStore,
+  DueRow,
+  FoundRecipient,
+  LeasedRow,
+  QueueRecipient,
+  QueueStats,
+} from './store.ts';
 
-export type { RecipientOutcome } from './outcome-writes.ts';
-
-export interface DueRow {
-  id: number;
-  email_seq: number;
-  address: string;
-  domain: string;
-  attempts: number;
-  last_error: string | null;
-}
-
-/** What a claim writes on the email: its Message-ID and how it will be authenticated. */
-/** A delivered recipient that a later report (a DSN, an ARF complaint) is about. */
-export interface RecipientRef {
-  seq: number;
-  projectId: string;
-  emailId: string;
-  recipientId: number;
-  address: string;
-}
-
-/** A claimed recipient, with the token of its claim: its outcome is recorded under that token only. */
-export type LeasedRow = DueRow & { lease: string };
-
-export interface Stamp {
-  message_id: string;
-  dkim: { d: string; s: string } | null;
-  spf_domain: string;
-  from_domain: string;
-}
-
-export interface QueueRecipient {
-  address: string;
-  status: string;
-  attempts: number;
-  next_attempt_at: string | null;
-  last_attempt_at: string | null;
-  last_error: string | null;
-  domain: string;
-  /** Which classifier rule decided its last bounce or retry (describeRule's line). */
-  bounce_rule: string | null;
-  throttle_concurrency: number | null;
-  throttle_paused_until: string | null;
-  throttle_reason: string | null;
-}
-
-export interface ClaimedEmail {
-  seq: number;
-  row: Record<string, unknown> & { id: string; from_email: string; created_at: string };
-  attachments: { filename: string; content_type: string; content: Buffer; content_id: string | null }[];
-}
+export type {
+  ClaimedEmail,
+  DueRow,
+  LeasedRow,
+  QueueRecipient,
+  RecipientOutcome,
+  RecipientRef,
+  Stamp,
+} from './store.ts';
 
 /**
  * The queue for /metrics and `svc top`: recipients waiting for an attempt or being tried
@@ -90,7 +54,7 @@ export function waitingLine(q: QueueRecipient): string {
   return parts.join('; ');
 }
 
-/** SQL of the delivery queue: claim due recipients with a lease, record results, explain. */
+/** The delivery store on SQLite (store.ts): the queue's claims under a lease, outcomes, throttles. */
 export function createDeliveryRepo(
   db: Db,
   tx: Committer,
@@ -104,7 +68,7 @@ export function createDeliveryRepo(
       reason: 'HARD_BOUNCE' | 'COMPLAINT',
     ) => void;
   },
-) {
+): DeliveryStore {
   // `LIMIT +@limit`, `email_seq = +?`: with a bare parameter there, SQLite (3.54) plans with the bound
   // value and re-prepares the statement every time it is bound anew (~5 µs, 3 times per transaction
   // delivered). Unary plus leaves the value as it is and keeps the plan independent of it.
@@ -144,7 +108,7 @@ export function createDeliveryRepo(
        last_error = @detail, smtp_code = @code, smtp_enhanced = @enhanced, smtp_text = @text, mx_host = @mx_host,
        bounce_type = @bounce_type, bounce_category = @category, bounce_rule = @rule,
        sent_at = coalesce(sent_at, @sent_at), delivered_at = @delivered_at, updated_at = @now
-     WHERE id = @id AND lease_token = @lease`,
+     WHERE id = @id AND email_seq = +@seq AND lease_token = @lease`,
   );
   const setEmail = db.prepare(
     `UPDATE emails SET status = @status, sent_at = @sent_at, delivered_at = @delivered_at, failed_at = @failed_at,
@@ -164,11 +128,11 @@ export function createDeliveryRepo(
   const complaint = db.prepare(
     `UPDATE recipients SET status = 'COMPLAINED', updated_at = @now WHERE id = @id AND status = 'DELIVERED'`,
   );
-  const queueStats = db.prepare<[], { recipients: number; oldest: string | null }>(QUEUE_STATS_SQL);
+  const queueStats = db.prepare<[], QueueStats>(QUEUE_STATS_SQL);
   const throttles = db.prepare<[], SharedThrottle>(
     'SELECT domain, concurrency, paused_until, updated_at FROM destination_throttles ORDER BY domain',
   );
-  const recipientByAddress = db.prepare<[number, string], { id: number; address: string; status: string }>(
+  const recipientByAddress = db.prepare<[number, string], FoundRecipient>(
     'SELECT id, address, status FROM recipients WHERE email_seq = ? AND address_lc = ?',
   );
   const release = db.prepare(
@@ -195,16 +159,10 @@ export function createDeliveryRepo(
   }
 
   return {
-    /** Due recipient rows (not leased), oldest first. */
-    findDue: (now: number, limit: number) => Promise.resolve(due.all({ now: iso(now), limit })),
-    findEmail: (seq: number): Promise<ClaimedEmail> =>
-      Promise.resolve({ seq, row: email.get(seq)!, attachments: attachments.all(seq) }),
+    findDue: (now, limit) => Promise.resolve(due.all({ now: iso(now), limit })),
+    findEmail: (seq) => Promise.resolve({ seq, row: email.get(seq)!, attachments: attachments.all(seq) }),
 
-    /**
-     * Leases rows for one attempt under one token and writes their `sending` events; returns
-     * the rows it got, each with the token its outcome is recorded under.
-     */
-    claim: (rows: DueRow[], now: number, leaseMs: number, stamp: Map<number, Stamp>) =>
+    claim: (rows, now, leaseMs, stamp) =>
       tx.write((): LeasedRow[] => {
         const at = iso(now);
         const token = randomUUID();
@@ -241,17 +199,7 @@ export function createDeliveryRepo(
         return got;
       }),
 
-    /** Records the outcomes of one transaction: rows, events, suppressions and the email's status, atomically. */
-    record: (
-      seq: number,
-      projectId: string,
-      emailId: string,
-      conn: ConnectionInfo | null,
-      outcomes: RecipientOutcome[],
-      now: number,
-      lease: string,
-      spf: SpfFields | null = null,
-    ) =>
+    record: (seq, projectId, emailId, conn, outcomes, now, lease, spf = null) =>
       tx.write(() => {
         const at = iso(now);
         const applied = outcomes
@@ -265,21 +213,11 @@ export function createDeliveryRepo(
         return applied.length;
       }),
 
-    /** Recipients waiting or being tried, and the creation time of the oldest email among them. */
     queueStats: () => Promise.resolve(queueStats.get()!),
-    /** Destinations slowed down now (a row exists only while one is). */
     throttledNow: () => Promise.resolve(throttles.all()),
-    /** The recipient row of an email for an address (any case), if it has one. */
-    findRecipient: (seq: number, address: string) =>
-      Promise.resolve(recipientByAddress.get(seq, address.toLowerCase())),
+    findRecipient: (seq, address) => Promise.resolve(recipientByAddress.get(seq, address.toLowerCase())),
 
-    /**
-     * Records a bounce that arrived after the transaction (a DSN): a SENT or DELIVERED
-     * recipient becomes BOUNCED with its `bounced` event (`source` says where it came
-     * from), the suppression a hard bounce earns, and the email's status, atomically.
-     * False when the recipient was not SENT or DELIVERED (already bounced, still queued).
-     */
-    recordLateBounce: (r: RecipientRef, d: Extract<Decision, { kind: 'bounced' }>, source: string, now: number) =>
+    recordLateBounce: (r, d, source, now) =>
       tx.write(() => {
         const at = iso(now);
         const { reply, detail, rule, event: data } = lateBounceWrite(r.address, d, source);
@@ -299,12 +237,7 @@ export function createDeliveryRepo(
         return true;
       }),
 
-    /**
-     * Records a spam complaint (an ARF report) about a DELIVERED recipient: COMPLAINED, a
-     * `complained` event, the address on the suppression list (COMPLAINT) and the email's
-     * status, atomically. False when the recipient was not DELIVERED.
-     */
-    recordComplaint: (r: RecipientRef, feedbackType: string, source: string, now: number) =>
+    recordComplaint: (r, feedbackType, source, now) =>
       tx.write(() => {
         const at = iso(now);
         if (!complaint.run({ id: r.recipientId, now: at }).changes) return false;
@@ -314,27 +247,19 @@ export function createDeliveryRepo(
         return true;
       }),
 
-    /** Moves the lease of rows this claim (`lease`) still holds to `until`. */
-    renew: (ids: number[], lease: string, until: number) =>
+    renew: (ids, lease, until) =>
       tx.write(() => {
         const at = iso(until);
         for (const id of ids) renewLease.run(at, id, lease);
       }),
-    /** Puts rows this claim (`lease`) leased back in the queue untouched (shutdown). */
-    release: (ids: number[], lease: string) => tx.write(() => ids.forEach((id) => release.run(id, lease))),
-    /** Per recipient: where it stands in the queue and why (for `svc emails show`). */
-    explain: (emailId: string) => Promise.resolve(explainRows.all(emailId)),
-    /** Persists a destination's slow-down (null = recovered) so other processes can show it. */
-    saveThrottle: (
-      domain: string,
-      state: { concurrency: number; paused_until: string | null; reason: string } | null,
-      now: number,
-    ) =>
+    release: (ids, lease) => tx.write(() => ids.forEach((id) => release.run(id, lease))),
+    explain: (emailId) => Promise.resolve(explainRows.all(emailId)),
+    saveThrottle: (domain, state, now) =>
       tx.write(() => {
         if (state) saveThrottle.run({ domain, ...state, at: iso(now) });
         else clearThrottle.run(domain);
       }),
-    /** Single node: leases left by a process that died are void at start. */
+    // Single server: leases left by a process that died are void at start.
     releaseStaleLeases: () => tx.write(() => releaseAll.run().changes),
   };
 
@@ -351,10 +276,12 @@ export function createDeliveryRepo(
     const reply = o.decision.reply;
     const { state, events, suppress } = outcomeWrites(o, conn, at);
     // The row first, under the claim's token: a claim whose lease ran out and whose recipient
-    // was claimed again records nothing, not even its connection.
+    // was claimed again records nothing, not even its connection. Only a recipient of `seq`: the
+    // events go on that email, and its status is the one refreshed.
     const changed = setRecipient.run({
       ...state,
       id: o.recipient_id,
+      seq,
       now: at,
       detail: o.detail,
       mx_host: conn?.mx_host ?? null,
@@ -369,5 +296,5 @@ export function createDeliveryRepo(
   }
 }
 
-/** The delivery repository behind the store seam (SQLite here, PostgreSQL in repo-pg.ts). */
-export type DeliveryRepo = Port<ReturnType<typeof createDeliveryRepo>>;
+/** The old name of the delivery store's interface, kept until its callers name DeliveryStore. */
+export type DeliveryRepo = DeliveryStore;
