@@ -11,7 +11,8 @@ import { createPgAuditRepo, createPgAuditWriter } from './audit/repo-pg.ts';
 import { createServerSettings } from './config/server-settings.ts';
 import { createPgServerSettings } from './config/server-settings-pg.ts';
 import type { ServerSettings } from './config/server-settings.ts';
-import { createDeliveryRepo, type DeliveryRepo } from './delivery/repo.ts';
+import { createDeliveryRepo } from './delivery/repo.ts';
+import type { DeliveryStore } from './delivery/store.ts';
 import { createPgDeliveryRepo } from './delivery/repo-pg.ts';
 import { createDomainsRepo } from './domains/repo.ts';
 import type { DomainsStore } from './domains/store.ts';
@@ -82,7 +83,7 @@ export interface Store {
   domains: DomainsStore;
   dmarc: DmarcRepo;
   emails: EmailsStore;
-  delivery: DeliveryRepo;
+  delivery: DeliveryStore;
   tracking: TrackingStore;
   webhooks: WebhooksStore;
   sessions: SessionsStore;

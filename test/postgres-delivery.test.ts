@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createPgDeliveryRepo, type PgDeliveryRepo } from '../src/delivery/repo-pg.ts';
+import { createPgDeliveryRepo } from '../src/delivery/repo-pg.ts';
+import type { DeliveryStore } from '../src/delivery/store.ts';
 import type { LeasedRow } from '../src/delivery/repo.ts';
 import type { RecipientOutcome } from '../src/delivery/repo.ts';
 import { migratedPgDatabase, pgNode, type PgNode } from './postgres/db.ts';
@@ -11,7 +12,7 @@ import { migratedPgDatabase, pgNode, type PgNode } from './postgres/db.ts';
 const T0 = Date.parse('2026-11-26T12:00:00.000Z');
 const LEASE_MS = 60_000;
 
-type Node = PgNode & { repo: PgDeliveryRepo };
+type Node = PgNode & { repo: DeliveryStore };
 
 let url: string;
 let drop: () => Promise<void>;

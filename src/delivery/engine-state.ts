@@ -3,7 +3,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Decision, RetryPolicy } from './outcome.ts';
 import type { DkimKey, WorkerSettings } from './job.ts';
-import type { DeliveryRepo, DueRow } from './repo.ts';
+import type { DeliveryStore, DueRow } from './store.ts';
 import { createThrottle, type Throttle, type ThrottleOptions } from './throttle.ts';
 import type { BuiltJob, HtmlTracking } from './build-job.ts';
 import { createSpfEvaluator, type SpfEvaluator } from './spf-verdict.ts';
@@ -24,7 +24,7 @@ export interface EngineOptions {
 }
 
 export interface EngineDeps {
-  repo: DeliveryRepo;
+  repo: DeliveryStore;
   clock: Clock;
   logger: Logger;
   keys: SigningKeys;

@@ -360,6 +360,3 @@ export function createPgDeliveryRepo(
       }),
   };
 }
-
-/** The old name of the PostgreSQL store's type, kept until its callers name DeliveryStore. */
-export type PgDeliveryRepo = DeliveryStore;

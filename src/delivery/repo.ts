@@ -295,6 +295,3 @@ export function createDeliveryRepo(
     return events;
   }
 }
-
-/** The old name of the delivery store's interface, kept until its callers name DeliveryStore. */
-export type DeliveryRepo = DeliveryStore;

@@ -7,7 +7,7 @@ import {
   returnPathCovers,
   returnPathsIn,
   type Decision,
-  type DeliveryRepo,
+  type DeliveryStore,
   type ReturnPath,
 } from '../delivery/index.ts';
 import { readReport, type DsnRecipient, type InboundReport } from './report.ts';
@@ -16,7 +16,7 @@ import type { DmarcReports, ReportReceipt } from './dmarc-service.ts';
 export interface InboundDeps {
   /** DMARC aggregate reports mailed to dmarc@bounces.<domain>. */
   dmarc?: Pick<DmarcReports, 'accepts' | 'isReportAddress' | 'receive'>;
-  delivery: Pick<DeliveryRepo, 'findRecipient' | 'recordLateBounce' | 'recordComplaint'>;
+  delivery: Pick<DeliveryStore, 'findRecipient' | 'recordLateBounce' | 'recordComplaint'>;
   /** The email a return path names: its seq, project, sender and environment. */
   findEmail(
     id: string,

@@ -9,9 +9,6 @@ import { describe, expect, it } from 'vitest';
 const ROOT = new URL('../..', import.meta.url).pathname;
 const SRC = join(ROOT, 'src');
 
-/** Domains whose repository still types itself (`Port<ReturnType<…>>`): issue 30 moves each to a store.ts. */
-const PENDING = new Set<string>(['accounts', 'audit', 'delivery', 'keys', 'sessions']);
-
 /**
  * Repositories that only run inside another store's transactions, so their two dialects take
  * different transaction handles and share no interface: their contract is the caller's
@@ -40,10 +37,8 @@ function storeMethods(file: string): Map<string, string[]> {
 }
 
 describe('the store interfaces and their contract tests', () => {
-  it('has a store.ts for every repository not named pending', () => {
-    expect(
-      domainsWithRepo.filter((d) => !PENDING.has(d) && !INSIDE_ANOTHER.has(d) && !existsSync(join(SRC, d, 'store.ts'))),
-    ).toEqual([]);
+  it('has a store.ts for every repository', () => {
+    expect(domainsWithRepo.filter((d) => !INSIDE_ANOTHER.has(d) && !existsSync(join(SRC, d, 'store.ts')))).toEqual([]);
     for (const [inner, outer] of INSIDE_ANOTHER)
       expect(existsSync(join(SRC, outer, 'store.ts')), `${inner} inside ${outer}`).toBe(true);
   });
@@ -63,8 +58,4 @@ describe('the store interfaces and their contract tests', () => {
       expect(uncalled, `methods test/contract/${domain}.test.ts never calls`).toEqual([]);
     },
   );
-
-  it('names only domains that still lack a store.ts as pending', () => {
-    expect([...PENDING].filter((d) => existsSync(join(SRC, d, 'store.ts')))).toEqual([]);
-  });
 });
