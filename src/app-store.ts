@@ -18,7 +18,7 @@ import { createDomainsRepo } from './domains/repo.ts';
 import type { DomainsStore } from './domains/store.ts';
 import { createDmarcRepo } from './inbound/dmarc-repo.ts';
 import { createPgDmarcRepo } from './inbound/dmarc-repo-pg.ts';
-import type { DmarcRepo } from './inbound/dmarc-store.ts';
+import type { DmarcStore } from './inbound/dmarc-store.ts';
 import { createPgDomainsRepo } from './domains/repo-pg.ts';
 import { createEmailsRepo } from './emails/repo.ts';
 import type { EmailsStore } from './emails/store.ts';
@@ -81,7 +81,7 @@ export interface Store {
   suppressions: SuppressionsStore;
   templates: TemplatesStore;
   domains: DomainsStore;
-  dmarc: DmarcRepo;
+  dmarc: DmarcStore;
   emails: EmailsStore;
   delivery: DeliveryStore;
   tracking: TrackingStore;

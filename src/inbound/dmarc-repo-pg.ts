@@ -2,7 +2,7 @@ import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter } from '../store/pg-committer.ts';
 import type { DatedRow } from './dmarc.ts';
 import { reporterLimitProblem } from './dmarc-limits.ts';
-import type { DmarcRepo } from './dmarc-store.ts';
+import type { DmarcStore } from './dmarc-store.ts';
 
 type RowOut = Omit<DatedRow, 'own_source' | 'flagged' | 'count'> & {
   own_source: number;
@@ -11,7 +11,7 @@ type RowOut = Omit<DatedRow, 'own_source' | 'flagged' | 'count'> & {
 };
 
 /** DMARC aggregate reports on PostgreSQL: the plan of dmarc.ts executed as dmarc-repo.ts does on SQLite. */
-export function createPgDmarcRepo(pool: PgPool, tx: PgCommitter): DmarcRepo {
+export function createPgDmarcRepo(pool: PgPool, tx: PgCommitter): DmarcStore {
   return {
     recordReport: (plan) =>
       tx.write(async (t) => {

@@ -2,7 +2,7 @@ import type { Committer } from '../store/committer.ts';
 import type { Db } from '../store/db.ts';
 import type { DatedRow } from './dmarc.ts';
 import { reporterLimitProblem, type ReporterUsage } from './dmarc-limits.ts';
-import type { DmarcRepo } from './dmarc-store.ts';
+import type { DmarcStore } from './dmarc-store.ts';
 
 type RowOut = Omit<DatedRow, 'own_source' | 'flagged'> & { own_source: number; flagged: number };
 
@@ -12,7 +12,7 @@ const ROWS = `SELECT r.begin_at, r.org_name, w.source_ip, w.count, w.disposition
               WHERE r.domain_id = ? AND r.begin_at >= ? ORDER BY r.begin_at, r.id, w.n`;
 
 /** DMARC aggregate reports on SQLite: the plan of dmarc.ts executed, nothing decided here. */
-export function createDmarcRepo(db: Db, tx: Committer): DmarcRepo {
+export function createDmarcRepo(db: Db, tx: Committer): DmarcStore {
   const insertReport = db.prepare(
     `INSERT INTO dmarc_reports (id, domain_id, org_name, report_id, begin_at, end_at, policy, received_at,
        sender_ip, row_count)

@@ -7,10 +7,10 @@ import type { DnsLookups } from '../lib/dns.ts';
 import type { Logger } from '../lib/logger.ts';
 import { dateRangeProblem, domainOfReportAddress, planReport, summarizeByDay, type ReportDay } from './dmarc.ts';
 import type { ReportReader } from './dmarc-reader.ts';
-import type { DmarcRepo } from './dmarc-store.ts';
+import type { DmarcStore } from './dmarc-store.ts';
 
 export interface DmarcDeps {
-  repo: DmarcRepo;
+  repo: DmarcStore;
   /** The sending domain of that name, when svc has it. */
   findDomain(name: string): Promise<{ id: string; name: string } | undefined>;
   /** Unpacks and parses a report message off the main thread (dmarc-reader.ts). */

@@ -1,7 +1,7 @@
 import type { DatedRow, ReportPlan } from './dmarc.ts';
 
 /** The DMARC report repository both stores implement (dmarc-repo.ts, dmarc-repo-pg.ts). */
-export interface DmarcRepo {
+export interface DmarcStore {
   /**
    * Records a report, its rows and the DKIM status of the emails it covers, in one
    * transaction; a report already recorded (same org_name and report_id) changes nothing,

@@ -5,7 +5,7 @@ export { REPORT_DAYS_DEFAULT, REPORT_DAYS_MAX } from './dmarc-service.ts';
 export type { ReportDay } from './dmarc.ts';
 export { createDmarcRepo } from './dmarc-repo.ts';
 export { createPgDmarcRepo } from './dmarc-repo-pg.ts';
-export type { DmarcRepo } from './dmarc-store.ts';
+export type { DmarcStore } from './dmarc-store.ts';
 export { reportDaysQuerySchema, reportDayOut } from './dmarc-schema.ts';
 export { createLazyReportReader } from './dmarc-lazy-reader.ts';
 export type { ReportReader } from './dmarc-reader.ts';

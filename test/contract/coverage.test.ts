@@ -16,9 +16,25 @@ const SRC = join(ROOT, 'src');
  */
 const INSIDE_ANOTHER = new Map([['idempotency', 'emails']]);
 
-const domainsWithRepo = readdirSync(SRC, { withFileTypes: true })
-  .filter((d) => d.isDirectory() && existsSync(join(SRC, d.name, 'repo.ts')))
-  .map((d) => d.name);
+/**
+ * Every repository of src: a domain's `repo.ts` (its interface in `store.ts`, its contract test
+ * test/contract/<domain>.test.ts) or a domain's second one, `<name>-repo.ts` (`<name>-store.ts`,
+ * test/contract/<name>.test.ts), as inbound's DMARC reports.
+ */
+const repositories = readdirSync(SRC, { withFileTypes: true })
+  .filter((d) => d.isDirectory())
+  .flatMap((d) =>
+    readdirSync(join(SRC, d.name))
+      .map((f) => (f === 'repo.ts' ? d.name : /^(.+)-repo\.ts$/.exec(f)?.[1]))
+      .filter((name): name is string => name !== undefined)
+      .map((name) => ({
+        name,
+        domain: d.name,
+        store: join(SRC, d.name, name === d.name ? 'store.ts' : `${name}-store.ts`),
+      })),
+  );
+const domainsWithRepo = repositories.map((r) => r.name);
+const storeOf = new Map(repositories.map((r) => [r.name, r.store]));
 
 /** The methods of each exported `…Store` interface of a store.ts. */
 function storeMethods(file: string): Map<string, string[]> {
@@ -38,17 +54,17 @@ function storeMethods(file: string): Map<string, string[]> {
 
 describe('the store interfaces and their contract tests', () => {
   it('has a store.ts for every repository', () => {
-    expect(domainsWithRepo.filter((d) => !INSIDE_ANOTHER.has(d) && !existsSync(join(SRC, d, 'store.ts')))).toEqual([]);
+    expect(domainsWithRepo.filter((d) => !INSIDE_ANOTHER.has(d) && !existsSync(storeOf.get(d)!))).toEqual([]);
     for (const [inner, outer] of INSIDE_ANOTHER)
       expect(existsSync(join(SRC, outer, 'store.ts')), `${inner} inside ${outer}`).toBe(true);
   });
 
-  it.each(domainsWithRepo.filter((d) => existsSync(join(SRC, d, 'store.ts'))))(
+  it.each(domainsWithRepo.filter((d) => existsSync(storeOf.get(d)!)))(
     '%s: a contract test calls each method of its store.ts',
     (domain) => {
-      const file = join(SRC, domain, 'store.ts');
+      const file = storeOf.get(domain)!;
       const interfaces = storeMethods(file);
-      expect(interfaces.size, `an exported …Store interface in src/${domain}/store.ts`).toBeGreaterThan(0);
+      expect(interfaces.size, `an exported …Store interface in ${file}`).toBeGreaterThan(0);
       const testFile = join(ROOT, 'test', 'contract', `${domain}.test.ts`);
       expect(existsSync(testFile), `test/contract/${domain}.test.ts`).toBe(true);
       const test = readFileSync(testFile, 'utf8');
