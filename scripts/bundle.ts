@@ -4,6 +4,7 @@ import { build, type Plugin } from 'esbuild';
 import { cpSync, existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { writeDashboard } from './dashboard.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -76,5 +77,7 @@ export async function bundleInto(outDir: string, extra: string[] = []): Promise<
       filter: (f) => f.endsWith('.sql') || statSync(f).isDirectory(),
     });
   }
+  // The dashboard's client, read by src/http/dashboard-assets.ts from ./dashboard/ (a pkg asset).
+  await writeDashboard(join(out, 'dashboard'));
   return join(out, 'main.js');
 }

@@ -150,7 +150,8 @@ describe('protocol errors', () => {
       status: 202,
       rows: { emails: 1 },
     },
-    { name: 'GET /', url: '/', status: 404, code: 'not_found' },
+    // GET / is the web dashboard's page (test/dashboard-browser.test.ts).
+    { name: 'GET /index.html', url: '/index.html', status: 404, code: 'not_found' },
     { name: 'GET /v1', url: '/v1', status: 404, code: 'not_found' },
     { name: 'GET /v2/emails', url: '/v2/emails', status: 404, code: 'not_found' },
     { name: 'GET /v1/emails/x/events/y', url: '/v1/emails/x/events/y', status: 404, code: 'not_found' },

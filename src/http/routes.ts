@@ -25,6 +25,7 @@ import * as suppressions from './routes-suppressions.ts';
 import * as templates from './routes-templates.ts';
 import * as top from './routes-top.ts';
 import * as tracking from './routes-tracking.ts';
+import * as web from './routes-web.ts';
 import * as webhooks from './routes-webhooks.ts';
 
 /** Who may call a route. */
@@ -72,6 +73,10 @@ export const ROUTES: readonly Route[] = [
   route('GET',    '/readyz',                                    PUBLIC,    ops.getReadiness),
   route('GET',    '/metrics',                                   PUBLIC,    ops.getMetrics),
   route('GET',    '/v1/openapi.json',                           PUBLIC,    ops.getOpenApi),
+
+  // The web dashboard: one page and its assets; it reads everything through the management API
+  route('GET',    '/',                                          PUBLIC,    web.getDashboard),
+  route('GET',    '/assets/:file',                              PUBLIC,    web.getDashboardAsset),
 
   // Public API (API key)
   route('POST',   '/v1/emails',                                 SEND,      emails.sendEmail),

@@ -153,6 +153,21 @@ describe('the packaged executable', () => {
     expect(JSON.parse(list.stdout)).toHaveLength(2);
   });
 
+  it('serves the web dashboard from inside the executable', async () => {
+    const page = await fetch(`${base}/`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<script type="module" src="/assets/app.js">');
+    for (const [file, type] of [
+      ['app.js', /^text\/javascript/],
+      ['app.css', /^text\/css/],
+    ] as const) {
+      const res = await fetch(`${base}/assets/${file}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(type);
+      expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(500);
+    }
+  });
+
   it('renders a stored template in its worker threads', async () => {
     const { writeFileSync } = await import('node:fs');
     writeFileSync(join(dir, 'w.html'), '<p>Hi {{ name }}</p>');

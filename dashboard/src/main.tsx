@@ -1,0 +1,389 @@
+// The dashboard: a small client over the management API (docs/decisions.md, "The web
+// dashboard"). Hash routes, so the server serves one page: #/ signs in, then
+// #/o/<org>/p/<project>/emails lists the project's emails and #/o/<org>/p/<project>/emails/<id>
+// shows one. Every rule (who may see what) is the server's; the page only asks.
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, resume, signIn, signOut } from './api.ts';
+
+interface Org {
+  id: string;
+  name: string;
+}
+interface Project {
+  id: string;
+  name: string;
+}
+interface EmailItem {
+  id: string;
+  from_email: string;
+  to_emails: string[];
+  subject: string;
+  status: string;
+  tags: string[];
+  created_at: string;
+}
+interface EmailEvent {
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+  timestamp: string;
+}
+interface EmailDetail extends EmailItem {
+  cc_emails: string[] | null;
+  bcc_emails: string[] | null;
+  text_body: string | null;
+  html_body: string | null;
+  headers: Record<string, string>;
+  events: EmailEvent[];
+}
+
+const STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'BOUNCED', 'FAILED', 'COMPLAINED', 'SIMULATED'];
+/** How often the first page of the list looks for new emails while it is open. */
+const LIVE_MS = 5000;
+
+type Route =
+  | { page: 'home' }
+  | { page: 'emails'; org: string; project: string; query: URLSearchParams }
+  | { page: 'email'; org: string; project: string; id: string };
+
+function parseRoute(hash: string): Route {
+  const [path = '', search = ''] = hash.replace(/^#/, '').split('?');
+  const m = /^\/o\/([^/]+)\/p\/([^/]+)\/emails(?:\/([^/]+))?$/.exec(path);
+  if (!m) return { page: 'home' };
+  const [, org = '', project = '', id] = m;
+  return id
+    ? { page: 'email', org, project, id }
+    : { page: 'emails', org, project, query: new URLSearchParams(search) };
+}
+
+const emailsHref = (org: string, project: string, query?: URLSearchParams) =>
+  `#/o/${org}/p/${project}/emails${query && query.size ? `?${query.toString()}` : ''}`;
+const when = (iso: string) => iso.replace('T', ' ').slice(0, 19);
+const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+function useHash(): string {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const on = () => setHash(location.hash);
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return hash;
+}
+
+function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  async function submit(e: Event) {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value;
+    setBusy(true);
+    try {
+      await signIn(field('email'), field('password'));
+      onSignedIn();
+    } catch (err) {
+      setError(messageOf(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <main class="signin">
+      <h1>svc</h1>
+      <form onSubmit={(e) => void submit(e)}>
+        <label>
+          Email
+          <input name="email" type="email" autocomplete="username" required />
+        </label>
+        <label>
+          Password
+          <input name="password" type="password" autocomplete="current-password" required />
+        </label>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+        <button type="submit" disabled={busy}>
+          Sign in
+        </button>
+      </form>
+    </main>
+  );
+}
+
+/** The organization and project switcher, and sign-out. */
+function Header({ org, project, onSignOut }: { org: string; project: string; onSignOut: () => void }) {
+  const [orgs, setOrgs] = useState<Org[]>([]);
+  const [projects, setProjects] = useState<Project[]>([]);
+  useEffect(() => void api<Org[]>('GET', '/v1/organizations').then(setOrgs), []);
+  useEffect(() => void api<Project[]>('GET', `/v1/organizations/${org}/projects`).then(setProjects), [org]);
+  async function switchOrg(id: string) {
+    const list = await api<Project[]>('GET', `/v1/organizations/${id}/projects`);
+    if (list[0]) location.hash = emailsHref(id, list[0].id);
+  }
+  return (
+    <header>
+      <strong>svc</strong>
+      <label>
+        Organization
+        <select value={org} onChange={(e) => void switchOrg(e.currentTarget.value)}>
+          {orgs.map((o) => (
+            <option value={o.id}>{o.name}</option>
+          ))}
+        </select>
+      </label>
+      <label>
+        Project
+        <select value={project} onChange={(e) => (location.hash = emailsHref(org, e.currentTarget.value))}>
+          {projects.map((p) => (
+            <option value={p.id}>{p.name}</option>
+          ))}
+        </select>
+      </label>
+      <button type="button" onClick={onSignOut}>
+        Sign out
+      </button>
+    </header>
+  );
+}
+
+function Emails({ org, project, query }: { org: string; project: string; query: URLSearchParams }) {
+  const [emails, setEmails] = useState<EmailItem[]>();
+  const [error, setError] = useState<string>();
+  const key = query.toString();
+  useEffect(() => {
+    let stop = false;
+    const params = new URLSearchParams(query);
+    params.set('limit', '50');
+    const load = () =>
+      api<EmailItem[]>('GET', `/v1/organizations/${org}/projects/${project}/emails?${params.toString()}`).then(
+        (list) => !stop && (setEmails(list), setError(undefined)),
+        (e: unknown) => !stop && setError(messageOf(e)),
+      );
+    void load();
+    // The newest page follows new emails while it is open; an older page stays as it was.
+    const live = query.has('before') || query.has('after') ? undefined : setInterval(() => void load(), LIVE_MS);
+    return () => {
+      stop = true;
+      clearInterval(live);
+    };
+  }, [org, project, key]);
+
+  function search(e: Event) {
+    e.preventDefault();
+    const next = new URLSearchParams();
+    for (const [name, value] of new FormData(e.currentTarget as HTMLFormElement)) {
+      if (typeof value !== 'string' || !value) continue;
+      next.set(name, name === 'from' || name === 'to' ? new Date(value).toISOString() : value);
+    }
+    location.hash = emailsHref(org, project, next);
+  }
+  const page = (cursor: 'before' | 'after', id: string) => {
+    const next = new URLSearchParams(query);
+    next.delete('before');
+    next.delete('after');
+    next.set(cursor, id);
+    return emailsHref(org, project, next);
+  };
+  const local = (name: string) => query.get(name)?.slice(0, 16) ?? '';
+
+  return (
+    <main>
+      <h1>Emails</h1>
+      <form class="filters" onSubmit={search} role="search">
+        <label>
+          Recipient
+          <input name="to_email" type="search" value={query.get('to_email') ?? ''} />
+        </label>
+        <label>
+          Sender
+          <input name="from_email" type="search" value={query.get('from_email') ?? ''} />
+        </label>
+        <label>
+          Status
+          <select name="status" value={query.get('status') ?? ''}>
+            <option value="">any</option>
+            {STATUSES.map((s) => (
+              <option value={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Tag
+          <input name="tag" value={query.get('tag') ?? ''} />
+        </label>
+        <label>
+          From
+          <input name="from" type="datetime-local" value={local('from')} />
+        </label>
+        <label>
+          To
+          <input name="to" type="datetime-local" value={local('to')} />
+        </label>
+        <button type="submit">Search</button>
+      </form>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {emails && emails.length === 0 && <p>No email matches.</p>}
+      {emails && emails.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Created (UTC)</th>
+              <th scope="col">To</th>
+              <th scope="col">Subject</th>
+              <th scope="col">Status</th>
+              <th scope="col">Tags</th>
+            </tr>
+          </thead>
+          <tbody>
+            {emails.map((e) => (
+              <tr>
+                <td>{when(e.created_at)}</td>
+                <td>{e.to_emails.join(', ')}</td>
+                <td>
+                  <a href={`#/o/${org}/p/${project}/emails/${e.id}`}>{e.subject || '(no subject)'}</a>
+                </td>
+                <td>
+                  <span class={`status status-${e.status.toLowerCase()}`}>{e.status}</span>
+                </td>
+                <td>{e.tags.join(', ')}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {emails && emails.length > 0 && (
+        <nav class="pages" aria-label="Pages">
+          {(query.has('before') || query.has('after')) && <a href={page('after', emails[0]!.id)}>Newer</a>}
+          {emails.length === 50 && <a href={page('before', emails[emails.length - 1]!.id)}>Older</a>}
+        </nav>
+      )}
+    </main>
+  );
+}
+
+function EmailView({ org, project, id }: { org: string; project: string; id: string }) {
+  const [email, setEmail] = useState<EmailDetail>();
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    api<EmailDetail>('GET', `/v1/organizations/${org}/projects/${project}/emails/${id}`).then(setEmail, (e: unknown) =>
+      setError(messageOf(e)),
+    );
+  }, [org, project, id]);
+  if (error)
+    return (
+      <main>
+        <p class="error" role="alert">
+          {error}
+        </p>
+      </main>
+    );
+  if (!email) return <main aria-busy="true" />;
+  return (
+    <main>
+      <p>
+        <a href={emailsHref(org, project)}>← Emails</a>
+      </p>
+      <h1>{email.subject || '(no subject)'}</h1>
+      <dl class="fields">
+        <dt>Status</dt>
+        <dd>
+          <span class={`status status-${email.status.toLowerCase()}`}>{email.status}</span>
+        </dd>
+        <dt>From</dt>
+        <dd>{email.from_email}</dd>
+        <dt>To</dt>
+        <dd>{email.to_emails.join(', ')}</dd>
+        {email.cc_emails?.length ? (
+          <>
+            <dt>Cc</dt>
+            <dd>{email.cc_emails.join(', ')}</dd>
+          </>
+        ) : null}
+        <dt>Created (UTC)</dt>
+        <dd>{when(email.created_at)}</dd>
+        <dt>Id</dt>
+        <dd>
+          <code>{email.id}</code>
+        </dd>
+      </dl>
+      <h2>Events</h2>
+      <ol class="events">
+        {email.events.map((ev) => (
+          <li>
+            <strong>{ev.type}</strong> <time dateTime={ev.timestamp}>{when(ev.timestamp)}</time>
+            {Object.keys(ev.data).length > 0 && (
+              <dl>
+                {Object.entries(ev.data).map(([k, v]) => (
+                  <>
+                    <dt>{k}</dt>
+                    <dd>{typeof v === 'string' ? v : JSON.stringify(v)}</dd>
+                  </>
+                ))}
+              </dl>
+            )}
+          </li>
+        ))}
+      </ol>
+      {email.html_body !== null && (
+        <>
+          <h2>HTML</h2>
+          {/* No scripts, no same origin: the email cannot reach the dashboard or its session. */}
+          <iframe class="preview" title="HTML part" sandbox="" srcdoc={email.html_body} />
+        </>
+      )}
+      {email.text_body !== null && (
+        <>
+          <h2>Text</h2>
+          <pre class="text">{email.text_body}</pre>
+        </>
+      )}
+    </main>
+  );
+}
+
+function App() {
+  const hash = useHash();
+  const [signedIn, setSignedIn] = useState<boolean>();
+  useEffect(() => void resume().then(setSignedIn), []);
+  const route = parseRoute(hash);
+
+  useEffect(() => {
+    if (!signedIn || route.page !== 'home') return;
+    // Home: the first project of the first organization.
+    void (async () => {
+      const orgs = await api<Org[]>('GET', '/v1/organizations');
+      for (const o of orgs) {
+        const projects = await api<Project[]>('GET', `/v1/organizations/${o.id}/projects`).catch((e: unknown) => {
+          if (e instanceof ApiError && e.status === 403) return [];
+          throw e;
+        });
+        if (projects[0]) return void (location.hash = emailsHref(o.id, projects[0].id));
+      }
+    })();
+  }, [signedIn, route.page]);
+
+  if (signedIn === undefined) return <main aria-busy="true" />;
+  if (!signedIn) return <SignIn onSignedIn={() => setSignedIn(true)} />;
+  const out = () => void signOut().then(() => setSignedIn(false));
+  if (route.page === 'home') return <main aria-busy="true" />;
+  return (
+    <>
+      <Header org={route.org} project={route.project} onSignOut={out} />
+      {route.page === 'emails' ? (
+        <Emails org={route.org} project={route.project} query={route.query} />
+      ) : (
+        <EmailView org={route.org} project={route.project} id={route.id} />
+      )}
+    </>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,151 @@
+// The web dashboard in a real browser (issue 31): headless Chromium against `svc`'s HTTP server
+// on a port of its own, signing in through the management API with the refresh cookie, finding
+// an email by recipient and reading its events. Skipped, with one line, where no Chromium is
+// installed (.ci/run installs Debian's).
+import AxeBuilder from '@axe-core/playwright';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { initialize } from '../src/accounts/index.ts';
+import { createApp, type App } from '../src/app.ts';
+import { loadConfig } from '../src/config/load.ts';
+import { createHttpServer } from '../src/http/server.ts';
+import { DASHBOARD_CSP } from '../src/http/routes-web.ts';
+import { FakeClock } from '../src/lib/clock.ts';
+import { findChromium } from './peers/chromium.ts';
+
+const CHROMIUM = findChromium();
+if (!CHROMIUM)
+  console.warn('dashboard-browser.test.ts skipped: no Chromium here (apt-get install chromium, or set SVC_CHROMIUM)');
+
+describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
+  let dir: string;
+  let app: App;
+  let server: FastifyInstance;
+  let base: string;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'svc-dashboard-'));
+    app = await createApp(loadConfig({ flags: { dataDir: join(dir, 'data') } }), {
+      clock: new FakeClock('2026-11-28T09:00:00.000Z'),
+      createDataDir: true,
+    });
+    const init = await initialize(app.accounts, app.keys, {
+      email: 'owner@example.com',
+      password: 'owner-password-1',
+      org: 'Acme',
+      project: 'Web',
+      plan: 'UNLIMITED',
+      acceptDpa: true,
+    });
+    server = createHttpServer(app);
+    base = await server.listen({ port: 0, host: '127.0.0.1' });
+    const send = (to: string, subject: string) =>
+      fetch(`${base}/v1/emails`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${init.api_key.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          from: 'news@example.com',
+          to: [to],
+          subject,
+          text: 'Hello',
+          html: '<p>Hello <img src="https://tracker.example/x.gif"></p>',
+        }),
+      });
+    for (const [to, subject] of [
+      ['ada@example.org', 'Welcome, Ada'],
+      ['bob@example.org', 'Your receipt'],
+      ['cy@example.org', 'Reset your password'],
+    ] as const) {
+      expect((await send(to, subject)).status).toBe(202);
+    }
+    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ['--no-sandbox'] });
+    page = await (await browser.newContext()).newPage();
+    page.setDefaultTimeout(10_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.close();
+    await app?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves one page with a strict policy: no inline script, no framing', async () => {
+    const res = await fetch(`${base}/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toBe(DASHBOARD_CSP);
+    expect(DASHBOARD_CSP).toContain("frame-ancestors 'none'");
+    expect(DASHBOARD_CSP).not.toContain('unsafe-inline');
+    const html = await res.text();
+    expect(html).not.toMatch(/<script>|<script(?![^>]*\bsrc=)[^>]*>/);
+    expect((await fetch(`${base}/assets/app.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
+    const missing = await fetch(`${base}/assets/nothing.js`);
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('not_found');
+  });
+
+  it("refuses a wrong password with the API's message, then signs in and lands on the emails", async () => {
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    // The browser logs each 401 and 404 the API answers (no cookie yet, the wrong password): those
+    // are answers, not faults; a script error or any other console error is.
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) errors.push(m.text());
+    });
+    await page.goto(`${base}/`);
+    await page.getByLabel('Email').fill('owner@example.com');
+    await page.getByLabel('Password').fill('wrong-password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/\S/);
+    expect(await new AxeBuilder({ page }).analyze().then(serious)).toEqual([]);
+
+    await page.getByLabel('Password').fill('owner-password-1');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Emails' }).waitFor();
+    await page.getByRole('link', { name: 'Welcome, Ada' }).waitFor();
+    expect(await page.getByRole('row').count()).toBe(4);
+    expect(await new AxeBuilder({ page }).analyze().then(serious)).toEqual([]);
+    // The refresh cookie signs in again after a reload; the access token was only in memory.
+    await page.reload();
+    await page.getByRole('link', { name: 'Your receipt' }).waitFor();
+    expect(errors).toEqual([]);
+  });
+
+  it('finds an email by recipient and shows its events and its parts, the HTML in a sandbox', async () => {
+    const remote: string[] = [];
+    page.on('request', (r) => !r.url().startsWith(base) && !r.url().startsWith('data:') && remote.push(r.url()));
+    await page.getByLabel('Recipient').fill('cy@example.org');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.getByRole('row').count()).toBe(2);
+    expect(page.url()).toContain('to_email=cy%40example.org');
+    await page.getByRole('link', { name: 'Reset your password' }).click();
+    await page.getByRole('heading', { name: 'Reset your password' }).waitFor();
+    expect(await page.locator('.events li strong').allTextContents()).toEqual(['simulated']);
+    expect(await page.locator('pre.text').textContent()).toBe('Hello');
+    const frame = page.locator('iframe.preview');
+    expect(await frame.getAttribute('sandbox')).toBe('');
+    // The email's remote image (a tracker) is not fetched: the frame inherits the page's policy.
+    expect(await frame.contentFrame().locator('p').textContent()).toBe('Hello ');
+    expect(remote).toEqual([]);
+    // The email's own HTML is the sender's, not the dashboard's (and axe cannot enter a frame with no scripts).
+    expect(await new AxeBuilder({ page }).exclude('iframe.preview').analyze().then(serious)).toEqual([]);
+  });
+
+  it('signs out: the cookie no longer signs in', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+  });
+});
+
+/** The serious and critical accessibility violations axe-core finds. */
+function serious(r: { violations: { id: string; impact?: string | null }[] }): string[] {
+  return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
+}
