@@ -3,7 +3,7 @@
 // an email by recipient and reading its events. Skipped, with one line, where no Chromium is
 // installed (.ci/run installs Debian's).
 import AxeBuilder from '@axe-core/playwright';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -28,6 +28,7 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
   let base: string;
   let browser: Browser;
   let page: Page;
+  let orgId: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-dashboard-'));
@@ -43,6 +44,7 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
       plan: 'UNLIMITED',
       acceptDpa: true,
     });
+    orgId = init.organization_id;
     server = createHttpServer(app);
     base = await server.listen({ port: 0, host: '127.0.0.1' });
     const send = (to: string, subject: string) =>
@@ -135,6 +137,48 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     expect(remote).toEqual([]);
     // The email's own HTML is the sender's, not the dashboard's (and axe cannot enter a frame with no scripts).
     expect(await new AxeBuilder({ page }).exclude('iframe.preview').analyze().then(serious)).toEqual([]);
+  });
+
+  it('resends the email as the owner, landing on the new one', async () => {
+    const first = page.url();
+    await page.getByRole('button', { name: 'Resend' }).click();
+    await expect.poll(() => page.url()).not.toBe(first);
+    await page.getByRole('heading', { name: 'Reset your password' }).waitFor();
+    await expect.poll(() => page.locator('.events li strong').allTextContents()).toEqual(['simulated']);
+  });
+
+  it('exports the emails the filter matches as CSV', async () => {
+    await page.getByRole('link', { name: '← Emails' }).click();
+    await page.getByLabel('Recipient').fill('cy@example.org');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.getByRole('row').count()).toBe(3);
+    const [file] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
+    const csv = readFileSync(await file.path(), 'utf8')
+      .trim()
+      .split('\n');
+    expect(csv).toHaveLength(3);
+    expect(csv.slice(1).every((line) => line.includes('cy@example.org'))).toBe(true);
+  });
+
+  it('shows a VIEWER the emails with no write action', async () => {
+    await app.accounts.createUser({ email: 'viewer@example.com', password: 'viewer-password-1' });
+    await app.accounts.addMember(orgId, { email: 'viewer@example.com', role: 'VIEWER' });
+    const viewer = await (await browser.newContext()).newPage();
+    viewer.setDefaultTimeout(10_000);
+    await viewer.goto(`${base}/`);
+    await viewer.getByLabel('Email').fill('viewer@example.com');
+    await viewer.getByLabel('Password').fill('viewer-password-1');
+    await viewer.getByRole('button', { name: 'Sign in' }).click();
+    await viewer.getByRole('link', { name: 'Welcome, Ada' }).click();
+    await viewer.getByRole('heading', { name: 'Welcome, Ada' }).waitFor();
+    await viewer.locator('.events li').first().waitFor();
+    // Its organizations (and so its role) are loaded once the switcher shows the organization.
+    await expect.poll(() => viewer.getByLabel('Organization').inputValue()).toBe(orgId);
+    expect(await viewer.getByRole('button', { name: 'Resend' }).count()).toBe(0);
+    await viewer.context().close();
   });
 
   it('signs out: the cookie no longer signs in', async () => {

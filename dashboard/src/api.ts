@@ -64,3 +64,11 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   if (res.status === 204) return undefined as T;
   return ((await res.json()) as { data: T }).data;
 }
+
+/** A file the API answers (a CSV export), as a Blob. */
+export async function download(path: string): Promise<Blob> {
+  let res = await call('GET', path);
+  if (res.status === 401 && (await resume())) res = await call('GET', path);
+  if (!res.ok) throw await failure(res);
+  return res.blob();
+}

@@ -4,12 +4,16 @@
 // shows one. Every rule (who may see what) is the server's; the page only asks.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, resume, signIn, signOut } from './api.ts';
+import { api, ApiError, download, resume, signIn, signOut } from './api.ts';
 
+type Role = 'VIEWER' | 'DEVELOPER' | 'ADMIN' | 'OWNER';
 interface Org {
   id: string;
   name: string;
+  role: Role;
 }
+/** The roles that may write what a page offers (resend: DEVELOPER and up); the server checks again. */
+const WRITERS: readonly Role[] = ['DEVELOPER', 'ADMIN', 'OWNER'];
 interface Project {
   id: string;
   name: string;
@@ -115,10 +119,9 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
 }
 
 /** The organization and project switcher, and sign-out. */
-function Header({ org, project, onSignOut }: { org: string; project: string; onSignOut: () => void }) {
-  const [orgs, setOrgs] = useState<Org[]>([]);
+function Header(props: { orgs: Org[]; org: string; project: string; onSignOut: () => void }) {
+  const { orgs, org, project, onSignOut } = props;
   const [projects, setProjects] = useState<Project[]>([]);
-  useEffect(() => void api<Org[]>('GET', '/v1/organizations').then(setOrgs), []);
   useEffect(() => void api<Project[]>('GET', `/v1/organizations/${org}/projects`).then(setProjects), [org]);
   async function switchOrg(id: string) {
     const list = await api<Project[]>('GET', `/v1/organizations/${id}/projects`);
@@ -189,6 +192,23 @@ function Emails({ org, project, query }: { org: string; project: string; query: 
     return emailsHref(org, project, next);
   };
   const local = (name: string) => query.get(name)?.slice(0, 16) ?? '';
+  /** Every email the filter matches, as the API's CSV, saved by the browser. */
+  async function exportCsv() {
+    const params = new URLSearchParams(query);
+    params.delete('before');
+    params.delete('after');
+    params.set('format', 'csv');
+    try {
+      const blob = await download(`/v1/organizations/${org}/projects/${project}/emails?${params.toString()}`);
+      const a = document.createElement('a');
+      a.href = URL.createObjectURL(blob);
+      a.download = `emails-${project}.csv`;
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  }
 
   return (
     <main>
@@ -224,6 +244,9 @@ function Emails({ org, project, query }: { org: string; project: string; query: 
           <input name="to" type="datetime-local" value={local('to')} />
         </label>
         <button type="submit">Search</button>
+        <button type="button" class="secondary" onClick={() => void exportCsv()}>
+          Export CSV
+        </button>
       </form>
       {error && (
         <p class="error" role="alert">
@@ -269,9 +292,20 @@ function Emails({ org, project, query }: { org: string; project: string; query: 
   );
 }
 
-function EmailView({ org, project, id }: { org: string; project: string; id: string }) {
+function EmailView({ org, project, id, role }: { org: string; project: string; id: string; role: Role | undefined }) {
   const [email, setEmail] = useState<EmailDetail>();
   const [error, setError] = useState<string>();
+  async function resend() {
+    try {
+      const sent = await api<{ id: string }>(
+        'POST',
+        `/v1/organizations/${org}/projects/${project}/emails/${id}/resend`,
+      );
+      location.hash = `#/o/${org}/p/${project}/emails/${sent.id}`;
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  }
   useEffect(() => {
     api<EmailDetail>('GET', `/v1/organizations/${org}/projects/${project}/emails/${id}`).then(setEmail, (e: unknown) =>
       setError(messageOf(e)),
@@ -292,6 +326,13 @@ function EmailView({ org, project, id }: { org: string; project: string; id: str
         <a href={emailsHref(org, project)}>← Emails</a>
       </p>
       <h1>{email.subject || '(no subject)'}</h1>
+      {role && WRITERS.includes(role) && (
+        <p>
+          <button type="button" onClick={() => void resend()}>
+            Resend
+          </button>
+        </p>
+      )}
       <dl class="fields">
         <dt>Status</dt>
         <dd>
@@ -352,7 +393,11 @@ function EmailView({ org, project, id }: { org: string; project: string; id: str
 function App() {
   const hash = useHash();
   const [signedIn, setSignedIn] = useState<boolean>();
+  const [orgs, setOrgs] = useState<Org[]>([]);
   useEffect(() => void resume().then(setSignedIn), []);
+  useEffect(() => {
+    if (signedIn) void api<Org[]>('GET', '/v1/organizations').then(setOrgs);
+  }, [signedIn]);
   const route = parseRoute(hash);
 
   useEffect(() => {
@@ -376,11 +421,16 @@ function App() {
   if (route.page === 'home') return <main aria-busy="true" />;
   return (
     <>
-      <Header org={route.org} project={route.project} onSignOut={out} />
+      <Header orgs={orgs} org={route.org} project={route.project} onSignOut={out} />
       {route.page === 'emails' ? (
         <Emails org={route.org} project={route.project} query={route.query} />
       ) : (
-        <EmailView org={route.org} project={route.project} id={route.id} />
+        <EmailView
+          org={route.org}
+          project={route.project}
+          id={route.id}
+          role={orgs.find((o) => o.id === route.org)?.role}
+        />
       )}
     </>
   );
