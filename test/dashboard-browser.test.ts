@@ -163,6 +163,28 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     expect(csv.slice(1).every((line) => line.includes('cy@example.org'))).toBe(true);
   });
 
+  it('creates an API key shown once, which works at once, and revokes it', async () => {
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page.getByLabel('Name').fill('from-the-dashboard');
+    await page.getByLabel('Environment').selectOption('TEST');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await page.locator('.notice code').textContent())!;
+    expect(key).toMatch(/^svc_test_/);
+    const list = () => fetch(`${base}/v1/emails`, { headers: { authorization: `Bearer ${key}` } });
+    expect((await list()).status).toBe(200);
+    expect(await new AxeBuilder({ page }).analyze().then(serious)).toEqual([]);
+    // Shown once: after a reload the list has its prefix, never the key.
+    await page.reload();
+    const row = page.getByRole('row').filter({ hasText: 'from-the-dashboard' });
+    await row.waitFor();
+    expect(await page.content()).not.toContain(key);
+    page.once('dialog', (d) => void d.accept());
+    await row.getByRole('button', { name: /Revoke/ }).click();
+    await row.waitFor({ state: 'detached' });
+    expect((await list()).status).toBe(401);
+  });
+
   it('shows a VIEWER the emails with no write action', async () => {
     await app.accounts.createUser({ email: 'viewer@example.com', password: 'viewer-password-1' });
     await app.accounts.addMember(orgId, { email: 'viewer@example.com', role: 'VIEWER' });
@@ -178,6 +200,7 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     // Its organizations (and so its role) are loaded once the switcher shows the organization.
     await expect.poll(() => viewer.getByLabel('Organization').inputValue()).toBe(orgId);
     expect(await viewer.getByRole('button', { name: 'Resend' }).count()).toBe(0);
+    expect(await viewer.getByRole('link', { name: 'API keys' }).count()).toBe(0);
     await viewer.context().close();
   });
 

@@ -42,6 +42,17 @@ interface EmailDetail extends EmailItem {
   events: EmailEvent[];
 }
 
+interface ApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  permissions: string;
+  env: string;
+  last_used_at: string | null;
+  created_at: string;
+  key?: string;
+}
+
 const STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'BOUNCED', 'FAILED', 'COMPLAINED', 'SIMULATED'];
 /** How often the first page of the list looks for new emails while it is open. */
 const LIVE_MS = 5000;
@@ -49,10 +60,13 @@ const LIVE_MS = 5000;
 type Route =
   | { page: 'home' }
   | { page: 'emails'; org: string; project: string; query: URLSearchParams }
-  | { page: 'email'; org: string; project: string; id: string };
+  | { page: 'email'; org: string; project: string; id: string }
+  | { page: 'keys'; org: string; project: string };
 
 function parseRoute(hash: string): Route {
   const [path = '', search = ''] = hash.replace(/^#/, '').split('?');
+  const k = /^\/o\/([^/]+)\/p\/([^/]+)\/keys$/.exec(path);
+  if (k) return { page: 'keys', org: k[1] ?? '', project: k[2] ?? '' };
   const m = /^\/o\/([^/]+)\/p\/([^/]+)\/emails(?:\/([^/]+))?$/.exec(path);
   if (!m) return { page: 'home' };
   const [, org = '', project = '', id] = m;
@@ -121,6 +135,7 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
 /** The organization and project switcher, and sign-out. */
 function Header(props: { orgs: Org[]; org: string; project: string; onSignOut: () => void }) {
   const { orgs, org, project, onSignOut } = props;
+  const role = orgs.find((o) => o.id === org)?.role;
   const [projects, setProjects] = useState<Project[]>([]);
   useEffect(() => void api<Project[]>('GET', `/v1/organizations/${org}/projects`).then(setProjects), [org]);
   async function switchOrg(id: string) {
@@ -146,6 +161,10 @@ function Header(props: { orgs: Org[]; org: string; project: string; onSignOut: (
           ))}
         </select>
       </label>
+      <nav aria-label="Project">
+        <a href={emailsHref(org, project)}>Emails</a>
+        {role && WRITERS.includes(role) && <a href={`#/o/${org}/p/${project}/keys`}>API keys</a>}
+      </nav>
       <button type="button" onClick={onSignOut}>
         Sign out
       </button>
@@ -390,6 +409,114 @@ function EmailView({ org, project, id, role }: { org: string; project: string; i
   );
 }
 
+/** The project's API keys: created with the key shown once, listed by prefix, revoked. */
+function Keys({ org, project }: { org: string; project: string }) {
+  const path = `/v1/organizations/${org}/projects/${project}/api-keys`;
+  const [keys, setKeys] = useState<ApiKey[]>();
+  const [created, setCreated] = useState<ApiKey>();
+  const [error, setError] = useState<string>();
+  const load = () => api<ApiKey[]>('GET', path).then(setKeys, (e: unknown) => setError(messageOf(e)));
+  useEffect(() => void load(), [path]);
+  async function create(e: Event) {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value;
+    try {
+      setCreated(
+        await api<ApiKey>('POST', path, { name: field('name'), env: field('env'), permissions: field('permissions') }),
+      );
+      setError(undefined);
+      form.reset();
+      await load();
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  }
+  async function revoke(k: ApiKey) {
+    if (!confirm(`Revoke ${k.name}? Requests with it fail at once.`)) return;
+    try {
+      await api('DELETE', `${path}/${k.id}`);
+      await load();
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  }
+  return (
+    <main>
+      <h1>API keys</h1>
+      <form class="filters" onSubmit={(e) => void create(e)}>
+        <label>
+          Name
+          <input name="name" required maxLength={100} />
+        </label>
+        <label>
+          Environment
+          <select name="env">
+            <option value="LIVE">LIVE</option>
+            <option value="TEST">TEST</option>
+          </select>
+        </label>
+        <label>
+          Permissions
+          <select name="permissions">
+            <option value="FULL_ACCESS">FULL_ACCESS</option>
+            <option value="SENDING_ONLY">SENDING_ONLY</option>
+            <option value="READ_ONLY">READ_ONLY</option>
+          </select>
+        </label>
+        <button type="submit">Create key</button>
+      </form>
+      {created?.key && (
+        <div class="notice" role="status">
+          <p>
+            The key <strong>{created.name}</strong>, shown this once: copy it now.
+          </p>
+          <code class="secret">{created.key}</code>
+        </div>
+      )}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {keys && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Key</th>
+              <th scope="col">Environment</th>
+              <th scope="col">Permissions</th>
+              <th scope="col">Last used (UTC)</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.map((k) => (
+              <tr>
+                <td>{k.name}</td>
+                <td>
+                  <code>{k.prefix}…</code>
+                </td>
+                <td>{k.env}</td>
+                <td>{k.permissions}</td>
+                <td>{k.last_used_at ? when(k.last_used_at) : 'never'}</td>
+                <td>
+                  <button type="button" class="secondary" onClick={() => void revoke(k)}>
+                    Revoke <span class="visually-hidden">{k.name}</span>
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </main>
+  );
+}
+
 function App() {
   const hash = useHash();
   const [signedIn, setSignedIn] = useState<boolean>();
@@ -422,7 +549,9 @@ function App() {
   return (
     <>
       <Header orgs={orgs} org={route.org} project={route.project} onSignOut={out} />
-      {route.page === 'emails' ? (
+      {route.page === 'keys' ? (
+        <Keys org={route.org} project={route.project} />
+      ) : route.page === 'emails' ? (
         <Emails org={route.org} project={route.project} query={route.query} />
       ) : (
         <EmailView
