@@ -29,6 +29,7 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
   let browser: Browser;
   let page: Page;
   let orgId: string;
+  let projectId: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-dashboard-'));
@@ -45,6 +46,7 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
       acceptDpa: true,
     });
     orgId = init.organization_id;
+    projectId = init.project_id;
     server = createHttpServer(app);
     base = await server.listen({ port: 0, host: '127.0.0.1' });
     const send = (to: string, subject: string) =>
@@ -185,6 +187,34 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     expect((await list()).status).toBe(401);
   });
 
+  it('suppresses an address, imports a CSV (refused lines named), exports the list and removes one', async () => {
+    await page.getByRole('link', { name: 'Suppressions' }).click();
+    await page.getByRole('heading', { name: 'Suppressions' }).waitFor();
+    await page.getByLabel('Address').fill('gone@example.org');
+    await page.getByRole('button', { name: 'Suppress' }).click();
+    await page.getByRole('cell', { name: 'gone@example.org', exact: true }).waitFor();
+    await page.getByLabel('Import CSV').setInputFiles({
+      name: 'list.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from('email,reason\nbounced@example.org,HARD_BOUNCE\nnot-an-address,MANUAL\n'),
+    });
+    await expect
+      .poll(() => page.getByRole('status').textContent())
+      .toMatch(/^Imported 1\. Refused: line 3 \(not-an-address\)/);
+    await page.getByRole('cell', { name: 'bounced@example.org', exact: true }).waitFor();
+    expect(await new AxeBuilder({ page }).analyze().then(serious)).toEqual([]);
+    const [file] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
+    const csv = readFileSync(await file.path(), 'utf8');
+    expect(csv).toMatch(/bounced@example\.org,HARD_BOUNCE/);
+    expect(csv).toMatch(/gone@example\.org,MANUAL/);
+    await page.getByRole('button', { name: 'Remove gone@example.org' }).click();
+    await page.getByRole('cell', { name: 'gone@example.org', exact: true }).waitFor({ state: 'detached' });
+    expect((await app.suppressions.list(projectId, 10)).map((r) => r.email)).toEqual(['bounced@example.org']);
+  });
+
   it('shows a VIEWER the emails with no write action', async () => {
     await app.accounts.createUser({ email: 'viewer@example.com', password: 'viewer-password-1' });
     await app.accounts.addMember(orgId, { email: 'viewer@example.com', role: 'VIEWER' });
@@ -201,6 +231,9 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     await expect.poll(() => viewer.getByLabel('Organization').inputValue()).toBe(orgId);
     expect(await viewer.getByRole('button', { name: 'Resend' }).count()).toBe(0);
     expect(await viewer.getByRole('link', { name: 'API keys' }).count()).toBe(0);
+    await viewer.getByRole('link', { name: 'Suppressions' }).click();
+    await viewer.getByRole('cell', { name: 'bounced@example.org', exact: true }).waitFor();
+    expect(await viewer.getByRole('button', { name: /Suppress|Remove/ }).count()).toBe(0);
     await viewer.context().close();
   });
 

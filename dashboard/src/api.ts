@@ -15,16 +15,17 @@ export class ApiError extends Error {
 
 let accessToken: string | undefined;
 
+/** A CSV file sent as the body as it is (an import), not as JSON. */
+export class CsvBody {
+  constructor(readonly text: string) {}
+}
+
 async function call(method: string, path: string, body?: unknown): Promise<Response> {
   const headers: Record<string, string> = {};
   if (accessToken) headers.authorization = `Bearer ${accessToken}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  return fetch(path, {
-    method,
-    headers,
-    credentials: 'same-origin',
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
+  if (body !== undefined) headers['content-type'] = body instanceof CsvBody ? 'text/csv' : 'application/json';
+  const payload = body instanceof CsvBody ? body.text : JSON.stringify(body);
+  return fetch(path, { method, headers, credentials: 'same-origin', ...(body !== undefined ? { body: payload } : {}) });
 }
 
 async function failure(res: Response): Promise<ApiError> {

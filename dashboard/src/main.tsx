@@ -4,7 +4,7 @@
 // shows one. Every rule (who may see what) is the server's; the page only asks.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, download, resume, signIn, signOut } from './api.ts';
+import { api, ApiError, CsvBody, download, resume, signIn, signOut } from './api.ts';
 
 type Role = 'VIEWER' | 'DEVELOPER' | 'ADMIN' | 'OWNER';
 interface Org {
@@ -42,6 +42,15 @@ interface EmailDetail extends EmailItem {
   events: EmailEvent[];
 }
 
+interface Suppression {
+  email: string;
+  reason: string;
+  created_at: string;
+}
+const REASONS = ['MANUAL', 'HARD_BOUNCE', 'COMPLAINT', 'UNSUBSCRIBE'];
+/** Addresses per page of the suppression list. */
+const SUPPRESSIONS_PAGE = 100;
+
 interface ApiKey {
   id: string;
   name: string;
@@ -61,12 +70,18 @@ type Route =
   | { page: 'home' }
   | { page: 'emails'; org: string; project: string; query: URLSearchParams }
   | { page: 'email'; org: string; project: string; id: string }
-  | { page: 'keys'; org: string; project: string };
+  | { page: 'keys'; org: string; project: string }
+  | { page: 'suppressions'; org: string; project: string; after: string };
 
 function parseRoute(hash: string): Route {
   const [path = '', search = ''] = hash.replace(/^#/, '').split('?');
   const k = /^\/o\/([^/]+)\/p\/([^/]+)\/keys$/.exec(path);
   if (k) return { page: 'keys', org: k[1] ?? '', project: k[2] ?? '' };
+  const sup = /^\/o\/([^/]+)\/p\/([^/]+)\/suppressions$/.exec(path);
+  if (sup) {
+    const after = new URLSearchParams(search).get('after') ?? '';
+    return { page: 'suppressions', org: sup[1] ?? '', project: sup[2] ?? '', after };
+  }
   const m = /^\/o\/([^/]+)\/p\/([^/]+)\/emails(?:\/([^/]+))?$/.exec(path);
   if (!m) return { page: 'home' };
   const [, org = '', project = '', id] = m;
@@ -163,6 +178,7 @@ function Header(props: { orgs: Org[]; org: string; project: string; onSignOut: (
       </label>
       <nav aria-label="Project">
         <a href={emailsHref(org, project)}>Emails</a>
+        <a href={`#/o/${org}/p/${project}/suppressions`}>Suppressions</a>
         {role && WRITERS.includes(role) && <a href={`#/o/${org}/p/${project}/keys`}>API keys</a>}
       </nav>
       <button type="button" onClick={onSignOut}>
@@ -218,12 +234,10 @@ function Emails({ org, project, query }: { org: string; project: string; query: 
     params.delete('after');
     params.set('format', 'csv');
     try {
-      const blob = await download(`/v1/organizations/${org}/projects/${project}/emails?${params.toString()}`);
-      const a = document.createElement('a');
-      a.href = URL.createObjectURL(blob);
-      a.download = `emails-${project}.csv`;
-      a.click();
-      setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+      save(
+        await download(`/v1/organizations/${org}/projects/${project}/emails?${params.toString()}`),
+        `emails-${project}.csv`,
+      );
     } catch (e) {
       setError(messageOf(e));
     }
@@ -517,6 +531,164 @@ function Keys({ org, project }: { org: string; project: string }) {
   );
 }
 
+/** Saves `blob` as `name` through the browser. */
+function save(blob: Blob, name: string): void {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+}
+
+/** The project's suppression list, in address order: add, remove, import and export CSV. */
+function Suppressions(props: { org: string; project: string; after: string; role: Role | undefined }) {
+  const { org, project, after, role } = props;
+  const path = `/v1/organizations/${org}/projects/${project}/suppressions`;
+  const writer = role !== undefined && WRITERS.includes(role);
+  const [rows, setRows] = useState<Suppression[]>();
+  const [error, setError] = useState<string>();
+  const [notice, setNotice] = useState<string>();
+  const pageOf = (from: string) =>
+    `#/o/${org}/p/${project}/suppressions${from ? `?after=${encodeURIComponent(from)}` : ''}`;
+  const load = () =>
+    api<Suppression[]>('GET', `${path}?limit=${SUPPRESSIONS_PAGE}&after=${encodeURIComponent(after)}`).then(
+      setRows,
+      (e: unknown) => setError(messageOf(e)),
+    );
+  useEffect(() => void load(), [path, after]);
+  async function act(work: () => Promise<string | undefined>) {
+    try {
+      setNotice(await work());
+      setError(undefined);
+      await load();
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  }
+  function add(e: Event) {
+    e.preventDefault();
+    const form = e.currentTarget as HTMLFormElement;
+    const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value;
+    void act(async () => {
+      await api('POST', path, { email: field('email'), reason: field('reason') });
+      const added = field('email');
+      form.reset();
+      return `${added} is suppressed.`;
+    });
+  }
+  function importFile(e: Event) {
+    const input = e.currentTarget as HTMLInputElement;
+    const file = input.files?.[0];
+    if (!file) return;
+    void act(async () => {
+      const r = await api<{ imported: number; invalid: { line: number; email: string; message: string }[] }>(
+        'POST',
+        `${path}/import`,
+        new CsvBody(await file.text()),
+      );
+      input.value = '';
+      const refused = r.invalid.map((x) => `line ${x.line} (${x.email}): ${x.message}`).join('; ');
+      return `Imported ${r.imported}.${refused ? ` Refused: ${refused}` : ''}`;
+    });
+  }
+  return (
+    <main>
+      <h1>Suppressions</h1>
+      {writer && (
+        <form class="filters" onSubmit={add}>
+          <label>
+            Address
+            <input name="email" type="email" required />
+          </label>
+          <label>
+            Reason
+            <select name="reason">
+              {REASONS.map((r) => (
+                <option value={r}>{r}</option>
+              ))}
+            </select>
+          </label>
+          <button type="submit">Suppress</button>
+          <label>
+            Import CSV (email[,reason])
+            <input type="file" accept=".csv,text/csv" onChange={importFile} />
+          </label>
+        </form>
+      )}
+      <p>
+        <button
+          type="button"
+          class="secondary"
+          onClick={() =>
+            void act(async () => {
+              save(await download(`${path}?format=csv`), `suppressions-${project}.csv`);
+              return undefined;
+            })
+          }
+        >
+          Export CSV
+        </button>
+      </p>
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      {rows && rows.length === 0 && <p>No address is suppressed{after ? ' after this one' : ''}.</p>}
+      {rows && rows.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Address</th>
+              <th scope="col">Reason</th>
+              <th scope="col">Since (UTC)</th>
+              {writer && (
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
+              )}
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr>
+                <td>{r.email}</td>
+                <td>{r.reason}</td>
+                <td>{when(r.created_at)}</td>
+                {writer && (
+                  <td>
+                    <button
+                      type="button"
+                      class="secondary"
+                      onClick={() =>
+                        void act(async () => {
+                          await api('DELETE', `${path}/${encodeURIComponent(r.email)}`);
+                          return `${r.email} may be sent to again.`;
+                        })
+                      }
+                    >
+                      Remove <span class="visually-hidden">{r.email}</span>
+                    </button>
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <nav class="pages" aria-label="Pages">
+        {after && <a href={pageOf('')}>First</a>}
+        {rows?.length === SUPPRESSIONS_PAGE && <a href={pageOf(rows[rows.length - 1]!.email)}>Next</a>}
+      </nav>
+    </main>
+  );
+}
+
 function App() {
   const hash = useHash();
   const [signedIn, setSignedIn] = useState<boolean>();
@@ -551,6 +723,13 @@ function App() {
       <Header orgs={orgs} org={route.org} project={route.project} onSignOut={out} />
       {route.page === 'keys' ? (
         <Keys org={route.org} project={route.project} />
+      ) : route.page === 'suppressions' ? (
+        <Suppressions
+          org={route.org}
+          project={route.project}
+          after={route.after}
+          role={orgs.find((o) => o.id === route.org)?.role}
+        />
       ) : route.page === 'emails' ? (
         <Emails org={route.org} project={route.project} query={route.query} />
       ) : (
