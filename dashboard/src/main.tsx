@@ -95,6 +95,18 @@ const emailsHref = (org: string, project: string, query?: URLSearchParams) =>
 const when = (iso: string) => iso.replace('T', ' ').slice(0, 19);
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/** The value of a form's control by name. */
+const valueIn = (form: HTMLFormElement) => (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value;
+
+/** What the API answered when a request failed, read out to screen readers. */
+function ErrorLine({ error }: { error: string | undefined }) {
+  return error ? (
+    <p class="error" role="alert">
+      {error}
+    </p>
+  ) : null;
+}
+
 function useHash(): string {
   const [hash, setHash] = useState(location.hash);
   useEffect(() => {
@@ -111,7 +123,7 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   async function submit(e: Event) {
     e.preventDefault();
     const form = e.currentTarget as HTMLFormElement;
-    const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value;
+    const field = valueIn(form);
     setBusy(true);
     try {
       await signIn(field('email'), field('password'));
@@ -134,11 +146,7 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
           Password
           <input name="password" type="password" autocomplete="current-password" required />
         </label>
-        {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorLine error={error} />
         <button type="submit" disabled={busy}>
           Sign in
         </button>
@@ -281,11 +289,7 @@ function Emails({ org, project, query }: { org: string; project: string; query: 
           Export CSV
         </button>
       </form>
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorLine error={error} />
       {emails && emails.length === 0 && <p>No email matches.</p>}
       {emails && emails.length > 0 && (
         <table>
@@ -347,9 +351,7 @@ function EmailView({ org, project, id, role }: { org: string; project: string; i
   if (error)
     return (
       <main>
-        <p class="error" role="alert">
-          {error}
-        </p>
+        <ErrorLine error={error} />
       </main>
     );
   if (!email) return <main aria-busy="true" />;
@@ -434,7 +436,7 @@ function Keys({ org, project }: { org: string; project: string }) {
   async function create(e: Event) {
     e.preventDefault();
     const form = e.currentTarget as HTMLFormElement;
-    const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value;
+    const field = valueIn(form);
     try {
       setCreated(
         await api<ApiKey>('POST', path, { name: field('name'), env: field('env'), permissions: field('permissions') }),
@@ -488,11 +490,7 @@ function Keys({ org, project }: { org: string; project: string }) {
           <code class="secret">{created.key}</code>
         </div>
       )}
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorLine error={error} />
       {keys && (
         <table>
           <thead>
@@ -568,7 +566,7 @@ function Suppressions(props: { org: string; project: string; after: string; role
   function add(e: Event) {
     e.preventDefault();
     const form = e.currentTarget as HTMLFormElement;
-    const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value;
+    const field = valueIn(form);
     void act(async () => {
       await api('POST', path, { email: field('email'), reason: field('reason') });
       const added = field('email');
@@ -634,11 +632,7 @@ function Suppressions(props: { org: string; project: string; after: string; role
           {notice}
         </p>
       )}
-      {error && (
-        <p class="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorLine error={error} />
       {rows && rows.length === 0 && <p>No address is suppressed{after ? ' after this one' : ''}.</p>}
       {rows && rows.length > 0 && (
         <table>
