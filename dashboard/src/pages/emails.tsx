@@ -1,0 +1,264 @@
+// The project's emails: the list (filters, cursor paging, live first page, CSV export) and one email.
+import { useEffect, useState } from 'preact/hooks';
+import { api, download } from '../api.ts';
+import { emailsHref, ErrorLine, messageOf, mayWrite, save, when, type PageProps } from '../ui.tsx';
+
+interface EmailItem {
+  id: string;
+  from_email: string;
+  to_emails: string[];
+  subject: string;
+  status: string;
+  tags: string[];
+  created_at: string;
+}
+interface EmailEvent {
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+  timestamp: string;
+}
+interface EmailDetail extends EmailItem {
+  cc_emails: string[] | null;
+  bcc_emails: string[] | null;
+  text_body: string | null;
+  html_body: string | null;
+  headers: Record<string, string>;
+  events: EmailEvent[];
+}
+
+const STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'BOUNCED', 'FAILED', 'COMPLAINED', 'SIMULATED'];
+/** How often the first page of the list looks for new emails while it is open. */
+const LIVE_MS = 5000;
+
+function Emails({ org, project, query }: PageProps) {
+  const [emails, setEmails] = useState<EmailItem[]>();
+  const [error, setError] = useState<string>();
+  const key = query.toString();
+  useEffect(() => {
+    let stop = false;
+    const params = new URLSearchParams(query);
+    params.set('limit', '50');
+    const load = () =>
+      api<EmailItem[]>('GET', `/v1/organizations/${org}/projects/${project}/emails?${params.toString()}`).then(
+        (list) => !stop && (setEmails(list), setError(undefined)),
+        (e: unknown) => !stop && setError(messageOf(e)),
+      );
+    void load();
+    // The newest page follows new emails while it is open; an older page stays as it was.
+    const live = query.has('before') || query.has('after') ? undefined : setInterval(() => void load(), LIVE_MS);
+    return () => {
+      stop = true;
+      clearInterval(live);
+    };
+  }, [org, project, key]);
+
+  function search(e: Event) {
+    e.preventDefault();
+    const next = new URLSearchParams();
+    for (const [name, value] of new FormData(e.currentTarget as HTMLFormElement)) {
+      if (typeof value !== 'string' || !value) continue;
+      next.set(name, name === 'from' || name === 'to' ? new Date(value).toISOString() : value);
+    }
+    location.hash = emailsHref(org, project, next);
+  }
+  const page = (cursor: 'before' | 'after', id: string) => {
+    const next = new URLSearchParams(query);
+    next.delete('before');
+    next.delete('after');
+    next.set(cursor, id);
+    return emailsHref(org, project, next);
+  };
+  const local = (name: string) => query.get(name)?.slice(0, 16) ?? '';
+  /** Every email the filter matches, as the API's CSV, saved by the browser. */
+  async function exportCsv() {
+    const params = new URLSearchParams(query);
+    params.delete('before');
+    params.delete('after');
+    params.set('format', 'csv');
+    try {
+      save(
+        await download(`/v1/organizations/${org}/projects/${project}/emails?${params.toString()}`),
+        `emails-${project}.csv`,
+      );
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  }
+
+  return (
+    <main>
+      <h1>Emails</h1>
+      <form class="filters" onSubmit={search} role="search">
+        <label>
+          Recipient
+          <input name="to_email" type="search" value={query.get('to_email') ?? ''} />
+        </label>
+        <label>
+          Sender
+          <input name="from_email" type="search" value={query.get('from_email') ?? ''} />
+        </label>
+        <label>
+          Status
+          <select name="status" value={query.get('status') ?? ''}>
+            <option value="">any</option>
+            {STATUSES.map((s) => (
+              <option value={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Tag
+          <input name="tag" value={query.get('tag') ?? ''} />
+        </label>
+        <label>
+          From
+          <input name="from" type="datetime-local" value={local('from')} />
+        </label>
+        <label>
+          To
+          <input name="to" type="datetime-local" value={local('to')} />
+        </label>
+        <button type="submit">Search</button>
+        <button type="button" class="secondary" onClick={() => void exportCsv()}>
+          Export CSV
+        </button>
+      </form>
+      <ErrorLine error={error} />
+      {emails && emails.length === 0 && <p>No email matches.</p>}
+      {emails && emails.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Created (UTC)</th>
+              <th scope="col">To</th>
+              <th scope="col">Subject</th>
+              <th scope="col">Status</th>
+              <th scope="col">Tags</th>
+            </tr>
+          </thead>
+          <tbody>
+            {emails.map((e) => (
+              <tr>
+                <td>{when(e.created_at)}</td>
+                <td>{e.to_emails.join(', ')}</td>
+                <td>
+                  <a href={`#/o/${org}/p/${project}/emails/${e.id}`}>{e.subject || '(no subject)'}</a>
+                </td>
+                <td>
+                  <span class={`status status-${e.status.toLowerCase()}`}>{e.status}</span>
+                </td>
+                <td>{e.tags.join(', ')}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {emails && emails.length > 0 && (
+        <nav class="pages" aria-label="Pages">
+          {(query.has('before') || query.has('after')) && <a href={page('after', emails[0]!.id)}>Newer</a>}
+          {emails.length === 50 && <a href={page('before', emails[emails.length - 1]!.id)}>Older</a>}
+        </nav>
+      )}
+    </main>
+  );
+}
+
+function EmailView({ org, project, id, role }: PageProps) {
+  const [email, setEmail] = useState<EmailDetail>();
+  const [error, setError] = useState<string>();
+  async function resend() {
+    try {
+      const sent = await api<{ id: string }>(
+        'POST',
+        `/v1/organizations/${org}/projects/${project}/emails/${id}/resend`,
+      );
+      location.hash = `#/o/${org}/p/${project}/emails/${sent.id}`;
+    } catch (e) {
+      setError(messageOf(e));
+    }
+  }
+  useEffect(() => {
+    api<EmailDetail>('GET', `/v1/organizations/${org}/projects/${project}/emails/${id}`).then(setEmail, (e: unknown) =>
+      setError(messageOf(e)),
+    );
+  }, [org, project, id]);
+  if (error)
+    return (
+      <main>
+        <ErrorLine error={error} />
+      </main>
+    );
+  if (!email) return <main aria-busy="true" />;
+  return (
+    <main>
+      <p>
+        <a href={emailsHref(org, project)}>← Emails</a>
+      </p>
+      <h1>{email.subject || '(no subject)'}</h1>
+      {mayWrite(role) && (
+        <p>
+          <button type="button" onClick={() => void resend()}>
+            Resend
+          </button>
+        </p>
+      )}
+      <dl class="fields">
+        <dt>Status</dt>
+        <dd>
+          <span class={`status status-${email.status.toLowerCase()}`}>{email.status}</span>
+        </dd>
+        <dt>From</dt>
+        <dd>{email.from_email}</dd>
+        <dt>To</dt>
+        <dd>{email.to_emails.join(', ')}</dd>
+        {email.cc_emails?.length ? (
+          <>
+            <dt>Cc</dt>
+            <dd>{email.cc_emails.join(', ')}</dd>
+          </>
+        ) : null}
+        <dt>Created (UTC)</dt>
+        <dd>{when(email.created_at)}</dd>
+        <dt>Id</dt>
+        <dd>
+          <code>{email.id}</code>
+        </dd>
+      </dl>
+      <h2>Events</h2>
+      <ol class="events">
+        {email.events.map((ev) => (
+          <li>
+            <strong>{ev.type}</strong> <time dateTime={ev.timestamp}>{when(ev.timestamp)}</time>
+            {Object.keys(ev.data).length > 0 && (
+              <dl>
+                {Object.entries(ev.data).map(([k, v]) => (
+                  <>
+                    <dt>{k}</dt>
+                    <dd>{typeof v === 'string' ? v : JSON.stringify(v)}</dd>
+                  </>
+                ))}
+              </dl>
+            )}
+          </li>
+        ))}
+      </ol>
+      {email.html_body !== null && (
+        <>
+          <h2>HTML</h2>
+          {/* No scripts, no same origin: the email cannot reach the dashboard or its session. */}
+          <iframe class="preview" title="HTML part" sandbox="" srcdoc={email.html_body} />
+        </>
+      )}
+      {email.text_body !== null && (
+        <>
+          <h2>Text</h2>
+          <pre class="text">{email.text_body}</pre>
+        </>
+      )}
+    </main>
+  );
+}
+
+/** The list, or one email when the route names it. */
+export const EmailsPage = (props: PageProps) => (props.id ? <EmailView {...props} /> : <Emails {...props} />);
