@@ -203,6 +203,19 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
       .toMatch(/^Imported 1\. Refused: line 3 \(not-an-address\)/);
     await page.getByRole('cell', { name: 'bounced@example.org', exact: true }).waitFor();
     expect(await new AxeBuilder({ page }).analyze().then(serious)).toEqual([]);
+    // A search keeps to the addresses containing the text (any case) with the reason chosen.
+    await page.getByLabel('Search the list').fill('GONE@');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('cell', { name: 'bounced@example.org', exact: true }).waitFor({ state: 'detached' });
+    expect(await page.getByRole('cell', { name: 'gone@example.org', exact: true }).count()).toBe(1);
+    expect(page.url()).toContain('q=GONE%40');
+    await page.getByLabel('Search the list').fill('');
+    await page.getByLabel('With reason').selectOption('HARD_BOUNCE');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('cell', { name: 'gone@example.org', exact: true }).waitFor({ state: 'detached' });
+    expect(await page.getByRole('cell', { name: 'bounced@example.org', exact: true }).count()).toBe(1);
+    await page.getByRole('link', { name: 'Clear' }).click();
+    await page.getByRole('cell', { name: 'gone@example.org', exact: true }).waitFor();
     const [file] = await Promise.all([
       page.waitForEvent('download'),
       page.getByRole('button', { name: 'Export CSV' }).click(),

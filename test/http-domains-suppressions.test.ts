@@ -187,6 +187,19 @@ describe('suppressions over the Management API', () => {
       ['two@example.net', 'MANUAL'],
     ]);
 
+    // A search narrows the list and its export alike; a reason not in the contract's list is refused.
+    const found = await call('GET', `${S()}?q=E%40EXAMPLE&reason=COMPLAINT`, 'VIEWER');
+    expect((JSON.parse(found.body) as { data: { email: string }[] }).data.map((x) => x.email)).toEqual([
+      'five@example.net',
+    ]);
+    const some = await call('GET', `${S()}?format=csv&q=o`, 'VIEWER');
+    expect(parse<Record<string, string>>(some.body, { columns: true }).map((x) => x.email)).toEqual([
+      'one@example.net',
+      'two@example.net',
+    ]);
+    const badReason = await call('GET', `${S()}?reason=BOUNCED`, 'VIEWER');
+    expect([badReason.statusCode, codeOf(badReason)]).toEqual([422, 'request_validation_failed']);
+
     // What was exported imports again to the same list (a round trip).
     const again = await call('POST', `${S()}/import`, 'DEVELOPER', exported.body, 'text/csv');
     expect(again.json().data).toEqual({ imported: 3, invalid: [] });

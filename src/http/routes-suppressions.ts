@@ -32,7 +32,8 @@ export function acceptCsvBodies(server: FastifyInstance): void {
 
 export const listSuppressions = memberHandler(
   {
-    summary: 'The suppression list in address order (`format=csv` streams all of it)',
+    summary:
+      'The suppression list in address order, or the addresses matching `q` and `reason` (`format=csv` streams all of them)',
     query: listSuppressionsQuerySchema,
     response: z.array(out.suppressionOut),
     csv: true,
@@ -40,10 +41,11 @@ export const listSuppressions = memberHandler(
   async ({ params, query, reply }, app) => {
     const q = parseInput(listSuppressionsQuerySchema, query);
     const pid = params.project_id!;
+    const filter = { contains: q.q, reason: q.reason };
     if (q.format === 'csv') {
-      return sendCsv(reply, 'suppressions.csv', writeSuppressionCsv(app.suppressions.iterate(pid)));
+      return sendCsv(reply, 'suppressions.csv', writeSuppressionCsv(app.suppressions.iterate(pid, filter)));
     }
-    return app.suppressions.list(pid, q.limit, q.after);
+    return app.suppressions.list(pid, q.limit, q.after, filter);
   },
 );
 

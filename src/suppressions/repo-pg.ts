@@ -2,7 +2,7 @@ import type { Audited } from '../audit/index.ts';
 import type { PgAuditWriter } from '../audit/index.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
-import type { Suppression, SuppressionReason } from './schema.ts';
+import { filterParams, type Suppression, type SuppressionFilter, type SuppressionReason } from './schema.ts';
 import type { SuppressionsStore } from './store.ts';
 
 const UPSERT = `INSERT INTO suppressions (project_id, email, reason, created_at) VALUES ($1, $2, $3, $4)
@@ -30,14 +30,17 @@ export function createPgSuppressionsRepo(pool: PgPool, tx: PgCommitter, audit: P
           [projectId, email],
         )
       ).rows[0],
-    listPage: async (projectId: string, after: string, limit: number) =>
-      (
-        await pool.query<Suppression>(
-          `SELECT project_id, email, reason, created_at FROM suppressions
-           WHERE project_id = $1 AND email COLLATE "C" > $2 ORDER BY email COLLATE "C" LIMIT $3`,
-          [projectId, after, limit],
-        )
-      ).rows,
+    listPage: async (projectId: string, after: string, limit: number, filter: SuppressionFilter = {}) => {
+      const { like, reason } = filterParams(filter);
+      const r = await pool.query<Suppression>(
+        `SELECT project_id, email, reason, created_at FROM suppressions
+         WHERE project_id = $1 AND email COLLATE "C" > $2
+           AND ($3::text IS NULL OR email LIKE $3 ESCAPE '\\') AND ($4::text IS NULL OR reason = $4)
+         ORDER BY email COLLATE "C" LIMIT $5`,
+        [projectId, after, like, reason, limit],
+      );
+      return r.rows;
+    },
     add: async (t: PgTx, projectId: string, email: string, reason: SuppressionReason, at: string) => {
       await t.query(UPSERT, [projectId, email, reason, at]);
     },

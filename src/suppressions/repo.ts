@@ -1,7 +1,7 @@
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
-import type { Suppression, SuppressionReason } from './schema.ts';
+import { filterParams, type Suppression, type SuppressionFilter, type SuppressionReason } from './schema.ts';
 import type { SuppressionsStore } from './store.ts';
 
 /**
@@ -23,9 +23,12 @@ export function createSuppressionsRepo(db: Db, tx: Committer, audit: AuditWriter
   const one = db.prepare<[string, string], Suppression>(
     'SELECT project_id, email, reason, created_at FROM suppressions WHERE project_id = ? AND email = ?',
   );
-  const page = db.prepare<[string, string, number], Suppression>(
+  type PageArgs = { project: string; after: string; like: string | null; reason: string | null; limit: number };
+  const page = db.prepare<[PageArgs], Suppression>(
     `SELECT project_id, email, reason, created_at FROM suppressions
-     WHERE project_id = ? AND email > ? ORDER BY email LIMIT ?`,
+     WHERE project_id = @project AND email > @after AND (@like IS NULL OR email LIKE @like ESCAPE '\\')
+       AND (@reason IS NULL OR reason = @reason)
+     ORDER BY email LIMIT @limit`,
   );
   const upsert = db.prepare(
     `INSERT INTO suppressions (project_id, email, reason, created_at) VALUES (?, ?, ?, ?)
@@ -35,7 +38,10 @@ export function createSuppressionsRepo(db: Db, tx: Committer, audit: AuditWriter
   return {
     findSync: (projectId: string, email: string) => one.get(projectId, email),
     find: (projectId: string, email: string) => Promise.resolve(one.get(projectId, email)),
-    listPage: (projectId: string, after: string, limit: number) => Promise.resolve(page.all(projectId, after, limit)),
+    listPage: (projectId: string, after: string, limit: number, filter: SuppressionFilter = {}) => {
+      const { like, reason } = filterParams(filter);
+      return Promise.resolve(page.all({ project: projectId, after, like, reason, limit }));
+    },
     addSync: (projectId: string, email: string, reason: SuppressionReason, at: string) =>
       void upsert.run(projectId, email, reason, at),
     addMany: (projectId: string, rows: { email: string; reason: SuppressionReason }[], at: string, a: Audited) =>

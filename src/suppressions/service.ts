@@ -4,7 +4,7 @@ import { iso, type Clock } from '../lib/clock.ts';
 import { parseInput } from '../validation.ts';
 import type { CsvRow } from './csv.ts';
 import type { SuppressionsStore } from './store.ts';
-import { addSuppressionSchema, type Suppression, type SuppressionReason } from './schema.ts';
+import { addSuppressionSchema, type Suppression, type SuppressionFilter, type SuppressionReason } from './schema.ts';
 
 export interface SuppressionsDeps {
   repo: SuppressionsStore;
@@ -61,18 +61,18 @@ export function createSuppressionsService({ repo, clock }: SuppressionsDeps) {
     },
 
     /** Every entry of a project, in address order, page by page. */
-    async *iterate(projectId: string, pageSize = 1000): AsyncGenerator<Suppression> {
+    async *iterate(projectId: string, filter: SuppressionFilter = {}, pageSize = 1000): AsyncGenerator<Suppression> {
       let after = '';
       for (;;) {
-        const page = await repo.listPage(projectId, after, pageSize);
+        const page = await repo.listPage(projectId, after, pageSize, filter);
         yield* page;
         if (page.length < pageSize) return;
         after = page.at(-1)!.email;
       }
     },
 
-    async list(projectId: string, limit: number, after = ''): Promise<Suppression[]> {
-      return repo.listPage(projectId, after, limit);
+    async list(projectId: string, limit: number, after = '', filter: SuppressionFilter = {}): Promise<Suppression[]> {
+      return repo.listPage(projectId, after, limit, filter);
     },
 
     /**

@@ -3,7 +3,7 @@
 // holds both to it. Addresses reach the store lower-cased (the service lowers them): the store
 // compares them as bytes.
 import type { Audited } from '../audit/index.ts';
-import type { Suppression, SuppressionReason } from './schema.ts';
+import type { Suppression, SuppressionFilter, SuppressionReason } from './schema.ts';
 
 export interface SuppressionsStore {
   /** The project's entry for exactly that address; undefined when it is not suppressed. */
@@ -11,9 +11,10 @@ export interface SuppressionsStore {
   /**
    * A keyset page of the project's list: at most `limit` entries whose address comes after
    * `after` ('' for the first page; else the last address of the previous page), ordered by
-   * address in byte order on both stores, whatever the database's collation.
+   * address in byte order on both stores, whatever the database's collation. With a filter,
+   * only the entries matching it (filterParams in schema.ts says how).
    */
-  listPage(projectId: string, after: string, limit: number): Promise<Suppression[]>;
+  listPage(projectId: string, after: string, limit: number, filter?: SuppressionFilter): Promise<Suppression[]>;
   /**
    * Adds the entries (created at `at`) and the audit row `a`, in one transaction. An address
    * already listed keeps its created_at and takes the new reason; an address given twice ends

@@ -94,6 +94,25 @@ describe.each(STORE_KINDS)('SuppressionsStore on %s', (kind) => {
     expect((await s.store.suppressions.listPage('p2', '', 10)).map((r) => r.email)).toEqual(['p2@example.com']);
   });
 
+  it('listPage with a filter: addresses containing the text (%, _ and \\ literal) and of a reason, paged alike', async () => {
+    const l = s.store.suppressions;
+    const emails = (rows: { email: string }[]) => rows.map((r) => r.email);
+    expect(emails(await l.listPage('p1', '', 10, { contains: 'Z@EX' }))).toEqual(['z@example.com']);
+    // _ is a character here, not LIKE's any-one-character: only the address that has one.
+    expect(emails(await l.listPage('p1', '', 10, { contains: '_' }))).toEqual(['_x@example.com']);
+    expect(emails(await l.listPage('p1', '', 10, { contains: '%' }))).toEqual([]);
+    expect(emails(await l.listPage('p1', '', 10, { contains: '\\' }))).toEqual([]);
+    expect(emails(await l.listPage('p1', '', 10, { reason: 'COMPLAINT' }))).toEqual(['z@example.com']);
+    expect(emails(await l.listPage('p1', '', 10, { contains: 'example', reason: 'HARD_BOUNCE' }))).toEqual([
+      'b@example.com',
+    ]);
+    const first = await l.listPage('p1', '', 1, { contains: 'example.com' });
+    expect(emails(first)).toEqual(['_x@example.com']);
+    expect(emails(await l.listPage('p1', first[0]!.email, 1, { contains: 'example.com' }))).toEqual(['b@example.com']);
+    expect(emails(await l.listPage('p2', '', 10, { contains: 'z@' }))).toEqual([]);
+    expect(emails(await l.listPage('p1', '', 10, { contains: '  ' }))).toHaveLength(4);
+  });
+
   it('remove: deletes the entry with its audit row; false and nothing written when not listed', async () => {
     expect(await s.store.suppressions.remove('p1', 'b@example.com', audited('remove.1'))).toBe(true);
     expect(await s.store.suppressions.find('p1', 'b@example.com')).toBeUndefined();

@@ -1,7 +1,7 @@
 // The project's suppression list.
 import { useEffect, useState } from 'preact/hooks';
 import { api, CsvBody, download } from '../api.ts';
-import { ErrorLine, messageOf, mayWrite, save, valueIn, when, type PageProps } from '../ui.tsx';
+import { ErrorLine, messageOf, mayWrite, pageHref, save, valueIn, when, type PageProps } from '../ui.tsx';
 
 interface Suppression {
   email: string;
@@ -12,22 +12,37 @@ const REASONS = ['MANUAL', 'HARD_BOUNCE', 'COMPLAINT', 'UNSUBSCRIBE'];
 /** Addresses per page of the suppression list. */
 const SUPPRESSIONS_PAGE = 100;
 
-/** The project's suppression list, in address order: add, remove, import and export CSV. */
+/** The project's suppression list, in address order: search, add, remove, import and export CSV. */
 export function Suppressions({ org, project, query, role }: PageProps) {
   const after = query.get('after') ?? '';
+  // The search (q: text in the address; reason), kept in the route so paging and export follow it.
+  const search = new URLSearchParams();
+  for (const k of ['q', 'reason']) if (query.get(k)) search.set(k, query.get(k)!);
   const path = `/v1/organizations/${org}/projects/${project}/suppressions`;
   const writer = mayWrite(role);
   const [rows, setRows] = useState<Suppression[]>();
   const [error, setError] = useState<string>();
   const [notice, setNotice] = useState<string>();
-  const pageOf = (from: string) =>
-    `#/o/${org}/p/${project}/suppressions${from ? `?after=${encodeURIComponent(from)}` : ''}`;
-  const load = () =>
-    api<Suppression[]>('GET', `${path}?limit=${SUPPRESSIONS_PAGE}&after=${encodeURIComponent(after)}`).then(
-      setRows,
-      (e: unknown) => setError(messageOf(e)),
-    );
-  useEffect(() => void load(), [path, after]);
+  const pageOf = (from: string, within = search) => {
+    const q = new URLSearchParams(within);
+    if (from) q.set('after', from);
+    return pageHref(org, project, 'suppressions', q);
+  };
+  const load = () => {
+    const q = new URLSearchParams(search);
+    q.set('limit', String(SUPPRESSIONS_PAGE));
+    q.set('after', after);
+    return api<Suppression[]>('GET', `${path}?${q.toString()}`).then(setRows, (e: unknown) => setError(messageOf(e)));
+  };
+  useEffect(() => void load(), [path, after, search.toString()]);
+  function find(e: Event) {
+    e.preventDefault();
+    const field = valueIn(e.currentTarget as HTMLFormElement);
+    const next = new URLSearchParams();
+    if (field('q').trim()) next.set('q', field('q').trim());
+    if (field('reason')) next.set('reason', field('reason'));
+    location.hash = pageOf('', next);
+  }
   async function act(work: () => Promise<string | undefined>) {
     try {
       setNotice(await work());
@@ -87,13 +102,32 @@ export function Suppressions({ org, project, query, role }: PageProps) {
           </label>
         </form>
       )}
+      <form class="filters" role="search" onSubmit={find}>
+        <label>
+          Search the list
+          <input name="q" type="search" value={search.get('q') ?? ''} />
+        </label>
+        <label>
+          With reason
+          <select name="reason" value={search.get('reason') ?? ''}>
+            <option value="">Any</option>
+            {REASONS.map((r) => (
+              <option value={r}>{r}</option>
+            ))}
+          </select>
+        </label>
+        <button type="submit">Search</button>
+        {search.size > 0 && <a href={pageOf('', new URLSearchParams())}>Clear</a>}
+      </form>
       <p>
         <button
           type="button"
           class="secondary"
           onClick={() =>
             void act(async () => {
-              save(await download(`${path}?format=csv`), `suppressions-${project}.csv`);
+              const q = new URLSearchParams(search);
+              q.set('format', 'csv');
+              save(await download(`${path}?${q.toString()}`), `suppressions-${project}.csv`);
               return undefined;
             })
           }
@@ -107,7 +141,12 @@ export function Suppressions({ org, project, query, role }: PageProps) {
         </p>
       )}
       <ErrorLine error={error} />
-      {rows && rows.length === 0 && <p>No address is suppressed{after ? ' after this one' : ''}.</p>}
+      {rows && rows.length === 0 && (
+        <p>
+          No address {search.size ? 'matches' : 'is suppressed'}
+          {after ? ' after this one' : ''}.
+        </p>
+      )}
       {rows && rows.length > 0 && (
         <table>
           <thead>
