@@ -123,6 +123,47 @@ describe('GET .../projects/{id}/emails', () => {
     expectError(await get(`${E()}?format=xml`), 422, 'request_validation_failed');
   });
 
+  it('searches by subject, source and API key, in the list and its export; GET /v1/emails keeps the contract', async () => {
+    const keys = await env.query<{ api_key_id: string }>(
+      'SELECT DISTINCT api_key_id FROM emails WHERE project_id = ?',
+      env.init.project_id,
+    );
+    expect(keys).toHaveLength(1);
+    const keyId = keys[0]!.api_key_id;
+    const subjects = async (q: string) =>
+      ((await get(`${E()}?limit=100&${q}`)).json().data as { subject: string }[]).map((e) => e.subject);
+    expect(await subjects('subject=HELLO%2022')).toEqual([
+      'Hello 229',
+      'Hello 228',
+      'Hello 227',
+      'Hello 226',
+      'Hello 225',
+      'Hello 224',
+      'Hello 223',
+      'Hello 222',
+      'Hello 221',
+      'Hello 220',
+      'Hello 22',
+    ]);
+    expect(await subjects('subject=quotes%20%22HERE&source=API')).toEqual(['Quotes "here", commas, and more']);
+    expect(await subjects('subject=Hello&source=SMTP')).toEqual([]);
+    expect(await subjects(`api_key_id=${keyId}&subject=hello%2019`)).toHaveLength(11);
+    expect(await subjects(`api_key_id=00000000-0000-7000-8000-000000000000`)).toEqual([]);
+    const csv = csvOf((await get(`${E()}?format=csv&subject=hello%201&api_key_id=${keyId}`)).body);
+    expect(csv.map((r) => r.subject).sort()).toEqual(
+      [
+        ...Array.from({ length: 10 }, (_, i) => `Hello 1${i}`),
+        ...Array.from({ length: 100 }, (_, i) => `Hello 1${String(i).padStart(2, '0')}`),
+      ].sort(),
+    );
+    for (const bad of ['source=LOST', 'api_key_id=not-a-key', 'subject=']) {
+      const res = await get(`${E()}?${bad}`);
+      expectError(res, 422, 'request_validation_failed');
+      expect(fieldsOf(res)).toEqual([bad.split('=')[0]]);
+    }
+    expectError(await publicGet('/v1/emails?subject=hello'), 422, 'request_validation_failed');
+  });
+
   it('is read by a VIEWER; 404 for a non-member and for a project of another organization', async () => {
     expect((await get(E(), 'VIEWER')).statusCode).toBe(200);
     expectError(await get(E(), 'OUTSIDER'), 404, 'not_found');

@@ -3,11 +3,11 @@ import { z } from 'zod';
 import { AppError } from '../errors.ts';
 import { csvStream } from '../lib/csv.ts';
 import { LIMITS } from '../limits/index.ts';
-import { listQuerySchema } from './schema.ts';
+import { searchQuerySchema } from './schema.ts';
 import type { EmailsService } from './service.ts';
 
-/** The dashboard's list query: the Public API's, plus `format=csv` for an export of every match. */
-export const dashboardListQuerySchema = listQuerySchema.extend({ format: z.enum(['json', 'csv']).default('json') });
+/** The dashboard's list query: its search filters, plus `format=csv` for an export of every match. */
+export const dashboardListQuerySchema = searchQuerySchema.extend({ format: z.enum(['json', 'csv']).default('json') });
 
 /** The columns of an export, in order; lists (recipients, tags) are joined with ", ". */
 export const CSV_COLUMNS = [
@@ -32,12 +32,12 @@ export const CSV_COLUMNS = [
 type Item = Record<string, unknown>;
 
 /** Exports of a project's emails (the dashboard's CSV), a page at a time on top of the list use case. */
-export function createEmailsExport(emails: Pick<EmailsService, 'list'>) {
+export function createEmailsExport(emails: Pick<EmailsService, 'search'>) {
   /** Every email matching `filters`, newest first, fetched LIMITS.listMax at a time with the `before` cursor. */
   async function* listAll(projectId: string, filters: Record<string, unknown>): AsyncGenerator<Item[]> {
     let before: string | undefined;
     for (;;) {
-      const page = await emails.list(projectId, { ...filters, limit: LIMITS.listMax, ...(before ? { before } : {}) });
+      const page = await emails.search(projectId, { ...filters, limit: LIMITS.listMax, ...(before ? { before } : {}) });
       if (page.length) yield page;
       if (page.length < LIMITS.listMax) return;
       before = page.at(-1)!.id as string;

@@ -9,18 +9,33 @@ export interface ListDialect {
   placeholder(n: number): string;
   /** The condition that the email's sender is the address in parameter `p`, without regard to case. */
   senderIs(p: string): string;
+  /** The condition that the subject, its ASCII letters lower-cased, holds the text in parameter `p`. */
+  subjectHas(p: string): string;
 }
 
+const ASCII_UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
+
+/** SQLite's lower() folds ASCII letters only (no ICU in better-sqlite3's build). */
 export const SQLITE_LIST: ListDialect = {
   placeholder: () => '?',
   senderIs: (p) => `e.from_email = ${p} COLLATE NOCASE`,
+  subjectHas: (p) => `instr(lower(e.subject), ${p}) > 0`,
 };
 
-/** A sender is compared through the index on lower(from_email). */
+/**
+ * A sender is compared through the index on lower(from_email). PostgreSQL's lower() follows the
+ * database's locale, so the subject is folded by translate() to match SQLite's answers exactly.
+ */
 export const PG_LIST: ListDialect = {
   placeholder: (n) => `$${n}`,
   senderIs: (p) => `lower(e.from_email) = lower(${p})`,
+  subjectHas: (p) => `strpos(translate(e.subject, '${ASCII_UPPER}', '${ASCII_UPPER.toLowerCase()}'), ${p}) > 0`,
 };
+
+/** `text` with its ASCII letters lower-cased and every other character kept, as both dialects fold a subject. */
+export function foldAscii(text: string): string {
+  return text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
 
 /** The email a `before`/`after` cursor names, as the store found it in the project. */
 export interface ListCursor {
@@ -43,6 +58,10 @@ export interface ListStatement {
  * the tag's own primary key (email_tags: project_id, tag, email_seq) instead of listing every
  * email with it; with a date window it walks down (project, created_at) from the window's
  * end, newest by `created_at` then `seq`, and the cursor follows that order.
+ *
+ * The dashboard's filters (issue 31): the API key and the source walk their own indexes
+ * (project, api_key_id, seq) and (project, source, seq); a subject has no index (a substring), so it is
+ * checked on each email the other filters leave, newest first, until the page is full.
  */
 export function emailsListStatement(
   d: ListDialect,
@@ -67,6 +86,9 @@ export function emailsListStatement(
     );
   }
   if (q.tag) where.push(`t.project_id = ${p(projectId)} AND t.tag = ${p(q.tag)}`);
+  if (q.api_key_id) where.push(`e.api_key_id = ${p(q.api_key_id)}`);
+  if (q.source) where.push(`e.source = ${p(q.source)}`);
+  if (q.subject) where.push(d.subjectHas(p(foldAscii(q.subject))));
   if (q.from) where.push(`e.created_at >= ${p(new Date(q.from).toISOString())}`);
   if (q.to) where.push(`e.created_at <= ${p(new Date(q.to).toISOString())}`);
   if (cursor) {

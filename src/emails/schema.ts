@@ -117,6 +117,21 @@ export const listQuerySchema = z
   })
   .refine((q) => !(q.before && q.after), { message: 'use before or after, not both', path: ['before'] });
 
-export type ListQuery = z.output<typeof listQuerySchema>;
+/** How an email came in (the contract's EmailSource); a resend keeps its original's, a batch is API. */
+export const EMAIL_SOURCES = ['API', 'SMTP', 'CAMPAIGN'] as const;
+
+/**
+ * The dashboard's list filters (issue 31): the contract's, plus a subject substring (without
+ * regard to ASCII case), the source and the API key that sent it. GET /v1/emails keeps the
+ * contract's query; only the dashboard's own route takes these.
+ */
+export const searchQuerySchema = listQuerySchema.extend({
+  subject: z.string().min(1).max(LIMITS.subjectChars).optional(),
+  source: z.enum(EMAIL_SOURCES).optional(),
+  api_key_id: z.uuid().optional(),
+});
+
+/** What a page of the list may be filtered by; the Public API sets only the contract's part. */
+export type ListQuery = z.output<typeof searchQuerySchema>;
 
 export const idempotencyKeySchema = z.string().min(1).max(LIMITS.idempotencyKeyChars);

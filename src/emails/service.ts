@@ -16,6 +16,7 @@ import {
   batchRequestSchema,
   idempotencyKeySchema,
   listQuerySchema,
+  searchQuerySchema,
   sendRequestSchema,
   type SendRequest,
 } from './schema.ts';
@@ -274,6 +275,12 @@ export function createEmailsService(deps: EmailsDeps) {
     /** Newest first, with the contract's filters and before/after cursors. */
     async list(projectId: string, query: unknown) {
       const q = parseInput(listQuerySchema, query);
+      return (await repo.list(projectId, q)).map(toEmailListItem);
+    },
+
+    /** The dashboard's list: the contract's filters plus subject, source and API key (issue 31). */
+    async search(projectId: string, query: unknown) {
+      const q = parseInput(searchQuerySchema, query);
       return (await repo.list(projectId, q)).map(toEmailListItem);
     },
 

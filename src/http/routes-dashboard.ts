@@ -21,7 +21,8 @@ export const getProjectStats = memberHandler(
 
 export const listProjectEmails = memberHandler(
   {
-    summary: 'The emails of the project, newest first (as GET /v1/emails); format=csv exports every match',
+    summary:
+      'The emails of the project, newest first (as GET /v1/emails, and by subject, source or API key); format=csv exports every match',
     query: dashboardListQuerySchema,
     response: z.array(out.emailListItemSchema),
     csv: true,
@@ -30,7 +31,7 @@ export const listProjectEmails = memberHandler(
     const { format } = parseInput(dashboardListQuerySchema, query);
     const filters: Record<string, unknown> = { ...(query as Record<string, unknown>) };
     delete filters.format;
-    if (format === 'json') return app.emails.list(params.project_id!, filters);
+    if (format === 'json') return app.emails.search(params.project_id!, filters);
     const csv = await app.emailsExport.csv(params.project_id!, filters);
     return sendCsv(reply, `emails-${params.project_id}.csv`, csv);
   },

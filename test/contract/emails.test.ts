@@ -1,8 +1,7 @@
 // The emails store (src/emails/store.ts) on both stores.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AcceptOptions, NewEmail, Recipient } from '../../src/emails/store.ts';
-import type { ListQuery } from '../../src/emails/schema.ts';
-import { listQuerySchema } from '../../src/emails/index.ts';
+import { searchQuerySchema, type ListQuery } from '../../src/emails/schema.ts';
 import { newEmail } from '../postgres/email-fixture.ts';
 import { AT, openStore, STORE_KINDS, type OpenedStore } from './stores.ts';
 
@@ -193,7 +192,7 @@ describe.each(STORE_KINDS)('EmailsStore on %s', (kind) => {
   describe('list', () => {
     // The cursors are the store's to look up: ids here are not the UUIDs the API parses.
     const q = ({ before, after, ...over }: Record<string, unknown> = {}): ListQuery => ({
-      ...listQuerySchema.parse({ limit: 10, ...over }),
+      ...searchQuerySchema.parse({ limit: 10, ...over }),
       ...(before === undefined ? {} : { before: before as string }),
       ...(after === undefined ? {} : { after: after as string }),
     });
@@ -236,6 +235,51 @@ describe.each(STORE_KINDS)('EmailsStore on %s', (kind) => {
       expect(await ids({ after: 'l1', limit: 1 })).toEqual(['l2']);
       expect(await ids({ after: 'l1' })).toEqual(['l3', 'l2']);
       expect(await ids({ before: 'a1' })).toEqual([]);
+    });
+
+    describe("the dashboard's search (issue 31)", () => {
+      const KEY_A = '00000000-0000-7000-8000-00000000000a';
+      const KEY_B = '00000000-0000-7000-8000-00000000000b';
+      const found = async (over: Record<string, unknown>) =>
+        (await s.store.emails.list('ps', q(over))).map((r) => r.id);
+      beforeAll(async () => {
+        await s.exec(`INSERT INTO projects (id, organization_id, name, created_at) VALUES ('ps', 'o1', 'S', '${AT}')`);
+        const put = (id: string, subject: string, over: Partial<NewEmail> = {}) =>
+          s.store.emails.acceptEmail(email(id, { project_id: 'ps', subject, ...over }), to('a@x.test'), PLAIN);
+        await put('s1', 'Your INVOICE for May', { api_key_id: KEY_A });
+        await put('s2', 'École ouverte', { api_key_id: KEY_B, source: 'SMTP' });
+        await put('s3', 'invoice: 50% off_now', { api_key_id: KEY_A, source: 'SMTP', tags: ['t'] });
+        await put('s4', 'Welcome');
+      });
+
+      it('list: by subject, a substring without regard to ASCII case; other letters as written', async () => {
+        expect(await found({ subject: 'invoice' })).toEqual(['s3', 's1']);
+        expect(await found({ subject: 'InVoIcE FOR' })).toEqual(['s1']);
+        expect(await found({ subject: 'École' })).toEqual(['s2']);
+        expect(await found({ subject: 'cole OUV' })).toEqual(['s2']);
+        // Both stores fold ASCII only, whatever PostgreSQL's locale: the same answer on each.
+        expect(await found({ subject: 'école' })).toEqual([]);
+        // The text is a substring, not a LIKE pattern: % and _ are themselves.
+        expect(await found({ subject: '50% off_' })).toEqual(['s3']);
+        expect(await found({ subject: '5_%' })).toEqual([]);
+        expect(await found({ subject: 'nothing like it' })).toEqual([]);
+      });
+
+      it('list: by source and by the API key that sent it, with the other filters and cursors', async () => {
+        expect(await found({ source: 'SMTP' })).toEqual(['s3', 's2']);
+        expect(await found({ source: 'API' })).toEqual(['s4', 's1']);
+        expect(await found({ source: 'CAMPAIGN' })).toEqual([]);
+        expect(await found({ api_key_id: KEY_A })).toEqual(['s3', 's1']);
+        expect(await found({ api_key_id: KEY_B, subject: 'invoice' })).toEqual([]);
+        expect(await found({ api_key_id: KEY_A, source: 'API' })).toEqual(['s1']);
+        expect(await found({ api_key_id: KEY_A, tag: 't', subject: 'OFF' })).toEqual(['s3']);
+        expect(await found({ api_key_id: KEY_A, limit: 1 })).toEqual(['s3']);
+        expect(await found({ api_key_id: KEY_A, before: 's3' })).toEqual(['s1']);
+        expect(await found({ subject: 'o', after: 's1' })).toEqual(['s4', 's3', 's2']);
+        expect(await found({ source: 'SMTP', from: AT, to: AT })).toEqual(['s3', 's2']);
+        // Another project's emails are never found, whatever the filter.
+        expect(await ids({ api_key_id: KEY_A })).toEqual([]);
+      });
     });
   });
 
