@@ -35,9 +35,10 @@ export type {
 export const QUEUE_STATS_SQL = `SELECT count(*) AS recipients, min(e.created_at) AS oldest
   FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE r.next_attempt_at IS NOT NULL`;
 
-/** Per recipient of an email (by id): where it stands in the queue, and its destination's throttle. */
-export const EXPLAIN_SQL = `SELECT r.address, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error, r.domain,
-    r.bounce_rule, t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until, t.reason AS throttle_reason
+/** Per recipient of an email (by id): where it stands in the queue, its last reply, and its destination's throttle. */
+export const EXPLAIN_SQL = `SELECT r.address, r.kind, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error,
+    r.domain, r.mx_host, r.smtp_code, r.smtp_enhanced, r.smtp_text, r.bounce_type, r.bounce_category, r.bounce_rule,
+    r.sent_at, r.delivered_at, t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until, t.reason AS throttle_reason
   FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
   WHERE e.id = ? ORDER BY r.id`;
 

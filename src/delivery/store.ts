@@ -55,17 +55,31 @@ export interface FoundRecipient {
   status: string;
 }
 
-/** Where one recipient stands in the queue, and its destination's throttle (`svc emails show`). */
+/**
+ * Where one recipient stands in the queue, its last reply, and its destination's throttle
+ * (`svc emails show`, the dashboard's email view).
+ */
 export interface QueueRecipient {
   address: string;
+  kind: 'to' | 'cc' | 'bcc';
   status: string;
   attempts: number;
   next_attempt_at: string | null;
   last_attempt_at: string | null;
   last_error: string | null;
   domain: string;
+  /** The MX host of its last attempt that reached a server. */
+  mx_host: string | null;
+  /** Its last reply (the reply that decided it once it is final). */
+  smtp_code: number | null;
+  smtp_enhanced: string | null;
+  smtp_text: string | null;
+  bounce_type: string | null;
+  bounce_category: string | null;
   /** Which classifier rule decided its last bounce or retry (describeRule's line). */
   bounce_rule: string | null;
+  sent_at: string | null;
+  delivered_at: string | null;
   throttle_concurrency: number | null;
   throttle_paused_until: string | null;
   throttle_reason: string | null;
@@ -164,7 +178,7 @@ export interface DeliveryStore {
    * address suppressed (COMPLAINT). False, and nothing written, when it was not DELIVERED.
    */
   recordComplaint(r: RecipientRef, feedbackType: string, source: string, now: number): Promise<boolean>;
-  /** Per recipient of the email (by id), in recipient order: where it stands and why; empty when no such email. */
+  /** Per recipient of the email (by id), in recipient order: where it stands, its last reply and why; empty when no such email. */
   explain(emailId: string): Promise<QueueRecipient[]>;
   /**
    * Stores a destination's slow-down (`state`) at `now` (ms), replacing the one it had, so

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Recipient } from '../../src/emails/store.ts';
 import { iso } from '../../src/lib/clock.ts';
 import type { ConnectionInfo } from '../../src/delivery/job.ts';
+import { describeRule } from '../../src/delivery/classify.ts';
 import { decide, type Decision } from '../../src/delivery/outcome.ts';
 import type { LeasedRow, RecipientOutcome, RecipientRef, Stamp } from '../../src/delivery/store.ts';
 import { newEmail } from '../postgres/email-fixture.ts';
@@ -336,13 +337,22 @@ describe.each(STORE_KINDS)('DeliveryStore on %s', (kind) => {
     expect(await d().explain('x1')).toEqual([
       {
         address: 'a@slow.test',
+        kind: 'to',
         status: 'QUEUED',
         attempts: 0,
         next_attempt_at: AT,
         last_attempt_at: null,
         last_error: null,
         domain: 'slow.test',
+        mx_host: null,
+        smtp_code: null,
+        smtp_enhanced: null,
+        smtp_text: null,
+        bounce_type: null,
+        bounce_category: null,
         bounce_rule: null,
+        sent_at: null,
+        delivered_at: null,
         throttle_concurrency: 1,
         throttle_paused_until: null,
         throttle_reason: '421 slow',
@@ -351,6 +361,52 @@ describe.each(STORE_KINDS)('DeliveryStore on %s', (kind) => {
     ]);
     await d().saveThrottle('slow.test', null, T0);
     expect(await d().explain('missing')).toEqual([]);
+  });
+
+  it('explain: a recipient after its attempt, with the reply that decided it, the MX host and the rule', async () => {
+    const seq = await accept('x2', ['gone@x.test', 'ok@x.test']);
+    const [gone, ok] = (await claimOf(seq)) as [LeasedRow, LeasedRow];
+    const at = T0 + 5;
+    await d().record(
+      seq,
+      'p1',
+      'x2',
+      CONN,
+      [outcome(gone, bounce(gone.address), '550 User unknown'), delivered(ok)],
+      at,
+      gone.lease,
+    );
+    const [q1, q2] = await d().explain('x2');
+    expect(q1).toEqual({
+      address: 'gone@x.test',
+      kind: 'to',
+      status: 'BOUNCED',
+      attempts: 1,
+      next_attempt_at: null,
+      // The claim's time: an attempt starts when it is claimed.
+      last_attempt_at: AT,
+      last_error: '550 User unknown',
+      domain: 'x.test',
+      mx_host: 'mx.x.test',
+      smtp_code: 550,
+      smtp_enhanced: null,
+      smtp_text: '5.1.1 User unknown',
+      bounce_type: 'hard',
+      bounce_category: bounce(gone.address).category,
+      bounce_rule: describeRule(bounce(gone.address).rule),
+      sent_at: null,
+      delivered_at: null,
+      throttle_concurrency: null,
+      throttle_paused_until: null,
+      throttle_reason: null,
+    });
+    expect(q2).toMatchObject({
+      status: 'DELIVERED',
+      smtp_code: 250,
+      mx_host: 'mx.x.test',
+      sent_at: iso(at),
+      delivered_at: iso(at),
+    });
   });
 
   it('findRecipient: the recipient of the email for an address in any case; undefined when none', async () => {
