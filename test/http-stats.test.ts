@@ -52,7 +52,7 @@ async function send(key: string, to: string[], n = 1): Promise<void> {
   }
 }
 
-const zero = Object.fromEntries(STAT_TYPES.map((t) => [t, 0]));
+const zero = { ...Object.fromEntries(STAT_TYPES.map((t) => [t, 0])), bounced_by_category: {} };
 
 describe('GET .../usage', () => {
   it("counts this month's LIVE recipients against the plan, not TEST ones, and the domains", async () => {
@@ -200,9 +200,44 @@ describe('GET .../projects/{id}/stats', () => {
       opened: 2,
       clicked: 1,
       bounced: 1,
+      bounced_by_category: { unknown: 1 },
       complained: 1,
       failed: 2,
     });
+  });
+
+  it('counts bounces by category, unknown for a bounce without one or with data that is not JSON', async () => {
+    await setup();
+    await send(await env.key({ env: 'LIVE' }), ['a@example.net']);
+    const [{ seq }] = (await env.query<{ seq: number }>('SELECT seq FROM emails')) as [{ seq: number }];
+    const bounces: [string, string][] = [
+      ['2026-03-15T12:10:00.000Z', JSON.stringify({ bounce_category: 'mailbox-full' })],
+      ['2026-03-15T12:20:00.000Z', JSON.stringify({ bounce_category: 'mailbox-full' })],
+      ['2026-03-15T13:30:00.000Z', JSON.stringify({ bounce_category: 'invalid-recipient' })],
+      ['2026-03-15T13:40:00.000Z', '{}'],
+      ['2026-03-15T13:50:00.000Z', 'not json'],
+    ];
+    for (const [i, [at, data]] of bounces.entries()) {
+      await env.query(
+        "INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES (?, ?, 'bounced', ?, ?)",
+        `bounce-${i}`,
+        seq,
+        data,
+        at,
+      );
+    }
+    const stats = (await get(`${P()}/stats?granularity=hour&from=2026-03-15T12:00:00Z&to=2026-03-15T14:00:00Z`)).json()
+      .data;
+    expect(stats.totals).toMatchObject({
+      bounced: 5,
+      bounced_by_category: { 'mailbox-full': 2, 'invalid-recipient': 1, unknown: 2 },
+    });
+    expect(stats.buckets.map((b: { bounced_by_category: object }) => b.bounced_by_category)).toEqual([
+      { 'mailbox-full': 2 },
+      { 'invalid-recipient': 1, unknown: 2 },
+    ]);
+    const day = (await get(`${P()}/stats?from=2026-03-15&to=2026-03-16`)).json().data;
+    expect(day.buckets[0].bounced_by_category).toEqual(stats.totals.bounced_by_category);
   });
 
   it.each([
@@ -285,5 +320,26 @@ describe.skipIf(testStore() === 'postgres')('the rollup migration (0010)', () =>
       (await get(`${P()}/stats?granularity=hour&from=2026-03-16T00:00:00Z&to=2026-03-16T01:00:00Z`)).json().data.totals
         .opened,
     ).toBe(2);
+  });
+});
+
+// SQLite's migration 0025 backfilled the bounce categories; PostgreSQL's 0013 does the same in SQL of its own.
+describe.skipIf(testStore() === 'postgres')('the bounce categories migration (0025)', () => {
+  it('counts by category the bounces already stored, and the trigger counts them from then on', async () => {
+    await setup();
+    await send(await env.key({ env: 'LIVE' }), ['a@example.net']);
+    const db = env.app.db;
+    // As before migration 0025: the trigger of 0014, which counts no category.
+    db.transaction(() => db.exec(loadMigrations().find((m) => m.version === 14)!.sql))();
+    const seq = db.prepare('SELECT min(seq) FROM emails').pluck().get() as number;
+    const add = db.prepare(
+      "INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES (?, ?, 'bounced', ?, ?)",
+    );
+    add.run('ev-1', seq, '{"bounce_category":"mailbox-full"}', '2026-03-15T12:10:00.000Z');
+    add.run('ev-2', seq, '{}', '2026-03-15T12:20:00.000Z');
+    db.transaction(() => db.exec(loadMigrations().find((m) => m.version === 25)!.sql))();
+    add.run('ev-3', seq, '{"bounce_category":"mailbox-full"}', '2026-03-15T12:30:00.000Z');
+    const totals = (await get(`${P()}/stats?granularity=hour`)).json().data.totals;
+    expect(totals).toMatchObject({ bounced: 3, bounced_by_category: { 'mailbox-full': 2, unknown: 1 } });
   });
 });

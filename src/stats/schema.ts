@@ -24,6 +24,16 @@ export type StatsQuery = z.output<typeof statsQuerySchema>;
 
 const counts = Object.fromEntries(STAT_TYPES.map((t) => [t, z.number().int().min(0)])) as Record<StatType, z.ZodNumber>;
 const time = z.iso.datetime();
+/**
+ * The bounces of a bucket (or of the range) by category: the delivery classifier's categories
+ * (src/delivery/classify.ts), `unknown` for a bounce without one; only the categories with a
+ * count. They sum to `bounced` (the rollup counts each bounce both ways; migrations 0025 and
+ * PostgreSQL's 0013 counted the bounces stored before them).
+ */
+const byCategory = z.record(z.string(), z.number().int().min(1));
+
+/** The rollup's type for a bounce of `category` (both dialects' trigger write `bounced:<category>`). */
+export const BOUNCED_PREFIX = 'bounced:';
 
 /** The `data` of GET .../stats. */
 export const statsOut = z.object({
@@ -31,8 +41,8 @@ export const statsOut = z.object({
   granularity: z.enum(GRANULARITIES),
   from: time,
   to: time,
-  totals: z.object(counts),
+  totals: z.object({ ...counts, bounced_by_category: byCategory }),
   /** Every bucket of the range, oldest first, zeros included; `start` is the bucket's first instant (UTC). */
-  buckets: z.array(z.object({ start: time, ...counts })),
+  buckets: z.array(z.object({ start: time, ...counts, bounced_by_category: byCategory })),
 });
 export type Stats = z.infer<typeof statsOut>;

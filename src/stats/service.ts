@@ -2,7 +2,7 @@ import type { Clock } from '../lib/clock.ts';
 import { parseInput } from '../validation.ts';
 import { resolveRange, BUCKET_MS } from './range.ts';
 import type { StatsStore } from './store.ts';
-import { STAT_TYPES, statsQuerySchema, type Stats, type StatType } from './schema.ts';
+import { BOUNCED_PREFIX, STAT_TYPES, statsQuerySchema, type Stats, type StatType } from './schema.ts';
 
 export interface StatsDeps {
   repo: StatsStore;
@@ -10,14 +10,26 @@ export interface StatsDeps {
 }
 
 const KEY_CHARS = { day: 10, hour: 13 } as const;
-const zeros = (): Record<StatType, number> =>
-  Object.fromEntries(STAT_TYPES.map((t) => [t, 0])) as Record<StatType, number>;
+type Counts = Record<StatType, number> & { bounced_by_category: Record<string, number> };
+const zeros = (): Counts => ({
+  ...(Object.fromEntries(STAT_TYPES.map((t) => [t, 0])) as Record<StatType, number>),
+  bounced_by_category: {},
+});
 const isStatType = (t: string): t is StatType => (STAT_TYPES as readonly string[]).includes(t);
+
+/** Adds a rollup row's count to `c`: an event type's, or a bounce category's (`bounced:<category>`). */
+function add(c: Counts, type: string, n: number): void {
+  if (isStatType(type)) c[type] += n;
+  else if (type.startsWith(BOUNCED_PREFIX)) {
+    const category = type.slice(BOUNCED_PREFIX.length);
+    c.bounced_by_category[category] = (c.bounced_by_category[category] ?? 0) + n;
+  }
+}
 
 /** Sending statistics of a project, read from the hourly rollup. */
 export function createStatsService({ repo, clock }: StatsDeps) {
   return {
-    /** Counts per event type in each UTC bucket (day or hour) of the asked range, and their totals. */
+    /** Counts per event type (and bounces per category) in each UTC bucket (day or hour) of the asked range, and their totals. */
     async projectStats(projectId: string, query: unknown): Promise<Stats> {
       const range = resolveRange(parseInput(statsQuerySchema, query), clock.now());
       const unit = BUCKET_MS[range.granularity];
@@ -31,9 +43,9 @@ export function createStatsService({ repo, clock }: StatsDeps) {
       const totals = zeros();
       for (const r of rows) {
         const i = index.get(r.bucket);
-        if (i === undefined || !isStatType(r.type)) continue;
-        buckets[i]![r.type] += r.n;
-        totals[r.type] += r.n;
+        if (i === undefined) continue;
+        add(buckets[i]!, r.type, r.n);
+        add(totals, r.type, r.n);
       }
       return {
         project_id: projectId,

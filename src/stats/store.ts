@@ -6,6 +6,7 @@ import type { Granularity } from './schema.ts';
 export interface BucketCount {
   /** 'YYYY-MM-DDTHH' (hour) or 'YYYY-MM-DD' (day), UTC. */
   bucket: string;
+  /** An event type, or `bounced:<category>` for the bounces of a category (migration 0025). */
   type: string;
   /** A number on both stores (never PostgreSQL's bigint string). */
   n: number;

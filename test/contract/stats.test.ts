@@ -15,6 +15,7 @@ describe.each(STORE_KINDS)('StatsStore on %s', (kind) => {
         ('p1', '2026-11-26T10', 'delivered', 3),
         ('p1', '2026-11-26T10', 'opened', 1),
         ('p1', '2026-11-26T23', 'bounced', 4),
+        ('p1', '2026-11-26T23', 'bounced:mailbox-full', 4),
         ('p1', '2026-11-27T00', 'delivered', 5),
         ('p1', '2026-11-28T00', 'delivered', 100),
         ('p2', '2026-11-26T10', 'delivered', 100)`);
@@ -23,18 +24,20 @@ describe.each(STORE_KINDS)('StatsStore on %s', (kind) => {
 
   const sorted = (rows: BucketCount[]) => [...rows].sort((a, b) => (a.bucket + a.type < b.bucket + b.type ? -1 : 1));
 
-  it("countByBucket: by hour, one row per hour and type of the project's hours in [from, to)", async () => {
+  it("countByBucket: by hour, one row per hour and type (a bounce category's too) of the project's hours in [from, to)", async () => {
     expect(sorted(await s.store.stats.countByBucket('p1', 'hour', '2026-11-26T00', '2026-11-27T00'))).toEqual([
       { bucket: '2026-11-26T00', type: 'delivered', n: 2 },
       { bucket: '2026-11-26T10', type: 'delivered', n: 3 },
       { bucket: '2026-11-26T10', type: 'opened', n: 1 },
       { bucket: '2026-11-26T23', type: 'bounced', n: 4 },
+      { bucket: '2026-11-26T23', type: 'bounced:mailbox-full', n: 4 },
     ]);
   });
 
   it('countByBucket: by day, the hours of each UTC day summed, as numbers', async () => {
     expect(sorted(await s.store.stats.countByBucket('p1', 'day', '2026-11-26T00', '2026-11-28T00'))).toEqual([
       { bucket: '2026-11-26', type: 'bounced', n: 4 },
+      { bucket: '2026-11-26', type: 'bounced:mailbox-full', n: 4 },
       { bucket: '2026-11-26', type: 'delivered', n: 5 },
       { bucket: '2026-11-26', type: 'opened', n: 1 },
       { bucket: '2026-11-27', type: 'delivered', n: 5 },
