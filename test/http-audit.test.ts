@@ -68,6 +68,7 @@ describe('the audit log', () => {
       [`POST ${ORG}/projects`, () => `${O}/projects`, { name: 'Second' }],
       [`PATCH ${PROJECT}`, () => `${O}/projects/${ids.project}`, { settings: { click_tracking: true } }],
       [`POST ${ORG}/invitations`, () => `${O}/invitations`, { email: 'new@example.net', role: 'VIEWER' }],
+      [`DELETE ${ORG}/invitations/:invitation_id`, () => `${O}/invitations/${ids.invitation}`],
       [`PATCH ${ORG}/members/:user_id`, () => `${O}/members/${member.user_id}`, { role: 'DEVELOPER' }],
       [`DELETE ${ORG}/members/:user_id`, () => `${O}/members/${member.user_id}`],
       [`POST ${ORG}/domains`, () => `${O}/domains`, { name: 'audit.example.org' }],
@@ -117,6 +118,7 @@ describe('the audit log', () => {
       const data = res.statusCode === 204 ? undefined : res.json<{ data: { id?: string } }>().data;
       if (pattern === `POST ${ORG}/projects`) ids.project = data!.id!;
       if (pattern === `POST ${ORG}/domains`) ids.domain = data!.id!;
+      if (pattern === `POST ${ORG}/invitations`) ids.invitation = data!.id!;
       if (pattern === `POST ${PROJECT}/api-keys`) ids.key = data!.id!;
       if (pattern === `POST ${PROJECT}/templates`) ids.template = data!.id!;
       if (pattern === `POST ${PROJECT}/webhooks`) ids.webhook = data!.id!;

@@ -123,6 +123,37 @@ describe('invitations', () => {
     expect((await roles()).guest).toBe('VIEWER');
   });
 
+  it('pending invitations: any member lists them (no token); an ADMIN revokes one, and its link stops working', async () => {
+    await setup();
+    const I = `/v1/organizations/${env.init.organization_id}/invitations`;
+    const first = (await invite('ADMIN', { email: 'first@example.com', role: 'VIEWER' })).json().data;
+    env.clock.advance(1000);
+    await invite('ADMIN', { email: 'second@example.com', role: 'ADMIN' });
+    const listed = await call('GET', I, 'DEVELOPER');
+    expect(listed.statusCode).toBe(200);
+    const pending = listed.json().data as { id: string; email: string }[];
+    expect(pending.map((i) => i.email)).toEqual(['first@example.com', 'second@example.com']);
+    expect(JSON.stringify(pending)).not.toContain('svc_inv_');
+    expect(pending[0]).not.toHaveProperty('token_hash');
+    expect(codeOf(await call('DELETE', `${I}/${first.id}`, 'DEVELOPER'))).toBe('forbidden');
+    env.clock.advance(1000);
+    expect((await call('DELETE', `${I}/${first.id}`, 'ADMIN')).statusCode).toBe(204);
+    expect((await call('GET', I, 'ADMIN')).json().data.map((i: { email: string }) => i.email)).toEqual([
+      'second@example.com',
+    ]);
+    expect(codeOf(await accept(first.token, undefined, { password: 'first-password-1' }))).toBe('not_found');
+    const again = await call('DELETE', `${I}/${first.id}`, 'ADMIN');
+    expect([again.statusCode, codeOf(again)]).toEqual([404, 'not_found']);
+    expect(codeOf(await call('DELETE', `${I}/not-an-id`, 'ADMIN'))).toBe('not_found');
+    const audit = await env.query<{ action: string }>(
+      "SELECT action FROM audit_logs WHERE target_type = 'invitation' ORDER BY id",
+    );
+    expect(audit.map((r) => r.action)).toEqual(['invitation.create', 'invitation.create', 'invitation.revoke']);
+    env.clock.advance(7 * 24 * 3_600_000);
+    tokens.ADMIN = await login('admin@example.com', 'member-password-1');
+    expect((await call('GET', I, 'ADMIN')).json().data).toEqual([]);
+  });
+
   it('only an OWNER invites an OWNER; an unknown or expired token is 404', async () => {
     await setup();
     expect(codeOf(await invite('ADMIN', { email: 'boss@example.com', role: 'OWNER' }))).toBe('forbidden');

@@ -5,13 +5,14 @@ import { uniqueOrConflict } from '../store/errors.ts';
 import { parseInput } from '../validation.ts';
 import type { Actor } from '../audit/index.ts';
 import { auditChange } from './audit-change.ts';
-import type { AccountsStore, MemberRow } from './store.ts';
+import type { AccountsStore, InvitationRow, MemberRow } from './store.ts';
 import {
   acceptInvitationSchema,
   INVITATION_PREFIX,
   INVITATION_TTL_MS,
   inviteSchema,
   memberRoleSchema,
+  NO_PENDING_INVITATION,
   type Role,
 } from './schema.ts';
 import { toMember, toOrganization, type AccountsService, type Member, type Organization } from './service.ts';
@@ -21,6 +22,10 @@ export interface MembersDeps {
   clock: Clock;
   accounts: Pick<AccountsService, 'createUser'>;
 }
+
+/** An invitation as it is shown: never its token's hash, and pending, so never accepted. */
+const toInvitation = ({ token_hash: _h, accepted_at: _a, accepted_by: _b, ...shown }: InvitationRow) => shown;
+export type Invitation = ReturnType<typeof toInvitation>;
 
 /** Who may do what in an organization: access checks, roles of members, invitations. */
 export function createMembersService({ repo, clock, accounts }: MembersDeps) {
@@ -77,6 +82,24 @@ export function createMembersService({ repo, clock, accounts }: MembersDeps) {
       const target = { organization_id: orgId, type: 'invitation', id: row.id };
       await repo.createInvitation(row, change(actor, 'invitation.create', target, null, shown));
       return { ...shown, token };
+    },
+
+    /** The organization's invitations still open (not accepted, not expired), oldest first; no token. */
+    async listInvitations(orgId: string): Promise<Invitation[]> {
+      return (await repo.listPendingInvitations(orgId, now())).map(toInvitation);
+    },
+
+    /** Revokes an invitation still open, so its link stops working; accepted, expired or unknown: 404. */
+    async revokeInvitation(orgId: string, id: string, actor: Actor): Promise<void> {
+      const pending = isUuid(id) ? await repo.listPendingInvitations(orgId, now()) : [];
+      const invitation = pending.find((i) => i.id === id);
+      if (!invitation) throw new AppError('not_found', NO_PENDING_INVITATION);
+      const target = { organization_id: orgId, type: 'invitation', id };
+      await repo.revokeInvitation(
+        orgId,
+        id,
+        change(actor, 'invitation.revoke', target, toInvitation(invitation), null),
+      );
     },
 
     /**

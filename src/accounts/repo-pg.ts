@@ -3,7 +3,7 @@ import type { PgAuditWriter } from '../audit/index.ts';
 import { AppError } from '../errors.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
-import type { Role } from './schema.ts';
+import { NO_PENDING_INVITATION, type Role } from './schema.ts';
 import type {
   AccountsStore,
   InvitationRow,
@@ -22,6 +22,9 @@ import type {
 const ORG_COLUMNS =
   'o.id, o.name, o.plan, o.daily_limit, o.rate_limit_per_second, o.dpa_accepted_at, o.dpa_accepted_by, o.created_at';
 const ORG = `SELECT ${ORG_COLUMNS} FROM organizations o`;
+
+const INVITATION_COLUMNS = `id, organization_id, email::text AS email, role, token_hash, invited_by, created_at,
+  expires_at, accepted_at, accepted_by`;
 
 const MEMBER = `SELECT m.organization_id, m.user_id, u.email::text AS email, m.role, m.created_at
                 FROM memberships m JOIN users u ON u.id = m.user_id`;
@@ -179,12 +182,7 @@ export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
         );
       }),
     findInvitationByHash: (hash: string) =>
-      one<InvitationRow>(
-        `SELECT id, organization_id, email::text AS email, role, token_hash, invited_by, created_at, expires_at,
-                accepted_at, accepted_by
-         FROM invitations WHERE token_hash = $1`,
-        [hash],
-      ),
+      one<InvitationRow>(`SELECT ${INVITATION_COLUMNS} FROM invitations WHERE token_hash = $1`, [hash]),
     acceptInvitation: (i: InvitationRow, userId: string, at: string, a: Audited) =>
       audited(a, async (t) => {
         const r = await t.query(
@@ -198,6 +196,21 @@ export function createPgAccountsRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
           i.role,
           at,
         ]);
+      }),
+    listPendingInvitations: (orgId: string, at: string) =>
+      all<InvitationRow>(
+        `SELECT ${INVITATION_COLUMNS} FROM invitations
+         WHERE organization_id = $1 AND accepted_at IS NULL AND expires_at > $2
+         ORDER BY created_at, id COLLATE "C"`,
+        [orgId, at],
+      ),
+    revokeInvitation: (orgId: string, id: string, a: Audited) =>
+      audited(a, async (t) => {
+        const r = await t.query(
+          'DELETE FROM invitations WHERE organization_id = $1 AND id = $2 AND accepted_at IS NULL',
+          [orgId, id],
+        );
+        if ((r.rowCount ?? 0) === 0) throw new AppError('not_found', NO_PENDING_INVITATION);
       }),
   };
 }

@@ -1,6 +1,6 @@
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
-import type { Role } from './schema.ts';
+import { NO_PENDING_INVITATION, type Role } from './schema.ts';
 import { AppError } from '../errors.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
 import type {
@@ -70,6 +70,9 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter): A
     acceptInvitation: db.prepare(
       'UPDATE invitations SET accepted_at = ?, accepted_by = ? WHERE id = ? AND accepted_at IS NULL',
     ),
+    revokeInvitation: db.prepare(
+      'DELETE FROM invitations WHERE organization_id = ? AND id = ? AND accepted_at IS NULL',
+    ),
     deleteOrg: db.prepare('DELETE FROM organizations WHERE id = ?'),
     renameProject: db.prepare('UPDATE projects SET name = ? WHERE id = ?'),
     deleteProject: db.prepare('DELETE FROM projects WHERE id = ?'),
@@ -85,6 +88,10 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter): A
     "SELECT count(*) AS n FROM memberships WHERE organization_id = ? AND role = 'OWNER'",
   );
   const invitationByHash = db.prepare<[string], InvitationRow>('SELECT * FROM invitations WHERE token_hash = ?');
+  const pendingInvitations = db.prepare<[string, string], InvitationRow>(
+    `SELECT * FROM invitations WHERE organization_id = ? AND accepted_at IS NULL AND expires_at > ?
+     ORDER BY created_at, id`,
+  );
   // Checked inside the write's own transaction, so two demotions at once cannot both pass.
   const keepAnOwner = (orgId: string, userId: string) => {
     const m = q.member.get(orgId, userId);
@@ -149,6 +156,11 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter): A
           throw new AppError('conflict', 'This invitation was already accepted');
         }
         w.insertMember.run(i.organization_id, userId, i.role, at);
+      }),
+    listPendingInvitations: (orgId: string, at: string) => read(pendingInvitations.all(orgId, at)),
+    revokeInvitation: (orgId: string, id: string, a: Audited) =>
+      audited(a, () => {
+        if (w.revokeInvitation.run(orgId, id).changes === 0) throw new AppError('not_found', NO_PENDING_INVITATION);
       }),
   };
 }

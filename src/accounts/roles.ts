@@ -30,6 +30,8 @@ export const MIN_ROLE: Readonly<Record<string, Role>> = {
   [`PATCH ${ORG}/members/:user_id`]: 'ADMIN',
   [`DELETE ${ORG}/members/:user_id`]: 'ADMIN',
   [`POST ${ORG}/invitations`]: 'ADMIN',
+  [`GET ${ORG}/invitations`]: 'VIEWER',
+  [`DELETE ${ORG}/invitations/:invitation_id`]: 'ADMIN',
 
   [`GET ${ORG}/domains`]: 'VIEWER',
   [`POST ${ORG}/domains`]: 'ADMIN',

@@ -60,3 +60,5 @@ export const acceptInvitationSchema = z.strictObject({
 /** An invitation is valid 7 days. */
 export const INVITATION_TTL_MS = 7 * 24 * 3_600_000;
 export const INVITATION_PREFIX = 'svc_inv_';
+/** What revoking an invitation that is accepted, expired or unknown answers (404). */
+export const NO_PENDING_INVITATION = 'No such pending invitation';

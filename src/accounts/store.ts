@@ -168,4 +168,12 @@ export interface AccountsStore {
    * is a UNIQUE violation; either way nothing is written and the invitation stays as it was.
    */
   acceptInvitation(i: InvitationRow, userId: string, at: string, a: Audited): Promise<void>;
+  /** The organization's invitations not accepted and not expired at `at`, oldest first (ties by id). */
+  listPendingInvitations(orgId: string, at: string): Promise<InvitationRow[]>;
+  /**
+   * Deletes the organization's invitation `id` while it is not accepted, with the audit row, so
+   * its token stops working. One accepted meanwhile, or none, rejects with AppError `not_found`
+   * and writes nothing.
+   */
+  revokeInvitation(orgId: string, id: string, a: Audited): Promise<void>;
 }

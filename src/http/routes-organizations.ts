@@ -97,6 +97,19 @@ export const inviteMember = memberHandler(
   ({ org, body, user_id, role, actor }, app) => app.members.invite(org.id, body, { user_id, role }, actor),
 );
 
+export const listInvitations = memberHandler(
+  {
+    summary: 'Invitations not accepted yet and not expired (without their tokens)',
+    response: z.array(out.invitationOut.omit({ token: true })),
+  },
+  ({ org }, app) => app.members.listInvitations(org.id),
+);
+
+export const revokeInvitation = memberHandler(
+  { summary: 'Revoke an invitation not accepted yet: its link stops working' },
+  ({ org, params, actor }, app) => app.members.revokeInvitation(org.id, params.invitation_id!, actor),
+);
+
 // The invitee: signed in (its address must be the invited one), or new, with a password.
 export const acceptInvitation = documented<Handler>(
   {

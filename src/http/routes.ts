@@ -114,6 +114,8 @@ export const ROUTES: readonly Route[] = [
   route('PATCH',  `${ORG}/members/:user_id`,                    ADMIN,     orgs.changeMemberRole),
   route('DELETE', `${ORG}/members/:user_id`,                    ADMIN,     orgs.removeMember),
   route('POST',   `${ORG}/invitations`,                         ADMIN,     orgs.inviteMember),
+  route('GET',    `${ORG}/invitations`,                         VIEWER,    orgs.listInvitations),
+  route('DELETE', `${ORG}/invitations/:invitation_id`,          ADMIN,     orgs.revokeInvitation),
   route('POST',   '/v1/invitations/:token/accept',              PUBLIC,    orgs.acceptInvitation),
 
   // Domains of an organization, bound to projects

@@ -342,6 +342,39 @@ describe.each(STORE_KINDS)('AccountsStore on %s', (kind) => {
     expect(await actions('i2')).toEqual(['invitation.create']);
   });
 
+  it('listPendingInvitations: not accepted, not expired at `at`, oldest first, of the organization only', async () => {
+    await s.store.accounts.createInvitation(
+      { ...invitation('i3', 'later@example.com', 'th3'), created_at: LATER },
+      audited('i3', 'invitation.create'),
+    );
+    const ids = async (orgId: string, at: string) =>
+      (await s.store.accounts.listPendingInvitations(orgId, at)).map((i) => i.id);
+    expect(await ids('o2', LATER)).toEqual(['i2', 'i3']);
+    expect((await s.store.accounts.listPendingInvitations('o2', LATER))[0]).toEqual({
+      ...invitation('i2', 'owner@example.com', 'th2'),
+      accepted_at: null,
+      accepted_by: null,
+    });
+    expect(await ids('o2', EXPIRES)).toEqual([]);
+    expect(await ids('o9', LATER)).toEqual([]);
+  });
+
+  it("revokeInvitation: deletes a pending one with the audit row, once; accepted, unknown or another's: not_found, nothing written", async () => {
+    const notFound = (orgId: string, id: string) =>
+      expect(s.store.accounts.revokeInvitation(orgId, id, audited(id, 'invitation.again'))).rejects.toMatchObject({
+        code: 'not_found',
+      });
+    await notFound('o9', 'i3');
+    await s.store.accounts.revokeInvitation('o2', 'i3', audited('i3', 'invitation.revoke'));
+    expect(await s.store.accounts.findInvitationByHash('th3')).toBeUndefined();
+    expect((await s.store.accounts.listPendingInvitations('o2', LATER)).map((i) => i.id)).toEqual(['i2']);
+    await notFound('o2', 'i3');
+    await notFound('o2', 'i1');
+    expect(await s.store.accounts.findInvitationByHash('th1')).toMatchObject({ accepted_by: 'u3' });
+    expect(await actions('i3')).toEqual(['invitation.create', 'invitation.revoke']);
+    expect(await actions('i1')).toEqual(['invitation.create', 'invitation.accept']);
+  });
+
   it('deleteOrg: the organization with everything in it, with the audit row; the audit log stays', async () => {
     await s.store.accounts.deleteOrg('o2', audited('o2', 'organization.delete'));
     expect(await s.store.accounts.findOrgById('o2')).toBeUndefined();
