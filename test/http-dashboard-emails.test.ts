@@ -174,14 +174,26 @@ describe('GET .../projects/{id}/emails', () => {
 });
 
 describe('GET .../projects/{id}/emails/{email_id}', () => {
-  it('is the Public API detail with the email events', async () => {
+  it('is the Public API detail with the email events, its recipients and its attachments', async () => {
     const [id] = (await get(`${E()}?limit=1`)).json().data.map((e: { id: string }) => e.id) as string[];
     const res = await get(`${E()}/${id}`);
     expect(res.statusCode).toBe(200);
-    const { events, ...detail } = res.json().data as { events: { type: string }[] };
-    expect(detail).toEqual((await publicGet(`/v1/emails/${id}`)).json().data);
+    const { events, recipients, attachments, ...detail } = res.json().data as {
+      events: { type: string }[];
+      recipients: unknown[];
+      attachments: unknown[];
+    };
+    const publicDetail = (await publicGet(`/v1/emails/${id}`)).json().data as { to_emails: string[] };
+    expect(detail).toEqual(publicDetail);
     expect(events).toEqual((await publicGet(`/v1/emails/${id}/events`)).json().data);
     expect(events.map((e) => e.type)).toEqual(['simulated']);
+    // A TEST email is simulated: its recipients were never tried and wait for nothing.
+    expect(recipients).toEqual(
+      publicDetail.to_emails.map((address) =>
+        expect.objectContaining({ address, kind: 'to', attempts: [], waiting: [], next_attempt_at: null }),
+      ),
+    );
+    expect(attachments).toEqual([]);
   });
 
   it('is a 404 for an email of another project, an unknown id and a non-member', async () => {

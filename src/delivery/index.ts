@@ -13,3 +13,4 @@ export {
 export { basicCodeOf, classifyReply, type BounceCategory } from './classify.ts';
 export type { Decision } from './outcome.ts';
 export { PG_EXPLAIN_SQL } from './repo-pg.ts';
+export { recipientTimelines, recipientTimelineSchema, type RecipientTimeline } from './timeline.ts';

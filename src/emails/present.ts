@@ -69,11 +69,21 @@ export function toEmailListItem(r: EmailRow): Record<string, unknown> {
   return d;
 }
 
-export function toEventPublic(e: EventRow): Record<string, unknown> {
+/** An event as the Public API presents it (GET /v1/emails/{id}/events). */
+export type PublicEvent = {
+  id: string;
+  type: EventRow['type'];
+  data: Record<string, unknown>;
+  timestamp: string;
+  ip_address: string | null;
+  user_agent: string | null;
+};
+
+export function toEventPublic(e: EventRow): PublicEvent {
   return {
     id: e.id,
     type: e.type,
-    data: JSON.parse(e.data) as unknown,
+    data: JSON.parse(e.data) as Record<string, unknown>,
     timestamp: e.created_at,
     ip_address: e.ip_address,
     user_agent: e.user_agent,

@@ -7,6 +7,7 @@ import type {
   AcceptItem,
   AcceptOptions,
   AcceptResult,
+  AttachmentInfo,
   EmailRow,
   EmailsStore,
   EventRow,
@@ -202,6 +203,13 @@ export function createPgEmailsRepo(
       (
         await pool.query<Attachment>(
           'SELECT filename, content_type, content, content_id FROM attachments WHERE email_seq = $1 ORDER BY position',
+          [seq],
+        )
+      ).rows,
+    listAttachmentInfo: async (seq: number) =>
+      (
+        await pool.query<AttachmentInfo>(
+          'SELECT filename, content_type, size, content_id FROM attachments WHERE email_seq = $1 ORDER BY position',
           [seq],
         )
       ).rows,

@@ -14,6 +14,7 @@ import type {
   AcceptItem,
   AcceptOptions,
   AcceptResult,
+  AttachmentInfo,
   EmailRow,
   EmailsStore,
   EventRow,
@@ -77,6 +78,9 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
   const trialOf = db.prepare<[string], { id: string }>('SELECT id FROM emails WHERE project_id = ? AND is_trial = 1');
   const attachmentsOf = db.prepare<[number], Attachment>(
     'SELECT filename, content_type, content, content_id FROM attachments WHERE email_seq = ? ORDER BY position',
+  );
+  const attachmentInfoOf = db.prepare<[number], AttachmentInfo>(
+    'SELECT filename, content_type, size, content_id FROM attachments WHERE email_seq = ? ORDER BY position',
   );
   const seqOf = db.prepare<[string, string], { seq: number; created_at: string }>(
     'SELECT seq, created_at FROM emails WHERE id = ? AND project_id = ?',
@@ -216,6 +220,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
       retentionBatch(cutoff, page, (seq) => deleteEmail.run(seq).changes),
     findById: (id: string) => Promise.resolve(byId.get(id)),
     listAttachments: (seq: number) => Promise.resolve(attachmentsOf.all(seq)),
+    listAttachmentInfo: (seq: number) => Promise.resolve(attachmentInfoOf.all(seq)),
     list: (projectId: string, q: ListQuery) => Promise.resolve(list(projectId, q)),
     listEvents: (seq: number) => Promise.resolve(events.all(seq)),
   };

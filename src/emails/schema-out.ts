@@ -59,6 +59,14 @@ export const emailDetailSchema = emailListItemSchema.extend({
   failed_at: dt.nullable(),
 });
 
+/** An attachment as the dashboard lists it (not in the contract: issue 31). */
+export const attachmentInfoSchema = z.object({
+  filename: z.string(),
+  content_type: z.string(),
+  size: z.number().int(),
+  content_id: z.string().nullable(),
+});
+
 export const eventSchema = z.object({
   id: z.uuid(),
   type: z.enum(EVENT_TYPES),

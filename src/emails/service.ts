@@ -293,6 +293,11 @@ export function createEmailsService(deps: EmailsDeps) {
       return (await repo.listEvents(row.seq)).map(toEventPublic);
     },
 
+    /** The email's attachments without their content, for the dashboard's email view; none after body retention. */
+    async attachments(projectId: string, id: string) {
+      return repo.listAttachmentInfo((await getRow(projectId, id)).seq);
+    },
+
     /** Operator view (CLI): an email of any project. */
     async getAny(id: string) {
       return toEmailDetail(await getRow(null, id));

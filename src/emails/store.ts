@@ -52,6 +52,14 @@ export interface Recipient {
   kind: 'to' | 'cc' | 'bcc';
 }
 
+/** An attachment as the dashboard lists it: its name, type and size in bytes, not its content. */
+export interface AttachmentInfo {
+  filename: string;
+  content_type: string;
+  size: number;
+  content_id: string | null;
+}
+
 export interface SkippedRecipient {
   email: string;
   reason: string;
@@ -158,6 +166,8 @@ export interface EmailsStore {
   findById(id: string): Promise<EmailRow | undefined>;
   /** The stored attachments of an email (by seq), in their order; none after body retention. */
   listAttachments(seq: number): Promise<Attachment[]>;
+  /** The same attachments without their content (what a page lists reads no blob); none after body retention. */
+  listAttachmentInfo(seq: number): Promise<AttachmentInfo[]>;
   /**
    * A page of the project's emails (rows without bodies), newest first (by seq, or by
    * `created_at` then seq with a date window), filtered by status, sender (any case),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { recipientTimelines, recipientTimelineSchema } from '../delivery/index.ts';
 import { dashboardListQuerySchema, outputSchemas as out } from '../emails/index.ts';
 import { usageOut } from '../limits/index.ts';
 import { statsOut, statsQuerySchema } from '../stats/index.ts';
@@ -7,7 +8,12 @@ import { memberHandler, sendCsv } from './org-route.ts';
 
 /** The dashboard's reads: an organization's usage, a project's stats, and its emails (with a CSV export). */
 
-const emailWithEvents = out.emailDetailSchema.extend({ events: z.array(out.eventSchema) });
+/** One email as the dashboard shows it: the Public API's detail, its events, each recipient's delivery, its attachments. */
+const emailView = out.emailDetailSchema.extend({
+  events: z.array(out.eventSchema),
+  recipients: z.array(recipientTimelineSchema),
+  attachments: z.array(out.attachmentInfoSchema),
+});
 
 export const getUsage = memberHandler(
   { summary: "This month's and today's recipients and the domains, against the plan", response: usageOut },
@@ -38,12 +44,19 @@ export const listProjectEmails = memberHandler(
 );
 
 export const getProjectEmail = memberHandler(
-  { summary: 'One email of the project with its events', response: emailWithEvents },
+  {
+    summary:
+      'One email of the project with its events, each recipient with its attempts (MX host, reply, rule) and why it waits, and its attachments (no content)',
+    response: emailView,
+  },
   async ({ params }, app) => {
-    const [email, events] = await Promise.all([
-      app.emails.get(params.project_id!, params.email_id!),
-      app.emails.events(params.project_id!, params.email_id!),
+    const [project, id] = [params.project_id!, params.email_id!];
+    // The email is read first: one of another project is a 404 before its queue is read.
+    const [email, events, attachments] = await Promise.all([
+      app.emails.get(project, id),
+      app.emails.events(project, id),
+      app.emails.attachments(project, id),
     ]);
-    return { ...email, events };
+    return { ...email, events, recipients: recipientTimelines(await app.explainQueue(id), events), attachments };
   },
 );

@@ -180,10 +180,15 @@ describe.each(STORE_KINDS)('EmailsStore on %s', (kind) => {
     expect(await s.store.emails.findById('missing')).toBeUndefined();
   });
 
-  it('listAttachments and listEvents: in their order, none for an email without', async () => {
+  it('listAttachments, listAttachmentInfo and listEvents: in their order, none for an email without', async () => {
     const seq = await seqOf('a1');
     expect((await s.store.emails.listAttachments(seq)).map((a) => a.filename)).toEqual(['a.txt', 'b.txt']);
     expect(await s.store.emails.listAttachments(await seqOf('b1'))).toEqual([]);
+    expect(await s.store.emails.listAttachmentInfo(seq)).toEqual([
+      { filename: 'a.txt', content_type: 'text/plain', size: 1, content_id: null },
+      { filename: 'b.txt', content_type: 'text/plain', size: 1, content_id: 'cid-b' },
+    ]);
+    expect(await s.store.emails.listAttachmentInfo(await seqOf('b1'))).toEqual([]);
     await s.exec(`INSERT INTO email_events (id, email_seq, type, data, created_at)
       VALUES ('ev-a1-2', ${seq}, 'sent', '{}', '${AT}')`);
     expect((await s.store.emails.listEvents(seq)).map((e) => e.id)).toEqual(['ev-a1', 'ev-a1-2']);
