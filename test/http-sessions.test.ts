@@ -199,6 +199,33 @@ describe('the session lifecycle', () => {
     expect((await refresh(r)).statusCode).toBe(401);
   });
 
+  it("refuses another site's request to sign in, refresh or sign out, before reading the cookie (CSRF)", async () => {
+    env = await createTestEnv();
+    const r = cookieOf(await login(OWNER))!.value;
+    for (const site of ['cross-site', 'same-site']) {
+      for (const url of ['/v1/auth/login', '/v1/auth/refresh', '/v1/auth/logout']) {
+        const res = await env.server.inject({
+          method: 'POST',
+          url,
+          headers: { 'sec-fetch-site': site },
+          cookies: { svc_refresh: r },
+          ...(url.endsWith('login') ? { payload: OWNER } : {}),
+        });
+        expect([url, res.statusCode, codeOf(res)]).toEqual([url, 403, 'forbidden']);
+        expect(res.headers['set-cookie']).toBeUndefined();
+      }
+    }
+    // The family is untouched: the dashboard's own page (same-origin) and other clients (none) go on.
+    const same = await env.server.inject({
+      method: 'POST',
+      url: '/v1/auth/refresh',
+      headers: { 'sec-fetch-site': 'same-origin' },
+      cookies: { svc_refresh: r },
+    });
+    expect(same.statusCode).toBe(200);
+    expect((await refresh(cookieOf(same)!.value)).statusCode).toBe(200);
+  });
+
   it('logout revokes the family, by cookie or by access token, and clears the cookie', async () => {
     env = await createTestEnv();
     const a = await login(OWNER);

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../errors.ts';
 import { REFRESH_TTL_MS, type SessionTokens } from '../sessions/index.ts';
 import { loginSchema } from '../sessions/schema.ts';
 import { bearer } from './auth.ts';
@@ -27,18 +28,37 @@ function answer(reply: FastifyReply, t: SessionTokens, secureCookie: boolean) {
 }
 const cookieOf = (req: FastifyRequest) => req.cookies[COOKIE];
 
+/**
+ * CSRF: the refresh cookie is SameSite=Strict, so another site's page cannot send it; and a
+ * browser that says the request came from another site (Sec-Fetch-Site: cross-site or
+ * same-site, a sibling host) is refused before the cookie is read, which also stops a page
+ * elsewhere signing a visitor in to its own account. The header is the browser's, not the
+ * client's, and a reverse proxy leaves it as it is; clients other than browsers send none.
+ */
+function refuseCrossSite(req: FastifyRequest): void {
+  const site = req.headers['sec-fetch-site'];
+  if (site === 'cross-site' || site === 'same-site')
+    throw new AppError('forbidden', 'Cross-site requests to /v1/auth are refused');
+}
+
 export const login = documented<Handler>(
   { summary: 'Sign in', body: loginSchema, response: out.tokensOut, status: 200 },
-  async (req, reply, { app, secureCookie }) =>
-    answer(reply, await app.sessions.login(req.body as never, req.ip), secureCookie),
+  async (req, reply, { app, secureCookie }) => {
+    refuseCrossSite(req);
+    return answer(reply, await app.sessions.login(req.body as never, req.ip), secureCookie);
+  },
 );
 
 export const refresh = documented<Handler>(
   { summary: 'Rotate the refresh cookie', response: out.tokensOut, status: 200 },
-  async (req, reply, { app, secureCookie }) => answer(reply, await app.sessions.refresh(cookieOf(req)), secureCookie),
+  async (req, reply, { app, secureCookie }) => {
+    refuseCrossSite(req);
+    return answer(reply, await app.sessions.refresh(cookieOf(req)), secureCookie);
+  },
 );
 
 export const logout = documented<Handler>({ summary: 'Sign out' }, async (req, reply, { app }) => {
+  refuseCrossSite(req);
   await app.sessions.logout({ refresh: cookieOf(req), access: bearer(req) });
   void reply.clearCookie(COOKIE, { path: COOKIE_PATH });
   return reply.code(204).send();
