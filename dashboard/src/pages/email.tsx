@@ -1,7 +1,10 @@
-// One email: its fields, events, parts (the HTML in a sandboxed frame) and resend.
+// One email: its fields, each recipient's delivery (every attempt, the MX host, the reply, the
+// rule that decided, why it waits), opens and clicks, events, headers, attachments, its parts
+// (the HTML in a sandboxed frame) and resend.
+import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { emailsHref, ErrorLine, messageOf, mayWrite, when, type PageProps } from '../ui.tsx';
+import { emailsHref, ErrorLine, messageOf, mayWrite, projectPath, when, type PageProps } from '../ui.tsx';
 import type { EmailItem } from './emails.tsx';
 
 interface EmailEvent {
@@ -10,34 +13,269 @@ interface EmailEvent {
   data: Record<string, unknown>;
   timestamp: string;
 }
+interface Attempt {
+  attempt: number;
+  at: string;
+  ended_at: string | null;
+  mx_host: string | null;
+  outcome: 'sending' | 'retry' | 'delivered' | 'bounced' | 'failed';
+  reply: string | null;
+}
+interface RecipientTimeline {
+  address: string;
+  kind: 'to' | 'cc' | 'bcc';
+  status: string;
+  domain: string;
+  attempts: Attempt[];
+  mx_host: string | null;
+  smtp_code: number | null;
+  smtp_enhanced: string | null;
+  smtp_text: string | null;
+  bounce_type: string | null;
+  bounce_category: string | null;
+  bounce_rule: string | null;
+  sent_at: string | null;
+  delivered_at: string | null;
+  next_attempt_at: string | null;
+  waiting: string[];
+  throttle: { concurrency: number; paused_until: string | null; reason: string } | null;
+}
+interface AttachmentInfo {
+  filename: string;
+  content_type: string;
+  size: number;
+  content_id: string | null;
+}
 interface EmailDetail extends EmailItem {
   cc_emails: string[] | null;
   bcc_emails: string[] | null;
+  reply_to: string[] | null;
+  message_id?: string | null;
   text_body: string | null;
   html_body: string | null;
   headers: Record<string, string>;
   events: EmailEvent[];
+  recipients: RecipientTimeline[];
+  attachments: AttachmentInfo[];
 }
 
-export function EmailView({ org, project, id, role }: PageProps) {
+/** How often the view reads the email again while a recipient still waits or is being tried. */
+const LIVE_MS = 5000;
+const OUTCOMES: Record<Attempt['outcome'], string> = {
+  sending: 'under way',
+  retry: 'deferred',
+  delivered: 'delivered',
+  bounced: 'bounced',
+  failed: 'failed',
+};
+
+const pending = (e: EmailDetail) => e.recipients.some((r) => r.status === 'QUEUED' || r.status === 'SENDING');
+const lower = (s: string) => s.toLowerCase();
+
+/** A size in bytes as people read it. */
+function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/** A term and its value, left out when there is no value. */
+function Field({ term, value }: { term: string; value: ComponentChildren }) {
+  if (value === null || value === undefined || value === '') return null;
+  return (
+    <>
+      <dt>{term}</dt>
+      <dd>{value}</dd>
+    </>
+  );
+}
+
+function Status({ status }: { status: string }) {
+  return <span class={`status status-${lower(status)}`}>{status}</span>;
+}
+
+function Attempts({ r }: { r: RecipientTimeline }) {
+  if (r.attempts.length === 0) return <p class="muted">No delivery attempt yet.</p>;
+  return (
+    <div class="table-scroll">
+      <table class="attempts">
+        <caption>Attempts for {r.address}</caption>
+        <thead>
+          <tr>
+            <th scope="col">#</th>
+            <th scope="col">Started (UTC)</th>
+            <th scope="col">MX host</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">Reply</th>
+          </tr>
+        </thead>
+        <tbody>
+          {r.attempts.map((a) => (
+            <tr key={`${a.attempt}-${a.at}`}>
+              <td>{a.attempt}</td>
+              <td>
+                <time dateTime={a.at}>{when(a.at)}</time>
+              </td>
+              <td>{a.mx_host ?? '—'}</td>
+              <td>
+                <span class={`outcome outcome-${a.outcome}`}>{OUTCOMES[a.outcome]}</span>
+              </td>
+              <td>{a.reply ? <code>{a.reply}</code> : '—'}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** One recipient: where it stands, the reply and rule that decided it, why it waits, its attempts. */
+function Recipient({ r }: { r: RecipientTimeline }) {
+  const headingId = `rcpt-${r.address.replace(/[^a-z0-9]/gi, '-')}`;
+  const reply = [r.smtp_code, r.smtp_enhanced, r.smtp_text].filter((x) => x !== null && x !== '').join(' ');
+  const throttle = r.throttle
+    ? `throttled: at most ${r.throttle.concurrency} connections at once${
+        r.throttle.paused_until ? `, paused until ${when(r.throttle.paused_until)}` : ''
+      } (${r.throttle.reason})`
+    : 'not throttled';
+  return (
+    <section class="recipient" aria-labelledby={headingId}>
+      <h3 id={headingId}>
+        {r.address} <span class="kind">{r.kind}</span> <Status status={r.status} />
+      </h3>
+      <dl class="fields">
+        <Field term="Destination" value={`${r.domain}, ${throttle}`} />
+        <Field term="MX host" value={r.mx_host} />
+        <Field term="Last reply" value={reply ? <code>{reply}</code> : null} />
+        <Field term="Bounce" value={r.bounce_type ? `${r.bounce_type}` : null} />
+        <Field term="Category" value={r.bounce_category} />
+        <Field term="Decided by" value={r.bounce_rule} />
+        <Field term="Sent (UTC)" value={r.sent_at && when(r.sent_at)} />
+        <Field term="Delivered (UTC)" value={r.delivered_at && when(r.delivered_at)} />
+        <Field term="Next attempt (UTC)" value={r.next_attempt_at && when(r.next_attempt_at)} />
+        <Field
+          term="Why it waits"
+          value={
+            r.waiting.length > 0 ? (
+              <ul class="waiting">
+                {r.waiting.map((w) => (
+                  <li key={w}>{w}</li>
+                ))}
+              </ul>
+            ) : null
+          }
+        />
+      </dl>
+      <Attempts r={r} />
+    </section>
+  );
+}
+
+/** Opens and clicks, from the email's events (tracking records them for the whole email). */
+function Engagement({ events }: { events: EmailEvent[] }) {
+  const opens = events.filter((e) => e.type === 'opened');
+  const clicks = events.filter((e) => e.type === 'clicked');
+  return (
+    <>
+      <h2>Opens and clicks</h2>
+      <p>
+        {opens.length} {opens.length === 1 ? 'open' : 'opens'}
+        {opens[0] ? `, first at ${when(opens[0].timestamp)} UTC` : ''}; {clicks.length}{' '}
+        {clicks.length === 1 ? 'click' : 'clicks'}
+      </p>
+      {clicks.length > 0 && (
+        <ul class="clicks">
+          {clicks.map((c) => (
+            <li key={c.id}>
+              <time dateTime={c.timestamp}>{when(c.timestamp)}</time>{' '}
+              <code>{typeof c.data.url === 'string' ? c.data.url : ''}</code>
+            </li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+function Headers({ headers }: { headers: Record<string, string> }) {
+  const entries = Object.entries(headers);
+  return (
+    <>
+      <h2>Headers</h2>
+      {entries.length === 0 ? (
+        <p class="muted">No custom headers.</p>
+      ) : (
+        <dl class="fields headers">
+          {entries.map(([name, value]) => (
+            <Field key={name} term={name} value={<code>{value}</code>} />
+          ))}
+        </dl>
+      )}
+    </>
+  );
+}
+
+function Attachments({ attachments }: { attachments: AttachmentInfo[] }) {
+  return (
+    <>
+      <h2>Attachments</h2>
+      {attachments.length === 0 ? (
+        <p class="muted">No attachments (or their content was dropped by body retention).</p>
+      ) : (
+        <div class="table-scroll">
+          <table class="attachments">
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">Size</th>
+              </tr>
+            </thead>
+            <tbody>
+              {attachments.map((a, i) => (
+                <tr key={i}>
+                  <td>{a.filename}</td>
+                  <td>
+                    <code>{a.content_type}</code>
+                  </td>
+                  <td>{bytes(a.size)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>
+  );
+}
+
+export function EmailView(props: PageProps) {
+  const { org, project, id, role } = props;
   const [email, setEmail] = useState<EmailDetail>();
   const [error, setError] = useState<string>();
   async function resend() {
     try {
-      const sent = await api<{ id: string }>(
-        'POST',
-        `/v1/organizations/${org}/projects/${project}/emails/${id}/resend`,
-      );
+      const sent = await api<{ id: string }>('POST', `${projectPath(props)}/emails/${id}/resend`);
       location.hash = `#/o/${org}/p/${project}/emails/${sent.id}`;
     } catch (e) {
       setError(messageOf(e));
     }
   }
-  useEffect(() => {
-    api<EmailDetail>('GET', `/v1/organizations/${org}/projects/${project}/emails/${id}`).then(setEmail, (e: unknown) =>
+  const load = () =>
+    api<EmailDetail>('GET', `${projectPath(props)}/emails/${id}`).then(setEmail, (e: unknown) =>
       setError(messageOf(e)),
     );
+  useEffect(() => {
+    setEmail(undefined);
+    void load();
   }, [org, project, id]);
+  // While a recipient waits or is being tried, the view follows it.
+  const live = email !== undefined && pending(email);
+  useEffect(() => {
+    if (!live) return;
+    const timer = setInterval(() => void load(), LIVE_MS);
+    return () => clearInterval(timer);
+  }, [live, org, project, id]);
   if (error)
     return (
       <main>
@@ -61,43 +299,47 @@ export function EmailView({ org, project, id, role }: PageProps) {
       <dl class="fields">
         <dt>Status</dt>
         <dd>
-          <span class={`status status-${email.status.toLowerCase()}`}>{email.status}</span>
+          <Status status={email.status} />
         </dd>
         <dt>From</dt>
         <dd>{email.from_email}</dd>
         <dt>To</dt>
         <dd>{email.to_emails.join(', ')}</dd>
-        {email.cc_emails?.length ? (
-          <>
-            <dt>Cc</dt>
-            <dd>{email.cc_emails.join(', ')}</dd>
-          </>
-        ) : null}
+        <Field term="Cc" value={email.cc_emails?.join(', ')} />
+        <Field term="Bcc" value={email.bcc_emails?.join(', ')} />
+        <Field term="Reply-To" value={email.reply_to?.join(', ')} />
+        <Field term="Tags" value={email.tags.join(', ')} />
+        <Field term="Source" value={email.source} />
         <dt>Created (UTC)</dt>
         <dd>{when(email.created_at)}</dd>
+        <Field term="Message-ID" value={email.message_id && <code>{email.message_id}</code>} />
         <dt>Id</dt>
         <dd>
           <code>{email.id}</code>
         </dd>
       </dl>
+      <h2>Recipients</h2>
+      {email.recipients.map((r) => (
+        <Recipient key={r.address} r={r} />
+      ))}
+      <Engagement events={email.events} />
       <h2>Events</h2>
       <ol class="events">
         {email.events.map((ev) => (
-          <li>
+          <li key={ev.id}>
             <strong>{ev.type}</strong> <time dateTime={ev.timestamp}>{when(ev.timestamp)}</time>
             {Object.keys(ev.data).length > 0 && (
               <dl>
                 {Object.entries(ev.data).map(([k, v]) => (
-                  <>
-                    <dt>{k}</dt>
-                    <dd>{typeof v === 'string' ? v : JSON.stringify(v)}</dd>
-                  </>
+                  <Field key={k} term={k} value={typeof v === 'string' ? v : JSON.stringify(v)} />
                 ))}
               </dl>
             )}
           </li>
         ))}
       </ol>
+      <Headers headers={email.headers} />
+      <Attachments attachments={email.attachments} />
       {email.html_body !== null && (
         <>
           <h2>HTML</h2>
