@@ -101,8 +101,10 @@ function pgTopData(pool: PgPool, project: string | null): TopData {
       }),
     hour: (h) =>
       rows(
+        // Not the bounces by category (`bounced:<category>`, migration 13): the events by type only.
         `SELECT type, sum(count)::bigint AS n FROM email_stats
-         WHERE project_id IN (SELECT id FROM projects WHERE ${scoped('id')}) AND bucket_hour = ${at(1)} GROUP BY type`,
+         WHERE project_id IN (SELECT id FROM projects WHERE ${scoped('id')}) AND bucket_hour = ${at(1)}
+           AND type NOT LIKE 'bounced:%' GROUP BY type`,
         [...p, h],
       ),
     queue: () => one(project === null ? QUEUE_STATS_SQL : `${QUEUE_STATS_SQL} AND r.project_id = $1`, p),

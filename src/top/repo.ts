@@ -45,8 +45,10 @@ function sqliteTopData(db: Db, project: string | null): TopData {
   );
   const hour = db.prepare<Record<string, unknown>, { type: string; n: number }>(
     // project_id leads the rollup's primary key: IN (every project) lets the whole-server read use it too.
+    // Not the bounces by category (`bounced:<category>`, migration 0025): the events by type only.
     `SELECT type, sum(count) AS n FROM email_stats
-     WHERE project_id IN (SELECT id FROM projects WHERE ${scoped('id')}) AND bucket_hour = @hour GROUP BY type`,
+     WHERE project_id IN (SELECT id FROM projects WHERE ${scoped('id')}) AND bucket_hour = @hour
+       AND type NOT LIKE 'bounced:%' GROUP BY type`,
   );
   const queue = db.prepare<Record<string, unknown>, { recipients: number; oldest: string | null }>(
     project === null ? QUEUE_STATS_SQL : `${QUEUE_STATS_SQL} AND r.project_id = @project`,

@@ -19,7 +19,8 @@ const SETUP = `INSERT INTO projects (id, organization_id, name, created_at) VALU
   INSERT INTO nodes (id, hostname, pid, version, started_at, seen_at, relay_sessions)
     VALUES ('n1', 'mta', 1, '0.1.0', 'x', '2026-11-26T12:00:25.000Z', 4),
            ('n2', 'old', 2, '0.1.0', 'x', '2026-11-26T11:00:00.000Z', 9);
-  INSERT INTO email_stats (project_id, bucket_hour, type, count) VALUES ('p1', '2026-11-26T11', 'delivered', 5)`;
+  INSERT INTO email_stats (project_id, bucket_hour, type, count) VALUES ('p1', '2026-11-26T11', 'delivered', 5),
+    ('p1', '2026-11-26T11', 'bounced', 1), ('p1', '2026-11-26T11', 'bounced:mailbox-full', 1)`;
 
 /** Email i: in p2 when i % 3 is 0, else p1; LIVE and QUEUED when even, TEST and SIMULATED when odd; created T0 + i s. */
 function email(i: number): NewEmail {
@@ -78,7 +79,7 @@ describe.each(STORE_KINDS)('TopStore on %s', (kind) => {
       project_id: null,
       last_minute: { queued: 6, simulated: 6, delivered: 2 },
       this_hour: { queued: 6, simulated: 6, delivered: 2 },
-      previous_hour: { delivered: 5 },
+      previous_hour: { delivered: 5, bounced: 1 },
       queue: { recipients: 6, oldest_seconds: 30 },
       filter: {},
       webhooks: {
@@ -145,10 +146,12 @@ describe.each(STORE_KINDS)('TopStore on %s', (kind) => {
     expect(snap).toMatchObject({
       project_id: 'p1',
       last_minute: { queued: 4, simulated: 4, delivered: 1 },
-      previous_hour: { delivered: 5 },
+      previous_hour: { delivered: 5, bounced: 1 },
       queue: { recipients: 4, oldest_seconds: 28 },
       webhooks: { pending_events: await pending('p1'), failed_last_hour: 1, auto_disabled: [] },
     });
+    // The hours by event type only: not the rollup's bounces by category (bounced:<category>).
+    expect(snap.previous_hour).toEqual({ delivered: 5, bounced: 1 });
     expect(snap.destinations.map((d) => [d.domain, d.waiting, d.delivered, d.throttled])).toEqual([
       ['example.net', 4, 1, true],
     ]);
