@@ -130,8 +130,9 @@ function Attempts({ r }: { r: RecipientTimeline }) {
 }
 
 /** One recipient: where it stands, the reply and rule that decided it, why it waits, its attempts. */
-function Recipient({ r }: { r: RecipientTimeline }) {
-  const headingId = `rcpt-${r.address.replace(/[^a-z0-9]/gi, '-')}`;
+function Recipient({ r, n }: { r: RecipientTimeline; n: number }) {
+  // By position: two addresses may differ only in characters an id cannot hold.
+  const headingId = `recipient-${n}`;
   const reply = [r.smtp_code, r.smtp_enhanced, r.smtp_text].filter((x) => x !== null && x !== '').join(' ');
   const throttle = r.throttle
     ? `throttled: at most ${r.throttle.concurrency} connections at once${
@@ -319,8 +320,8 @@ export function EmailView(props: PageProps) {
         </dd>
       </dl>
       <h2>Recipients</h2>
-      {email.recipients.map((r) => (
-        <Recipient key={r.address} r={r} />
+      {email.recipients.map((r, n) => (
+        <Recipient key={r.address} r={r} n={n} />
       ))}
       <Engagement events={email.events} />
       <h2>Events</h2>
