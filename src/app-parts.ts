@@ -127,7 +127,7 @@ export function wireAccess({ config, overrides, clock, store }: Wiring) {
 export function wireSending(w: Wiring, { accounts }: ReturnType<typeof wireAccess>, wake: () => void) {
   const { config, clock, logger, store, settings, metrics } = w;
   const renderer = makeRenderer(config);
-  const templates = createTemplatesService({ repo: store.templates, clock });
+  const templates = createTemplatesService({ repo: store.templates, clock, renderer });
   const dnsResolver = createDnsResolver(settings.dnsServers);
   const domains = createDomainsService({
     repo: store.domains,

@@ -59,6 +59,9 @@ export const MIN_ROLE: Readonly<Record<string, Role>> = {
   [`GET ${PROJECT}/templates/:template_id`]: 'VIEWER',
   [`PATCH ${PROJECT}/templates/:template_id`]: 'DEVELOPER',
   [`DELETE ${PROJECT}/templates/:template_id`]: 'DEVELOPER',
+  // The dashboard's editor (issue 31): a preview reads (it stores nothing); a test send sends.
+  [`POST ${PROJECT}/templates/preview`]: 'VIEWER',
+  [`POST ${PROJECT}/templates/:template_id/test-send`]: 'DEVELOPER',
 
   [`GET ${PROJECT}/webhooks`]: 'VIEWER',
   [`POST ${PROJECT}/webhooks`]: 'DEVELOPER',

@@ -5,7 +5,7 @@ import { requestHash } from '../idempotency/index.ts';
 import type { IdempotencyGate } from '../idempotency/index.ts';
 import { LIMITS, PLAN_LIMITS, type Plan } from '../limits/index.ts';
 import type { DomainsStore } from '../domains/index.ts';
-import type { Actor } from '../audit/index.ts';
+import type { Actor, Audited } from '../audit/index.ts';
 import { parseInput } from '../validation.ts';
 import { checkHeaders, checkMessageSize, decodeAttachments } from './content.ts';
 import { toEmailDetail, toEmailListItem, toEventPublic } from './present.ts';
@@ -32,7 +32,8 @@ const API_ORIGIN: Origin = { source: 'API', messageId: null };
 
 /** Who is sending: the key's project and organization as the send rules need them. */
 export interface Sender {
-  id: string;
+  /** The API key that sends; null for a member's send from the dashboard (no key sent it). */
+  id: string | null;
   project_id: string;
   organization_id: string;
   env: 'LIVE' | 'TEST';
@@ -326,6 +327,44 @@ export function createEmailsService(deps: EmailsDeps) {
       const audited = resendAudited(actor, now, email);
       const sent = await repo.resendEmail(email, recipientsOf(email), acceptOptions(account, null), audited);
       // A resend is a new email accepted like any other: counted, and a LIVE one delivered at once.
+      deps.onAccepted?.(email.env, email.source);
+      return sent;
+    },
+    /**
+     * Accepts a send a member asks for in the dashboard (a template's test send): the request
+     * of POST /v1/emails in `env` through the same rules (DPA, verified domain, suppressions and
+     * volume for LIVE), with no API key and never the onboarding trial; audited as `action`.
+     */
+    async sendAsMember(
+      member: { orgId: string; projectId: string; env: 'LIVE' | 'TEST'; actor: Actor; action: string },
+      body: unknown,
+    ): Promise<SendResponse> {
+      const r = parseInput(sendRequestSchema, body);
+      const org = await deps.accounts.findOrgById(member.orgId);
+      if (!org) throw new AppError('not_found', `no organization ${member.orgId}`);
+      const sender: Sender = {
+        ...org,
+        id: null,
+        organization_id: org.id,
+        project_id: member.projectId,
+        env: member.env,
+      };
+      // Checked before the build, with no recipients: the trial is a key creator's, not a member's.
+      if (sender.env === 'LIVE') await checkLiveSender(sender, r.from, null);
+      const { email, recipients } = await buildEmail(sender, r);
+      const audited = (sent: SendResponse): Audited => ({
+        actor: member.actor,
+        atMs: clock.now(),
+        entry: {
+          action: member.action,
+          project_id: email.project_id,
+          target_type: 'email',
+          target_id: email.id,
+          before: null,
+          after: { ...sent, env: email.env, template_id: email.template_id, template_version: email.template_version },
+        },
+      });
+      const sent = await repo.resendEmail(email, recipients, acceptOptions(sender, null), audited);
       deps.onAccepted?.(email.env, email.source);
       return sent;
     },

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { outputSchemas } from '../emails/index.ts';
 import { createTemplateSchema, updateTemplateSchema } from '../templates/schema.ts';
+import { previewOut, previewTemplateSchema, sendTemplateTest, testSendSchema } from '../templates/index.ts';
 import * as out from './management-schemas.ts';
 import { memberHandler } from './org-route.ts';
 
@@ -26,4 +28,31 @@ export const updateTemplate = memberHandler(
 
 export const deleteTemplate = memberHandler({ summary: 'Delete a template' }, ({ params, actor }, app) =>
   app.templates.remove(params.project_id!, params.template_id!, actor),
+);
+
+export const previewTemplate = memberHandler(
+  {
+    summary: 'Render an unsaved template with sample variables, as a send would (nothing is stored)',
+    body: previewTemplateSchema,
+    response: previewOut,
+    status: 200,
+  },
+  ({ body }, app) => app.templates.preview(body),
+);
+
+export const testSendTemplate = memberHandler(
+  {
+    summary:
+      'Send the saved template to one address through the send rules, with no API key ' +
+      '(env LIVE by default, or TEST); the answer is that of POST /v1/emails',
+    body: testSendSchema,
+    response: outputSchemas.sendResponseSchema,
+    status: 202,
+  },
+  ({ org, params, body, actor }, app) =>
+    sendTemplateTest(
+      { templates: app.templates, emails: app.emails },
+      { orgId: org.id, projectId: params.project_id!, templateId: params.template_id!, actor },
+      body,
+    ),
 );

@@ -139,6 +139,8 @@ export const ROUTES: readonly Route[] = [
   route('GET',    `${PROJECT}/templates/:template_id`,          VIEWER,    templates.getTemplate),
   route('PATCH',  `${PROJECT}/templates/:template_id`,          DEVELOPER, templates.updateTemplate),
   route('DELETE', `${PROJECT}/templates/:template_id`,          DEVELOPER, templates.deleteTemplate),
+  route('POST',   `${PROJECT}/templates/preview`,               VIEWER,    templates.previewTemplate),
+  route('POST',   `${PROJECT}/templates/:template_id/test-send`, DEVELOPER, templates.testSendTemplate),
   route('GET',    `${PROJECT}/suppressions`,                    VIEWER,    suppressions.listSuppressions),
   route('POST',   `${PROJECT}/suppressions`,                    DEVELOPER, suppressions.addSuppression),
   route('DELETE', `${PROJECT}/suppressions/:email`,             DEVELOPER, suppressions.removeSuppression),

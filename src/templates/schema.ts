@@ -35,6 +35,29 @@ export const updateTemplateSchema = z.strictObject({
   variables: fields.variables,
 });
 
+/** POST …/templates/preview: a template as the editor holds it, unsaved, and sample variables. */
+export const previewTemplateSchema = z.strictObject({
+  subject_template: fields.subject_template,
+  html_template: fields.html_template,
+  text_template: fields.text_template,
+  variables: fields.variables,
+});
+
+/** What a preview answers: the template rendered as a send would render it. */
+export const previewOut = z.object({ subject: z.string(), html: z.string().nullable(), text: z.string().nullable() });
+
+/**
+ * POST …/templates/{id}/test-send: the saved template sent to one address from `from`, in
+ * `env` (LIVE: delivered, through every LIVE rule; TEST: stored as SIMULATED). Without
+ * `variables`, the template's own sample `variables` are used.
+ */
+export const testSendSchema = z.strictObject({
+  to: z.email(),
+  from: z.email(),
+  env: z.enum(['LIVE', 'TEST']).default('LIVE'),
+  variables: fields.variables,
+});
+
 export type CreateTemplateInput = z.input<typeof createTemplateSchema>;
 export type UpdateTemplateInput = z.input<typeof updateTemplateSchema>;
 

@@ -3,10 +3,12 @@ import { iso, type Clock } from '../lib/clock.ts';
 import { newId, isUuid } from '../lib/ids.ts';
 import { uniqueOrConflict } from '../store/errors.ts';
 import { parseInput } from '../validation.ts';
+import type { Renderer } from './renderer.ts';
 import type { TemplatesStore } from './store.ts';
 import { operator, type Actor, type Audited } from '../audit/index.ts';
 import {
   createTemplateSchema,
+  previewTemplateSchema,
   updateTemplateSchema,
   type CreateTemplateInput,
   type Template,
@@ -16,10 +18,12 @@ import {
 export interface TemplatesDeps {
   repo: TemplatesStore;
   clock: Clock;
+  /** The render pool sends use: a preview renders exactly as a send would. */
+  renderer: Pick<Renderer, 'render'>;
 }
 
 /** Stored Jinja2-style templates: created and updated only once they compile. */
-export function createTemplatesService({ repo, clock }: TemplatesDeps) {
+export function createTemplatesService({ repo, clock, renderer }: TemplatesDeps) {
   /** The audit row of a change to template `t` by `actor`. */
   const audited = (actor: Actor, action: string, t: Template, before: unknown, after: unknown): Audited => ({
     actor,
@@ -45,6 +49,16 @@ export function createTemplatesService({ repo, clock }: TemplatesDeps) {
     },
 
     list: (projectId: string) => repo.list(projectId),
+
+    /**
+     * Renders an unsaved template with sample variables through the sends' sandbox, for the
+     * editor's live preview: 422 template_variable_missing or template_render_error as a send.
+     */
+    async preview(input: unknown) {
+      const d = parseInput(previewTemplateSchema, input);
+      const source = { subject: d.subject_template, html: d.html_template ?? null, text: d.text_template ?? null };
+      return renderer.render(source, d.variables ?? {});
+    },
 
     /** Creates a template after compiling it; a syntax error is 422 template_render_error. */
     async create(projectId: string, input: CreateTemplateInput, actor: Actor = operator()): Promise<Template> {
