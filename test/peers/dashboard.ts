@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
 import { initialize } from '../../src/accounts/index.ts';
-import { createApp, type App } from '../../src/app.ts';
+import { createApp, type App, type AppOverrides } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/load.ts';
 import { createHttpServer } from '../../src/http/server.ts';
 import { FakeClock } from '../../src/lib/clock.ts';
@@ -36,10 +36,19 @@ export interface Dashboard {
   close(): Promise<void>;
 }
 
-export async function startDashboard(now = '2026-11-28T09:00:00.000Z'): Promise<Dashboard> {
+/**
+ * `flags` are more settings of the server (`dnsServers`: a loopback resolver for domain checks);
+ * `overrides.webhookCa` trusts a test receiver's CA.
+ */
+export async function startDashboard(
+  now = '2026-11-28T09:00:00.000Z',
+  flags: Record<string, unknown> = {},
+  overrides: Pick<AppOverrides, 'webhookCa'> = {},
+): Promise<Dashboard> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-dashboard-'));
   const clock = new FakeClock(now);
-  const app = await createApp(loadConfig({ flags: { dataDir: join(dir, 'data') } }), { clock, createDataDir: true });
+  const config = loadConfig({ flags: { ...flags, dataDir: join(dir, 'data') } });
+  const app = await createApp(config, { ...overrides, clock, createDataDir: true });
   const init = await initialize(app.accounts, app.keys, {
     ...OWNER,
     org: 'Acme',

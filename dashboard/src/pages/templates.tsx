@@ -1,10 +1,336 @@
-// PLACEHOLDER while issue 31's helper builds this page; replaced before the session ends.
-import type { PageProps } from '../ui.tsx';
+// The project's templates: the list, and an editor with a live preview and a test send.
+import { useEffect, useState } from 'preact/hooks';
+import { api } from '../api.ts';
+import { ErrorLine, messageOf, mayWrite, pageHref, valueIn, when, type PageProps } from '../ui.tsx';
+import { Notice, useAction } from './webhooks.tsx';
 
-export function Templates(_props: PageProps) {
+interface Template {
+  id: string;
+  name: string;
+  slug: string;
+  subject_template: string;
+  html_template: string | null;
+  text_template: string | null;
+  variables: Record<string, unknown>;
+  version: number;
+  updated_at: string;
+}
+interface Rendered {
+  subject: string;
+  html: string | null;
+  text: string | null;
+}
+/** The editor's fields as typed: the variables are JSON text until they are sent. */
+interface Draft {
+  name: string;
+  slug: string;
+  subject_template: string;
+  html_template: string;
+  text_template: string;
+  variables: string;
+}
+/** How long typing must pause before the preview is rendered again. */
+const PREVIEW_DEBOUNCE_MS = 300;
+const EMPTY: Draft = {
+  name: '',
+  slug: '',
+  subject_template: '',
+  html_template: '',
+  text_template: '',
+  variables: '{}',
+};
+
+const draftOf = (t: Template): Draft => ({
+  name: t.name,
+  slug: t.slug,
+  subject_template: t.subject_template,
+  html_template: t.html_template ?? '',
+  text_template: t.text_template ?? '',
+  variables: JSON.stringify(t.variables, null, 2),
+});
+
+/** The draft's variables as an object, or throws a message naming what is wrong with the JSON. */
+function variablesOf(d: Draft): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(d.variables || '{}');
+  } catch (e) {
+    throw new Error(`The variables are not valid JSON: ${messageOf(e)}`, { cause: e });
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('The variables must be a JSON object');
+  return v as Record<string, unknown>;
+}
+
+/** The draft as the API takes it: an empty body is none. */
+const bodyOf = (d: Draft) => ({
+  subject_template: d.subject_template,
+  html_template: d.html_template || null,
+  text_template: d.text_template || null,
+  variables: variablesOf(d),
+});
+
+/** The list, or one template's editor (`id`, or `new`). */
+export function Templates(props: PageProps) {
+  return props.id ? <Editor {...props} /> : <TemplateList {...props} />;
+}
+
+function TemplateList({ org, project, role }: PageProps) {
+  const [rows, setRows] = useState<Template[]>();
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    api<Template[]>('GET', `/v1/organizations/${org}/projects/${project}/templates`).then(setRows, (e: unknown) =>
+      setError(messageOf(e)),
+    );
+  }, [org, project]);
   return (
     <main>
       <h1>Templates</h1>
+      {mayWrite(role) && (
+        <p>
+          <a href={pageHref(org, project, 'templates/new')}>New template</a>
+        </p>
+      )}
+      <ErrorLine error={error} />
+      {rows?.length === 0 && <p>No template yet.</p>}
+      {rows && rows.length > 0 && (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Slug</th>
+              <th scope="col">Version</th>
+              <th scope="col">Updated (UTC)</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((t) => (
+              <tr>
+                <td>
+                  <a href={pageHref(org, project, `templates/${t.id}`)}>{t.name}</a>
+                </td>
+                <td>
+                  <code>{t.slug}</code>
+                </td>
+                <td>{t.version}</td>
+                <td>{when(t.updated_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
     </main>
+  );
+}
+
+/** Renders the draft through the server after typing pauses; the answer or the API's refusal. */
+function usePreview(path: string, draft: Draft | undefined) {
+  const [preview, setPreview] = useState<{ rendered?: Rendered; error?: string }>({});
+  useEffect(() => {
+    if (!draft) return;
+    let current = true;
+    const timer = setTimeout(() => {
+      // bodyOf throws on bad JSON: inside then, so it is shown as the API's refusals are.
+      const answer = Promise.resolve().then(() => api<Rendered>('POST', `${path}/preview`, bodyOf(draft)));
+      answer.then(
+        (rendered) => current && setPreview({ rendered }),
+        (e: unknown) => current && setPreview({ error: messageOf(e) }),
+      );
+    }, PREVIEW_DEBOUNCE_MS);
+    return () => {
+      current = false;
+      clearTimeout(timer);
+    };
+  }, [path, draft]);
+  return preview;
+}
+
+function Editor({ org, project, id, role }: PageProps) {
+  const path = `/v1/organizations/${org}/projects/${project}/templates`;
+  const creating = id === 'new';
+  const writer = mayWrite(role);
+  const [saved, setSaved] = useState<Template>();
+  const [draft, setDraft] = useState<Draft | undefined>(creating ? EMPTY : undefined);
+  const { notice, error, setError, act } = useAction(() => Promise.resolve());
+  const preview = usePreview(path, draft);
+  useEffect(() => {
+    if (creating) return;
+    api<Template>('GET', `${path}/${id}`).then(
+      (t) => {
+        setSaved(t);
+        setDraft(draftOf(t));
+      },
+      (e: unknown) => setError(messageOf(e)),
+    );
+  }, [path, id]);
+  const set = (field: keyof Draft) => (e: Event) =>
+    setDraft((d) => ({ ...(d ?? EMPTY), [field]: (e.currentTarget as HTMLInputElement).value }));
+  const save = (e: Event) => {
+    e.preventDefault();
+    void act(async () => {
+      const d = draft ?? EMPTY;
+      if (creating) {
+        const t = await api<Template>('POST', path, { name: d.name, slug: d.slug, ...bodyOf(d) });
+        location.hash = pageHref(org, project, `templates/${t.id}`);
+        return `Created ${t.name}.`;
+      }
+      const t = await api<Template>('PATCH', `${path}/${id}`, { name: d.name, ...bodyOf(d) });
+      setSaved(t);
+      return `Saved: version ${t.version}.`;
+    });
+  };
+  async function remove() {
+    if (!saved || !confirm(`Delete the template ${saved.name}? Sends naming ${saved.slug} fail from then on.`)) return;
+    await act(async () => {
+      await api('DELETE', `${path}/${saved.id}`);
+      location.hash = pageHref(org, project, 'templates');
+      return `Deleted ${saved.name}.`;
+    });
+  }
+  if (!draft)
+    return (
+      <main aria-busy={!error}>
+        <ErrorLine error={error} />
+      </main>
+    );
+  return (
+    <main>
+      <p>
+        <a href={pageHref(org, project, 'templates')}>← Templates</a>
+      </p>
+      <h1>{creating ? 'New template' : saved?.name}</h1>
+      {saved && (
+        <p>
+          Slug <code>{saved.slug}</code>, version {saved.version}, updated {when(saved.updated_at)} UTC
+        </p>
+      )}
+      <Notice text={notice} />
+      <ErrorLine error={error} />
+      <div class="template-editor">
+        <form class="template-fields" onSubmit={save}>
+          <fieldset disabled={!writer}>
+            <legend class="visually-hidden">The template</legend>
+            <label>
+              Name
+              <input value={draft.name} onInput={set('name')} required maxLength={200} />
+            </label>
+            <label>
+              Slug
+              <input value={draft.slug} onInput={set('slug')} required maxLength={100} readOnly={!creating} />
+            </label>
+            <label>
+              Subject
+              <input value={draft.subject_template} onInput={set('subject_template')} required />
+            </label>
+            <label>
+              HTML
+              <textarea value={draft.html_template} onInput={set('html_template')} rows={12} spellcheck={false} />
+            </label>
+            <label>
+              Text
+              <textarea value={draft.text_template} onInput={set('text_template')} rows={6} spellcheck={false} />
+            </label>
+            <label>
+              Variables (JSON: sample values for the preview and the test send)
+              <textarea value={draft.variables} onInput={set('variables')} rows={5} spellcheck={false} />
+            </label>
+          </fieldset>
+          {writer && (
+            <p class="actions">
+              <button type="submit">{creating ? 'Create template' : 'Save'}</button>
+              {saved && (
+                <button type="button" class="secondary" onClick={() => void remove()}>
+                  Delete template
+                </button>
+              )}
+            </p>
+          )}
+        </form>
+        <Preview preview={preview} />
+      </div>
+      {writer && saved && <TestSend path={`${path}/${saved.id}`} draft={draft} act={act} org={org} project={project} />}
+    </main>
+  );
+}
+
+function Preview({ preview }: { preview: { rendered?: Rendered; error?: string } }) {
+  const r = preview.rendered;
+  return (
+    <section class="template-preview" aria-labelledby="preview-heading">
+      <h2 id="preview-heading">Preview</h2>
+      {/* Not an alert: it changes as one types. */}
+      {preview.error && (
+        <p class="error" role="status">
+          {preview.error}
+        </p>
+      )}
+      {r && (
+        <div class={preview.error ? 'stale' : undefined}>
+          <p>
+            Subject: <strong>{r.subject}</strong>
+          </p>
+          {r.html !== null && (
+            // As an email is shown: no scripts, no same origin, the dashboard's policy on loads.
+            <iframe class="preview" title="HTML preview" sandbox="" srcdoc={r.html} />
+          )}
+          {r.text !== null && <pre class="text">{r.text}</pre>}
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** Sends the saved template, with the draft's variables, to one address. */
+function TestSend(props: {
+  path: string;
+  draft: Draft;
+  org: string;
+  project: string;
+  act: (work: () => Promise<string | undefined>) => Promise<void>;
+}) {
+  const [sent, setSent] = useState<{ id: string; status: string }>();
+  const send = (e: Event) => {
+    e.preventDefault();
+    const field = valueIn(e.currentTarget as HTMLFormElement);
+    void props.act(async () => {
+      setSent(undefined);
+      const body = { to: field('to'), from: field('from'), env: field('env'), variables: variablesOf(props.draft) };
+      const r = await api<{ id: string; status: string; skipped_recipients: { email: string }[] }>(
+        'POST',
+        `${props.path}/test-send`,
+        body,
+      );
+      setSent(r);
+      const skipped = r.skipped_recipients.map((s) => s.email).join(', ');
+      return `Test send accepted: ${r.status}.${skipped ? ` Skipped: ${skipped}.` : ''}`;
+    });
+  };
+  return (
+    <section aria-labelledby="test-send-heading">
+      <h2 id="test-send-heading">Test send</h2>
+      <p>Sends the saved version, with the variables above, through the same rules as the API.</p>
+      <form class="filters" onSubmit={send}>
+        <label>
+          To
+          <input name="to" type="email" required />
+        </label>
+        <label>
+          From
+          <input name="from" type="email" required />
+        </label>
+        <label>
+          Environment
+          <select name="env">
+            <option value="LIVE">LIVE (delivered)</option>
+            <option value="TEST">TEST (stored, not delivered)</option>
+          </select>
+        </label>
+        <button type="submit">Send test</button>
+      </form>
+      {sent && (
+        <p>
+          <a href={pageHref(props.org, props.project, `emails/${sent.id}`)}>Open the test email</a>
+        </p>
+      )}
+    </section>
   );
 }
