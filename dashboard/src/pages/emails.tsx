@@ -1,7 +1,7 @@
 // The project's emails: the list (filters, cursor paging, live first page, CSV export).
 import { useEffect, useState } from 'preact/hooks';
 import { api, download } from '../api.ts';
-import { emailsHref, ErrorLine, messageOf, save, when, type PageProps } from '../ui.tsx';
+import { emailsHref, ErrorLine, mayWrite, messageOf, projectPath, save, when, type PageProps } from '../ui.tsx';
 import { EmailView } from './email.tsx';
 
 export interface EmailItem {
@@ -12,15 +12,43 @@ export interface EmailItem {
   status: string;
   tags: string[];
   created_at: string;
+  source?: string | null;
+}
+
+/** A key of the project as the key filter names it. */
+interface KeyOption {
+  id: string;
+  name: string;
+  prefix: string;
+  revoked_at: string | null;
 }
 
 const STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'BOUNCED', 'FAILED', 'COMPLAINED', 'SIMULATED'];
+/** How an email came in (the contract's EmailSource). */
+const SOURCES = ['API', 'SMTP', 'CAMPAIGN'];
 /** How often the first page of the list looks for new emails while it is open. */
 const LIVE_MS = 5000;
 
-function Emails({ org, project, query }: PageProps) {
+/**
+ * The project's keys, revoked ones too (their emails stay), for a DEVELOPER and up: only they may
+ * list keys, so a VIEWER gets no key filter.
+ */
+function useKeyOptions(props: PageProps): KeyOption[] | undefined {
+  const [keys, setKeys] = useState<KeyOption[]>();
+  const allowed = mayWrite(props.role);
+  const path = `${projectPath(props)}/api-keys?include_revoked=true`;
+  useEffect(() => {
+    setKeys(undefined);
+    if (allowed) void api<KeyOption[]>('GET', path).then(setKeys, () => setKeys(undefined));
+  }, [path, allowed]);
+  return keys;
+}
+
+function Emails(props: PageProps) {
+  const { org, project, query } = props;
   const [emails, setEmails] = useState<EmailItem[]>();
   const [error, setError] = useState<string>();
+  const keys = useKeyOptions(props);
   const key = query.toString();
   useEffect(() => {
     let stop = false;
@@ -82,6 +110,10 @@ function Emails({ org, project, query }: PageProps) {
           <input name="to_email" type="search" value={query.get('to_email') ?? ''} />
         </label>
         <label>
+          Subject
+          <input name="subject" type="search" value={query.get('subject') ?? ''} />
+        </label>
+        <label>
           Sender
           <input name="from_email" type="search" value={query.get('from_email') ?? ''} />
         </label>
@@ -94,6 +126,28 @@ function Emails({ org, project, query }: PageProps) {
             ))}
           </select>
         </label>
+        <label>
+          Source
+          <select name="source" value={query.get('source') ?? ''}>
+            <option value="">any</option>
+            {SOURCES.map((s) => (
+              <option value={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+        {keys && (
+          <label>
+            API key
+            <select name="api_key_id" value={query.get('api_key_id') ?? ''}>
+              <option value="">any</option>
+              {keys.map((k) => (
+                <option value={k.id}>
+                  {k.name} ({k.prefix}){k.revoked_at ? ', revoked' : ''}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
         <label>
           Tag
           <input name="tag" value={query.get('tag') ?? ''} />
@@ -114,32 +168,36 @@ function Emails({ org, project, query }: PageProps) {
       <ErrorLine error={error} />
       {emails && emails.length === 0 && <p>No email matches.</p>}
       {emails && emails.length > 0 && (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Created (UTC)</th>
-              <th scope="col">To</th>
-              <th scope="col">Subject</th>
-              <th scope="col">Status</th>
-              <th scope="col">Tags</th>
-            </tr>
-          </thead>
-          <tbody>
-            {emails.map((e) => (
+        <div class="table-scroll">
+          <table>
+            <thead>
               <tr>
-                <td>{when(e.created_at)}</td>
-                <td>{e.to_emails.join(', ')}</td>
-                <td>
-                  <a href={`#/o/${org}/p/${project}/emails/${e.id}`}>{e.subject || '(no subject)'}</a>
-                </td>
-                <td>
-                  <span class={`status status-${e.status.toLowerCase()}`}>{e.status}</span>
-                </td>
-                <td>{e.tags.join(', ')}</td>
+                <th scope="col">Created (UTC)</th>
+                <th scope="col">To</th>
+                <th scope="col">Subject</th>
+                <th scope="col">Status</th>
+                <th scope="col">Source</th>
+                <th scope="col">Tags</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
+            </thead>
+            <tbody>
+              {emails.map((e) => (
+                <tr>
+                  <td>{when(e.created_at)}</td>
+                  <td>{e.to_emails.join(', ')}</td>
+                  <td>
+                    <a href={`#/o/${org}/p/${project}/emails/${e.id}`}>{e.subject || '(no subject)'}</a>
+                  </td>
+                  <td>
+                    <span class={`status status-${e.status.toLowerCase()}`}>{e.status}</span>
+                  </td>
+                  <td>{e.source ?? 'API'}</td>
+                  <td>{e.tags.join(', ')}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
       )}
       {emails && emails.length > 0 && (
         <nav class="pages" aria-label="Pages">
