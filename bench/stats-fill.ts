@@ -86,10 +86,12 @@ function fill(file: string, projectId: string, size: number): { ids: string[]; a
   db.pragma('cache_size = -262144');
   const insertEmail = db.prepare(
     `INSERT INTO emails (id, project_id, env, source, status, from_email, from_name, to_emails, subject, tags,
-       html_body, text_body, created_at, sent_at, delivered_at, bounce_type, bounce_category, final_smtp_code,
+       created_at, sent_at, delivered_at, bounce_type, bounce_category, final_smtp_code,
        final_smtp_text, message_id, dkim_signing_status)
-     VALUES (?, ?, 'LIVE', 'API', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'not_signed')`,
+     VALUES (?, ?, 'LIVE', 'API', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'not_signed')`,
   );
+  // The bodies have their own table since migration 0018.
+  const insertBody = db.prepare('INSERT INTO email_bodies (email_seq, html_body, text_body) VALUES (?, ?, ?)');
   const insertTag = db.prepare('INSERT INTO email_tags (email_seq, project_id, tag) VALUES (?, ?, ?)');
   const insertRecipient = db.prepare(
     `INSERT INTO recipients (email_seq, project_id, address, address_lc, domain, kind, status, attempts, updated_at,
@@ -126,8 +128,6 @@ function fill(file: string, projectId: string, size: number): { ids: string[]; a
             JSON.stringify(to),
             body.subject,
             JSON.stringify([tag]),
-            body.html,
-            body.text,
             at,
             bounced ? null : iso(t + 2000),
             bounced ? null : iso(t + 2000),
@@ -138,6 +138,7 @@ function fill(file: string, projectId: string, size: number): { ids: string[]; a
             `${id}@bench.svc.test`,
           ).lastInsertRowid,
         );
+        insertBody.run(seq, body.html, body.text);
         insertTag.run(seq, projectId, tag);
         insertEvent.run(eventId(), seq, 'queued', '{}', at);
         for (const address of to) {
