@@ -109,7 +109,7 @@ try {
   const links = await page
     .getByRole('navigation', { name: 'Pages' })
     .locator('a')
-    .evaluateAll((as) => as.map((a) => a.hash));
+    .evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? ''));
   const pages = links.map((hash) => ({ hash, name: hash.slice(hash.lastIndexOf('/') + 1) }));
   pages.push({ hash: `${links[0]!}/${emailId}`, name: 'email' });
   for (const { hash, name } of pages) {
