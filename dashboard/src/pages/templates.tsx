@@ -2,72 +2,17 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import { ErrorLine, messageOf, mayWrite, pageHref, valueIn, when, type PageProps } from '../ui.tsx';
-import { Notice, useAction } from './webhooks.tsx';
-
-interface Template {
-  id: string;
-  name: string;
-  slug: string;
-  subject_template: string;
-  html_template: string | null;
-  text_template: string | null;
-  variables: Record<string, unknown>;
-  version: number;
-  updated_at: string;
-}
-interface Rendered {
-  subject: string;
-  html: string | null;
-  text: string | null;
-}
-/** The editor's fields as typed: the variables are JSON text until they are sent. */
-interface Draft {
-  name: string;
-  slug: string;
-  subject_template: string;
-  html_template: string;
-  text_template: string;
-  variables: string;
-}
-/** How long typing must pause before the preview is rendered again. */
-const PREVIEW_DEBOUNCE_MS = 300;
-const EMPTY: Draft = {
-  name: '',
-  slug: '',
-  subject_template: '',
-  html_template: '',
-  text_template: '',
-  variables: '{}',
-};
-
-const draftOf = (t: Template): Draft => ({
-  name: t.name,
-  slug: t.slug,
-  subject_template: t.subject_template,
-  html_template: t.html_template ?? '',
-  text_template: t.text_template ?? '',
-  variables: JSON.stringify(t.variables, null, 2),
-});
-
-/** The draft's variables as an object, or throws a message naming what is wrong with the JSON. */
-function variablesOf(d: Draft): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = JSON.parse(d.variables || '{}');
-  } catch (e) {
-    throw new Error(`The variables are not valid JSON: ${messageOf(e)}`, { cause: e });
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('The variables must be a JSON object');
-  return v as Record<string, unknown>;
-}
-
-/** The draft as the API takes it: an empty body is none. */
-const bodyOf = (d: Draft) => ({
-  subject_template: d.subject_template,
-  html_template: d.html_template || null,
-  text_template: d.text_template || null,
-  variables: variablesOf(d),
-});
+import { Notice, useAction } from './action.tsx';
+import {
+  bodyOf,
+  draftOf,
+  EMPTY,
+  Preview,
+  usePreview,
+  variablesOf,
+  type Draft,
+  type Template,
+} from './template-draft.tsx';
 
 /** The list, or one template's editor (`id`, or `new`). */
 export function Templates(props: PageProps) {
@@ -120,28 +65,6 @@ function TemplateList({ org, project, role }: PageProps) {
       )}
     </main>
   );
-}
-
-/** Renders the draft through the server after typing pauses; the answer or the API's refusal. */
-function usePreview(path: string, draft: Draft | undefined) {
-  const [preview, setPreview] = useState<{ rendered?: Rendered; error?: string }>({});
-  useEffect(() => {
-    if (!draft) return;
-    let current = true;
-    const timer = setTimeout(() => {
-      // bodyOf throws on bad JSON: inside then, so it is shown as the API's refusals are.
-      const answer = Promise.resolve().then(() => api<Rendered>('POST', `${path}/preview`, bodyOf(draft)));
-      answer.then(
-        (rendered) => current && setPreview({ rendered }),
-        (e: unknown) => current && setPreview({ error: messageOf(e) }),
-      );
-    }, PREVIEW_DEBOUNCE_MS);
-    return () => {
-      current = false;
-      clearTimeout(timer);
-    };
-  }, [path, draft]);
-  return preview;
 }
 
 function Editor({ org, project, id, role }: PageProps) {
@@ -249,33 +172,6 @@ function Editor({ org, project, id, role }: PageProps) {
       </div>
       {writer && saved && <TestSend path={`${path}/${saved.id}`} draft={draft} act={act} org={org} project={project} />}
     </main>
-  );
-}
-
-function Preview({ preview }: { preview: { rendered?: Rendered; error?: string } }) {
-  const r = preview.rendered;
-  return (
-    <section class="template-preview" aria-labelledby="preview-heading">
-      <h2 id="preview-heading">Preview</h2>
-      {/* Not an alert: it changes as one types. */}
-      {preview.error && (
-        <p class="error" role="status">
-          {preview.error}
-        </p>
-      )}
-      {r && (
-        <div class={preview.error ? 'stale' : undefined}>
-          <p>
-            Subject: <strong>{r.subject}</strong>
-          </p>
-          {r.html !== null && (
-            // As an email is shown: no scripts, no same origin, the dashboard's policy on loads.
-            <iframe class="preview" title="HTML preview" sandbox="" srcdoc={r.html} />
-          )}
-          {r.text !== null && <pre class="text">{r.text}</pre>}
-        </div>
-      )}
-    </section>
   );
 }
 
