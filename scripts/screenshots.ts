@@ -106,10 +106,8 @@ try {
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Emails' }).waitFor();
   // Every page the header links to (an owner sees them all), by the name in its route.
-  const links = await page
-    .getByRole('navigation', { name: 'Pages' })
-    .locator('a')
-    .evaluateAll((as) => as.map((a) => a.getAttribute('href') ?? ''));
+  const anchors = await page.getByRole('navigation', { name: 'Pages' }).locator('a').all();
+  const links = await Promise.all(anchors.map(async (a) => (await a.getAttribute('href')) ?? ''));
   const pages = links.map((hash) => ({ hash, name: hash.slice(hash.lastIndexOf('/') + 1) }));
   pages.push({ hash: `${links[0]!}/${emailId}`, name: 'email' });
   for (const { hash, name } of pages) {
