@@ -84,6 +84,9 @@ export default defineConfig({
     // a machine under load may take seconds for each (speed is measured in bench/, never here).
     testTimeout: 60_000,
     hookTimeout: 30_000,
+    // expect.poll waits up to 10 s (vitest's default is 1 s): a browser under a loaded CI's two
+    // cores may take longer than a second to show an answer. A poll still ends at its first pass.
+    expect: { poll: { timeout: 10_000 } },
     pool: 'forks',
     // vitest's default is one worker per core but one here (2 cores): most files wait on sockets
     // and child processes, so three keep both cores busy (docs/performance.md, issue 27).
