@@ -76,6 +76,8 @@ describe.skipIf(!CHROMIUM)('the templates and webhooks pages in Chromium', () =>
     await eventually(previewText).toBe('Goodbye Ada');
     await page.getByLabel('HTML').fill('<p>Goodbye {{ name </p>');
     await eventually(status).toContainEqual(expect.stringMatching(/^The html could not be rendered: /));
+    // The last good render stays, marked stale, beside the refusal.
+    expect(await page.locator('.template-preview .stale iframe.preview').count()).toBe(1);
     await page.getByLabel('HTML').fill('<p>Goodbye {{ name }}</p>');
     await page.getByLabel(/^Variables/).fill('{}');
     await eventually(status).toContain("Template variable 'name' was not supplied");

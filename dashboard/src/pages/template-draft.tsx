@@ -80,7 +80,8 @@ export function usePreview(path: string, draft: Draft | undefined) {
       const answer = Promise.resolve().then(() => api<Rendered>('POST', `${path}/preview`, bodyOf(draft)));
       answer.then(
         (rendered) => current && setPreview({ rendered }),
-        (e: unknown) => current && setPreview({ error: messageOf(e) }),
+        // The last good render stays, faded, while the draft does not render.
+        (e: unknown) => current && setPreview((p) => ({ ...p, error: messageOf(e) })),
       );
     }, PREVIEW_DEBOUNCE_MS);
     return () => {
