@@ -255,6 +255,7 @@ describe.each(STORE_KINDS)('EmailsStore on %s', (kind) => {
         await put('s2', 'École ouverte', { api_key_id: KEY_B, source: 'SMTP' });
         await put('s3', 'invoice: 50% off_now', { api_key_id: KEY_A, source: 'SMTP', tags: ['t'] });
         await put('s4', 'Welcome');
+        await put('s5', 'C:\\Temp\\x_y');
       });
 
       it('list: by subject, a substring without regard to ASCII case; other letters as written', async () => {
@@ -267,12 +268,14 @@ describe.each(STORE_KINDS)('EmailsStore on %s', (kind) => {
         // The text is a substring, not a LIKE pattern: % and _ are themselves.
         expect(await found({ subject: '50% off_' })).toEqual(['s3']);
         expect(await found({ subject: '5_%' })).toEqual([]);
+        expect(await found({ subject: '\\temp\\X_' })).toEqual(['s5']);
+        expect(await found({ subject: '\\\\' })).toEqual([]);
         expect(await found({ subject: 'nothing like it' })).toEqual([]);
       });
 
       it('list: by source and by the API key that sent it, with the other filters and cursors', async () => {
         expect(await found({ source: 'SMTP' })).toEqual(['s3', 's2']);
-        expect(await found({ source: 'API' })).toEqual(['s4', 's1']);
+        expect(await found({ source: 'API' })).toEqual(['s5', 's4', 's1']);
         expect(await found({ source: 'CAMPAIGN' })).toEqual([]);
         expect(await found({ api_key_id: KEY_A })).toEqual(['s3', 's1']);
         expect(await found({ api_key_id: KEY_B, subject: 'invoice' })).toEqual([]);
