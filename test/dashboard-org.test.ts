@@ -143,6 +143,52 @@ describe.skipIf(!CHROMIUM)('the organization pages of the dashboard in Chromium'
     );
   });
 
+  it('lets a user with an account sign in and join, or join as the user signed in in the browser', async () => {
+    const link = async (email: string) => {
+      await d.app.accounts.createUser({ email, password: 'guest-password-1' });
+      const by = { user_id: (await d.app.accounts.getUserByEmail('owner@example.com')).id, role: 'OWNER' as const };
+      const inv = await d.app.members.invite(d.orgId, { email, role: 'VIEWER' }, by, { type: 'cli', os_user: 'op' });
+      return `${d.base}/#/invitations/${inv.token}`;
+    };
+    const fresh = async () => {
+      const page = await (await d.browser.newContext()).newPage();
+      page.setDefaultTimeout(10_000);
+      return page;
+    };
+
+    // Signed out: a first password is refused with the API's answer, and the page asks to sign in.
+    const one = await fresh();
+    await one.goto(await link('one@example.org'));
+    await one.getByLabel('Password').fill('guest-password-1');
+    await one.getByRole('button', { name: 'Create the account and join' }).click();
+    await expect.poll(() => one.getByRole('alert').textContent()).toContain('has an account');
+    await one.getByLabel('Email').fill('one@example.org');
+    await one.getByRole('button', { name: 'Sign in and join' }).click();
+    await one.getByRole('heading', { name: 'Emails' }).waitFor();
+
+    // Signed in already (a user of no organization yet): joins with one click.
+    const two = await fresh();
+    const twoLink = await link('two@example.org');
+    await two.goto(`${d.base}/`);
+    await two.getByLabel('Email').fill('two@example.org');
+    await two.getByLabel('Password').fill('guest-password-1');
+    await two.getByRole('button', { name: 'Sign in' }).click();
+    // No organization to land in: the sign-in form goes, and the page waits.
+    await two.getByRole('button', { name: 'Sign in' }).waitFor({ state: 'detached' });
+    await two.goto(twoLink);
+    await two.getByRole('button', { name: 'I have an account: sign in instead' }).click();
+    await two.getByRole('button', { name: 'Join as the user signed in here' }).click();
+    await two.getByRole('heading', { name: 'Emails' }).waitFor();
+    const roles = (await d.app.accounts.listMembers(d.orgId)).filter((m) => m.email.endsWith('@example.org'));
+    expect(roles.map((m) => [m.email, m.role]).sort()).toEqual([
+      [NEW_MEMBER.email, 'DEVELOPER'],
+      ['one@example.org', 'VIEWER'],
+      ['two@example.org', 'VIEWER'],
+    ]);
+    await one.context().close();
+    await two.context().close();
+  });
+
   it("changes the new member's role, and revokes a pending invitation", async () => {
     await owner.reload();
     await owner.getByRole('heading', { name: 'Members' }).waitFor();

@@ -1,7 +1,8 @@
 // Accepting an invitation (#/invitations/<token>): a new user chooses a first password and joins;
-// a user with an account signs in on the page and joins. The page does not try the refresh
-// cookie itself: the shell already does, and two refreshes at once are a reuse that revokes the
-// session (src/sessions/rotation.ts), so a signed-in user signs in here once more.
+// a user with an account signs in on the page and joins, or joins as the user signed in in this
+// browser. The page does not try the refresh cookie itself to find out who that is: the shell
+// already does, and two refreshes at once are a reuse that revokes the session
+// (src/sessions/rotation.ts); the API answers who may accept.
 import { useState } from 'preact/hooks';
 import { api, ApiError, signIn } from '../api.ts';
 import { ErrorLine, messageOf, valueIn } from '../ui.tsx';
@@ -17,19 +18,11 @@ export function AcceptInvitation({ token, onSignedIn }: { token: string; onSigne
   const accept = (body?: { password: string }) =>
     api<{ email: string }>('POST', `/v1/invitations/${encodeURIComponent(token)}/accept`, body);
 
-  async function submit(e: Event) {
-    e.preventDefault();
-    const field = valueIn(e.currentTarget as HTMLFormElement);
+  /** Runs the way of joining; once it is done the invitee is a member, signed in. */
+  async function join(work: () => Promise<unknown>) {
     setBusy(true);
     try {
-      if (way === 'new') {
-        // The answer is the membership, not a session: sign in with the password just chosen.
-        const member = await accept({ password: field('password') });
-        await signIn(member.email, field('password'));
-      } else {
-        await signIn(field('email'), field('password'));
-        await accept();
-      }
+      await work();
       onSignedIn();
     } catch (err) {
       // The address has an account already: the API says so; sign in, then accept.
@@ -39,19 +32,34 @@ export function AcceptInvitation({ token, onSignedIn }: { token: string; onSigne
       setBusy(false);
     }
   }
+  function submit(e: Event) {
+    e.preventDefault();
+    const field = valueIn(e.currentTarget as HTMLFormElement);
+    void join(async () => {
+      if (way === 'new') {
+        // The answer is the membership, not a session: sign in with the password just chosen.
+        const member = await accept({ password: field('password') });
+        await signIn(member.email, field('password'));
+      } else {
+        await signIn(field('email'), field('password'));
+        await accept();
+      }
+    });
+  }
   return (
     <main class="signin accept">
       <h1>Join the organization</h1>
-      <form onSubmit={(e) => void submit(e)}>
+      <form onSubmit={submit}>
         {way === 'new' ? (
           <p>Choose a password for your new account (at least 8 characters).</p>
         ) : (
-          <label>
+          <label key="email">
             Email
             <input name="email" type="email" autocomplete="username" required />
           </label>
         )}
-        <label>
+        {/* Keyed: the password typed stays when the page switches to signing in. */}
+        <label key="password">
           Password
           <input
             name="password"
@@ -78,6 +86,13 @@ export function AcceptInvitation({ token, onSignedIn }: { token: string; onSigne
           {way === 'new' ? 'I have an account: sign in instead' : 'I am new: choose a password instead'}
         </button>
       </p>
+      {way === 'sign-in' && (
+        <p>
+          <button type="button" class="secondary" disabled={busy} onClick={() => void join(() => accept())}>
+            Join as the user signed in here
+          </button>
+        </p>
+      )}
     </main>
   );
 }
