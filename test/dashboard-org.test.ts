@@ -100,6 +100,14 @@ describe.skipIf(!CHROMIUM)('the organization pages of the dashboard in Chromium'
     expect(await owner.getByRole('row', { name: new RegExp(SPOOFER_IP) }).textContent()).toContain('failing DMARC');
     expect(await seriousViolations(owner)).toEqual([]);
 
+    // Bound to the project when added (the box was ticked): unbound, then bound again.
+    await owner.getByRole('button', { name: 'Stop sending from it in this project' }).click();
+    await expect.poll(() => status(owner)).toBe('This project no longer sends from mail.example.org.');
+    expect((await d.app.domains.listDomains(d.orgId))[0]!.project_ids).toEqual([]);
+    await owner.getByRole('button', { name: 'Send from it in this project' }).click();
+    await expect.poll(() => status(owner)).toContain('This project sends from mail.example.org');
+    expect((await d.app.domains.listDomains(d.orgId))[0]!.project_ids).toEqual([d.projectId]);
+
     const keys = (await d.app.domains.listDomains(d.orgId))[0]!.dkim_keys.length;
     await owner.getByRole('button', { name: 'Rotate DKIM keys' }).click();
     await expect.poll(() => status(owner)).toContain('New DKIM keys');

@@ -1,8 +1,8 @@
 // One sending domain: its DNS records with their live state, copy buttons, verify now, DKIM
-// rotation, its DKIM keys and its DMARC aggregate reports.
+// rotation, sending from it in the current project, its DKIM keys and its DMARC aggregate reports.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { mayAdmin, orgPath, pageHref, when, type PageProps } from '../ui.tsx';
+import { mayAdmin, orgPath, pageHref, projectPath, when, type PageProps } from '../ui.tsx';
 import { Head, Outcome, useOutcome } from './org-parts.tsx';
 
 interface DnsRecord {
@@ -137,24 +137,29 @@ export function DomainView({ org, project, id, role }: PageProps) {
     // The reports are read where any exist; a domain without them shows no such section.
     void api<ReportDay[]>('GET', `${path}/reports`).then(setDays, () => setDays([]));
   }, [path]);
-  /** Posts an action on the domain, which answers the domain as it now is. */
-  async function act(to: string, done: (d: Domain) => string) {
+  /** An action on the domain; it answers the domain as it now is, else (an unbinding) it is read again. */
+  async function act(method: 'POST' | 'DELETE', to: string, done: (d: Domain) => string) {
     setBusy(true);
     await run(async () => {
-      const d = await api<Domain>('POST', to);
+      const d = (await api<Domain | undefined>(method, to)) ?? (await api<Domain>('GET', path));
       setDomain(d);
       return done(d);
     });
     setBusy(false);
   }
   const verify = () =>
-    void act(`${path}/verify`, (d) =>
+    void act('POST', `${path}/verify`, (d) =>
       d.status === 'VERIFIED' ? `${d.name} is verified.` : `${d.name} is ${d.status}: see each record's state.`,
     );
   const rotate = () => {
     if (!confirm('Rotate the DKIM keys? Publish the new records; the new keys sign once they are seen.')) return;
-    void act(`${path}/rotate-dkim`, () => 'New DKIM keys are made: publish their records, then verify.');
+    void act('POST', `${path}/rotate-dkim`, () => 'New DKIM keys are made: publish their records, then verify.');
   };
+  const bound = domain?.project_ids.includes(project) ?? false;
+  const bind = () =>
+    void act(bound ? 'DELETE' : 'POST', `${projectPath({ org, project })}/domains/${id}`, (d) =>
+      bound ? `This project no longer sends from ${d.name}.` : `This project sends from ${d.name} once it is verified.`,
+    );
   return (
     <main>
       <p>
@@ -167,6 +172,8 @@ export function DomainView({ org, project, id, role }: PageProps) {
           <dl class="fields">
             <dt>Status</dt>
             <dd class={`status status-${domain.status.toLowerCase()}`}>{domain.status}</dd>
+            <dt>This project</dt>
+            <dd>{bound ? 'sends from it' : 'does not send from it'}</dd>
             <dt>Last checked (UTC)</dt>
             <dd>{domain.last_checked_at ? when(domain.last_checked_at) : 'never'}</dd>
             {domain.warning && (
@@ -183,6 +190,9 @@ export function DomainView({ org, project, id, role }: PageProps) {
               </button>
               <button type="button" class="secondary" disabled={busy} onClick={rotate}>
                 Rotate DKIM keys
+              </button>
+              <button type="button" class="secondary" disabled={busy} onClick={bind}>
+                {bound ? 'Stop sending from it in this project' : 'Send from it in this project'}
               </button>
             </p>
           )}
