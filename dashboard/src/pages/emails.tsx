@@ -39,6 +39,7 @@ function useKeyOptions(props: PageProps): KeyOption[] | undefined {
   const path = `${projectPath(props)}/api-keys?include_revoked=true`;
   useEffect(() => {
     setKeys(undefined);
+    // Without the keys the form has no key filter; the list does not depend on them.
     if (allowed) void api<KeyOption[]>('GET', path).then(setKeys, () => setKeys(undefined));
   }, [path, allowed]);
   return keys;
