@@ -16,6 +16,7 @@ import { createHttpServer } from '../src/http/server.ts';
 import { DASHBOARD_CSP } from '../src/http/routes-web.ts';
 import { FakeClock } from '../src/lib/clock.ts';
 import { findChromium } from './peers/chromium.ts';
+import { closeBrowser } from './peers/dashboard.ts';
 
 const CHROMIUM = findChromium();
 if (!CHROMIUM)
@@ -74,7 +75,8 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
+    if (browser) await closeBrowser(browser);
+    server?.server.closeAllConnections();
     await server?.close();
     await app?.close();
     rmSync(dir, { recursive: true, force: true });

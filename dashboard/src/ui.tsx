@@ -73,3 +73,55 @@ export function save(blob: Blob, name: string): void {
   a.click();
   setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
 }
+
+/**
+ * A write's outcome: `run` shows the notice the write returns (none when undefined) or the
+ * API's refusal, and then reloads what the page shows, when given `reload`.
+ */
+export function useOutcome(reload?: () => Promise<unknown>) {
+  const [notice, setNotice] = useState<string>();
+  const [error, setError] = useState<string>();
+  async function run(work: () => Promise<string | undefined>): Promise<void> {
+    try {
+      setNotice(await work());
+      setError(undefined);
+      await reload?.();
+    } catch (e) {
+      setNotice(undefined);
+      setError(messageOf(e));
+    }
+  }
+  return { notice, error, setError, run };
+}
+
+/** The notice in a status line read out to screen readers, and the API's error. */
+export function Outcome({ notice, error }: { notice: string | undefined; error: string | undefined }) {
+  return (
+    <>
+      {notice && (
+        <p class="notice" role="status">
+          {notice}
+        </p>
+      )}
+      <ErrorLine error={error} />
+    </>
+  );
+}
+
+/** A table's header row; `actions` adds a last column, named for screen readers only. */
+export function Head({ cols, actions }: { cols: string[]; actions: boolean }) {
+  return (
+    <thead>
+      <tr>
+        {cols.map((c) => (
+          <th scope="col">{c}</th>
+        ))}
+        {actions && (
+          <th scope="col">
+            <span class="visually-hidden">Actions</span>
+          </th>
+        )}
+      </tr>
+    </thead>
+  );
+}

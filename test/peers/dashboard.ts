@@ -78,12 +78,24 @@ export async function startDashboard(
       return page;
     },
     async close() {
-      await browser.close();
+      await closeBrowser(browser);
+      server.server.closeAllConnections();
       await server.close();
       await app.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Closes Chromium, waiting at most 10 s: a browser stuck under a loaded machine's two cores is
+ * left to end with the test's process rather than hang the file's afterAll (say so on stderr).
+ */
+export async function closeBrowser(browser: Browser): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), 10_000)));
+  if ((await Promise.race([browser.close(), late])) === 'late') console.warn('Chromium did not close within 10 s');
+  clearTimeout(timer);
 }
 
 /** The serious and critical accessibility violations axe-core finds on the page. */

@@ -2,8 +2,7 @@
 // rotation, sending from it in the current project, its DKIM keys and its DMARC aggregate reports.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { mayAdmin, orgPath, pageHref, projectPath, when, type PageProps } from '../ui.tsx';
-import { Head, Outcome, useOutcome } from './org-parts.tsx';
+import { mayAdmin, orgPath, pageHref, projectPath, when, type PageProps, Head, Outcome, useOutcome } from '../ui.tsx';
 
 interface DnsRecord {
   type: 'TXT' | 'MX';

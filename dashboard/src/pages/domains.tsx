@@ -1,9 +1,8 @@
 // The organization's sending domains: the list, add and delete (ADMIN and up); one domain is domain.tsx.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { mayAdmin, orgPath, pageHref, valueIn, when, type PageProps } from '../ui.tsx';
+import { mayAdmin, orgPath, pageHref, valueIn, when, type PageProps, Head, Outcome, useOutcome } from '../ui.tsx';
 import { DomainView, type Domain } from './domain.tsx';
-import { Head, Outcome, useOutcome } from './org-parts.tsx';
 
 /** The organization's domains; `#/…/domains/<id>` shows one. */
 export function Domains(props: PageProps) {

@@ -1,8 +1,7 @@
 // The organization's members and pending invitations; ADMIN and up change roles, remove, invite, revoke.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { mayAdmin, orgPath, valueIn, when, type PageProps, type Role } from '../ui.tsx';
-import { Head, Outcome, useOutcome } from './org-parts.tsx';
+import { mayAdmin, orgPath, valueIn, when, type PageProps, type Role, Head, Outcome, useOutcome } from '../ui.tsx';
 
 interface Member {
   user_id: string;

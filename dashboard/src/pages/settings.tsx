@@ -2,8 +2,18 @@
 // up), the organization's name (OWNER). Anyone else sees the values, read-only.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { mayAdmin, orgPath, pageHref, projectPath, valueIn, type PageProps, type Project, type Role } from '../ui.tsx';
-import { Outcome, useOutcome } from './org-parts.tsx';
+import {
+  mayAdmin,
+  orgPath,
+  pageHref,
+  projectPath,
+  valueIn,
+  type PageProps,
+  type Project,
+  type Role,
+  Outcome,
+  useOutcome,
+} from '../ui.tsx';
 
 interface ProjectWithSettings extends Project {
   settings: Record<string, unknown>;

@@ -1,8 +1,17 @@
 // The project's templates: the list, and an editor with a live preview and a test send.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { ErrorLine, messageOf, mayWrite, pageHref, valueIn, when, type PageProps } from '../ui.tsx';
-import { Notice, useAction } from './action.tsx';
+import {
+  ErrorLine,
+  messageOf,
+  mayWrite,
+  pageHref,
+  valueIn,
+  when,
+  type PageProps,
+  useOutcome,
+  Outcome,
+} from '../ui.tsx';
 import {
   bodyOf,
   draftOf,
@@ -73,7 +82,7 @@ function Editor({ org, project, id, role }: PageProps) {
   const writer = mayWrite(role);
   const [saved, setSaved] = useState<Template>();
   const [draft, setDraft] = useState<Draft | undefined>(creating ? EMPTY : undefined);
-  const { notice, error, setError, act } = useAction(() => Promise.resolve());
+  const { notice, error, setError, run } = useOutcome(() => Promise.resolve());
   const preview = usePreview(path, draft);
   useEffect(() => {
     if (creating) return;
@@ -89,7 +98,7 @@ function Editor({ org, project, id, role }: PageProps) {
     setDraft((d) => ({ ...(d ?? EMPTY), [field]: (e.currentTarget as HTMLInputElement).value }));
   const save = (e: Event) => {
     e.preventDefault();
-    void act(async () => {
+    void run(async () => {
       const d = draft ?? EMPTY;
       if (creating) {
         const t = await api<Template>('POST', path, { name: d.name, slug: d.slug, ...bodyOf(d) });
@@ -103,7 +112,7 @@ function Editor({ org, project, id, role }: PageProps) {
   };
   async function remove() {
     if (!saved || !confirm(`Delete the template ${saved.name}? Sends naming ${saved.slug} fail from then on.`)) return;
-    await act(async () => {
+    await run(async () => {
       await api('DELETE', `${path}/${saved.id}`);
       location.hash = pageHref(org, project, 'templates');
       return `Deleted ${saved.name}.`;
@@ -126,8 +135,7 @@ function Editor({ org, project, id, role }: PageProps) {
           Slug <code>{saved.slug}</code>, version {saved.version}, updated {when(saved.updated_at)} UTC
         </p>
       )}
-      <Notice text={notice} />
-      <ErrorLine error={error} />
+      <Outcome notice={notice} error={error} />
       <div class="template-editor">
         <form class="template-fields" onSubmit={save}>
           <fieldset disabled={!writer}>
@@ -170,7 +178,7 @@ function Editor({ org, project, id, role }: PageProps) {
         </form>
         <Preview preview={preview} />
       </div>
-      {writer && saved && <TestSend path={`${path}/${saved.id}`} draft={draft} act={act} org={org} project={project} />}
+      {writer && saved && <TestSend path={`${path}/${saved.id}`} draft={draft} run={run} org={org} project={project} />}
     </main>
   );
 }
@@ -181,13 +189,13 @@ function TestSend(props: {
   draft: Draft;
   org: string;
   project: string;
-  act: (work: () => Promise<string | undefined>) => Promise<void>;
+  run: (work: () => Promise<string | undefined>) => Promise<void>;
 }) {
   const [sent, setSent] = useState<{ id: string; status: string }>();
   const send = (e: Event) => {
     e.preventDefault();
     const field = valueIn(e.currentTarget as HTMLFormElement);
-    void props.act(async () => {
+    void props.run(async () => {
       setSent(undefined);
       const body = { to: field('to'), from: field('from'), env: field('env'), variables: variablesOf(props.draft) };
       const r = await api<{ id: string; status: string; skipped_recipients: { email: string }[] }>(

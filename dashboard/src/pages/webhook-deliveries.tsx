@@ -2,8 +2,7 @@
 // request it sent and the response it got, and redeliver.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { ErrorLine, messageOf, pageHref, valueIn, when } from '../ui.tsx';
-import { Notice, useAction } from './action.tsx';
+import { ErrorLine, messageOf, pageHref, valueIn, when, useOutcome, Outcome } from '../ui.tsx';
 
 interface Delivery {
   id: string;
@@ -115,20 +114,19 @@ export function Deliveries(props: {
 /** One attempt: what was sent and what came back, and redeliver. */
 function DeliveryView({ path, writer, onRedelivered }: { path: string; writer: boolean; onRedelivered: () => void }) {
   const [d, setD] = useState<Delivery>();
-  const { notice, error, setError, act } = useAction(() => Promise.resolve(onRedelivered()));
+  const { notice, error, setError, run } = useOutcome(() => Promise.resolve(onRedelivered()));
   useEffect(() => {
     api<Delivery>('GET', path).then(setD, (e: unknown) => setError(messageOf(e)));
   }, [path]);
   const redeliver = () =>
-    void act(async () => {
+    void run(async () => {
       await api('POST', `${path}/redeliver`);
       return 'Redelivery queued: the new attempt is listed once it is made.';
     });
   return (
     <section class="delivery" aria-labelledby="delivery-heading">
       <h3 id="delivery-heading">{d ? `${d.event_type}, attempt ${d.attempt}` : 'Delivery'}</h3>
-      <Notice text={notice} />
-      <ErrorLine error={error} />
+      <Outcome notice={notice} error={error} />
       {d && (
         <>
           <dl class="fields">

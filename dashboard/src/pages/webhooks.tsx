@@ -1,8 +1,17 @@
 // The project's webhooks: the endpoints, and one endpoint with its deliveries.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { ErrorLine, messageOf, mayWrite, pageHref, valueIn, when, type PageProps } from '../ui.tsx';
-import { Notice, useAction } from './action.tsx';
+import {
+  ErrorLine,
+  messageOf,
+  mayWrite,
+  pageHref,
+  valueIn,
+  when,
+  type PageProps,
+  useOutcome,
+  Outcome,
+} from '../ui.tsx';
 import { Deliveries } from './webhook-deliveries.tsx';
 
 interface Webhook {
@@ -70,12 +79,12 @@ function WebhookList({ org, project, role }: PageProps) {
   const [hooks, setHooks] = useState<Webhook[]>();
   const [created, setCreated] = useState<Webhook>();
   const load = () => api<Webhook[]>('GET', path).then(setHooks);
-  const { notice, error, setError, act } = useAction(load);
+  const { notice, error, setError, run } = useOutcome(load);
   useEffect(() => void load().catch((e: unknown) => setError(messageOf(e))), [path]);
   const create = (e: Event) => {
     e.preventDefault();
     const form = e.currentTarget as HTMLFormElement;
-    void act(async () => {
+    void run(async () => {
       setCreated(undefined);
       const w = await api<Webhook>('POST', path, { url: valueIn(form)('url'), events: eventsIn(form) });
       setCreated(w);
@@ -99,8 +108,7 @@ function WebhookList({ org, project, role }: PageProps) {
         </form>
       )}
       <SecretNotice secret={created?.secret} what={`The signing secret of ${created?.url ?? ''}`} />
-      <Notice text={notice} />
-      <ErrorLine error={error} />
+      <Outcome notice={notice} error={error} />
       {hooks?.length === 0 && <p>No endpoint yet.</p>}
       {hooks && hooks.length > 0 && (
         <table>
@@ -138,33 +146,33 @@ function WebhookView({ org, project, id, query, role }: PageProps) {
   // Bumped by a write that adds an attempt, so the deliveries are read again.
   const [attempts, setAttempts] = useState(0);
   const load = () => api<Webhook>('GET', path).then(setHook);
-  const { notice, error, setError, act } = useAction(load);
+  const { notice, error, setError, run } = useOutcome(load);
   useEffect(() => void load().catch((e: unknown) => setError(messageOf(e))), [path]);
   const save = (e: Event) => {
     e.preventDefault();
     const form = e.currentTarget as HTMLFormElement;
     const active = (form.elements.namedItem('is_active') as HTMLInputElement).checked;
-    void act(async () => {
+    void run(async () => {
       await api('PATCH', path, { url: valueIn(form)('url'), events: eventsIn(form), is_active: active });
       return 'Saved.';
     });
   };
   const rotate = () => {
     if (!confirm('Rotate the signing secret? The current one stops working at once.')) return;
-    void act(async () => {
+    void run(async () => {
       setSecret((await api<{ secret: string }>('POST', `${path}/rotate-secret`)).secret);
       return undefined;
     });
   };
   const test = () =>
-    void act(async () => {
+    void run(async () => {
       const r = await api<{ success: boolean; http_status: number; error: string | null }>('POST', `${path}/test`);
       const status = r.http_status ? `HTTP ${r.http_status}` : 'no HTTP answer';
       return `Test ping ${r.success ? 'succeeded' : 'failed'}: ${status}${r.error ? `, ${r.error}` : ''}.`;
     });
   const remove = () => {
     if (!hook || !confirm(`Delete the endpoint ${hook.url}? Its deliveries go with it.`)) return;
-    void act(async () => {
+    void run(async () => {
       await api('DELETE', path);
       location.hash = pageHref(org, project, 'webhooks');
       return undefined;
@@ -199,8 +207,7 @@ function WebhookView({ org, project, id, query, role }: PageProps) {
         </p>
       )}
       <SecretNotice secret={secret} what="The new signing secret" />
-      <Notice text={notice} />
-      <ErrorLine error={error} />
+      <Outcome notice={notice} error={error} />
       {writer && (
         <details>
           <summary>Edit the endpoint</summary>
