@@ -91,6 +91,15 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     const html = await res.text();
     expect(html).not.toMatch(/<script>|<script(?![^>]*\bsrc=)[^>]*>/);
     expect((await fetch(`${base}/assets/app.js`)).headers.get('content-type')).toMatch(/^text\/javascript/);
+    // Gzipped where the client takes it, and revalidated by its tag.
+    const gz = await fetch(`${base}/assets/app.js`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(gz.headers.get('content-encoding')).toBe('gzip');
+    const js = await gz.text();
+    const plain = await fetch(`${base}/assets/app.js`, { headers: { 'accept-encoding': 'identity' } });
+    expect(plain.headers.get('content-encoding')).toBeNull();
+    expect(await plain.text()).toBe(js);
+    const again = await fetch(`${base}/assets/app.js`, { headers: { 'if-none-match': gz.headers.get('etag')! } });
+    expect([again.status, await again.text()]).toEqual([304, '']);
     const missing = await fetch(`${base}/assets/nothing.js`);
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as { error: { code: string } }).error.code).toBe('not_found');

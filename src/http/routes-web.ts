@@ -1,6 +1,8 @@
 // The web dashboard's page and assets (issue 31). The page is the same for every route of the
 // client (hash routes); everything it shows comes from the management API with the user's
 // session, so the server enforces every role as it does for any client.
+import { createHash } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import type { FastifyReply } from 'fastify';
 import { AppError } from '../errors.ts';
 import type { Handler } from './handler.ts';
@@ -44,7 +46,27 @@ const TYPES: Record<DashboardFile, string> = {
   'app.css': 'text/css; charset=utf-8',
 };
 
-let assets: Promise<Map<DashboardFile, Buffer>> | undefined;
+/** An asset as served: its bytes, gzipped once, and a tag for revalidation. */
+interface Served {
+  raw: Buffer;
+  gzip: Buffer;
+  etag: string;
+}
+let assets: Promise<Map<DashboardFile, Served>> | undefined;
+
+async function served(): Promise<Map<DashboardFile, Served>> {
+  const files = await loadDashboardAssets();
+  return new Map(
+    [...files].map(([name, raw]) => [
+      name,
+      {
+        raw,
+        gzip: gzipSync(raw, { level: 9 }),
+        etag: `"${createHash('sha256').update(raw).digest('base64url').slice(0, 22)}"`,
+      },
+    ]),
+  );
+}
 
 function secured(reply: FastifyReply): FastifyReply {
   return reply
@@ -59,12 +81,17 @@ export const getDashboard: Handler = (_req, reply) => secured(reply).type('text/
 export const getDashboardAsset: Handler = async (req, reply) => {
   const file = (req.params as { file: string }).file;
   if (!(DASHBOARD_FILES as readonly string[]).includes(file)) throw new AppError('not_found');
-  assets ??= loadDashboardAssets().catch((e: unknown) => {
+  assets ??= served().catch((e: unknown) => {
     assets = undefined;
     throw e;
   });
-  const body = (await assets).get(file as DashboardFile)!;
-  return secured(reply)
+  const asset = (await assets).get(file as DashboardFile)!;
+  // no-cache: the browser asks again each load, and an unchanged asset costs a 304.
+  secured(reply)
     .type(TYPES[file as DashboardFile])
-    .send(body);
+    .header('ETag', asset.etag)
+    .header('Vary', 'Accept-Encoding');
+  if (req.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+  if (!/\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) return reply.send(asset.raw);
+  return reply.header('Content-Encoding', 'gzip').send(asset.gzip);
 };
