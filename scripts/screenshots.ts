@@ -34,7 +34,7 @@ async function call(d: Dashboard, token: string, method: string, path: string, b
 }
 
 /** What a small team's project holds after a day: sends, a template, a webhook, a domain. */
-async function fill(d: Dashboard): Promise<string> {
+async function fill(d: Dashboard): Promise<Record<'emails' | 'templates' | 'webhooks' | 'domains', string>> {
   const session = (await call(d, '', 'POST', '/v1/auth/login', {
     email: 'owner@example.com',
     password: 'owner-password-1',
@@ -65,29 +65,30 @@ async function fill(d: Dashboard): Promise<string> {
     })) as { id: string };
     last = sent.id;
   }
-  await call(d, t, 'POST', `${project}/templates`, {
+  const template = (await call(d, t, 'POST', `${project}/templates`, {
     name: 'Welcome',
     slug: 'welcome',
     subject_template: 'Welcome to Acme, {{ name }}',
     html_template: '<h1>Welcome, {{ name }}</h1><p>Your account is ready.</p>',
     text_template: 'Welcome, {{ name }}. Your account is ready.',
-  });
-  await call(d, t, 'POST', `${project}/webhooks`, {
+    variables: { name: 'Ada' },
+  })) as { id: string };
+  const webhook = (await call(d, t, 'POST', `${project}/webhooks`, {
     url: 'https://hooks.example.com/svc',
     events: ['delivered', 'bounced', 'complained'],
-  });
+  })) as { id: string };
   for (const email of ['left@example.org', 'typo@exmaple.org'])
     await call(d, t, 'POST', `${project}/suppressions`, { email, reason: 'MANUAL' });
-  await call(d, t, 'POST', `${org}/domains`, { name: 'example.com' });
+  const domain = (await call(d, t, 'POST', `${org}/domains`, { name: 'example.com' })) as { id: string };
   await call(d, t, 'POST', `${org}/invitations`, { email: 'support@example.com', role: 'VIEWER' });
-  return last;
+  return { emails: last, templates: template.id, webhooks: webhook.id, domains: domain.id };
 }
 
 async function shoot(page: Page, name: string): Promise<void> {
   for (const size of SIZES) {
     await page.setViewportSize({ width: size.width, height: size.height });
-    // Let the layout settle after the resize (a page's first answers, fonts reflowing).
-    await page.waitForTimeout(400);
+    // Let the page settle: its first answers (a template's preview waits 300 ms for typing), a reflow.
+    await page.waitForTimeout(1000);
     await page.screenshot({ path: `${OUT}${name}-${size.name}.png` });
   }
 }
@@ -95,7 +96,7 @@ async function shoot(page: Page, name: string): Promise<void> {
 const d = await startDashboard();
 try {
   mkdirSync(OUT, { recursive: true });
-  const emailId = await fill(d);
+  const ids = await fill(d);
   const page = await (await d.browser.newContext()).newPage();
   page.setDefaultTimeout(15_000);
   await page.goto(`${d.base}/`);
@@ -109,7 +110,16 @@ try {
   const anchors = await page.getByRole('navigation', { name: 'Pages' }).locator('a').all();
   const links = await Promise.all(anchors.map(async (a) => (await a.getAttribute('href')) ?? ''));
   const pages = links.map((hash) => ({ hash, name: hash.slice(hash.lastIndexOf('/') + 1) }));
-  pages.push({ hash: `${links[0]!}/${emailId}`, name: 'email' });
+  // And one of each thing a page lists: an email, a template in its editor, a webhook, a domain.
+  for (const [list, name] of [
+    ['emails', 'email'],
+    ['templates', 'template'],
+    ['webhooks', 'webhook'],
+    ['domains', 'domain'],
+  ] as const) {
+    const listed = pages.find((p) => p.name === list)!;
+    pages.push({ hash: `${listed.hash}/${ids[list]}`, name });
+  }
   for (const { hash, name } of pages) {
     await page.goto(`${d.base}/${hash}`);
     await page.locator('main h1').first().waitFor();
