@@ -4,6 +4,7 @@
 // host, the reply, the category and the rule), why a deferred one waits and when it is tried
 // next, its throttled destination, opens and clicks, headers and attachments.
 import { simpleParser } from 'mailparser';
+import { readFileSync } from 'node:fs';
 import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { classifyReply, describeRule } from '../src/delivery/classify.ts';
@@ -148,7 +149,15 @@ describe.skipIf(!CHROMIUM)("one email's per-recipient timeline in Chromium", () 
       'invoice.pdf',
       'application/pdf',
       '2.0 KB',
+      'Download invoice.pdf',
     ]);
+    // Downloaded, it is the bytes sent, under its own name.
+    const [file] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download invoice.pdf' }).click(),
+    ]);
+    expect(file.suggestedFilename()).toBe('invoice.pdf');
+    expect(readFileSync(await file.path()).equals(PDF)).toBe(true);
     expect(await page.getByText('0 opens; 0 clicks').count()).toBe(1);
     expect(await seriousViolations(page, 'iframe.preview')).toEqual([]);
   });

@@ -196,6 +196,39 @@ describe('GET .../projects/{id}/emails/{email_id}', () => {
     expect(attachments).toEqual([]);
   });
 
+  it('gives an attachment as a file to save, never to show: octet-stream, nosniff, sandboxed, its name kept', async () => {
+    const pdf = Buffer.from([0x25, 0x50, 0x44, 0x46, 0x00, 0xff, 0x10, 0x80]);
+    const html = '<script>parent.alert(document.cookie)</script>';
+    const [id] = await batch(key, [
+      email({
+        attachments: [
+          { filename: 'résumé "final".pdf', content_type: 'application/pdf', content_base64: pdf.toString('base64') },
+          { filename: 'page.html', content_type: 'text/html', content_base64: Buffer.from(html).toString('base64') },
+        ],
+      }),
+    ]);
+    const one = await get(`${E()}/${id!}/attachments/0`);
+    expect(one.statusCode).toBe(200);
+    expect(one.rawPayload.equals(pdf)).toBe(true);
+    expect(one.headers['content-type']).toBe('application/octet-stream');
+    expect(one.headers['content-disposition']).toBe(
+      `attachment; filename="r?sum? \\"final\\".pdf"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%22final%22.pdf`,
+    );
+    const page = await get(`${E()}/${id!}/attachments/1`);
+    expect(page.body).toBe(html);
+    // Declared text/html, it still goes out as bytes to save, in a sandbox with nothing allowed.
+    expect(page.headers).toMatchObject({
+      'content-type': 'application/octet-stream',
+      'x-content-type-options': 'nosniff',
+      'content-security-policy': "default-src 'none'; sandbox",
+    });
+    expectError(await get(`${E()}/${id!}/attachments/2`), 404, 'not_found');
+    expectError(await get(`${E()}/${id!}/attachments/-1`), 404, 'not_found');
+    expectError(await get(`${E()}/${id!}/attachments/x`), 404, 'not_found');
+    expectError(await get(`${E()}/${id!}/attachments/0`, 'OUTSIDER'), 404, 'not_found');
+    expectError(await get(`${E()}/${otherEmail}/attachments/0`), 404, 'not_found');
+  });
+
   it('is a 404 for an email of another project, an unknown id and a non-member', async () => {
     expectError(await get(`${E()}/${otherEmail}`), 404, 'not_found');
     expectError(await get(`${E()}/00000000-0000-7000-8000-000000000000`), 404, 'not_found');

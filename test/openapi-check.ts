@@ -49,6 +49,8 @@ export function responseProblem(method: string, routeUrl: string, status: number
   const response = op.responses[String(status)];
   if (!response) return `${where}: status not in the document (it lists ${Object.keys(op.responses).join(', ')})`;
   if (status === 204) return body === '' ? undefined : `${where}: a body on 204`;
+  if (type.startsWith('application/octet-stream'))
+    return response.content?.['application/octet-stream'] ? undefined : `${where}: a file not documented`;
   if (type.startsWith('text/csv')) return response.content?.['text/csv'] ? undefined : `${where}: CSV not documented`;
   const schema = response.content?.['application/json']?.schema;
   if (!schema) return `${where}: no JSON schema`;

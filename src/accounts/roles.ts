@@ -82,6 +82,7 @@ export const MIN_ROLE: Readonly<Record<string, Role>> = {
   [`GET ${PROJECT}/stats`]: 'VIEWER',
   [`GET ${PROJECT}/emails`]: 'VIEWER',
   [`GET ${PROJECT}/emails/:email_id`]: 'VIEWER',
+  [`GET ${PROJECT}/emails/:email_id/attachments/:position`]: 'VIEWER',
   [`POST ${PROJECT}/emails/:email_id/resend`]: 'DEVELOPER',
 };
 

@@ -7,7 +7,7 @@ import { LIMITS, PLAN_LIMITS, type Plan } from '../limits/index.ts';
 import type { DomainsStore } from '../domains/index.ts';
 import type { Actor, Audited } from '../audit/index.ts';
 import { parseInput } from '../validation.ts';
-import { checkHeaders, checkMessageSize, decodeAttachments } from './content.ts';
+import { checkHeaders, checkMessageSize, decodeAttachments, type Attachment } from './content.ts';
 import { toEmailDetail, toEmailListItem, toEventPublic } from './present.ts';
 import type { AcceptOptions, EmailsStore, NewEmail, Recipient, SendResponse } from './store.ts';
 import { assertResendable, copyEmail, resendAudited } from './resend.ts';
@@ -297,6 +297,18 @@ export function createEmailsService(deps: EmailsDeps) {
     /** The email's attachments without their content, for the dashboard's email view; none after body retention. */
     async attachments(projectId: string, id: string) {
       return repo.listAttachmentInfo((await getRow(projectId, id)).seq);
+    },
+
+    /**
+     * One attachment of the email with its content, by its position (0 first), for the
+     * dashboard's download; not_found when there is none there (or body retention dropped it).
+     */
+    async attachment(projectId: string, id: string, position: number): Promise<Attachment> {
+      const all = await repo.listAttachments((await getRow(projectId, id)).seq);
+      const found = all[position];
+      if (!found)
+        throw new AppError('not_found', 'The email has no attachment there (body retention may have dropped it)');
+      return found;
     },
 
     /** Operator view (CLI): an email of any project. */

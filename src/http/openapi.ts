@@ -168,21 +168,28 @@ function operationOf(op: Operation, path: string): object {
     : [];
   const status = op.status
     ? String(op.status)
-    : op.method === 'DELETE' || !op.response
-      ? '204'
-      : op.method === 'POST'
-        ? '201'
-        : '200';
+    : op.file
+      ? '200'
+      : op.method === 'DELETE' || !op.response
+        ? '204'
+        : op.method === 'POST'
+          ? '201'
+          : '200';
   const ok =
     status === '204'
       ? { description: 'done' }
-      : {
-          description: 'ok',
-          content: {
-            ...data(json(op.response!)),
-            ...(op.csv ? { 'text/csv': { schema: { type: 'string' } } } : {}),
-          },
-        };
+      : op.file
+        ? {
+            description: 'the file',
+            content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+          }
+        : {
+            description: 'ok',
+            content: {
+              ...data(json(op.response!)),
+              ...(op.csv ? { 'text/csv': { schema: { type: 'string' } } } : {}),
+            },
+          };
   return {
     operationId: `${op.method.toLowerCase()}${path.replace(/\{[a-z_]+\}/g, 'X').replace(/[^a-zA-Z]+(.)?/g, (_m, c: string = '') => c.toUpperCase())}`,
     summary: op.summary,

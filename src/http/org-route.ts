@@ -1,3 +1,4 @@
+import { create as contentDisposition } from 'content-disposition';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { z } from 'zod';
@@ -42,6 +43,8 @@ export interface OperationDoc {
   csv?: boolean;
   /** The body is a CSV file (Content-Type text/csv), streamed to the handler. */
   csvBody?: boolean;
+  /** Answers a file to save (application/octet-stream, a download), not JSON: sendFile. */
+  file?: boolean;
   /** The success status when it is not the method's usual one (POST 201, DELETE 204, else 200). */
   status?: 200 | 202;
 }
@@ -84,6 +87,21 @@ export function memberRoute(app: App, method: Method, min: Role, { doc, handle }
     if (method === 'DELETE') return reply.code(204).send();
     return reply.code(doc.status ?? (method === 'POST' ? 201 : 200)).send({ data });
   };
+}
+
+/**
+ * Answers bytes as a download named `name` (an email's attachment). Whatever the sender said the
+ * file is, it goes out as application/octet-stream, attachment, nosniff, under a sandboxing CSP:
+ * a sender's HTML or SVG never renders, let alone runs, on the dashboard's origin.
+ */
+export function sendFile(reply: FastifyReply, name: string, body: Buffer): FastifyReply {
+  return reply
+    .code(200)
+    .type('application/octet-stream')
+    .header('Content-Disposition', contentDisposition(name))
+    .header('X-Content-Type-Options', 'nosniff')
+    .header('Content-Security-Policy', "default-src 'none'; sandbox")
+    .send(body);
 }
 
 /** Answers a CSV stream as a download named `name` (the `?format=csv` exports); the handler returns this. */

@@ -4,7 +4,8 @@ import { dashboardListQuerySchema, outputSchemas as out } from '../emails/index.
 import { usageOut } from '../limits/index.ts';
 import { statsOut, statsQuerySchema } from '../stats/index.ts';
 import { parseInput } from '../validation.ts';
-import { memberHandler, sendCsv } from './org-route.ts';
+import { AppError } from '../errors.ts';
+import { memberHandler, sendCsv, sendFile } from './org-route.ts';
 
 /** The dashboard's reads: an organization's usage, a project's stats, and its emails (with a CSV export). */
 
@@ -40,6 +41,19 @@ export const listProjectEmails = memberHandler(
     if (format === 'json') return app.emails.search(params.project_id!, filters);
     const csv = await app.emailsExport.csv(params.project_id!, filters);
     return sendCsv(reply, `emails-${params.project_id}.csv`, csv);
+  },
+);
+
+export const getProjectEmailAttachment = memberHandler(
+  {
+    summary: 'One attachment of an email, by its position (0 first), as a file to save (never shown inline)',
+    file: true,
+  },
+  async ({ params, reply }, app) => {
+    const position = z.coerce.number().int().min(0).max(9999).safeParse(params.position);
+    if (!position.success) throw new AppError('not_found', 'The email has no attachment there');
+    const a = await app.emails.attachment(params.project_id!, params.email_id!, position.data);
+    return sendFile(reply, a.filename, a.content);
   },
 );
 

@@ -150,6 +150,7 @@ export const ROUTES: readonly Route[] = [
   route('GET',    `${PROJECT}/stats`,                           VIEWER,    dashboard.getProjectStats),
   route('GET',    `${PROJECT}/emails`,                          VIEWER,    dashboard.listProjectEmails),
   route('GET',    `${PROJECT}/emails/:email_id`,                VIEWER,    dashboard.getProjectEmail),
+  route('GET',    `${PROJECT}/emails/:email_id/attachments/:position`, VIEWER, dashboard.getProjectEmailAttachment),
   route('POST',   `${PROJECT}/emails/:email_id/resend`,         DEVELOPER, resend.resendEmail),
 
   // A project's webhooks and their deliveries

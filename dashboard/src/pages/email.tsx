@@ -3,8 +3,8 @@
 // (the HTML in a sandboxed frame) and resend.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { api } from '../api.ts';
-import { emailsHref, ErrorLine, messageOf, mayWrite, projectPath, when, type PageProps } from '../ui.tsx';
+import { api, download } from '../api.ts';
+import { emailsHref, ErrorLine, messageOf, mayWrite, projectPath, save, when, type PageProps } from '../ui.tsx';
 import type { EmailItem } from './emails.tsx';
 
 interface EmailEvent {
@@ -216,7 +216,14 @@ function Headers({ headers }: { headers: Record<string, string> }) {
   );
 }
 
-function Attachments({ attachments }: { attachments: AttachmentInfo[] }) {
+/** The email's attachments; each is saved as a file (the server never lets one render). */
+function Attachments({ attachments, path }: { attachments: AttachmentInfo[]; path: string }) {
+  const [error, setError] = useState<string>();
+  const saveOne = (i: number, name: string) =>
+    download(`${path}/attachments/${i}`).then(
+      (blob) => save(blob, name),
+      (e: unknown) => setError(messageOf(e)),
+    );
   return (
     <>
       <h2>Attachments</h2>
@@ -230,6 +237,9 @@ function Attachments({ attachments }: { attachments: AttachmentInfo[] }) {
                 <th scope="col">Name</th>
                 <th scope="col">Type</th>
                 <th scope="col">Size</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -240,12 +250,18 @@ function Attachments({ attachments }: { attachments: AttachmentInfo[] }) {
                     <code>{a.content_type}</code>
                   </td>
                   <td>{bytes(a.size)}</td>
+                  <td>
+                    <button type="button" class="secondary" onClick={() => void saveOne(i, a.filename)}>
+                      Download <span class="visually-hidden">{a.filename}</span>
+                    </button>
+                  </td>
                 </tr>
               ))}
             </tbody>
           </table>
         </div>
       )}
+      <ErrorLine error={error} />
     </>
   );
 }
@@ -340,7 +356,7 @@ export function EmailView(props: PageProps) {
         ))}
       </ol>
       <Headers headers={email.headers} />
-      <Attachments attachments={email.attachments} />
+      <Attachments attachments={email.attachments} path={`${projectPath(props)}/emails/${id}`} />
       {email.html_body !== null && (
         <>
           <h2>HTML</h2>
