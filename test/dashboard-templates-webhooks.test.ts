@@ -84,6 +84,8 @@ describe.skipIf(!CHROMIUM)('the templates and webhooks pages in Chromium', () =>
     await page.getByLabel(/^Variables/).fill('{"name": ');
     await eventually(status).toContainEqual(expect.stringMatching(/^The variables are not valid JSON/));
     await page.getByLabel(/^Variables/).fill('{"name": "Ada"}');
+    // The stale render says the same: wait for the new one, which is no longer marked stale.
+    await eventually(() => page.locator('.template-preview .stale').count()).toBe(0);
     await eventually(previewText).toBe('Goodbye Ada');
     await page.getByRole('button', { name: 'Save' }).click();
     await eventually(status).toContain('Saved: version 2.');
@@ -173,7 +175,8 @@ describe.skipIf(!CHROMIUM)('the templates and webhooks pages in Chromium', () =>
     await page.getByRole('button', { name: 'Save' }).click();
     await eventually(status).toContain('Saved.');
     expect(await d.app.webhooks.get(d.projectId, hook!.id)).toMatchObject({ events: ['bounced'], is_active: false });
-    expect(await page.getByText('Events: bounced. State: paused.').count()).toBe(1);
+    // The status line comes before the page has read the endpoint again.
+    await eventually(() => page.getByText('Events: bounced. State: paused.').count()).toBe(1);
   });
 
   it('shows a VIEWER the templates, the preview and the deliveries, with no write action', async () => {
