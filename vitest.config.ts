@@ -53,6 +53,7 @@ export const BOTH_STORES = [
   'test/doctor.test.ts',
   'test/dkim-rotation.test.ts',
   'test/dkim-ed25519.test.ts',
+  'test/unsubscribe.test.ts',
 ];
 
 /**

@@ -127,7 +127,11 @@ describe('projects', () => {
     const P = `${O()}/projects/${env.init.project_id}`;
     await call('PATCH', P, 'ADMIN', { settings: { click_tracking: true } });
     const both = await call('PATCH', P, 'ADMIN', { settings: { open_tracking: true } });
-    expect(both.json().data.settings).toEqual({ click_tracking: true, open_tracking: true });
+    expect(both.json().data.settings).toEqual({
+      click_tracking: true,
+      open_tracking: true,
+      one_click_unsubscribe: false,
+    });
     const unknown = await call('PATCH', P, 'ADMIN', { settings: { pixel: true } });
     expect([unknown.statusCode, codeOf(unknown)]).toEqual([422, 'request_validation_failed']);
     expect(unknown.json().error.details.fields[0].field).toBe('pixel');
@@ -136,6 +140,7 @@ describe('projects', () => {
     expect((await call('GET', P, 'DEVELOPER')).json().data.settings).toEqual({
       click_tracking: true,
       open_tracking: true,
+      one_click_unsubscribe: false,
     });
   });
 

@@ -37,13 +37,19 @@ export const addMemberSchema = z.strictObject({ email: emailAddress, role: z.enu
 export const planSchema = z.enum(PLANS);
 
 /** Known project settings and their defaults (decisions.md, "Project settings"). */
-export const PROJECT_SETTING_DEFAULTS = { click_tracking: false, open_tracking: false } as const;
+export const PROJECT_SETTING_DEFAULTS = {
+  click_tracking: false,
+  open_tracking: false,
+  /** List-Unsubscribe with a one-click URL (RFC 8058) on every LIVE email to a single recipient. */
+  one_click_unsubscribe: false,
+} as const;
 export type ProjectSettings = { -readonly [K in keyof typeof PROJECT_SETTING_DEFAULTS]: boolean };
 
 /** A settings change: known keys only, merged into what is stored (unknown keys are refused). */
 export const projectSettingsSchema = z.strictObject({
   click_tracking: z.boolean().optional(),
   open_tracking: z.boolean().optional(),
+  one_click_unsubscribe: z.boolean().optional(),
 });
 
 /** PATCH …/members/{user_id}. */

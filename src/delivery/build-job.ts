@@ -8,6 +8,19 @@ const parse = <T>(v: unknown): T => (v == null ? (null as T) : (JSON.parse(v as 
 /** Rewrites a LIVE email's HTML as it goes out (click and open tracking); the stored body stays as sent by the customer. */
 export interface HtmlTracking {
   prepareHtml(emailId: string, projectId: string, html: string): Promise<string>;
+  /** The List-Unsubscribe headers of one recipient's copy (none when the project does not ask for them). */
+  listUnsubscribe?(emailId: string, projectId: string, recipient: string): Promise<Record<string, string>>;
+}
+
+/**
+ * The customer's headers plus one-click unsubscribe ones. The token names one recipient, so
+ * only a copy for a single recipient gets them; a customer's own List-Unsubscribe wins.
+ */
+async function headersOf(e: ClaimedEmail['row'], rows: DueRow[], tracking?: HtmlTracking) {
+  const own = parse<Record<string, string>>(e.headers) ?? {};
+  const mine = Object.keys(own).some((h) => h.toLowerCase().startsWith('list-unsubscribe'));
+  if (mine || rows.length !== 1 || !tracking?.listUnsubscribe) return own;
+  return { ...own, ...(await tracking.listUnsubscribe(e.id, e.project_id as string, rows[0]!.address)) };
 }
 
 export interface BuiltJob {
@@ -52,7 +65,7 @@ export async function buildJob(
     subject: e.subject as string,
     html: html !== null && tracking ? await tracking.prepareHtml(e.id, e.project_id as string, html) : html,
     text: e.text_body as string | null,
-    headers: parse<Record<string, string>>(e.headers) ?? {},
+    headers: await headersOf(e, group.rows, tracking),
     attachments: email.attachments.map((a) => ({
       filename: a.filename,
       content_type: a.content_type,

@@ -151,6 +151,16 @@ function headerEnd(raw: Buffer): number {
  * that signature out, said through `warn`: RSA alone authenticates the message, as it
  * does for every receiver that knows no Ed25519.
  */
+/**
+ * nodemailer's signed fields (RFC 4871 5.5, its default) plus List-Unsubscribe-Post: RFC 8058
+ * section 4 requires both List-Unsubscribe fields under the signature for one-click to count.
+ */
+const DKIM_FIELDS =
+  'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:' +
+  'Content-ID:Content-Description:Resent-Date:Resent-From:Resent-Sender:Resent-To:Resent-Cc:Resent-Message-ID:' +
+  'In-Reply-To:References:List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:List-Subscribe:List-Post:' +
+  'List-Owner:List-Archive:OTP-Token';
+
 function signDkim(raw: Buffer, key: DkimKey, warn: (message: string) => void): Buffer {
   const end = headerEnd(raw);
   const rawHeaders = raw.subarray(0, end);
@@ -160,6 +170,7 @@ function signDkim(raw: Buffer, key: DkimKey, warn: (message: string) => void): B
     domainName: key.domain,
     keySelector: key.selector,
     privateKey: keyObject(key.privateKeyPem),
+    headerFieldNames: DKIM_FIELDS,
   });
   if (!field) return raw;
   let ed: string | undefined;

@@ -19,6 +19,8 @@ export const EVENT_TYPES = [
   'complained',
   'failed',
   'simulated',
+  // A recipient's one-click unsubscribe (RFC 8058): on the timeline only, no webhook event (decisions-U.md).
+  'unsubscribed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -38,3 +38,44 @@ export const trackOpen: Handler = async (req, reply, { app }) => {
   }
   return reply.code(200).header('Content-Type', 'image/gif').header('Cache-Control', NO_STORE).send(PIXEL);
 };
+
+// The unsubscribe page runs no script and loads nothing; its one form posts back to itself.
+const PAGE_CSP = "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+const page = (title: string, body: string) =>
+  `<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
+  `<meta name="referrer" content="no-referrer"><title>${title}</title></head><body>\n${body}\n</body></html>\n`;
+
+/**
+ * The one-click unsubscribe (RFC 8058) as a mailbox provider sends it: a form-encoded POST,
+ * answered 200 with nothing to click; a second one is answered the same.
+ */
+export const unsubscribe: Handler = async (req, reply, { app }) => {
+  await app.tracking.unsubscribe(tokenOf(req));
+  return reply.code(200).header('Cache-Control', NO_STORE).type('text/plain; charset=utf-8').send('Unsubscribed.\n');
+};
+
+/**
+ * A plain page for a person who opens the link: it only asks (a link scanner's GET must not
+ * unsubscribe anyone), and its button sends the same POST a mailbox provider would.
+ */
+export const unsubscribePage: Handler = async (req, reply, { app }) => {
+  reply.code(200).header('Cache-Control', NO_STORE).header('Content-Security-Policy', PAGE_CSP);
+  reply.type('text/html; charset=utf-8');
+  try {
+    const t = await app.tracking.unsubscribeTarget(tokenOf(req));
+    return reply.send(
+      page(
+        'Unsubscribe',
+        `<p>Stop sending email to ${escapeHtml(t.recipient)}?</p>\n` +
+          // No action: the form posts to the page's own URL, whatever prefix a proxy adds.
+          `<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click">` +
+          `<button type="submit">Unsubscribe</button></form>`,
+      ),
+    );
+  } catch (e) {
+    if (!isAppError(e) || e.code !== 'not_found') throw e;
+    return reply.code(404).send(page('Not found', '<p>This unsubscribe link is not valid.</p>'));
+  }
+};

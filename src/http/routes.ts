@@ -90,6 +90,9 @@ export const ROUTES: readonly Route[] = [
   // Click and open tracking: the signed token in the path is the credential
   route('GET',    '/t/c/*',                                     PUBLIC,    tracking.trackClick),
   route('GET',    '/t/o/*',                                     PUBLIC,    tracking.trackOpen),
+  // One-click unsubscribe (RFC 8058): the POST a mailbox provider sends, and a page for a person
+  route('POST',   '/u/*',                                       PUBLIC,    tracking.unsubscribe),
+  route('GET',    '/u/*',                                       PUBLIC,    tracking.unsubscribePage),
 
   // Sessions: the refresh token travels in a cookie scoped to /v1/auth
   route('POST',   '/v1/auth/login',                             PUBLIC,    auth.login),

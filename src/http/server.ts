@@ -89,7 +89,9 @@ export function createHttpServer(app: App, opts: HttpServerOptions = {}): Fastif
 /** Bodies are JSON whatever Content-Type a client sets (curl -d sends form encoding). */
 function acceptJsonBodies(server: FastifyInstance): void {
   server.removeAllContentTypeParsers();
-  server.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
+  server.addContentTypeParser('*', { parseAs: 'string' }, (req, body, done) => {
+    // A one-click unsubscribe is form-encoded by every mail provider (RFC 8058); its route reads no body.
+    if (req.url.startsWith('/u/')) return done(null, body);
     try {
       // A `__proto__` key would vanish between JSON.parse and the schemas (a header
       // named so was silently dropped), so it is refused with the reason instead.

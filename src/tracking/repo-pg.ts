@@ -1,9 +1,26 @@
 import type { PgCommitter } from '../store/pg-committer.ts';
-import type { TrackingEvent, TrackingStore } from './store.ts';
+import type { TrackingEvent, TrackingStore, Unsubscribe } from './store.ts';
 
 /** The tracking store on PostgreSQL (store.ts): the clicked/opened events. */
 export function createPgTrackingRepo(tx: PgCommitter): TrackingStore {
   return {
+    unsubscribe: (u: Unsubscribe) =>
+      tx.write(async (t) => {
+        const e = await t.query(`SELECT seq FROM emails WHERE id = $1 AND project_id = $2`, [u.emailId, u.projectId]);
+        const seq = (e.rows[0] as { seq: number } | undefined)?.seq;
+        if (seq === undefined) return 'not_found' as const;
+        const s = await t.query(
+          `INSERT INTO suppressions (project_id, email, reason, source_email_id, created_at)
+           VALUES ($1, $2, 'UNSUBSCRIBE', $3, $4) ON CONFLICT (project_id, email) DO NOTHING`,
+          [u.projectId, u.email, u.emailId, u.at],
+        );
+        if ((s.rowCount ?? 0) === 0) return 'already' as const;
+        await t.query(
+          `INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES ($1, $2, 'unsubscribed', $3, $4)`,
+          [u.eventId, seq, JSON.stringify({ email: u.email }), u.at],
+        );
+        return 'added' as const;
+      }),
     addEvent: (e: TrackingEvent) =>
       tx.write(async (t) => {
         const r = await t.query(

@@ -14,6 +14,7 @@ export const TRACKING_LIMITS = {
 export interface TrackingSettings {
   click_tracking: boolean;
   open_tracking: boolean;
+  one_click_unsubscribe: boolean;
 }
 
 /** Who followed a link or loaded the pixel, as the HTTP door saw them. */

@@ -2,9 +2,10 @@ import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import { parseInput } from '../validation.ts';
-import type { TrackingStore } from './store.ts';
+import type { TrackingStore, UnsubscribeOutcome } from './store.ts';
 import { visitorSchema, type TrackingSettings, type Visitor } from './schema.ts';
 import { signToken, verifyToken, type TrackingTarget } from './token.ts';
+import { signUnsubscribeToken, verifyUnsubscribeToken, type UnsubscribeTarget } from './unsubscribe-token.ts';
 
 export interface TrackingDeps {
   repo: TrackingStore;
@@ -72,6 +73,38 @@ export function createTrackingService({ repo, clock, publicUrl, settings, key }:
       const target = await resolve(token, 'click');
       if (opts.record) await record(target.emailId, 'clicked', visitor, { url: target.url });
       return new URL(target.url).href;
+    },
+
+    /**
+     * The List-Unsubscribe headers (RFC 2369, RFC 8058) of one recipient's copy when the
+     * project asks for one-click unsubscribe; none otherwise.
+     */
+    async listUnsubscribe(emailId: string, projectId: string, recipient: string): Promise<Record<string, string>> {
+      if (!(await settings(projectId)).one_click_unsubscribe) return {};
+      const token = signUnsubscribeToken(await key(), { projectId, emailId, recipient: recipient.toLowerCase() });
+      return { 'List-Unsubscribe': `<${base}/u/${token}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+    },
+
+    /** The recipient an unsubscribe token names; not_found for any token this server did not sign. */
+    async unsubscribeTarget(token: string): Promise<UnsubscribeTarget> {
+      const target = verifyUnsubscribeToken(await key(), token);
+      if (!target) throw new AppError('not_found', 'No such unsubscribe link');
+      return target;
+    },
+
+    /**
+     * A one-click unsubscribe: the token's recipient joins its project's suppression list
+     * (UNSUBSCRIBE) with an `unsubscribed` event, in one transaction. A second one is a no-op
+     * ('already'); a token whose email is gone or belongs to another project is not_found.
+     */
+    async unsubscribe(token: string): Promise<Exclude<UnsubscribeOutcome, 'not_found'>> {
+      const t = verifyUnsubscribeToken(await key(), token);
+      const now = clock.now();
+      const outcome = t
+        ? await repo.unsubscribe({ ...t, email: t.recipient, eventId: newId(now), at: iso(now) })
+        : 'not_found';
+      if (outcome === 'not_found') throw new AppError('not_found', 'No such unsubscribe link');
+      return outcome;
     },
 
     /** Records an `opened` event for a pixel token; not_found as for clicks. */

@@ -12,6 +12,20 @@ export interface TrackingEvent {
   at: string;
 }
 
+/** A one-click unsubscribe (RFC 8058): the recipient of one email of the project leaves its list. */
+export interface Unsubscribe {
+  projectId: string;
+  emailId: string;
+  /** Lower-cased, as the suppression list keeps addresses. */
+  email: string;
+  /** The id of the `unsubscribed` event, written only when the address was not listed yet. */
+  eventId: string;
+  at: string;
+}
+
+/** What an unsubscribe did: listed the address (and its event), found it listed already, or found no such email in that project. */
+export type UnsubscribeOutcome = 'added' | 'already' | 'not_found';
+
 export interface TrackingStore {
   /**
    * Records the event on the email's timeline; false, and nothing written, when the email does
@@ -19,4 +33,11 @@ export interface TrackingStore {
    * statement, so an email deleted in between leaves no orphan event.
    */
   addEvent(e: TrackingEvent): Promise<boolean>;
+  /**
+   * In one transaction: adds the address to the project's suppression list with reason
+   * UNSUBSCRIBE (source: the email) and records the `unsubscribed` event on the email. Only an
+   * email of that very project counts (a token cannot be moved to another project); an address
+   * listed already keeps its entry and gets no second event ('already').
+   */
+  unsubscribe(u: Unsubscribe): Promise<UnsubscribeOutcome>;
 }

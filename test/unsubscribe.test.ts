@@ -1,0 +1,161 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDnsServer, type DnsServer } from './peers/dns.ts';
+import { startMxPeer, type MxPeer } from './peers/mx.ts';
+import { count } from './harness.ts';
+import { receivedFor, startDeliveryEnv, verifyDkim, type DeliveryEnv } from './delivery-helpers.ts';
+import { signUnsubscribeToken } from '../src/tracking/unsubscribe-token.ts';
+
+// One-click unsubscribe (RFC 8058, RFC 2369; issue 32, item 4) end to end: a LIVE send through
+// the real engine to a loopback MX, the delivered headers checked under an independent DKIM
+// verifier, and the URL used as a mailbox provider and as a person would.
+
+const PUBLIC = 'https://mail.svc.test';
+let dns: DnsServer;
+let mx: MxPeer;
+let d: DeliveryEnv;
+
+beforeAll(async () => {
+  dns = await startDnsServer();
+  mx = await startMxPeer();
+  dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
+  dns.set('mx.dest.test', { A: ['127.0.0.1'] });
+  d = await startDeliveryEnv(dns, { mxPort: String(mx.port), publicUrl: PUBLIC });
+});
+
+afterAll(async () => {
+  await d.env.close();
+  await mx.close();
+  await dns.close();
+});
+
+let n = 0;
+const setOneClick = (on: boolean) =>
+  d.env.app.accounts.updateProjectSettings(d.env.init.project_id, { one_click_unsubscribe: on });
+
+/** Sends to a fresh address and returns the id, the address and the message as the MX received it. */
+async function sendAndReceive(to = [`reader${++n}@dest.test`]) {
+  const id = await d.send(to);
+  const m = await receivedFor(d.env, mx, to[0]!);
+  const head = m.raw
+    .subarray(0, m.raw.indexOf('\r\n\r\n'))
+    .toString()
+    .replace(/\r\n[ \t]+/g, ' ');
+  const header = (name: string) => new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1];
+  return { id, to: to[0]!, raw: m.raw, header, dkimFields: /\bh=([^;]+)/.exec(header('DKIM-Signature') ?? '')?.[1] };
+}
+
+const tokenIn = (listUnsubscribe: string | undefined) =>
+  new RegExp(`^<${PUBLIC}/u/([A-Za-z0-9_-]+)>$`).exec(listUnsubscribe ?? '')?.[1] ?? '';
+
+/** The POST a mailbox provider sends (RFC 8058 section 3.2). */
+const oneClick = (token: string) =>
+  d.env.server.inject({
+    method: 'POST',
+    url: `/u/${token}`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: 'List-Unsubscribe=One-Click',
+  });
+
+const suppressed = (email: string) =>
+  d.env.query<{ reason: string; source_email_id: string }>(
+    'SELECT reason, source_email_id FROM suppressions WHERE project_id = ? AND email = ?',
+    d.env.init.project_id,
+    email,
+  );
+const unsubscribedEvents = (id: string) =>
+  count(d.env, 'email_events', "type = 'unsubscribed' AND email_seq = (SELECT seq FROM emails WHERE id = ?)", id);
+
+/** The server's tracking key, as stored (the token's signing key; made with the first signed token). */
+const trackingKey = async () =>
+  Buffer.from(
+    (await d.env.query<{ value: Uint8Array }>("SELECT value FROM server_secrets WHERE name = 'tracking'"))[0]!.value,
+  );
+
+describe('one-click unsubscribe', () => {
+  it('adds no List-Unsubscribe unless the project asks for it', async () => {
+    const m = await sendAndReceive();
+    expect(m.header('List-Unsubscribe')).toBeUndefined();
+    expect(m.header('List-Unsubscribe-Post')).toBeUndefined();
+  });
+
+  describe('with the project setting on', () => {
+    let m: Awaited<ReturnType<typeof sendAndReceive>>;
+    let token = '';
+    beforeAll(async () => {
+      await setOneClick(true);
+      m = await sendAndReceive();
+      token = tokenIn(m.header('List-Unsubscribe'));
+    });
+
+    it('delivers both headers under a DKIM signature an independent verifier accepts', async () => {
+      expect(token).not.toBe('');
+      expect(m.header('List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
+      const signed = (m.dkimFields ?? '').toLowerCase().split(/\s*:\s*/);
+      expect(signed).toEqual(expect.arrayContaining(['list-unsubscribe', 'list-unsubscribe-post']));
+      expect((await verifyDkim(m.raw, dns)).status).toBe('pass');
+    });
+
+    it('shows a plain confirmation page on GET, with no script and a strict CSP, and unsubscribes nobody', async () => {
+      const res = await d.env.server.inject({ method: 'GET', url: `/u/${token}` });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-type']).toContain('text/html');
+      expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+      expect(res.body).toContain('<form method="post">');
+      expect(res.body).toContain(m.to);
+      expect(res.body).not.toContain('<script');
+      expect(await suppressed(m.to)).toEqual([]);
+    });
+
+    it('suppresses the recipient on the POST a mail client sends, with one event, and answers 200', async () => {
+      const res = await oneClick(token);
+      expect(res.statusCode).toBe(200);
+      expect(await suppressed(m.to)).toEqual([{ reason: 'UNSUBSCRIBE', source_email_id: m.id }]);
+      expect(await unsubscribedEvents(m.id)).toBe(1);
+      const events = await d.env.server.inject({
+        method: 'GET',
+        url: `/v1/emails/${m.id}/events`,
+        headers: { authorization: `Bearer ${d.key}` },
+      });
+      expect(events.json().data.map((e: { type: string }) => e.type)).toContain('unsubscribed');
+    });
+
+    it('answers a second POST 200 again without a second event', async () => {
+      expect((await oneClick(token)).statusCode).toBe(200);
+      expect(await unsubscribedEvents(m.id)).toBe(1);
+    });
+
+    it('refuses forged, edited and malformed tokens with 404 (envelope on POST, a page on GET)', async () => {
+      const key = await trackingKey();
+      const wrongKey = signUnsubscribeToken(Buffer.alloc(32, 7), {
+        projectId: d.env.init.project_id,
+        emailId: m.id,
+        recipient: 'victim@dest.test',
+      });
+      const edited = token.slice(0, 30) + (token[30] === 'A' ? 'B' : 'A') + token.slice(31);
+      for (const bad of [wrongKey, edited, token.slice(0, -2), 'not-a-token']) {
+        const res = await oneClick(bad);
+        expect(res.statusCode).toBe(404);
+        expect(res.json().error.code).toBe('not_found');
+        const page = await d.env.server.inject({ method: 'GET', url: `/u/${bad}` });
+        expect(page.statusCode).toBe(404);
+        expect(page.headers['content-type']).toContain('text/html');
+      }
+      expect(key.length).toBeGreaterThan(0);
+      expect(await suppressed('victim@dest.test')).toEqual([]);
+    });
+
+    it("refuses a token replayed into another project: the email must be that project's", async () => {
+      const other = await d.env.app.accounts.createProject(d.env.init.organization_id, { name: 'Other' });
+      const key = await trackingKey();
+      const moved = signUnsubscribeToken(key, { projectId: other.id, emailId: m.id, recipient: m.to });
+      const res = await oneClick(moved);
+      expect(res.statusCode).toBe(404);
+      expect(await count(d.env, 'suppressions', 'project_id = ?', other.id)).toBe(0);
+    });
+
+    it('gives a copy to several recipients of one domain no header (a token names one recipient)', async () => {
+      const many = await sendAndReceive([`a${++n}@dest.test`, `b${n}@dest.test`]);
+      expect(many.header('List-Unsubscribe')).toBeUndefined();
+    });
+  });
+});
