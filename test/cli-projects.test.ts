@@ -23,15 +23,25 @@ describe('svc projects settings', () => {
     expect(r.json()).toMatchObject({ name: 'Web', settings: { click_tracking: false, open_tracking: false } });
   });
 
+  it('turns one-click unsubscribe on and off', async () => {
+    const on = await svc('projects', 'settings', 'Web', '--one-click-unsubscribe', 'on', '--json');
+    expect(on.code).toBe(0);
+    expect(on.json().settings).toMatchObject({ one_click_unsubscribe: true });
+    const off = await svc('projects', 'settings', 'Web', '--one-click-unsubscribe', 'off', '--json');
+    expect(off.json().settings).toMatchObject({ one_click_unsubscribe: false });
+  });
+
   it('turns tracking on and off, keeping the settings it was not given', async () => {
     const on = await svc('projects', 'settings', 'Web', '--click-tracking', 'on', '--json');
     expect(on.code).toBe(0);
-    expect(on.json().settings).toEqual({ click_tracking: true, open_tracking: false });
+    expect(on.json().settings).toEqual({ click_tracking: true, open_tracking: false, one_click_unsubscribe: false });
     const both = await svc('projects', 'settings', 'Web', '--open-tracking', 'on', '--json');
-    expect(both.json().settings).toEqual({ click_tracking: true, open_tracking: true });
+    expect(both.json().settings).toEqual({ click_tracking: true, open_tracking: true, one_click_unsubscribe: false });
     const off = await svc('projects', 'settings', 'Web', '--click-tracking', 'off');
     expect(off.code).toBe(0);
-    expect(off.stdout).toContain('settings: {"click_tracking":false,"open_tracking":true}');
+    expect(off.stdout).toContain(
+      'settings: {"click_tracking":false,"open_tracking":true,"one_click_unsubscribe":false}',
+    );
   });
 
   it('tells projects of the same name apart with --org', async () => {
@@ -42,7 +52,7 @@ describe('svc projects settings', () => {
     expect(ambiguous.json().error.code).toBe('conflict');
     const beta = await svc('projects', 'settings', 'Web', '--org', 'Beta', '--open-tracking', 'on', '--json');
     expect(beta.code).toBe(0);
-    expect(beta.json().settings).toEqual({ click_tracking: false, open_tracking: true });
+    expect(beta.json().settings).toEqual({ click_tracking: false, open_tracking: true, one_click_unsubscribe: false });
   });
 
   it('fails for an unknown project, and refuses a value other than on or off as wrong usage', async () => {

@@ -80,9 +80,11 @@ export async function listProjects(_args: string[], opts: Opts): Promise<void> {
 export async function projectSettings([project]: string[], opts: Opts): Promise<void> {
   const onOff = (v: unknown) => (v === undefined ? undefined : v === 'on');
   const settings = Object.fromEntries(
-    Object.entries({ click_tracking: onOff(opts.clickTracking), open_tracking: onOff(opts.openTracking) }).filter(
-      ([, v]) => v !== undefined,
-    ),
+    Object.entries({
+      click_tracking: onOff(opts.clickTracking),
+      open_tracking: onOff(opts.openTracking),
+      one_click_unsubscribe: onOff(opts.oneClickUnsubscribe),
+    }).filter(([, v]) => v !== undefined),
   );
   const p = await withApp(opts, (app) => app.accounts.updateProjectSettings(project!, settings, str(opts.org)));
   print(opts, p, () => record({ ...p }));

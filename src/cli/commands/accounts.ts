@@ -84,13 +84,20 @@ function registerProjects(program: Command): void {
   command(projects, 'list', "list an organization's projects", ['svc projects list --org Acme --json'])
     .requiredOption('--org <org>', 'organization id or unique name')
     .action(admin('listProjects'));
-  command(projects, 'settings', "show or change a project's settings (click and open tracking)", [
+  command(projects, 'settings', "show or change a project's settings (tracking, one-click unsubscribe)", [
     'svc projects settings Web --org Acme',
     'svc projects settings Web --org Acme --click-tracking on --open-tracking off',
+    'svc projects settings Web --one-click-unsubscribe on',
   ])
     .argument('<project>', 'project id or unique name')
     .addOption(new Option('--click-tracking <on|off>', 'rewrite links of LIVE emails').choices(['on', 'off']))
     .addOption(new Option('--open-tracking <on|off>', 'add an open pixel to LIVE emails').choices(['on', 'off']))
+    .addOption(
+      new Option('--one-click-unsubscribe <on|off>', 'List-Unsubscribe one-click headers (RFC 8058)').choices([
+        'on',
+        'off',
+      ]),
+    )
     .option('--org <org>', 'organization of the project, when its name is not unique')
     .action(admin('projectSettings'));
 }
