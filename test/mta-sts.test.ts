@@ -191,6 +191,15 @@ describe('policy fetch over HTTPS', () => {
     expect(r).toMatchObject({ ok: false });
     expect(hits).toHaveLength(0);
   });
+
+  it('refuses a certificate for another name', async () => {
+    const { opts } = setup();
+    dns.set('_mta-sts.wrong.test', { TXT: ['v=STSv1; id=1'] });
+    dns.set('mta-sts.wrong.test', { A: ['127.0.0.1'] });
+    const r = await fetchPolicy('wrong.test', opts);
+    expect(!r.ok && r.reason).toContain('altnames');
+    expect(hits).toHaveLength(0);
+  });
 });
 
 describe('policy cache', () => {
