@@ -45,7 +45,14 @@ beforeAll(async () => {
     method: 'POST',
     url: '/v1/emails',
     headers: { authorization: `Bearer ${await env.key()}` },
-    payload: { from: 'a@example.com', to: ['b@example.net'], subject: 'Hi', text: 'Hello' },
+    payload: {
+      from: 'a@example.com',
+      to: ['b@example.net'],
+      subject: 'Hi',
+      text: 'Hello',
+      // Read by the attachment download's route (position 0).
+      attachments: [{ filename: 'a.txt', content_base64: Buffer.from('a').toString('base64') }],
+    },
   });
   // A webhook with one (skipped) delivery record: it was inactive when the event came.
   const hook = await env.app.webhooks.create(env.init.project_id, { url: 'https://hooks.example.com/', events: ['*'] });
@@ -138,6 +145,7 @@ function urlOf(pattern: string): string {
     .replace(':key_id', unknown)
     .replace(':webhook_id', sub(fixtures.webhook))
     .replace(':delivery_id', sub(fixtures.delivery))
+    .replace(':position', '0')
     .replace(':email', 'nobody@example.net');
 }
 
@@ -162,7 +170,9 @@ describe('the role matrix, every method', () => {
           headers: { authorization: `Bearer ${tokens[role]}` },
           ...(method === 'POST' || method === 'PATCH' ? { payload: {} } : {}),
         });
-        const code = res.statusCode === 204 ? null : (res.json<{ error?: { code: string } }>().error?.code ?? null);
+        // A file (an attachment's download) is not JSON; every other answer but a 204 is.
+        const json = String(res.headers['content-type'] ?? '').startsWith('application/json');
+        const code = json ? (res.json<{ error?: { code: string } }>().error?.code ?? null) : null;
         if (!allowed) expect([pattern, res.statusCode, code]).toEqual([pattern, 403, 'forbidden']);
         else if (method === 'GET') expect([pattern, res.statusCode]).toEqual([pattern, 200]);
         else expect([pattern, code]).not.toEqual([pattern, 'forbidden']);
