@@ -20,7 +20,6 @@
 // filter), BENCH_DATA_DIR reuses a data dir this benchmark filled before (with BENCH_KEEP=1, it
 // prints its path), SVC_CHROMIUM another Chromium.
 import Database from 'better-sqlite3';
-import { spawn } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -29,7 +28,7 @@ import { Pool } from 'undici';
 import { createApp } from '../src/app.ts';
 import { loadConfig } from '../src/config/load.ts';
 import { findChromium } from '../test/peers/chromium.ts';
-import { env, fmt, freePort, machine, median, percentile, ROOT, untilHealthy, verdict } from './lib.ts';
+import { env, fmt, machine, median, percentile, ROOT, serveOn, verdict } from './lib.ts';
 import { PASSWORD, prepare } from './stats-fill.ts';
 
 const SIZE = env.num('BENCH_SIZE', 1_000_000);
@@ -104,23 +103,8 @@ function seededIn(dataDir: string): Seeded {
 // ---------------------------------------------------------------------------
 // svc serve.
 
-async function startSvc(dataDir: string): Promise<{ url: string; stop: () => Promise<void> }> {
-  const port = await freePort();
-  const serve = ['serve', '--data-dir', dataDir, '--http-port', String(port), '--hostname', 'mta.bench.example'];
-  serve.push('--smtp-port', '0', '--log-level', 'warn', '--log-format', 'json');
-  const [cmd, args] = fromExe ? [EXE, serve] : [process.execPath, ['--import', 'tsx', 'src/main.ts', ...serve]];
-  const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  process.once('exit', () => child.kill('SIGKILL'));
-  const url = `http://127.0.0.1:${port}`;
-  await untilHealthy(url, exited, 120_000);
-  return {
-    url,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+function startSvc(dataDir: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  return serveOn(dataDir, fromExe ? [EXE, []] : [process.execPath, ['--import', 'tsx', 'src/main.ts']]);
 }
 
 // ---------------------------------------------------------------------------

@@ -491,3 +491,29 @@ export function machine(): string {
   const memKb = Number(/MemTotal:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1] ?? 0);
   return `${cpus} vCPU, ${Math.round(memKb / 1024 / 1024)} GB, Node ${process.versions.node}`;
 }
+
+/**
+ * `svc serve` on `dataDir` as a child process, started by `command` (node with its arguments, or
+ * the executable), on a free HTTP port and no SMTP port, quiet; answers once /healthz does (up to
+ * 120 s: a first start on a data dir of a million emails checks it before serving).
+ */
+export async function serveOn(
+  dataDir: string,
+  command: [string, string[]],
+): Promise<{ url: string; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const serve = ['serve', '--data-dir', dataDir, '--http-port', String(port), '--hostname', 'mta.bench.example'];
+  serve.push('--smtp-port', '0', '--log-level', 'warn', '--log-format', 'json');
+  const child = spawn(command[0], [...command[1], ...serve], { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  process.once('exit', () => child.kill('SIGKILL'));
+  const url = `http://127.0.0.1:${port}`;
+  await untilHealthy(url, exited, 120_000);
+  return {
+    url,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

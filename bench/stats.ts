@@ -14,11 +14,10 @@
 // Settings (env): BENCH_SIZES (10000,1000000), BENCH_REQUESTS (300 per endpoint),
 // BENCH_WARMUP (30), BENCH_DAYS (90), BENCH_KEEP=1 keeps the data dirs, BENCH_NODE_ARGS
 // extra node flags for svc, BENCH_DIST=1 runs svc from the esbuild bundle (as bench:accept).
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { bundleInto } from '../scripts/bundle.ts';
-import { env, fmt, freePort, fromDist, machine, percentile, ROOT, untilHealthy, verdict } from './lib.ts';
+import { env, fmt, fromDist, machine, percentile, ROOT, serveOn, verdict } from './lib.ts';
 import { DAYS, PASSWORD, prepare, type Dataset } from './stats-fill.ts';
 
 const SIZES = (process.env.BENCH_SIZES ?? '10000,1000000').split(',').map(Number);
@@ -37,33 +36,8 @@ let built: Promise<string> | undefined;
 
 async function startSvc(dataDir: string): Promise<{ url: string; stop: () => Promise<void> }> {
   if (fromDist) await (built ??= bundleInto(DIST, []));
-  const port = await freePort();
   const entry = fromDist ? [join(DIST, 'main.js')] : ['--import', 'tsx', 'src/main.ts'];
-  const args = [
-    ...NODE_ARGS,
-    ...entry,
-    'serve',
-    '--data-dir',
-    dataDir,
-    '--http-port',
-    String(port),
-    '--hostname',
-    'mta.bench.example',
-  ];
-  args.push('--smtp-port', '0', '--log-level', 'warn', '--log-format', 'json');
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
-  process.once('exit', () => child.kill('SIGKILL'));
-  const url = `http://127.0.0.1:${port}`;
-  // Up to 120 s: the first start on a 1M-email data dir checks it before serving.
-  await untilHealthy(url, exited, 120_000);
-  return {
-    url,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  return serveOn(dataDir, [process.execPath, [...NODE_ARGS, ...entry]]);
 }
 
 // ---------------------------------------------------------------------------

@@ -109,7 +109,7 @@ export function Outcome({ notice, error }: { notice: string | undefined; error: 
 }
 
 /** A table's header row; `actions` adds a last column, named for screen readers only. */
-export function Head({ cols, actions }: { cols: string[]; actions: boolean }) {
+export function Head({ cols, actions = false }: { cols: string[]; actions?: boolean }) {
   return (
     <thead>
       <tr>

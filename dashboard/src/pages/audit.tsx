@@ -2,7 +2,7 @@
 // refuses them): newest first, paged, with each change's before and after, and CSV export.
 import { useEffect, useState } from 'preact/hooks';
 import { api, download } from '../api.ts';
-import { ErrorLine, messageOf, orgPath, pageHref, save, when, type PageProps } from '../ui.tsx';
+import { Head, ErrorLine, messageOf, orgPath, pageHref, save, when, type PageProps } from '../ui.tsx';
 
 interface AuditEntry {
   id: string;
@@ -52,15 +52,7 @@ export function AuditLog({ org, project, query }: PageProps) {
       {rows && rows.length > 0 && (
         <div class="scroll">
           <table class="audit">
-            <thead>
-              <tr>
-                <th scope="col">When (UTC)</th>
-                <th scope="col">Who</th>
-                <th scope="col">Action</th>
-                <th scope="col">Target</th>
-                <th scope="col">Change</th>
-              </tr>
-            </thead>
+            <Head cols={['When (UTC)', 'Who', 'Action', 'Target', 'Change']} />
             <tbody>
               {rows.map((r) => (
                 <tr>

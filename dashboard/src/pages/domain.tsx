@@ -65,7 +65,7 @@ async function copy(text: string, el: HTMLElement): Promise<string> {
 function Records({ domain, onCopy }: { domain: Domain; onCopy: (text: string, el: HTMLElement) => void }) {
   return (
     <table class="records">
-      <Head cols={['Type', 'Name', 'Value', 'State']} actions={false} />
+      <Head cols={['Type', 'Name', 'Value', 'State']} />
       <tbody>
         {domain.records.map((r, i) => {
           const state = stateOf(r, domain.checks);

@@ -4,7 +4,7 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, download } from '../api.ts';
-import { emailsHref, ErrorLine, messageOf, mayWrite, projectPath, save, when, type PageProps } from '../ui.tsx';
+import { Head, emailsHref, ErrorLine, messageOf, mayWrite, projectPath, save, when, type PageProps } from '../ui.tsx';
 import type { EmailItem } from './emails.tsx';
 
 interface EmailEvent {
@@ -100,15 +100,7 @@ function Attempts({ r }: { r: RecipientTimeline }) {
     <div class="table-scroll">
       <table class="attempts">
         <caption>Attempts for {r.address}</caption>
-        <thead>
-          <tr>
-            <th scope="col">#</th>
-            <th scope="col">Started (UTC)</th>
-            <th scope="col">MX host</th>
-            <th scope="col">Outcome</th>
-            <th scope="col">Reply</th>
-          </tr>
-        </thead>
+        <Head cols={['#', 'Started (UTC)', 'MX host', 'Outcome', 'Reply']} />
         <tbody>
           {r.attempts.map((a) => (
             <tr key={`${a.attempt}-${a.at}`}>
@@ -232,16 +224,7 @@ function Attachments({ attachments, path }: { attachments: AttachmentInfo[]; pat
       ) : (
         <div class="table-scroll">
           <table class="attachments">
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Type</th>
-                <th scope="col">Size</th>
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
+            <Head cols={['Name', 'Type', 'Size']} actions />
             <tbody>
               {attachments.map((a, i) => (
                 <tr key={i}>

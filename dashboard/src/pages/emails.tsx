@@ -1,7 +1,7 @@
 // The project's emails: the list (filters, cursor paging, live first page, CSV export).
 import { useEffect, useState } from 'preact/hooks';
 import { api, download } from '../api.ts';
-import { emailsHref, ErrorLine, mayWrite, messageOf, projectPath, save, when, type PageProps } from '../ui.tsx';
+import { Head, emailsHref, ErrorLine, mayWrite, messageOf, projectPath, save, when, type PageProps } from '../ui.tsx';
 import { EmailView } from './email.tsx';
 
 export interface EmailItem {
@@ -171,16 +171,7 @@ function Emails(props: PageProps) {
       {emails && emails.length > 0 && (
         <div class="table-scroll">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Created (UTC)</th>
-                <th scope="col">To</th>
-                <th scope="col">Subject</th>
-                <th scope="col">Status</th>
-                <th scope="col">Source</th>
-                <th scope="col">Tags</th>
-              </tr>
-            </thead>
+            <Head cols={['Created (UTC)', 'To', 'Subject', 'Status', 'Source', 'Tags']} />
             <tbody>
               {emails.map((e) => (
                 <tr>

@@ -1,7 +1,7 @@
 // The project's API keys.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { ErrorLine, messageOf, valueIn, when, type PageProps } from '../ui.tsx';
+import { Head, ErrorLine, messageOf, valueIn, when, type PageProps } from '../ui.tsx';
 
 interface ApiKey {
   id: string;
@@ -82,18 +82,7 @@ export function Keys({ org, project }: PageProps) {
       <ErrorLine error={error} />
       {keys && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Key</th>
-              <th scope="col">Environment</th>
-              <th scope="col">Permissions</th>
-              <th scope="col">Last used (UTC)</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
+          <Head cols={['Name', 'Key', 'Environment', 'Permissions', 'Last used (UTC)']} actions />
           <tbody>
             {keys.map((k) => (
               <tr>

@@ -1,7 +1,7 @@
 // The project's suppression list.
 import { useEffect, useState } from 'preact/hooks';
 import { api, CsvBody, download } from '../api.ts';
-import { ErrorLine, messageOf, mayWrite, pageHref, save, valueIn, when, type PageProps } from '../ui.tsx';
+import { Head, ErrorLine, messageOf, mayWrite, pageHref, save, valueIn, when, type PageProps } from '../ui.tsx';
 
 interface Suppression {
   email: string;
@@ -149,18 +149,7 @@ export function Suppressions({ org, project, query, role }: PageProps) {
       )}
       {rows && rows.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Address</th>
-              <th scope="col">Reason</th>
-              <th scope="col">Since (UTC)</th>
-              {writer && (
-                <th scope="col">
-                  <span class="visually-hidden">Actions</span>
-                </th>
-              )}
-            </tr>
-          </thead>
+          <Head cols={['Address', 'Reason', 'Since (UTC)']} actions={writer} />
           <tbody>
             {rows.map((r) => (
               <tr>

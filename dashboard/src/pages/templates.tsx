@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import {
+  Head,
   ErrorLine,
   messageOf,
   mayWrite,
@@ -48,14 +49,7 @@ function TemplateList({ org, project, role }: PageProps) {
       {rows?.length === 0 && <p>No template yet.</p>}
       {rows && rows.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Slug</th>
-              <th scope="col">Version</th>
-              <th scope="col">Updated (UTC)</th>
-            </tr>
-          </thead>
+          <Head cols={['Name', 'Slug', 'Version', 'Updated (UTC)']} />
           <tbody>
             {rows.map((t) => (
               <tr>

@@ -2,7 +2,7 @@
 // request it sent and the response it got, and redeliver.
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
-import { ErrorLine, messageOf, pageHref, valueIn, when, useOutcome, Outcome } from '../ui.tsx';
+import { Head, ErrorLine, messageOf, pageHref, valueIn, when, useOutcome, Outcome } from '../ui.tsx';
 
 interface Delivery {
   id: string;
@@ -76,15 +76,7 @@ export function Deliveries(props: {
       {rows?.length === 0 && <p>No delivery{status ? ` with status ${status}` : ''}.</p>}
       {rows && rows.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Event</th>
-              <th scope="col">Attempt</th>
-              <th scope="col">Status</th>
-              <th scope="col">HTTP</th>
-              <th scope="col">At (UTC)</th>
-            </tr>
-          </thead>
+          <Head cols={['Event', 'Attempt', 'Status', 'HTTP', 'At (UTC)']} />
           <tbody>
             {rows.map((d) => (
               <tr aria-current={d.id === open ? 'true' : undefined}>

@@ -2,6 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import {
+  Head,
   ErrorLine,
   messageOf,
   mayWrite,
@@ -112,14 +113,7 @@ function WebhookList({ org, project, role }: PageProps) {
       {hooks?.length === 0 && <p>No endpoint yet.</p>}
       {hooks && hooks.length > 0 && (
         <table>
-          <thead>
-            <tr>
-              <th scope="col">Endpoint</th>
-              <th scope="col">Events</th>
-              <th scope="col">State</th>
-              <th scope="col">Created (UTC)</th>
-            </tr>
-          </thead>
+          <Head cols={['Endpoint', 'Events', 'State', 'Created (UTC)']} />
           <tbody>
             {hooks.map((w) => (
               <tr>
