@@ -72,6 +72,20 @@ export const configSchema = z.strictObject({
   workers: z.coerce.number().int().min(1).max(256).optional(),
   allowInsecureWebhooks: bool.default(false),
   smtpTlsInsecure: bool.default(false),
+  /** A PEM file of extra certificate authorities trusted for outbound TLS (MX hosts, MTA-STS policy hosts). */
+  outboundCa: z.string().min(1).optional(),
+  /**
+   * A DNSSEC-validating resolver (host:port) whose AD bit svc trusts for DANE (RFC 7672).
+   * Without it DANE is off, and svc says so once at start.
+   */
+  daneResolver: z
+    .string()
+    .regex(/^(\[[0-9a-fA-F:]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/, 'host:port')
+    .optional(),
+  /** Daily TLS reports (RFC 8460) to the `rua` of recipient domains' `_smtp._tls` records. */
+  tlsReports: bool.default(false),
+  /** The sender of TLS reports sent by mail: an address on a verified domain (its DKIM key signs them). */
+  tlsReportsFrom: z.email().optional(),
   webhookRetrySchedule: schedule.default(['1m', '5m', '30m', '2h'].map(parseDuration)),
   deliveryRetrySchedule: schedule.default(['1m', '5m', '15m', '30m', '1h', '2h', '4h'].map(parseDuration)),
   deliveryMaxAge: duration.default(parseDuration('72h')),

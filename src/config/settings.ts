@@ -122,6 +122,33 @@ export const SETTINGS: readonly SettingDoc[] = [
     example: false,
   },
   {
+    key: 'outboundCa',
+    value: 'file',
+    description: 'PEM file of extra certificate authorities trusted for MX hosts and MTA-STS policy hosts',
+    default: "node's CAs only",
+    example: '/etc/svc/private-ca.pem',
+  },
+  {
+    key: 'daneResolver',
+    value: 'host:port',
+    description: 'DNSSEC-validating resolver trusted for DANE TLSA records; without it DANE is off',
+    default: 'none: DANE off',
+    example: '127.0.0.1:53',
+  },
+  {
+    key: 'tlsReports',
+    description: "send daily TLS reports (RFC 8460) to recipient domains' _smtp._tls rua",
+    default: 'off',
+    example: false,
+  },
+  {
+    key: 'tlsReportsFrom',
+    value: 'address',
+    description: 'sender of TLS reports by mail, on a verified domain; without it only https rua get reports',
+    default: 'none',
+    example: 'tls-reports@example.com',
+  },
+  {
     key: 'webhookRetrySchedule',
     value: 'list',
     description: 'waits between webhook attempts',

@@ -73,6 +73,41 @@ export interface RecipientResult {
   failure: { kind: FailureKind; message: string } | null;
 }
 
+/** RFC 8460's result types (section 4.3), and 'success'. */
+export type TlsResultType =
+  | 'success'
+  | 'starttls-not-supported'
+  | 'certificate-host-mismatch'
+  | 'certificate-expired'
+  | 'certificate-not-trusted'
+  | 'validation-failure'
+  | 'tlsa-invalid'
+  | 'dnssec-invalid'
+  | 'dane-required'
+  | 'sts-policy-fetch-error'
+  | 'sts-policy-invalid'
+  | 'sts-webpki-invalid';
+
+/**
+ * How one delivery attempt fared against the destination's TLS policy: what TLS reporting
+ * (RFC 8460) counts per policy domain and day, and what `svc emails show` and metrics show.
+ */
+export interface TlsOutcome {
+  /** RFC 8460 policy-type. */
+  policy_type: 'sts' | 'tlsa' | 'no-policy-found';
+  /** RFC 8460 policy-string: the MTA-STS policy's lines, or the TLSA records in presentation form. */
+  policy_string: string[];
+  /** The recipient domain the policy is for. */
+  policy_domain: string;
+  /** `enforce` or `testing` for MTA-STS; null otherwise. */
+  sts_mode: 'enforce' | 'testing' | null;
+  mx_host: string | null;
+  receiving_ip: string | null;
+  result: TlsResultType;
+  /** Why, in words, when the result is a failure. */
+  failure_reason: string | null;
+}
+
 export interface JobResult {
   email_id: string;
   destination: string;
@@ -83,6 +118,8 @@ export interface JobResult {
   internal_error: string | null;
   /** What went wrong without stopping the message (an Ed25519 signature left out), for the log. */
   warnings?: string[];
+  /** One per MX host tried against a TLS policy (or without one): successes and failures by type. */
+  tls?: TlsOutcome[];
 }
 
 export interface WorkerSettings {
