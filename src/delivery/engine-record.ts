@@ -55,6 +55,7 @@ export async function record(s: EngineState, c: Claimed, result: JobResult, job:
   const spf = ip ? spfFields(await s.evaluateSpf(job.envelope_from, ip), job.envelope_from, job.from_email) : null;
   await s.deps.repo.record(j.seq, j.projectId, result.email_id, result.connection, outcomes, now, c.lease, spf);
   s.deps.observe?.(outcomes.map((o) => o.decision));
+  if (result.tls?.length) s.deps.observeTls?.(result.tls);
 }
 
 /** 421 or 4.7.x "slow down" cuts the destination's rate; deliveries win it back. Changes are persisted. */

@@ -2,7 +2,7 @@ import type { Piscina } from 'piscina';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Decision, RetryPolicy } from './outcome.ts';
-import type { DkimKey, WorkerSettings } from './job.ts';
+import type { DkimKey, TlsOutcome, WorkerSettings } from './job.ts';
 import type { DeliveryStore, DueRow } from './store.ts';
 import { createThrottle, type Throttle, type ThrottleOptions } from './throttle.ts';
 import type { BuiltJob, HtmlTracking } from './build-job.ts';
@@ -36,6 +36,8 @@ export interface EngineDeps {
   spf?: SpfEvaluator;
   /** Told of every recorded recipient outcome (/metrics). */
   observe?: (decisions: Decision[]) => void;
+  /** Told of every attempt's TLS outcomes, per MX host tried (TLS reporting, /metrics). */
+  observeTls?: (outcomes: TlsOutcome[]) => void;
   /**
    * Servers sending from this store now (the fresh rows of `nodes`): on PostgreSQL each takes
    * an equal share of every destination's limit. One when absent (a single SQLite server).
