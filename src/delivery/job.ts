@@ -34,6 +34,11 @@ export interface DeliveryJob {
    * recipient then gets its own transaction on the same session, with the same message.
    */
   return_paths: string[] | null;
+  /**
+   * Headers of each recipient's own copy (same order as `recipients`), such as one-click
+   * unsubscribe's: each recipient then gets its own transaction with its own message.
+   */
+  recipient_headers?: Record<string, string>[] | null;
   message_id: string;
   date: string;
   from_email: string;
