@@ -14,13 +14,16 @@ import { drop, type Claimed, type EngineState } from './engine-state.ts';
 export function envelopesFor(
   j: BuiltJob,
   rows: DueRow[],
-): Pick<DeliveryJob, 'recipients' | 'return_paths' | 'envelope_from'> {
+): Pick<DeliveryJob, 'recipients' | 'return_paths' | 'envelope_from' | 'recipient_headers'> {
   const recipients = rows.map((r) => r.address);
+  const own = j.job.recipient_headers;
+  const headersOf = new Map(own ? j.group.rows.map((r, i) => [r.address, own[i]!]) : []);
+  const recipient_headers = own ? recipients.map((a) => headersOf.get(a)!) : null;
   const paths = j.job.return_paths;
-  if (!paths) return { recipients, return_paths: null, envelope_from: j.job.envelope_from };
+  if (!paths) return { recipients, return_paths: null, envelope_from: j.job.envelope_from, recipient_headers };
   const byAddress = new Map(j.group.rows.map((r, i) => [r.address, paths[i]!]));
   const mine = recipients.map((a) => byAddress.get(a)!);
-  return { recipients, return_paths: mine.length > 1 ? mine : null, envelope_from: mine[0]! };
+  return { recipients, return_paths: mine.length > 1 ? mine : null, envelope_from: mine[0]!, recipient_headers };
 }
 
 /**

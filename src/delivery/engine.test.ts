@@ -356,11 +356,13 @@ describe('envelopesFor', () => {
       recipients: ['a@dest.test', 'c@dest.test'],
       return_paths: ['rp-a', 'rp-c'],
       envelope_from: 'rp-a',
+      recipient_headers: null,
     });
     expect(envelopesFor(j, [row(2, 'b@dest.test')])).toEqual({
       recipients: ['b@dest.test'],
       return_paths: null,
       envelope_from: 'rp-b',
+      recipient_headers: null,
     });
   });
 
@@ -370,6 +372,16 @@ describe('envelopesFor', () => {
       recipients: ['a@dest.test'],
       return_paths: null,
       envelope_from: 'rp-all',
+      recipient_headers: null,
     });
+  });
+
+  it("keeps each leased recipient's own headers", () => {
+    const j = built(['rp-a', 'rp-b', 'rp-c']);
+    j.job.recipient_headers = [{ 'X-For': 'a' }, { 'X-For': 'b' }, { 'X-For': 'c' }];
+    expect(envelopesFor(j, [row(3, 'c@dest.test'), row(1, 'a@dest.test')]).recipient_headers).toEqual([
+      { 'X-For': 'c' },
+      { 'X-For': 'a' },
+    ]);
   });
 });

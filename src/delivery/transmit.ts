@@ -46,17 +46,33 @@ function relayTarget(relay: string): ConnectTarget {
 const failAll = (recipients: string[], kind: RecipientResult['failure']): RecipientResult[] =>
   recipients.map((recipient) => ({ recipient, stage: 'connect', reply: null, failure: kind }));
 
-/** One SMTP transaction: a return path and the recipients it carries. */
+/** One SMTP transaction: a return path, the recipients it carries and the message. */
 interface Envelope {
   from: string;
   to: string[];
+  raw: Buffer;
 }
 
-/** Each recipient with its own return path when the job has them, else one transaction for all. */
-function envelopesOf(job: DeliveryJob): Envelope[] {
+/**
+ * Each recipient with its own return path when the job has them, else one transaction for
+ * all; each recipient with its own copy of the message when the job has headers per recipient
+ * (one-click unsubscribe names one recipient).
+ */
+async function envelopesOf(job: DeliveryJob, warn: (w: string) => void): Promise<Envelope[]> {
   const paths = job.return_paths;
-  if (!paths) return [{ from: job.envelope_from, to: job.recipients }];
-  return job.recipients.map((recipient, i) => ({ from: paths[i] ?? job.envelope_from, to: [recipient] }));
+  const own = job.recipient_headers;
+  if (own?.length === job.recipients.length) {
+    return Promise.all(
+      job.recipients.map(async (recipient, i) => ({
+        from: paths?.[i] ?? job.envelope_from,
+        to: [recipient],
+        raw: await buildMessage({ ...job, headers: { ...job.headers, ...own[i] } }, warn),
+      })),
+    );
+  }
+  const raw = await buildMessage(job, warn);
+  if (!paths) return [{ from: job.envelope_from, to: job.recipients, raw }];
+  return job.recipients.map((recipient, i) => ({ from: paths[i] ?? job.envelope_from, to: [recipient], raw }));
 }
 
 /** Maps a completed transaction (some recipients may have been refused at RCPT) to per-recipient results. */
@@ -86,11 +102,11 @@ function resultsOfError(recipients: string[], e: SendError): RecipientResult[] {
 type SendInfo = { accepted: string[]; rejectedErrors?: SendError[]; response: string };
 type RawSend = (envelope: object, message: Buffer, cb: (err: SendError | null, info: SendInfo) => void) => void;
 
-function send(session: Session, envelope: Envelope, raw: Buffer) {
+function send(session: Session, envelope: Envelope) {
   return new Promise<SendInfo>((resolve, reject) =>
     (session.conn.send.bind(session.conn) as unknown as RawSend)(
       { from: envelope.from, to: envelope.to },
-      raw,
+      envelope.raw,
       (err, info) => (err ? reject(err) : resolve(info)),
     ),
   );
@@ -111,9 +127,9 @@ function reset(session: Session): Promise<boolean> {
 export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<JobResult> {
   const warnings: string[] = [];
   const base = { email_id: job.email_id, destination: job.destination, dkim_signed: job.dkim !== null, warnings };
-  let raw: Buffer;
+  let envelopes: Envelope[];
   try {
-    raw = await buildMessage(job, (w) => warnings.push(w));
+    envelopes = await envelopesOf(job, (w) => warnings.push(w));
   } catch (e) {
     return {
       ...base,
@@ -135,7 +151,6 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
       };
     targets = connectTargets(job, res.targets, deps.settings);
   }
-  const envelopes = envelopesOf(job);
   let last: RecipientResult[] = [];
   for (const t of targets) {
     let session;
@@ -166,7 +181,7 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
       }
       try {
         // The end of DATA was answered: the transaction is over and the session clean (no RSET needed).
-        results.push(...resultsOfSend(envelope.to, await send(session, envelope, raw)));
+        results.push(...resultsOfSend(envelope.to, await send(session, envelope)));
         clean = true;
       } catch (e) {
         const err = e as SendError;
