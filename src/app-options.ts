@@ -1,7 +1,8 @@
 // What the app's parts are built with, derived from the configuration and the server's
 // settings: the template render pool, the base URL of links, the delivery engine's options.
+import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import type { Config, ServerSettings } from './config/index.ts';
+import { ConfigError, type Config, type ServerSettings } from './config/index.ts';
 import { LIMITS } from './limits/index.ts';
 import { createLazyRenderer, type Renderer } from './templates/index.ts';
 
@@ -21,6 +22,20 @@ export function publicUrlOf(config: Config): string {
   return `${config.tlsCert && config.tlsKey ? 'https' : 'http'}://${host}:${config.httpPort}`;
 }
 
+/** The PEM certificate authorities of `--outbound-ca`, read once; a file that is not one is refused. */
+export function outboundCaOf(config: Pick<Config, 'outboundCa'>): string[] | undefined {
+  if (!config.outboundCa) return undefined;
+  let pem: string;
+  try {
+    pem = readFileSync(config.outboundCa, 'utf8');
+  } catch (e) {
+    throw new ConfigError(`invalid setting --outbound-ca: cannot read ${config.outboundCa} (${(e as Error).message})`);
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+    throw new ConfigError(`invalid setting --outbound-ca: ${config.outboundCa} holds no PEM certificate`);
+  return [pem];
+}
+
 /** The delivery engine's options: its workers' settings, threads, retry policy and throttle. */
 export function deliveryOptions(config: Config, { hostname, mxPort }: ServerSettings) {
   const threads = config.workers ?? Math.max(1, cpus().length);
@@ -31,6 +46,7 @@ export function deliveryOptions(config: Config, { hostname, mxPort }: ServerSett
       dnsServers: config.dnsServers ?? null,
       relay: config.relay ?? null,
       tlsInsecure: config.smtpTlsInsecure,
+      ca: outboundCaOf(config) ?? [],
       connectTimeoutMs: config.deliveryConnectTimeout,
       socketTimeoutMs: config.deliveryTimeout,
     },

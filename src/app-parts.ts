@@ -2,10 +2,17 @@
 // parts before it: what createApp (app.ts) assembles. Only app.ts imports this file.
 import type { Agent } from 'undici';
 import type { Store } from './app-store.ts';
-import { deliveryOptions, makeRenderer, publicUrlOf } from './app-options.ts';
+import { deliveryOptions, makeRenderer, outboundCaOf, publicUrlOf } from './app-options.ts';
 import { createAccountsService, createMembersService } from './accounts/index.ts';
 import type { Config, ServerSettings } from './config/index.ts';
-import { RETURN_PATH_SECRET, type DeliveryEngine } from './delivery/index.ts';
+import {
+  createMtaStsCache,
+  createResolver,
+  jobPolicyOf,
+  RETURN_PATH_SECRET,
+  type DeliveryEngine,
+  type MtaStsCache,
+} from './delivery/index.ts';
 import {
   createDoctor,
   createDoctorDns,
@@ -46,6 +53,8 @@ export interface AppOverrides {
   createDataDir?: boolean;
   /** Extra certificates webhook targets may present (PEM): the tests' own CA. */
   webhookCa?: string[];
+  /** The HTTPS port of MTA-STS policy hosts: 443; another only in tests (no fixed ports there). */
+  mtaStsPort?: number;
   /** Run the webhook dispatcher in its own thread (`svc serve`); tests run it in-process on their clock. */
   webhookThread?: boolean;
   /** An admin command: it works with the settings the server recorded (server-settings.ts, effectiveSettings). */
@@ -160,6 +169,8 @@ export function wireSending(w: Wiring, { accounts }: ReturnType<typeof wireAcces
     clock,
     publicUrl: publicUrlOf(config),
     settings: (projectId) => accounts.getProjectSettings(projectId),
+    // List-Unsubscribe's mailto goes to the inbound listener: only while there is one.
+    ...(config.inboundPort !== 0 ? { mailto: { findEmail: (id: string) => store.emails.findById(id) } } : {}),
   });
   const suppressions = createSuppressionsService({ repo: store.suppressions, clock });
   return { renderer, templates, dnsResolver, domains, emails, tracking, suppressions };
@@ -169,7 +180,10 @@ export function wireSending(w: Wiring, { accounts }: ReturnType<typeof wireAcces
  * Mail that comes back: bounces to return paths and DMARC aggregate reports, read against
  * svc's own addresses (the report reader's thread starts on first use).
  */
-export function wireInbound(w: Wiring, { dnsResolver }: Pick<ReturnType<typeof wireSending>, 'dnsResolver'>) {
+export function wireInbound(
+  w: Wiring,
+  { dnsResolver, tracking }: Pick<ReturnType<typeof wireSending>, 'dnsResolver' | 'tracking'>,
+) {
   const { clock, logger, store, settings, metrics } = w;
   const reportReader = createLazyReportReader();
   const dmarc = createDmarcReports({
@@ -185,6 +199,7 @@ export function wireInbound(w: Wiring, { dnsResolver }: Pick<ReturnType<typeof w
     delivery: store.delivery,
     findEmail: (id) => store.emails.findById(id),
     returnPathKey: () => store.secrets.get(RETURN_PATH_SECRET),
+    unsubscribe: tracking,
     clock,
     logger,
     observe: (outcome, category, type, source) => metrics?.outcome(outcome, category, type, source),
@@ -197,11 +212,21 @@ export function wireDelivery(
   w: Wiring,
   { domains, tracking }: Pick<ReturnType<typeof wireSending>, 'domains' | 'tracking'>,
 ) {
-  const { config, clock, logger, store, settings, server, metrics } = w;
+  const { config, clock, logger, store, settings, server, metrics, overrides } = w;
   let engine: DeliveryEngine | undefined;
+  // MTA-STS (RFC 8461) applies to direct delivery; through a smarthost the relay is the next hop.
+  let sts: MtaStsCache | undefined;
+  const stsCache = () =>
+    (sts ??= createMtaStsCache({
+      resolver: createResolver(settings.dnsServers),
+      clock,
+      ca: outboundCaOf(config) ?? [],
+      ...(overrides.mtaStsPort ? { port: overrides.mtaStsPort } : {}),
+    }));
   const delivery = () =>
     (engine ??= serverOnly(server, 'app.delivery()').createDeliveryEngine(
       {
+        ...(config.relay ? {} : { stsPolicy: jobPolicyOf(stsCache()) }),
         repo: store.delivery,
         clock,
         logger,
@@ -227,6 +252,8 @@ export function wireDelivery(
     ));
   return {
     delivery,
+    /** The MTA-STS policies delivery has found (for `svc top` and metrics). */
+    stsCache,
     /** The engine if it was made (a LIVE email wakes it; admin commands have none). */
     started: () => engine,
   };

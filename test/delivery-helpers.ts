@@ -91,6 +91,7 @@ export async function startDeliveryEnv(
   dns: DnsServer,
   settings: Partial<ConfigInput>,
   logger?: Logger,
+  overrides: { mtaStsPort?: number } = {},
 ): Promise<DeliveryEnv> {
   const env = await createTestEnv(
     {
@@ -102,7 +103,7 @@ export async function startDeliveryEnv(
       ...settings,
     },
     'UNLIMITED',
-    logger ? { logger } : {},
+    { ...(logger ? { logger } : {}), ...overrides },
   );
   await addSigningDomain(env, dns, 'sender.test');
   const key = await env.key({ env: 'LIVE' });

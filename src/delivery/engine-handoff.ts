@@ -93,7 +93,9 @@ function run(s: EngineState, j: BuiltJob, job: DeliveryJob): Promise<JobResult> 
       internal_error: j.failure,
     });
   }
-  return (s.pool ??= startPool(s.opts.worker, s.opts.threads, s.opts.perThread)).run(job) as Promise<JobResult>;
+  const pool = (s.pool ??= startPool(s.opts.worker, s.opts.threads, s.opts.perThread));
+  if (!s.deps.stsPolicy) return pool.run(job) as Promise<JobResult>;
+  return s.deps.stsPolicy(job.destination).then((sts) => pool.run({ ...job, sts }) as Promise<JobResult>);
 }
 
 function workerFile(): string {

@@ -2,7 +2,7 @@ import type { Piscina } from 'piscina';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { Decision, RetryPolicy } from './outcome.ts';
-import type { DkimKey, TlsOutcome, WorkerSettings } from './job.ts';
+import type { DkimKey, JobSts, TlsOutcome, WorkerSettings } from './job.ts';
 import type { DeliveryStore, DueRow } from './store.ts';
 import { createThrottle, type Throttle, type ThrottleOptions } from './throttle.ts';
 import type { BuiltJob, HtmlTracking } from './build-job.ts';
@@ -36,6 +36,11 @@ export interface EngineDeps {
   spf?: SpfEvaluator;
   /** Told of every recorded recipient outcome (/metrics). */
   observe?: (decisions: Decision[]) => void;
+  /**
+   * The destination's MTA-STS policy (RFC 8461), looked up on the main thread so every worker
+   * shares one cache (and it outlives a restart); never throws. Absent: no policy applies.
+   */
+  stsPolicy?: (domain: string) => Promise<JobSts | null>;
   /** Told of every attempt's TLS outcomes, per MX host tried (TLS reporting, /metrics). */
   observeTls?: (outcomes: TlsOutcome[]) => void;
   /**

@@ -52,6 +52,18 @@ export interface DeliveryJob {
   headers: Record<string, string>;
   attachments: DeliveryAttachment[];
   dkim: DkimKey | null;
+  /** The destination's MTA-STS policy (RFC 8461) as the main thread found it; absent: none looked up. */
+  sts?: JobSts | null;
+}
+
+/** An MTA-STS policy handed to a worker, or why none could be had. */
+export interface JobSts {
+  /** The policy that applies now (fetched or cached), or null. */
+  policy: { id: string; mode: 'enforce' | 'testing' | 'none'; mx: string[]; max_age: number } | null;
+  /** What went wrong finding it (a failed lookup or fetch), even when a cached policy applies. */
+  problem: string | null;
+  /** The domain published an MTA-STS record (a failed fetch is then an sts-policy-fetch-error). */
+  published: boolean;
 }
 
 export interface SmtpReply {
@@ -67,6 +79,8 @@ export interface ConnectionInfo {
   tls_version: string | null;
   /** The local address the message left from. */
   local_ip: string | null;
+  /** The TLS policy the session met: `mta-sts enforce`, `mta-sts testing`, `dane`; absent: none. */
+  tls_policy?: string;
 }
 
 /** The result of one recipient: a reply from its server, or a failure before any reply. */
@@ -133,6 +147,8 @@ export interface WorkerSettings {
   dnsServers: string[] | null;
   relay: string | null;
   tlsInsecure: boolean;
+  /** Extra certificate authorities (PEM) trusted for MX hosts, beside node's own. */
+  ca?: string[];
   /** Socket timeouts, ms. */
   connectTimeoutMs: number;
   socketTimeoutMs: number;

@@ -7,6 +7,7 @@ import { request, type RequestOptions } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { getCACertificates } from 'node:tls';
 import type { Clock } from '../lib/clock.ts';
+import type { JobSts } from './job.ts';
 import { parsePolicy, parseStsRecord, type Parsed, type StsPolicy } from './mta-sts-policy.ts';
 
 export * from './mta-sts-policy.ts';
@@ -61,7 +62,7 @@ export function fetchPolicy(domain: string, opts: FetchOptions): Promise<Parsed<
     path: '/.well-known/mta-sts.txt',
     agent: false,
     lookup: lookupThrough(opts.resolver),
-    ...(opts.ca ? { ca: [...getCACertificates('default'), ...opts.ca] } : {}),
+    ...(opts.ca?.length ? { ca: [...getCACertificates('default'), ...opts.ca] } : {}),
   };
   return new Promise((resolve) => {
     const timer = opts.clock.setTimeout(
@@ -126,6 +127,8 @@ export interface PolicyLookup {
   source: 'fetched' | 'cached' | 'none';
   /** What went wrong on the way (a failed fetch or lookup), even when a cached policy still applies. */
   problem?: string;
+  /** The domain publishes an MTA-STS record (so a failed fetch is a policy fetch error, not "no policy"). */
+  published?: boolean;
 }
 
 export interface MtaStsCache {
@@ -133,6 +136,15 @@ export interface MtaStsCache {
   policyFor(domain: string): Promise<PolicyLookup>;
   /** The cached entry, expired or not (for `emails show`, `top` and metrics later). */
   peek(domain: string): CachedPolicy | undefined;
+  /** Puts back policies kept from before a restart (their expiry still holds). */
+  seed(entries: Iterable<[string, CachedPolicy]>): void;
+  /** Every cached policy, expired or not. */
+  entries(): [string, CachedPolicy][];
+}
+
+export interface CacheOptions extends FetchOptions {
+  /** Told of each newly fetched policy, to keep it across a restart. */
+  onFetched?: (domain: string, entry: CachedPolicy) => void;
 }
 
 /**
@@ -140,7 +152,7 @@ export interface MtaStsCache {
  * lookup or the fetch fails (5.1), so an attacker who blocks either does not turn enforce off.
  * Concurrent lookups of one domain share one discovery.
  */
-export function createMtaStsCache(opts: FetchOptions): MtaStsCache {
+export function createMtaStsCache(opts: CacheOptions): MtaStsCache {
   const entries = new Map<string, CachedPolicy>();
   const inflight = new Map<string, Promise<PolicyLookup>>();
 
@@ -155,9 +167,10 @@ export function createMtaStsCache(opts: FetchOptions): MtaStsCache {
     const record = await discoverPolicyId(domain, opts.resolver);
     const cached = fresh(domain);
     if (!record.ok) return fromCache(cached, record.reason);
-    if (cached?.id === record.value.id) return { policy: cached.policy, id: cached.id, source: 'cached' };
+    if (cached?.id === record.value.id)
+      return { policy: cached.policy, id: cached.id, source: 'cached', published: true };
     const fetched = await fetchPolicy(domain, opts);
-    if (!fetched.ok) return fromCache(fresh(domain), fetched.reason);
+    if (!fetched.ok) return { ...fromCache(fresh(domain), fetched.reason), published: true };
     const now = opts.clock.now();
     const entry = {
       id: record.value.id,
@@ -166,7 +179,8 @@ export function createMtaStsCache(opts: FetchOptions): MtaStsCache {
       expiresAt: now + fetched.value.maxAge * 1000,
     };
     entries.set(domain, entry);
-    return { policy: entry.policy, id: entry.id, source: 'fetched' };
+    opts.onFetched?.(domain, entry);
+    return { policy: entry.policy, id: entry.id, source: 'fetched', published: true };
   }
 
   return {
@@ -179,5 +193,30 @@ export function createMtaStsCache(opts: FetchOptions): MtaStsCache {
       return p;
     },
     peek: (domain) => entries.get(domain.toLowerCase().replace(/\.$/, '')),
+    seed(list) {
+      for (const [domain, entry] of list) if (!entries.has(domain)) entries.set(domain, entry);
+    },
+    entries: () => [...entries],
+  };
+}
+
+/**
+ * The policy a delivery job carries (plain data for a worker): what the cache says for the
+ * destination now. Never throws: a lookup that fails in an unexpected way is no policy, with
+ * the problem said (RFC 8461 section 5: an MTA-STS failure must not stop delivery by itself).
+ */
+export function jobPolicyOf(cache: MtaStsCache): (domain: string) => Promise<JobSts> {
+  return async (domain) => {
+    try {
+      const l = await cache.policyFor(domain);
+      const p = l.policy;
+      return {
+        policy: p && l.id ? { id: l.id, mode: p.mode, mx: p.mx, max_age: p.maxAge } : null,
+        problem: l.problem ?? null,
+        published: l.published ?? false,
+      };
+    } catch (e) {
+      return { policy: null, problem: `MTA-STS lookup failed: ${(e as Error).message}`, published: false };
+    }
   };
 }

@@ -1,5 +1,7 @@
+import { getCACertificates } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { ioTimeout, type Timer } from '../lib/clock.ts';
+import type { TlsRequirement } from './tls-policy.ts';
 
 export interface ConnectTarget {
   host: string;
@@ -8,11 +10,15 @@ export interface ConnectTarget {
   /** Implicit TLS (smtps relay). */
   secure: boolean;
   auth: { user: string; pass: string } | null;
+  /** What the destination's TLS policy asks of this session (tls-policy.ts). */
+  tls: TlsRequirement;
 }
 
 export interface PoolSettings {
   hostname: string;
   tlsInsecure: boolean;
+  /** Extra certificate authorities (PEM) trusted beside node's own. */
+  ca?: string[];
   connectTimeoutMs: number;
   socketTimeoutMs: number;
   idleMs: number;
@@ -26,9 +32,11 @@ export interface Session {
   localAddress: string | null;
 }
 
-const keyOf = (t: ConnectTarget) => `${t.ip}|${t.port}|${t.host}`;
+const keyOf = (t: ConnectTarget) => `${t.ip}|${t.port}|${t.host}|${t.tls}`;
 
 function open(t: ConnectTarget, s: PoolSettings): Promise<Session> {
+  // Verified TLS (an MTA-STS enforce policy) is required and checked whatever smtp-tls-insecure says.
+  const verified = t.tls === 'verified';
   const conn = new SMTPConnection({
     host: t.ip,
     port: t.port,
@@ -38,7 +46,12 @@ function open(t: ConnectTarget, s: PoolSettings): Promise<Session> {
     connectionTimeout: s.connectTimeoutMs,
     greetingTimeout: s.connectTimeoutMs,
     socketTimeout: s.socketTimeoutMs,
-    tls: { rejectUnauthorized: !s.tlsInsecure, servername: t.host },
+    requireTLS: verified,
+    tls: {
+      rejectUnauthorized: verified || !s.tlsInsecure,
+      servername: t.host,
+      ...(s.ca?.length ? { ca: [...getCACertificates('default'), ...s.ca] } : {}),
+    },
   });
   return new Promise((resolve, reject) => {
     conn.once('error', reject);

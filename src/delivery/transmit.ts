@@ -3,7 +3,8 @@ import { buildMessage } from './mime.ts';
 import { resolveCached, type Target } from './mx.ts';
 import { failureOf, parseReply } from './reply.ts';
 import type { ConnectTarget, Session, SmtpPool } from './smtp-pool.ts';
-import type { DeliveryJob, JobResult, RecipientResult, WorkerSettings } from './job.ts';
+import { outcome, outcomeBase, planAttempt, tlsFailureType, verifiedFailure, type HostPlan } from './tls-policy.ts';
+import type { DeliveryJob, JobResult, RecipientResult, TlsOutcome, WorkerSettings } from './job.ts';
 
 interface SendError extends Error {
   code?: string;
@@ -24,9 +25,11 @@ export interface TransmitDeps {
 const isConnectionLevel = (e: SendError) =>
   !e.command || e.command === 'CONN' || e.command === 'EHLO' || e.command === 'HELO';
 
-function connectTargets(job: DeliveryJob, targets: Target[], s: WorkerSettings): ConnectTarget[] {
-  return targets.flatMap((t) =>
-    t.addresses.map((ip) => ({ host: t.host, ip, port: s.mxPort, secure: false, auth: null })),
+function connectTargets(targets: Target[], plan: HostPlan[], s: WorkerSettings): ConnectTarget[] {
+  return plan.flatMap((p) =>
+    targets
+      .find((t) => t.host === p.host)!
+      .addresses.map((ip) => ({ host: p.host, ip, port: s.mxPort, secure: false, auth: null, tls: p.tls })),
   );
 }
 
@@ -40,11 +43,19 @@ function relayTarget(relay: string): ConnectTarget {
     port: Number(u.port || (secure ? 465 : 587)),
     secure,
     auth,
+    tls: 'opportunistic',
   };
 }
 
 const failAll = (recipients: string[], kind: RecipientResult['failure']): RecipientResult[] =>
   recipients.map((recipient) => ({ recipient, stage: 'connect', reply: null, failure: kind }));
+
+/** The TLS policy a session met, as `emails show` and the events tell it. */
+function policyOf(t: ConnectTarget, base: Pick<TlsOutcome, 'sts_mode'>): { tls_policy?: string } {
+  if (t.tls === 'verified') return { tls_policy: 'mta-sts enforce' };
+  if (base.sts_mode === 'testing') return { tls_policy: 'mta-sts testing' };
+  return {};
+}
 
 /** One SMTP transaction: a return path, the recipients it carries and the message. */
 interface Envelope {
@@ -139,17 +150,32 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
     };
   }
   let targets: ConnectTarget[];
+  const tls: TlsOutcome[] = [];
+  const base2 = { ...base, tls };
+  const tlsBase = outcomeBase(job);
   if (deps.settings.relay) targets = [relayTarget(deps.settings.relay)];
   else {
     const res = await resolveCached(deps.resolver, job.destination);
     if (!res.ok)
       return {
-        ...base,
+        ...base2,
         connection: null,
         results: failAll(job.recipients, { kind: res.kind, message: res.message }),
         internal_error: null,
       };
-    targets = connectTargets(job, res.targets, deps.settings);
+    const plan = planAttempt(
+      job,
+      res.targets.map((t) => t.host),
+    );
+    tls.push(...plan.refused);
+    if (plan.deferral)
+      return {
+        ...base2,
+        connection: null,
+        results: failAll(job.recipients, { kind: 'tls', message: plan.deferral }),
+        internal_error: null,
+      };
+    targets = connectTargets(res.targets, plan.hosts, deps.settings);
   }
   let last: RecipientResult[] = [];
   for (const t of targets) {
@@ -157,9 +183,24 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
     try {
       session = await deps.pool.acquire(t);
     } catch (e) {
-      const f = failureOf(e as SendError);
-      last = failAll(job.recipients, { ...f, message: `${t.host} [${t.ip}]:${t.port}: ${f.message}` });
+      const err = e as SendError;
+      const f = failureOf(err);
+      const tlsType = tlsFailureType(err);
+      if (tlsType && !deps.settings.relay) tls.push(outcome(tlsBase, t.host, t.ip, tlsType, f.message));
+      // Under an enforce policy a TLS failure is a deferral that says what the policy asked (RFC 8461 5).
+      const message =
+        t.tls === 'verified' && tlsType
+          ? verifiedFailure(job, t.host, f.message)
+          : `${t.host} [${t.ip}]:${t.port}: ${f.message}`;
+      last = failAll(job.recipients, { kind: tlsType ? 'tls' : f.kind, message });
       continue;
+    }
+    if (!deps.settings.relay) {
+      tls.push(
+        session.tls
+          ? outcome(tlsBase, t.host, t.ip, 'success', null)
+          : outcome(tlsBase, t.host, t.ip, 'starttls-not-supported', `${t.host} offered no STARTTLS`),
+      );
     }
     const connection = {
       mx_host: t.host,
@@ -167,6 +208,7 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
       tls: session.tls,
       tls_version: session.tlsVersion,
       local_ip: session.localAddress,
+      ...policyOf(t, tlsBase),
     };
     const results: RecipientResult[] = [];
     const rest = (from: number) => envelopes.slice(from).flatMap((e) => e.to);
@@ -206,7 +248,7 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
       last = failAll(job.recipients, failureOf(broken));
       continue;
     }
-    return { ...base, connection, results, internal_error: null };
+    return { ...base2, connection, results, internal_error: null };
   }
-  return { ...base, connection: null, results: last, internal_error: null };
+  return { ...base2, connection: null, results: last, internal_error: null };
 }

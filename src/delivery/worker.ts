@@ -11,6 +11,7 @@ const resolver = createResolver(settings.dnsServers);
 const pool = createSmtpPool({
   hostname: settings.hostname,
   tlsInsecure: settings.tlsInsecure,
+  ca: settings.ca ?? [],
   connectTimeoutMs: settings.connectTimeoutMs,
   socketTimeoutMs: settings.socketTimeoutMs,
   idleMs: 30_000,

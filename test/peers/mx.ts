@@ -50,6 +50,10 @@ export interface MxPeerOptions {
   auth?: { user: string; pass: string };
   /** Wait this long before answering the end of DATA (keeps a transaction in flight); read per message. */
   dataDelayMs?: number | (() => number);
+  /** Certificates by the name the client asks for (SNI); others get `tls`. */
+  sni?: Record<string, { key: string; cert: string }>;
+  /** Listen here (another loopback address, on the port of a peer already listening there). */
+  listen?: { host: string; port: number };
 }
 
 export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
@@ -69,6 +73,7 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
       cb(Object.assign(new Error('5.7.8 Authentication credentials invalid'), { responseCode: 535 }));
     },
     ...(opts.tls ? { key: opts.tls.key, cert: opts.tls.cert } : {}),
+    ...(opts.sni ? { sniOptions: opts.sni } : {}),
     logger: false,
     onMailFrom(_address, _session, cb) {
       const b = behaviour.get(MAIL_FROM);
@@ -122,7 +127,9 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
   });
   // A sender killed mid-transaction resets the socket; that is expected here, not a test failure.
   server.on('error', () => {});
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) =>
+    server.listen(opts.listen?.port ?? 0, opts.listen?.host ?? '127.0.0.1', resolve),
+  );
   return {
     port: (server.server.address() as AddressInfo).port,
     received,
