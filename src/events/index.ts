@@ -19,12 +19,12 @@ export const EVENT_TYPES = [
   'complained',
   'failed',
   'simulated',
-  // A recipient's one-click unsubscribe (RFC 8058): on the timeline only, no webhook event (decisions-U.md).
+  // A recipient's one-click or mailto unsubscribe (RFC 8058, RFC 2369; decisions.md): a webhook event, not a stat.
   'unsubscribed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-/** The names a webhook may subscribe to (decisions.md: the specification's, plus simulated and opened); `*` is every one. */
+/** The names a webhook may subscribe to (decisions.md: the specification's, plus simulated, opened and unsubscribed); `*` is every one. */
 export const WEBHOOK_EVENTS = [
   'queued',
   'sending',
@@ -36,6 +36,7 @@ export const WEBHOOK_EVENTS = [
   'failed',
   'simulated',
   'opened',
+  'unsubscribed',
 ] as const satisfies readonly EventType[];
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 

@@ -1,5 +1,5 @@
 import type { PgCommitter } from '../store/pg-committer.ts';
-import type { TrackingEvent, TrackingStore, Unsubscribe } from './store.ts';
+import { unsubscribedEventData, type TrackingEvent, type TrackingStore, type Unsubscribe } from './store.ts';
 
 /** The tracking store on PostgreSQL (store.ts): the clicked/opened events. */
 export function createPgTrackingRepo(tx: PgCommitter): TrackingStore {
@@ -17,7 +17,7 @@ export function createPgTrackingRepo(tx: PgCommitter): TrackingStore {
         if ((s.rowCount ?? 0) === 0) return 'already' as const;
         await t.query(
           `INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES ($1, $2, 'unsubscribed', $3, $4)`,
-          [u.eventId, seq, JSON.stringify({ email: u.email }), u.at],
+          [u.eventId, seq, JSON.stringify(unsubscribedEventData(u)), u.at],
         );
         return 'added' as const;
       }),

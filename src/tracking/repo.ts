@@ -1,6 +1,6 @@
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
-import type { TrackingEvent, TrackingStore, Unsubscribe } from './store.ts';
+import { unsubscribedEventData, type TrackingEvent, type TrackingStore, type Unsubscribe } from './store.ts';
 
 /** The tracking store on SQLite (store.ts): the clicked/opened events. */
 export function createTrackingRepo(db: Db, tx: Committer): TrackingStore {
@@ -23,7 +23,7 @@ export function createTrackingRepo(db: Db, tx: Committer): TrackingStore {
         const row = emailOf.get(u.emailId, u.projectId) as { seq: number } | undefined;
         if (!row) return 'not_found' as const;
         if (suppress.run(u.projectId, u.email, u.emailId, u.at).changes === 0) return 'already' as const;
-        unsubscribed.run(u.eventId, row.seq, JSON.stringify({ email: u.email }), u.at);
+        unsubscribed.run(u.eventId, row.seq, JSON.stringify(unsubscribedEventData(u)), u.at);
         return 'added' as const;
       }),
     addEvent: (e: TrackingEvent) =>

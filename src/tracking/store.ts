@@ -21,6 +21,16 @@ export interface Unsubscribe {
   /** The id of the `unsubscribed` event, written only when the address was not listed yet. */
   eventId: string;
   at: string;
+  /** How it came: the List-Unsubscribe URL (POST) or its mailto (a message to the inbound listener). */
+  via?: 'one-click' | 'mailto';
+}
+
+/**
+ * The `unsubscribed` event's `data`, which a webhook sends as `data.event`: the recipient, as
+ * other recipient events name it, the suppression it got, and how it came. Both stores write it.
+ */
+export function unsubscribedEventData(u: Unsubscribe): Record<string, unknown> {
+  return { recipient: u.email, suppression_reason: 'UNSUBSCRIBE', via: u.via ?? 'one-click' };
 }
 
 /** What an unsubscribe did: listed the address (and its event), found it listed already, or found no such email in that project. */

@@ -31,6 +31,11 @@ describe.each(STORE_KINDS)('the email_events triggers on %s', (kind) => {
     expect(typesInWhen(triggers.get('email_events_webhooks')!)).toEqual([...WEBHOOK_EVENTS].sort());
   });
 
+  it("fire webhooks for a recipient's unsubscribe (issue 32), which the stats do not count", () => {
+    expect(typesInWhen(triggers.get('email_events_webhooks')!)).toContain('unsubscribed');
+    expect(typesInWhen(triggers.get('email_events_stats')!)).not.toContain('unsubscribed');
+  });
+
   it('count in the hourly stats exactly the types the rollup reports', () => {
     expect(typesInWhen(triggers.get('email_events_stats')!)).toEqual([...STAT_TYPES].sort());
   });
