@@ -5,14 +5,7 @@ import type { Store } from './app-store.ts';
 import { deliveryOptions, makeRenderer, outboundCaOf, publicUrlOf } from './app-options.ts';
 import { createAccountsService, createMembersService } from './accounts/index.ts';
 import type { Config, ServerSettings } from './config/index.ts';
-import {
-  createMtaStsCache,
-  createResolver,
-  jobPolicyOf,
-  RETURN_PATH_SECRET,
-  type DeliveryEngine,
-  type MtaStsCache,
-} from './delivery/index.ts';
+import { createResolver, createStoredStsPolicies, RETURN_PATH_SECRET, type DeliveryEngine } from './delivery/index.ts';
 import {
   createDoctor,
   createDoctorDns,
@@ -215,18 +208,20 @@ export function wireDelivery(
   const { config, clock, logger, store, settings, server, metrics, overrides } = w;
   let engine: DeliveryEngine | undefined;
   // MTA-STS (RFC 8461) applies to direct delivery; through a smarthost the relay is the next hop.
-  let sts: MtaStsCache | undefined;
-  const stsCache = () =>
-    (sts ??= createMtaStsCache({
+  let sts: ReturnType<typeof createStoredStsPolicies> | undefined;
+  const stsPolicies = () =>
+    (sts ??= createStoredStsPolicies({
       resolver: createResolver(settings.dnsServers),
       clock,
       ca: outboundCaOf(config) ?? [],
       ...(overrides.mtaStsPort ? { port: overrides.mtaStsPort } : {}),
+      store: store.delivery,
+      warn: (message, err) => logger.warn({ err }, message),
     }));
   const delivery = () =>
     (engine ??= serverOnly(server, 'app.delivery()').createDeliveryEngine(
       {
-        ...(config.relay ? {} : { stsPolicy: jobPolicyOf(stsCache()) }),
+        ...(config.relay ? {} : { stsPolicy: (domain: string) => stsPolicies().policyFor(domain) }),
         repo: store.delivery,
         clock,
         logger,
@@ -253,7 +248,7 @@ export function wireDelivery(
   return {
     delivery,
     /** The MTA-STS policies delivery has found (for `svc top` and metrics). */
-    stsCache,
+    stsPolicies,
     /** The engine if it was made (a LIVE email wakes it; admin commands have none). */
     started: () => engine,
   };

@@ -1,8 +1,10 @@
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { StoredStsPolicy } from '../src/delivery/store.ts';
 import {
   createMtaStsCache,
+  createStoredStsPolicies,
   fetchPolicy,
   judgeMx,
   mxMatches,
@@ -253,5 +255,37 @@ describe('policy cache', () => {
     clock.advance(86_400_000);
     answer = { status: 503 };
     expect(await cache.policyFor(DOMAIN)).toMatchObject({ source: 'none', problem: 'policy server answered 503' });
+  });
+});
+
+describe('policies kept across a restart', () => {
+  it('a restarted server applies the policy it fetched before, with the record and the policy host blocked', async () => {
+    const { clock, opts } = setup();
+    const kept = new Map<string, StoredStsPolicy>();
+    const store = {
+      saveStsPolicy: (p: StoredStsPolicy) => Promise.resolve(void kept.set(p.domain, p)),
+      stsPolicies: (now: number) => Promise.resolve([...kept.values()].filter((p) => Date.parse(p.expires_at) > now)),
+    };
+    const warn = () => undefined;
+    const before = createStoredStsPolicies({ ...opts, store, warn });
+    expect(await before.policyFor(DOMAIN)).toMatchObject({ policy: { id: '20261128T1', mode: 'enforce' } });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(kept.get(DOMAIN)).toMatchObject({ policy_id: '20261128T1', mode: 'enforce', max_age: 86400 });
+
+    // After the restart an attacker blocks the TXT record and the policy host: enforce still applies.
+    dns.set(`_mta-sts.${DOMAIN}`, { rcode: 'SERVFAIL' });
+    answer = { status: 503 };
+    clock.advance(3_600_000);
+    const after = createStoredStsPolicies({ ...opts, store, warn });
+    expect(await after.policyFor(DOMAIN)).toMatchObject({
+      policy: { id: '20261128T1', mode: 'enforce', mx: ['mx1.example.test', '*.mail.example.test'] },
+      published: false,
+    });
+    expect(hits).toHaveLength(1);
+
+    // Once max_age has passed since the fetch, the kept policy is not read back.
+    clock.advance(86_400_000);
+    const later = createStoredStsPolicies({ ...opts, store, warn });
+    expect(await later.policyFor(DOMAIN)).toMatchObject({ policy: null });
   });
 });

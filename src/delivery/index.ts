@@ -14,5 +14,5 @@ export { basicCodeOf, classifyReply, type BounceCategory } from './classify.ts';
 export type { Decision } from './outcome.ts';
 export { PG_EXPLAIN_SQL } from './repo-pg.ts';
 export { recipientTimelines, recipientTimelineSchema, type RecipientTimeline } from './timeline.ts';
-export { createMtaStsCache, jobPolicyOf, type MtaStsCache } from './mta-sts.ts';
+export { createStoredStsPolicies } from './mta-sts.ts';
 export { createResolver } from './mx.ts';

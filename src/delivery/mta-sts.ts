@@ -7,7 +7,9 @@ import { request, type RequestOptions } from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { getCACertificates } from 'node:tls';
 import type { Clock } from '../lib/clock.ts';
+import { iso } from '../lib/clock.ts';
 import type { JobSts } from './job.ts';
+import type { DeliveryStore, StoredStsPolicy } from './store.ts';
 import { parsePolicy, parseStsRecord, type Parsed, type StsPolicy } from './mta-sts-policy.ts';
 
 export * from './mta-sts-policy.ts';
@@ -218,5 +220,57 @@ export function jobPolicyOf(cache: MtaStsCache): (domain: string) => Promise<Job
     } catch (e) {
       return { policy: null, problem: `MTA-STS lookup failed: ${(e as Error).message}`, published: false };
     }
+  };
+}
+
+/** A cache entry as the store keeps it, and back. */
+export const storedOf = (domain: string, e: CachedPolicy): StoredStsPolicy => ({
+  domain,
+  policy_id: e.id,
+  mode: e.policy.mode,
+  mx: e.policy.mx,
+  max_age: e.policy.maxAge,
+  fetched_at: iso(e.fetchedAt),
+  expires_at: iso(e.expiresAt),
+});
+
+const cachedOf = (r: StoredStsPolicy): [string, CachedPolicy] => [
+  r.domain,
+  {
+    id: r.policy_id,
+    policy: { mode: r.mode, mx: r.mx, maxAge: r.max_age },
+    fetchedAt: Date.parse(r.fetched_at),
+    expiresAt: Date.parse(r.expires_at),
+  },
+];
+
+/**
+ * The cache kept in the store: each fetched policy is saved, and the unexpired ones are read
+ * back before the first lookup, so a restart applies the policies it knew (RFC 8461 5.1).
+ */
+export function createStoredStsPolicies(
+  opts: FetchOptions & {
+    store: Pick<DeliveryStore, 'saveStsPolicy' | 'stsPolicies'>;
+    warn: (message: string, err: unknown) => void;
+  },
+) {
+  const cache = createMtaStsCache({
+    ...opts,
+    onFetched: (domain, entry) =>
+      void opts.store
+        .saveStsPolicy(storedOf(domain, entry))
+        .catch((e: unknown) => opts.warn('MTA-STS policy not kept', e)),
+  });
+  const seeded = opts.store
+    .stsPolicies(opts.clock.now())
+    .then((rows) => cache.seed(rows.map(cachedOf)))
+    .catch((e: unknown) => opts.warn('MTA-STS policies kept before the restart could not be read', e));
+  const lookup = jobPolicyOf(cache);
+  return {
+    cache,
+    policyFor: async (domain: string) => {
+      await seeded;
+      return lookup(domain);
+    },
   };
 }

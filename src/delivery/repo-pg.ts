@@ -17,6 +17,7 @@ import type {
   QueueRecipient,
   QueueStats,
   RecipientOutcome,
+  StoredStsPolicy,
 } from './store.ts';
 
 /** Per recipient of an email (by id): where it stands in the queue, and its destination's throttle. */
@@ -346,6 +347,24 @@ export function createPgDeliveryRepo(
 
     explain: async (emailId) => (await pool.query<QueueRecipient>(PG_EXPLAIN_SQL, [emailId])).rows,
 
+    saveStsPolicy: (p) =>
+      tx.write(async (t) => {
+        await t.query(
+          `INSERT INTO mta_sts_policies (domain, policy_id, mode, mx, max_age, fetched_at, expires_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7)
+           ON CONFLICT (domain) DO UPDATE SET policy_id = excluded.policy_id, mode = excluded.mode, mx = excluded.mx,
+             max_age = excluded.max_age, fetched_at = excluded.fetched_at, expires_at = excluded.expires_at`,
+          [p.domain, p.policy_id, p.mode, JSON.stringify(p.mx), p.max_age, p.fetched_at, p.expires_at],
+        );
+      }),
+    stsPolicies: async (now) =>
+      (
+        await pool.query<Omit<StoredStsPolicy, 'mx'> & { mx: string }>(
+          `SELECT domain, policy_id, mode, mx, max_age, fetched_at, expires_at FROM mta_sts_policies
+           WHERE expires_at > $1 ORDER BY domain COLLATE "C"`,
+          [iso(now)],
+        )
+      ).rows.map((r) => ({ ...r, mx: JSON.parse(r.mx) as string[] })),
     saveThrottle: (domain, state, now) =>
       tx.write(async (t) => {
         if (!state) await t.query('DELETE FROM destination_throttles WHERE domain = $1', [domain]);

@@ -15,6 +15,7 @@ import type {
   LeasedRow,
   QueueRecipient,
   QueueStats,
+  StoredStsPolicy,
 } from './store.ts';
 
 export type {
@@ -147,6 +148,15 @@ export function createDeliveryRepo(
        reason = excluded.reason, updated_at = excluded.updated_at`,
   );
   const clearThrottle = db.prepare('DELETE FROM destination_throttles WHERE domain = ?');
+  const saveSts = db.prepare(
+    `INSERT INTO mta_sts_policies (domain, policy_id, mode, mx, max_age, fetched_at, expires_at)
+     VALUES (@domain, @policy_id, @mode, @mx, @max_age, @fetched_at, @expires_at)
+     ON CONFLICT (domain) DO UPDATE SET policy_id = excluded.policy_id, mode = excluded.mode, mx = excluded.mx,
+       max_age = excluded.max_age, fetched_at = excluded.fetched_at, expires_at = excluded.expires_at`,
+  );
+  const stsRows = db.prepare<[string], Omit<StoredStsPolicy, 'mx'> & { mx: string }>(
+    'SELECT domain, policy_id, mode, mx, max_age, fetched_at, expires_at FROM mta_sts_policies WHERE expires_at > ? ORDER BY domain',
+  );
   const renewLease = db.prepare('UPDATE recipients SET lease_until = ? WHERE id = ? AND lease_token = ?');
   const releaseAll = db.prepare(
     `UPDATE recipients SET lease_until = NULL, lease_token = NULL WHERE lease_until IS NOT NULL`,
@@ -260,6 +270,9 @@ export function createDeliveryRepo(
         if (state) saveThrottle.run({ domain, ...state, at: iso(now) });
         else clearThrottle.run(domain);
       }),
+    saveStsPolicy: (p) => tx.write(() => void saveSts.run({ ...p, mx: JSON.stringify(p.mx) })),
+    stsPolicies: (now) =>
+      Promise.resolve(stsRows.all(iso(now)).map((r) => ({ ...r, mx: JSON.parse(r.mx) as string[] }))),
     // Single server: leases left by a process that died are void at start.
     releaseStaleLeases: () => tx.write(() => releaseAll.run().changes),
   };

@@ -185,4 +185,19 @@ export interface DeliveryStore {
    * that other processes and nodes see it; null: it recovered, its row is deleted.
    */
   saveThrottle(domain: string, state: ThrottleState | null, now: number): Promise<void>;
+  /** Keeps a domain's newly fetched MTA-STS policy, replacing the one it had (RFC 8461 5.1). */
+  saveStsPolicy(p: StoredStsPolicy): Promise<void>;
+  /** The MTA-STS policies kept, unexpired at `now` (ms), by domain in byte order: what a restart seeds its cache with. */
+  stsPolicies(now: number): Promise<StoredStsPolicy[]>;
+}
+
+/** An MTA-STS policy as kept between restarts; times ISO-8601 UTC. */
+export interface StoredStsPolicy {
+  domain: string;
+  policy_id: string;
+  mode: 'enforce' | 'testing' | 'none';
+  mx: string[];
+  max_age: number;
+  fetched_at: string;
+  expires_at: string;
 }

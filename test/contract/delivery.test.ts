@@ -331,6 +331,28 @@ describe.each(STORE_KINDS)('DeliveryStore on %s', (kind) => {
     expect(await d().throttledNow()).toEqual([]);
   });
 
+  it('saveStsPolicy and stsPolicies: one row per domain, replaced by a new fetch, only the unexpired, in byte order', async () => {
+    await collateNotByBytes(s, kind, 'mta_sts_policies', 'domain');
+    const policy = (domain: string, id: string, expires: number) => ({
+      domain,
+      policy_id: id,
+      mode: 'enforce' as const,
+      mx: ['mx1.' + domain.toLowerCase(), '*.mail.' + domain.toLowerCase()],
+      max_age: 86400,
+      fetched_at: AT,
+      expires_at: iso(expires),
+    });
+    for (const domain of ['ab.test', 'a.test', 'B.test']) await d().saveStsPolicy(policy(domain, 'v1', T0 + 1000));
+    await d().saveStsPolicy({ ...policy('a.test', 'v2', T0 + 5000), mode: 'testing', mx: ['mx.a.test'] });
+    await d().saveStsPolicy(policy('old.test', 'v1', T0 - 1));
+    expect(await d().stsPolicies(T0)).toEqual([
+      policy('B.test', 'v1', T0 + 1000),
+      { ...policy('a.test', 'v2', T0 + 5000), mode: 'testing', mx: ['mx.a.test'] },
+      policy('ab.test', 'v1', T0 + 1000),
+    ]);
+    expect((await d().stsPolicies(T0 + 1000)).map((p) => p.domain)).toEqual(['a.test']);
+  });
+
   it("explain: each recipient's place in the queue with its destination's throttle; empty for no email", async () => {
     await accept('x1', ['a@slow.test', 'b@x.test']);
     await d().saveThrottle('slow.test', { concurrency: 1, paused_until: null, reason: '421 slow' }, T0);
