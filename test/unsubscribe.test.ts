@@ -32,17 +32,28 @@ let n = 0;
 const setOneClick = (on: boolean) =>
   d.env.app.accounts.updateProjectSettings(d.env.init.project_id, { one_click_unsubscribe: on });
 
+/** A header of a message as received, unfolded (undefined when absent). */
+function headOf(raw: Buffer) {
+  const head = raw
+    .subarray(0, raw.indexOf('\r\n\r\n'))
+    .toString()
+    .replace(/\r\n[ \t]+/g, ' ');
+  return (name: string) => new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1];
+}
+
 /** Sends to a fresh address and returns the id, the address and the message as the MX received it. */
 async function sendAndReceive(to = [`reader${++n}@dest.test`]) {
   const id = await d.send(to);
   const m = await receivedFor(d.env, mx, to[0]!);
-  const head = m.raw
-    .subarray(0, m.raw.indexOf('\r\n\r\n'))
-    .toString()
-    .replace(/\r\n[ \t]+/g, ' ');
-  const header = (name: string) => new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1];
+  const header = headOf(m.raw);
   return { id, to: to[0]!, raw: m.raw, header, dkimFields: /\bh=([^;]+)/.exec(header('DKIM-Signature') ?? '')?.[1] };
 }
+
+/** GET /v1/emails/{id}'s data. */
+const read = async (id: string) =>
+  (
+    await d.env.server.inject({ method: 'GET', url: `/v1/emails/${id}`, headers: { authorization: `Bearer ${d.key}` } })
+  ).json().data;
 
 const tokenIn = (listUnsubscribe: string | undefined) =>
   new RegExp(`^<${PUBLIC}/u/([A-Za-z0-9_-]+)>$`).exec(listUnsubscribe ?? '')?.[1] ?? '';
@@ -153,9 +164,77 @@ describe('one-click unsubscribe', () => {
       expect(await count(d.env, 'suppressions', 'project_id = ?', other.id)).toBe(0);
     });
 
-    it('gives a copy to several recipients of one domain no header (a token names one recipient)', async () => {
-      const many = await sendAndReceive([`a${++n}@dest.test`, `b${n}@dest.test`]);
-      expect(many.header('List-Unsubscribe')).toBeUndefined();
+    it('gives several recipients at one domain each a copy of its own, with its own token, all DKIM-signed', async () => {
+      const to = [`a${++n}@dest.test`, `b${n}@dest.test`, `c${n}@dest.test`];
+      const id = await d.send(to);
+      await receivedFor(d.env, mx, to[0]!);
+      const copies = to.map((addr) => mx.received.filter((x) => x.to.includes(addr)));
+      // One message per recipient, each in its own transaction: no copy carries another's token.
+      expect(copies.map((c) => c.map((x) => x.to))).toEqual(to.map((addr) => [[addr]]));
+      const tokens: string[] = [];
+      for (const [i, [copy]] of copies.entries()) {
+        const head = headOf(copy!.raw);
+        tokens.push(tokenIn(head('List-Unsubscribe')));
+        expect(head('List-Unsubscribe-Post')).toBe('List-Unsubscribe=One-Click');
+        expect((await verifyDkim(copy!.raw, dns)).status).toBe('pass');
+        const key = await trackingKey();
+        expect(tokens[i]).toBe(
+          signUnsubscribeToken(key, { projectId: d.env.init.project_id, emailId: id, recipient: to[i]! }),
+        );
+      }
+      expect(new Set(tokens).size).toBe(3);
+      expect((await oneClick(tokens[1]!)).statusCode).toBe(200);
+      expect(await suppressed(to[1]!)).toEqual([{ reason: 'UNSUBSCRIBE', source_email_id: id }]);
+      expect(await suppressed(to[0]!)).toEqual([]);
+      expect(await suppressed(to[2]!)).toEqual([]);
+    });
+  });
+
+  describe("a send's own choice", () => {
+    it('one_click_unsubscribe: false leaves the headers out although the project asks for them', async () => {
+      await setOneClick(true);
+      const to = `off${++n}@dest.test`;
+      const id = await d.send([to], { one_click_unsubscribe: false });
+      const m = await receivedFor(d.env, mx, to);
+      expect(headOf(m.raw)('List-Unsubscribe')).toBeUndefined();
+      expect(headOf(m.raw)('List-Unsubscribe-Post')).toBeUndefined();
+      expect((await read(id)).one_click_unsubscribe).toBe(false);
+    });
+
+    it('one_click_unsubscribe: true adds them although the project does not ask', async () => {
+      await setOneClick(false);
+      const to = `on${++n}@dest.test`;
+      const id = await d.send([to], { one_click_unsubscribe: true });
+      const m = await receivedFor(d.env, mx, to);
+      expect(tokenIn(headOf(m.raw)('List-Unsubscribe'))).not.toBe('');
+      expect((await verifyDkim(m.raw, dns)).status).toBe('pass');
+      expect((await read(id)).one_click_unsubscribe).toBe(true);
+    });
+
+    it("null or absent keeps the project's setting, and reads back as null", async () => {
+      await setOneClick(true);
+      const to = `dflt${++n}@dest.test`;
+      const id = await d.send([to], { one_click_unsubscribe: null });
+      expect(tokenIn(headOf((await receivedFor(d.env, mx, to)).raw)('List-Unsubscribe'))).not.toBe('');
+      expect((await read(id)).one_click_unsubscribe).toBeNull();
+    });
+
+    it('refuses a value that is not a boolean with 422 naming the field', async () => {
+      const res = await d.env.server.inject({
+        method: 'POST',
+        url: '/v1/emails',
+        headers: { authorization: `Bearer ${d.key}` },
+        payload: {
+          from: 'news@sender.test',
+          to: ['x@dest.test'],
+          subject: 'S',
+          text: 'T',
+          one_click_unsubscribe: 'yes',
+        },
+      });
+      expect(res.statusCode).toBe(422);
+      expect(res.json().error.code).toBe('request_validation_failed');
+      expect(JSON.stringify(res.json().error.details)).toContain('one_click_unsubscribe');
     });
   });
 });

@@ -8,19 +8,36 @@ const parse = <T>(v: unknown): T => (v == null ? (null as T) : (JSON.parse(v as 
 /** Rewrites a LIVE email's HTML as it goes out (click and open tracking); the stored body stays as sent by the customer. */
 export interface HtmlTracking {
   prepareHtml(emailId: string, projectId: string, html: string): Promise<string>;
-  /** The List-Unsubscribe headers of one recipient's copy (none when the project does not ask for them). */
-  listUnsubscribe?(emailId: string, projectId: string, recipient: string): Promise<Record<string, string>>;
+  /**
+   * The List-Unsubscribe headers of each recipient's copy, in order; null when the email (its
+   * own choice, else its project's setting) goes without.
+   */
+  listUnsubscribe?(
+    email: { id: string; projectId: string; fromDomain: string; asked: boolean | null },
+    recipients: string[],
+  ): Promise<Record<string, string>[] | null>;
 }
 
 /**
- * The customer's headers plus one-click unsubscribe ones. The token names one recipient, so
- * only a copy for a single recipient gets them; a customer's own List-Unsubscribe wins.
+ * The customer's headers, and each recipient's one-click unsubscribe ones. A token names one
+ * recipient, so one recipient's go in `headers`, several recipients' in `perRecipient` (each
+ * then gets a copy of its own: job.ts recipient_headers). A customer's own List-Unsubscribe wins.
  */
-async function headersOf(e: ClaimedEmail['row'], rows: DueRow[], tracking?: HtmlTracking) {
+async function headersOf(e: ClaimedEmail['row'], rows: DueRow[], fromDomain: string, tracking?: HtmlTracking) {
   const own = parse<Record<string, string>>(e.headers) ?? {};
   const mine = Object.keys(own).some((h) => h.toLowerCase().startsWith('list-unsubscribe'));
-  if (mine || rows.length !== 1 || !tracking?.listUnsubscribe) return own;
-  return { ...own, ...(await tracking.listUnsubscribe(e.id, e.project_id as string, rows[0]!.address)) };
+  const asked = e.one_click_unsubscribe == null ? null : e.one_click_unsubscribe === 1;
+  const email = { id: e.id, projectId: e.project_id as string, fromDomain, asked };
+  const each =
+    mine || !tracking?.listUnsubscribe
+      ? null
+      : await tracking.listUnsubscribe(
+          email,
+          rows.map((r) => r.address),
+        );
+  if (!each) return { headers: own, perRecipient: null };
+  if (each.length === 1) return { headers: { ...own, ...each[0] }, perRecipient: null };
+  return { headers: own, perRecipient: each };
 }
 
 export interface BuiltJob {
@@ -47,6 +64,7 @@ export async function buildJob(
   const fromDomain = e.from_email.slice(e.from_email.lastIndexOf('@') + 1).toLowerCase();
   const dkim = (await keys.getSigningKey(fromDomain)) ?? null;
   const returnPaths = group.rows.map((r) => returnPathAddress(returnPathKey, e.id, r.address, fromDomain));
+  const { headers, perRecipient } = await headersOf(e, group.rows, fromDomain, tracking);
   const job: DeliveryJob = {
     email_id: e.id,
     destination: group.domain,
@@ -65,7 +83,8 @@ export async function buildJob(
     subject: e.subject as string,
     html: html !== null && tracking ? await tracking.prepareHtml(e.id, e.project_id as string, html) : html,
     text: e.text_body as string | null,
-    headers: await headersOf(e, group.rows, tracking),
+    headers,
+    recipient_headers: perRecipient,
     attachments: email.attachments.map((a) => ({
       filename: a.filename,
       content_type: a.content_type,

@@ -1,7 +1,13 @@
 import type { EmailRow, EventRow } from './store.ts';
 
 const JSON_FIELDS = ['to_emails', 'cc_emails', 'bcc_emails', 'reply_to', 'tags', 'headers'] as const;
-const BOOL_FIELDS = ['dkim_aligned', 'spf_aligned', 'spf_authorized_ip', 'dmarc_aligned'] as const;
+const BOOL_FIELDS = [
+  'dkim_aligned',
+  'spf_aligned',
+  'spf_authorized_ip',
+  'dmarc_aligned',
+  'one_click_unsubscribe',
+] as const;
 const OPTIONAL = [
   'bounce_category',
   'bounce_rule',
@@ -15,6 +21,7 @@ const OPTIONAL = [
   'final_smtp_enhanced',
   'final_smtp_text',
   'message_id',
+  'one_click_unsubscribe',
   'source',
   'spf_aligned',
   'spf_authorized_ip',

@@ -46,24 +46,25 @@ export function createPgEmailsRepo(
       `WITH e AS (
          INSERT INTO emails (id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails,
            cc_emails, bcc_emails, reply_to, subject, tags, headers, template_id, template_version, created_at,
-           dkim_signing_status, is_trial, resent_from, message_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22)
+           dkim_signing_status, is_trial, resent_from, message_id, one_click_unsubscribe)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+                 $23)
          RETURNING seq),
        b AS (
          INSERT INTO email_bodies (email_seq, html_body, text_body)
-         SELECT seq, $23, $24 FROM e WHERE $23::text IS NOT NULL OR $24::text IS NOT NULL),
+         SELECT seq, $24, $25 FROM e WHERE $24::text IS NOT NULL OR $25::text IS NOT NULL),
        r AS (
          INSERT INTO recipients (email_seq, project_id, address, address_lc, domain, kind, status, next_attempt_at,
                                  updated_at)
-         SELECT e.seq, $2, x.address, x.lc, x.domain, x.kind, $6, $25, $18
-         FROM e, unnest($26::text[], $27::text[], $28::text[], $29::text[]) WITH ORDINALITY
+         SELECT e.seq, $2, x.address, x.lc, x.domain, x.kind, $6, $26, $18
+         FROM e, unnest($27::text[], $28::text[], $29::text[], $30::text[]) WITH ORDINALITY
               AS x(address, lc, domain, kind, n)
          ORDER BY x.n),
        g AS (
          INSERT INTO email_tags (email_seq, project_id, tag)
-         SELECT e.seq, $2, tag FROM e, unnest($30::text[]) AS tag ON CONFLICT DO NOTHING),
+         SELECT e.seq, $2, tag FROM e, unnest($31::text[]) AS tag ON CONFLICT DO NOTHING),
        v AS (
-         INSERT INTO email_events (id, email_seq, type, data, created_at) SELECT $31, seq, $32, $33, $18 FROM e)
+         INSERT INTO email_events (id, email_seq, type, data, created_at) SELECT $32, seq, $33, $34, $18 FROM e)
        SELECT seq FROM e`,
       [
         ...emailValues(e),

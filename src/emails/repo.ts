@@ -61,8 +61,8 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
     email: db.prepare(
       `INSERT INTO emails (id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails, cc_emails,
          bcc_emails, reply_to, subject, tags, headers, template_id, template_version, created_at,
-         dkim_signing_status, is_trial, resent_from, message_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         dkim_signing_status, is_trial, resent_from, message_id, one_click_unsubscribe)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     body: db.prepare('INSERT INTO email_bodies (email_seq, html_body, text_body) VALUES (?, ?, ?)'),
     tag: db.prepare('INSERT OR IGNORE INTO email_tags (email_seq, project_id, tag) VALUES (?, ?, ?)'),
@@ -230,7 +230,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
  * The values of an `emails` row for a new email, in the column order both stores' inserts
  * name: id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails,
  * cc_emails, bcc_emails, reply_to, subject, tags, headers, template_id, template_version,
- * created_at, dkim_signing_status, is_trial, resent_from, message_id.
+ * created_at, dkim_signing_status, is_trial, resent_from, message_id, one_click_unsubscribe.
  */
 export function emailValues(e: NewEmail): unknown[] {
   return [
@@ -256,6 +256,7 @@ export function emailValues(e: NewEmail): unknown[] {
     e.trial ? 1 : 0,
     e.resent_from ?? null,
     e.message_id ?? null,
+    e.one_click_unsubscribe == null ? null : Number(e.one_click_unsubscribe),
   ];
 }
 

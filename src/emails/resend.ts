@@ -54,6 +54,7 @@ export function copyEmail(row: EmailRow, attachments: Attachment[], now: number)
     attachments,
     event: { id: newId(now), type: live ? 'queued' : 'simulated', data: { resent_from: row.id } },
     resent_from: row.id,
+    one_click_unsubscribe: row.one_click_unsubscribe == null ? null : row.one_click_unsubscribe === 1,
   };
 }
 

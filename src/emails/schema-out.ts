@@ -27,6 +27,8 @@ const optional = {
   final_smtp_enhanced: z.string().nullable().optional(),
   final_smtp_text: z.string().nullable().optional(),
   message_id: z.string().nullable().optional(),
+  // The send's own one-click unsubscribe choice; null: the project's setting (decisions.md).
+  one_click_unsubscribe: z.boolean().nullable().optional(),
   source: z.enum(['API', 'SMTP', 'CAMPAIGN']).nullable().optional(),
   spf_aligned: z.boolean().nullable().optional(),
   spf_authorized_ip: z.boolean().nullable().optional(),

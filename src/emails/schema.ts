@@ -70,6 +70,9 @@ export const sendRequestSchema = z
       .nullish(),
     tags: z.array(z.string().min(1).max(LIMITS.tagChars)).max(LIMITS.tags).nullish(),
     attachments: z.array(attachmentSchema).max(LIMITS.attachments).nullish(),
+    // An extension (decisions.md, "One-click unsubscribe"): true or false overrides the project's
+    // `one_click_unsubscribe` setting for this email; null or absent keeps it.
+    one_click_unsubscribe: z.boolean().nullish(),
   })
   .superRefine((r, ctx) => {
     const total = r.to.length + (r.cc?.length ?? 0) + (r.bcc?.length ?? 0);

@@ -177,6 +177,7 @@ export function createEmailsService(deps: EmailsDeps) {
       event: { id: newId(now), type: live ? 'queued' : 'simulated', data: {} },
       trial: isTrial,
       message_id: origin.messageId,
+      one_click_unsubscribe: r.one_click_unsubscribe ?? null,
     };
     return { email, recipients };
   }

@@ -34,6 +34,8 @@ export interface NewEmail {
   resent_from?: string | null;
   /** A Message-ID the client gave (SMTP relay), without angle brackets; delivery makes one otherwise. */
   message_id?: string | null;
+  /** One-click unsubscribe asked (true) or refused (false) for this email; null: the project's setting. */
+  one_click_unsubscribe?: boolean | null;
 }
 
 /** A row of `emails` (with `html_body` and `text_body` when read by id). */

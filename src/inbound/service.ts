@@ -1,3 +1,4 @@
+import { AppError } from '../errors.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import {
@@ -24,13 +25,19 @@ export interface InboundDeps {
   returnPathKey: () => Promise<Buffer>;
   clock: Clock;
   logger: Logger;
+  /** List-Unsubscribe's mailto addresses (tracking/): which they are, and the unsubscribe a message to one makes. */
+  unsubscribe?: {
+    acceptsMailto(address: string): Promise<boolean>;
+    isMailtoAddress(address: string): boolean;
+    unsubscribeByMail(address: string): Promise<{ outcome: 'added' | 'already'; emailId: string; recipient: string }>;
+  };
   /** Told of every bounce or complaint applied (/metrics). */
   observe?: (outcome: 'bounced' | 'complained', category: string | null, type: string | null, source: string) => void;
 }
 
 /** What processing one inbound message did, for the log and `svc inbound process`. */
 export interface InboundResult {
-  kind: InboundReport['kind'] | 'dmarc';
+  kind: InboundReport['kind'] | 'dmarc' | 'unsubscribe';
   applied: (
     | { email_id: string; recipient: string; status: 'BOUNCED'; bounce_type: string; bounce_category: string }
     | { email_id: string; recipient: string; status: 'COMPLAINED'; feedback_type: string }
@@ -38,6 +45,8 @@ export interface InboundResult {
   ignored: { recipient: string | null; why: string }[];
   /** A DMARC aggregate report's receipt (kind dmarc). */
   report?: ReportReceipt;
+  /** The recipients a message to their unsubscribe address took off the list (kind unsubscribe). */
+  unsubscribed?: { email_id: string; recipient: string; outcome: 'added' | 'already' }[];
 }
 
 type Bounced = Extract<Decision, { kind: 'bounced' }>;
@@ -155,9 +164,31 @@ export function createInboundService(deps: InboundDeps) {
     }
   }
 
+  /**
+   * A message to unsubscribe addresses (RFC 2369 mailto): whatever it says, each address's
+   * recipient is unsubscribed; an address svc did not make changes nothing.
+   */
+  async function unsubscribeAll(addresses: string[], u: NonNullable<InboundDeps['unsubscribe']>) {
+    const result: InboundResult = { kind: 'unsubscribe', applied: [], ignored: [], unsubscribed: [] };
+    for (const address of addresses) {
+      try {
+        const r = await u.unsubscribeByMail(address);
+        result.unsubscribed!.push({ email_id: r.emailId, recipient: r.recipient, outcome: r.outcome });
+      } catch (e) {
+        if (!(e instanceof AppError) || e.code !== 'not_found') throw e;
+        result.ignored.push({ recipient: null, why: `${address} is not an unsubscribe address of ours` });
+      }
+    }
+    return result;
+  }
+
   return {
-    /** RCPT TO at the inbound listener: only return paths of emails svc sent, and report addresses of its domains. */
+    /**
+     * RCPT TO at the inbound listener: only return paths and unsubscribe addresses of emails
+     * svc sent, and report addresses of its domains.
+     */
     async accepts(address: string): Promise<boolean> {
+      if (deps.unsubscribe?.isMailtoAddress(address)) return deps.unsubscribe.acceptsMailto(address);
       return (await emailOf(address)) !== null || ((await deps.dmarc?.accepts(address)) ?? false);
     },
 
@@ -169,6 +200,13 @@ export function createInboundService(deps: InboundDeps) {
     async process(raw: Buffer, rcptTo: string[], senderIp: string | null = null): Promise<InboundResult> {
       if (deps.dmarc && rcptTo.some((a) => deps.dmarc!.isReportAddress(a))) {
         return { kind: 'dmarc', applied: [], ignored: [], report: await deps.dmarc.receive(raw, rcptTo, senderIp) };
+      }
+      const u = deps.unsubscribe;
+      const mailtos = u ? rcptTo.filter((a) => u.isMailtoAddress(a)) : [];
+      if (u && mailtos.length > 0) {
+        const result = await unsubscribeAll(mailtos, u);
+        deps.logger.info({ rcpt_to: rcptTo, ...result }, 'inbound unsubscribe processed');
+        return result;
       }
       const report = await readReport(raw);
       const result: InboundResult = { kind: report.kind, applied: [], ignored: [] };

@@ -37,6 +37,16 @@ const STRUCTURAL = new Set([
 /** `X-Service-Tags: a, b` gives the email's tags (the relay's counterpart of the API's `tags`). */
 export const TAGS_HEADER = 'x-service-tags';
 
+/**
+ * `X-Service-Unsubscribe: one-click` or `off` asks for or refuses one-click unsubscribe for
+ * this email (the API's `one_click_unsubscribe`); without it the project's setting applies.
+ */
+export const UNSUBSCRIBE_HEADER = 'x-service-unsubscribe';
+const UNSUBSCRIBE_VALUES = new Map([
+  ['one-click', true],
+  ['off', false],
+]);
+
 /** RFC 5322 msg-id without its angle brackets: printable ASCII, one `@`, no spaces. */
 const MESSAGE_ID = /^[\x21-\x3b\x3d\x3f-\x7e]+@[\x21-\x3b\x3d\x3f-\x7e]+$/;
 
@@ -96,7 +106,7 @@ export function toSendRequest(mail: ParsedMail, envelope: Envelope): RelayedMess
   const sender = mail.from?.value.find((v) => v.address);
   const from = sender?.address ?? envelope.mailFrom;
   if (!from) throw new AppError('invalid_request', 'The message has no From header and no envelope sender');
-  const { headers, tags } = customHeaders(mail);
+  const { headers, tags, unsubscribe } = customHeaders(mail);
   const html = mail.html === false ? null : mail.html;
   // With skipHtmlToText, an HTML-only message has an empty text: it had no text part.
   const text = html !== null && !mail.text ? null : (mail.text ?? '');
@@ -112,6 +122,7 @@ export function toSendRequest(mail: ParsedMail, envelope: Envelope): RelayedMess
     text,
     headers,
     tags,
+    ...(unsubscribe === undefined ? {} : { one_click_unsubscribe: unsubscribe }),
     attachments: mail.attachments.map((a, i) => ({
       filename: a.filename ?? `attachment-${i + 1}`,
       // An odd part type is the client's slip, not a reason to refuse its message: the part
@@ -141,10 +152,11 @@ function addressesOf(field: AddressObject | AddressObject[] | undefined): string
 }
 
 /** The message's own headers that svc carries over, in their written case, unfolded; the first of repeats. */
-function customHeaders(mail: ParsedMail): { headers: Record<string, string>; tags: string[] } {
+function customHeaders(mail: ParsedMail): { headers: Record<string, string>; tags: string[]; unsubscribe?: boolean } {
   const headers: Record<string, string> = {};
   const seen = new Set<string>();
   let tags: string[] = [];
+  let unsubscribe: boolean | undefined;
   for (const { key, line } of mail.headerLines) {
     const colon = line.indexOf(':');
     const name = line.slice(0, colon).trim();
@@ -159,11 +171,18 @@ function customHeaders(mail: ParsedMail): { headers: Record<string, string>; tag
         .filter(Boolean);
       continue;
     }
+    if (key === UNSUBSCRIBE_HEADER) {
+      unsubscribe = UNSUBSCRIBE_VALUES.get(value.toLowerCase());
+      if (unsubscribe === undefined) {
+        throw new AppError('invalid_request', `${name} must be one-click or off, not "${value.slice(0, 40)}"`);
+      }
+      continue;
+    }
     if (isReservedHeader(key) || STRUCTURAL.has(key) || seen.has(key)) continue;
     seen.add(key);
     headers[name] = value;
   }
-  return { headers, tags };
+  return unsubscribe === undefined ? { headers, tags } : { headers, tags, unsubscribe };
 }
 
 /** A part's Content-ID as svc can write it back in a header: printable ASCII, no brackets, or null. */

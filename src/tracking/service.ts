@@ -6,6 +6,22 @@ import type { TrackingStore, UnsubscribeOutcome } from './store.ts';
 import { visitorSchema, type TrackingSettings, type Visitor } from './schema.ts';
 import { signToken, verifyToken, type TrackingTarget } from './token.ts';
 import { signUnsubscribeToken, verifyUnsubscribeToken, type UnsubscribeTarget } from './unsubscribe-token.ts';
+import { parseUnsubscribeAddress, recipientOfAddress, unsubscribeAddress } from './unsubscribe-address.ts';
+
+/** An email as one-click unsubscribe reads it at delivery: its own choice (null: the project's setting). */
+export interface UnsubscribeEmail {
+  id: string;
+  projectId: string;
+  fromDomain: string;
+  asked: boolean | null;
+}
+
+/** The columns of a stored email an unsubscribe address is checked against. */
+type EmailRow = Record<string, unknown> & { id: string; project_id: string };
+
+/** Every recipient of a stored email (to, cc and bcc, as the row keeps them in JSON). */
+const recipientsOf = (e: EmailRow) =>
+  ['to_emails', 'cc_emails', 'bcc_emails'].flatMap((k) => (e[k] ? (JSON.parse(e[k] as string) as string[]) : []));
 
 export interface TrackingDeps {
   repo: TrackingStore;
@@ -16,10 +32,15 @@ export interface TrackingDeps {
   settings: (projectId: string) => Promise<TrackingSettings>;
   /** The key of tracking tokens (the server secret `tracking`). */
   key: () => Promise<Buffer>;
+  /**
+   * The stored email an unsubscribe address names; with it, and only while the inbound listener
+   * runs (`--inbound-port`), List-Unsubscribe carries a mailto beside the URL.
+   */
+  mailto?: { findEmail(id: string): Promise<EmailRow | undefined> };
 }
 
 /** Click and open tracking: rewrites outgoing HTML, and turns signed tokens back into events. */
-export function createTrackingService({ repo, clock, publicUrl, settings, key }: TrackingDeps) {
+export function createTrackingService({ repo, clock, publicUrl, settings, key, mailto }: TrackingDeps) {
   const base = publicUrl.replace(/\/+$/, '');
 
   async function resolve<K extends TrackingTarget['kind']>(token: string, kind: K) {
@@ -44,6 +65,25 @@ export function createTrackingService({ repo, clock, publicUrl, settings, key }:
       at: iso(now),
     });
     if (!added) throw new AppError('not_found', 'No such tracking link');
+  }
+
+  /** The recipient `t` names joins its project's suppression list (repo.unsubscribe). */
+  function unsubscribeRecipient(t: UnsubscribeTarget, via: 'one-click' | 'mailto') {
+    const now = clock.now();
+    return repo.unsubscribe({ ...t, email: t.recipient, eventId: newId(now), at: iso(now), via });
+  }
+
+  /** The email and recipient an unsubscribe address names, when svc made it (a LIVE email from that domain). */
+  async function mailtoTarget(address: string): Promise<UnsubscribeTarget | undefined> {
+    const a = mailto && parseUnsubscribeAddress(address);
+    const email = a ? await mailto.findEmail(a.emailId) : undefined;
+    if (!a || !email || email.env !== 'LIVE') return undefined;
+    const from = String(email.from_email).toLowerCase();
+    if (from.slice(from.lastIndexOf('@') + 1) !== a.fromDomain) return undefined;
+    const recipient = recipientOfAddress(await key(), a, recipientsOf(email));
+    return recipient
+      ? { projectId: email.project_id, emailId: email.id, recipient: recipient.toLowerCase() }
+      : undefined;
   }
 
   return {
@@ -76,13 +116,44 @@ export function createTrackingService({ repo, clock, publicUrl, settings, key }:
     },
 
     /**
-     * The List-Unsubscribe headers (RFC 2369, RFC 8058) of one recipient's copy when the
-     * project asks for one-click unsubscribe; none otherwise.
+     * The List-Unsubscribe headers (RFC 2369, RFC 8058) of each recipient's own copy, in order,
+     * when the email asks for one-click unsubscribe (its own choice, else its project's
+     * setting); null otherwise. The URL, then the mailto while the inbound listener runs.
      */
-    async listUnsubscribe(emailId: string, projectId: string, recipient: string): Promise<Record<string, string>> {
-      if (!(await settings(projectId)).one_click_unsubscribe) return {};
-      const token = signUnsubscribeToken(await key(), { projectId, emailId, recipient: recipient.toLowerCase() });
-      return { 'List-Unsubscribe': `<${base}/u/${token}>`, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+    async listUnsubscribe(e: UnsubscribeEmail, recipients: string[]): Promise<Record<string, string>[] | null> {
+      if (!(e.asked ?? (await settings(e.projectId)).one_click_unsubscribe)) return null;
+      const secret = await key();
+      return recipients.map((r) => {
+        const recipient = r.toLowerCase();
+        const token = signUnsubscribeToken(secret, { projectId: e.projectId, emailId: e.id, recipient });
+        const mail = mailto ? `, <mailto:${unsubscribeAddress(secret, e.id, recipient, e.fromDomain)}>` : '';
+        return {
+          'List-Unsubscribe': `<${base}/u/${token}>${mail}`,
+          'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+        };
+      });
+    },
+
+    /** RCPT TO at the inbound listener: true for an unsubscribe address svc made (its tag verifies). */
+    async acceptsMailto(address: string): Promise<boolean> {
+      return (await mailtoTarget(address)) !== undefined;
+    },
+
+    /** True when `address` is written as an unsubscribe address (its syntax only), for routing a message. */
+    isMailtoAddress: (address: string): boolean => parseUnsubscribeAddress(address) !== null,
+
+    /**
+     * A message to an unsubscribe address (RFC 2369 mailto): its recipient is unsubscribed
+     * exactly as by the one-click POST (same store call, event and webhook; a second is a
+     * no-op). not_found for an address svc did not make.
+     */
+    async unsubscribeByMail(
+      address: string,
+    ): Promise<{ outcome: Exclude<UnsubscribeOutcome, 'not_found'> } & UnsubscribeTarget> {
+      const t = await mailtoTarget(address);
+      const outcome = t ? await unsubscribeRecipient(t, 'mailto') : 'not_found';
+      if (!t || outcome === 'not_found') throw new AppError('not_found', 'No such unsubscribe address');
+      return { outcome, ...t };
     },
 
     /** The recipient an unsubscribe token names; not_found for any token this server did not sign. */
@@ -99,10 +170,7 @@ export function createTrackingService({ repo, clock, publicUrl, settings, key }:
      */
     async unsubscribe(token: string): Promise<Exclude<UnsubscribeOutcome, 'not_found'>> {
       const t = verifyUnsubscribeToken(await key(), token);
-      const now = clock.now();
-      const outcome = t
-        ? await repo.unsubscribe({ ...t, email: t.recipient, eventId: newId(now), at: iso(now) })
-        : 'not_found';
+      const outcome = t ? await unsubscribeRecipient(t, 'one-click') : 'not_found';
       if (outcome === 'not_found') throw new AppError('not_found', 'No such unsubscribe link');
       return outcome;
     },

@@ -19,7 +19,8 @@ const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const mac = (secret: Buffer, payload: Buffer) =>
   createHmac('sha256', secret).update(payload).digest().subarray(0, MAC_BYTES);
 const uuidBytes = (id: string) => Buffer.from(id.replaceAll('-', ''), 'hex');
-function uuidOf(raw: Buffer): string {
+/** The uuid written in 16 raw bytes. */
+export function uuidOf(raw: Buffer): string {
   const h = raw.toString('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
