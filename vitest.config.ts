@@ -54,6 +54,7 @@ export const BOTH_STORES = [
   'test/dkim-rotation.test.ts',
   'test/dkim-ed25519.test.ts',
   'test/unsubscribe.test.ts',
+  'test/unsubscribe-mailto.test.ts',
 ];
 
 /**

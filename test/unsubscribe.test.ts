@@ -1,8 +1,10 @@
+import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
 import { count } from './harness.ts';
 import { receivedFor, startDeliveryEnv, verifyDkim, type DeliveryEnv } from './delivery-helpers.ts';
+import { testRelay } from './relay-helpers.ts';
 import { signUnsubscribeToken } from '../src/tracking/unsubscribe-token.ts';
 
 // One-click unsubscribe (RFC 8058, RFC 2369; issue 32, item 4) end to end: a LIVE send through
@@ -217,6 +219,40 @@ describe('one-click unsubscribe', () => {
       const id = await d.send([to], { one_click_unsubscribe: null });
       expect(tokenIn(headOf((await receivedFor(d.env, mx, to)).raw)('List-Unsubscribe'))).not.toBe('');
       expect((await read(id)).one_click_unsubscribe).toBeNull();
+    });
+
+    it('over the relay, X-Service-Unsubscribe: off or one-click decides, and is not delivered', async () => {
+      await setOneClick(true);
+      const relay = testRelay(d.env.app);
+      const transport = nodemailer.createTransport({
+        host: '127.0.0.1',
+        port: await relay.listen(),
+        secure: false,
+        ignoreTLS: true,
+        auth: { user: 'apikey', pass: d.key },
+      });
+      const relayed = async (value: string) => {
+        const to = `relay${++n}@dest.test`;
+        await transport.sendMail({
+          from: 'news@sender.test',
+          to,
+          subject: 'S',
+          text: 'T',
+          headers: { 'X-Service-Unsubscribe': value },
+        });
+        return headOf((await receivedFor(d.env, mx, to)).raw);
+      };
+      try {
+        const off = await relayed('off');
+        expect(off('List-Unsubscribe')).toBeUndefined();
+        expect(off('X-Service-Unsubscribe')).toBeUndefined();
+        await setOneClick(false);
+        expect(tokenIn((await relayed('one-click'))('List-Unsubscribe'))).not.toBe('');
+        await expect(relayed('maybe')).rejects.toMatchObject({ responseCode: 554 });
+      } finally {
+        transport.close();
+        await relay.close();
+      }
     });
 
     it('refuses a value that is not a boolean with 422 naming the field', async () => {
