@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { waitingLine } from '../src/delivery/index.ts';
 import { makeCertificate } from './peers/certificates.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
@@ -121,8 +122,11 @@ describe('MTA-STS enforce', () => {
       id: 'b1',
       body: policyText('enforce', ['mx.good.test']),
     });
-    const { r, received } = await deliver('cat@wrongmx.test');
+    const { id, r, received } = await deliver('cat@wrongmx.test');
     expect(r.status).toBe('QUEUED');
+    // `svc emails show` says which policy holds the recipient back.
+    const [q] = await d.env.app.explainQueue(id);
+    expect(waitingLine(q!)).toMatch(/wrongmx\.test MTA-STS enforce \(policy b1, until 2026-03-16T12:00:00\.\d+Z\)/);
     expect(r.attempts).toBe(1);
     expect(r.last_error).toMatch(/MTA-STS policy of wrongmx\.test \(enforce\) names none of its MX hosts/);
     expect(received).toHaveLength(0);

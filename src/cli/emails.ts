@@ -83,6 +83,7 @@ export async function show([id]: string[], opts: Opts): Promise<void> {
       concurrency: q.throttle_concurrency,
       paused_until: q.throttle_paused_until,
       reason: q.throttle_reason,
+      mta_sts: q.sts_mode ? { mode: q.sts_mode, policy_id: q.sts_policy_id, expires_at: q.sts_expires_at } : null,
     },
   }));
   const lines = queue.map((q) => {

@@ -24,8 +24,9 @@ import type {
 export const PG_EXPLAIN_SQL = `SELECT r.address, r.kind, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error,
     r.domain, r.mx_host, r.smtp_code, r.smtp_enhanced, r.smtp_text, r.bounce_type, r.bounce_category, r.bounce_rule,
     r.sent_at, r.delivered_at, t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until,
-    t.reason AS throttle_reason
+    t.reason AS throttle_reason, p.mode AS sts_mode, p.policy_id AS sts_policy_id, p.expires_at AS sts_expires_at
   FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
+    LEFT JOIN mta_sts_policies p ON p.domain = r.domain
   WHERE e.id = $1 ORDER BY r.id`;
 
 /**

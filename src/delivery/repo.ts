@@ -39,8 +39,10 @@ export const QUEUE_STATS_SQL = `SELECT count(*) AS recipients, min(e.created_at)
 /** Per recipient of an email (by id): where it stands in the queue, its last reply, and its destination's throttle. */
 export const EXPLAIN_SQL = `SELECT r.address, r.kind, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error,
     r.domain, r.mx_host, r.smtp_code, r.smtp_enhanced, r.smtp_text, r.bounce_type, r.bounce_category, r.bounce_rule,
-    r.sent_at, r.delivered_at, t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until, t.reason AS throttle_reason
+    r.sent_at, r.delivered_at, t.concurrency AS throttle_concurrency, t.paused_until AS throttle_paused_until, t.reason AS throttle_reason,
+    p.mode AS sts_mode, p.policy_id AS sts_policy_id, p.expires_at AS sts_expires_at
   FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
+    LEFT JOIN mta_sts_policies p ON p.domain = r.domain
   WHERE e.id = ? ORDER BY r.id`;
 
 /** Why a recipient waits, or where it stands, in one line (`svc emails show`, `svc top`). */
@@ -53,6 +55,8 @@ export function waitingLine(q: QueueRecipient): string {
     const until = q.throttle_paused_until ? `, paused until ${q.throttle_paused_until}` : '';
     parts.push(`${q.domain} throttled (concurrency ${q.throttle_concurrency}${until}: ${q.throttle_reason ?? ''})`);
   }
+  if (q.sts_mode)
+    parts.push(`${q.domain} MTA-STS ${q.sts_mode} (policy ${q.sts_policy_id}, until ${q.sts_expires_at})`);
   return parts.join('; ');
 }
 

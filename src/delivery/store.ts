@@ -83,6 +83,10 @@ export interface QueueRecipient {
   throttle_concurrency: number | null;
   throttle_paused_until: string | null;
   throttle_reason: string | null;
+  /** The destination's MTA-STS policy as last fetched (RFC 8461): its mode, id and expiry; null: none known. */
+  sts_mode: 'enforce' | 'testing' | 'none' | null;
+  sts_policy_id: string | null;
+  sts_expires_at: string | null;
 }
 
 /** The queue's size for /metrics and `svc top`. */

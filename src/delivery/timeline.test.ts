@@ -23,6 +23,9 @@ const row = (over: Partial<QueueRecipient> = {}): QueueRecipient => ({
   throttle_concurrency: null,
   throttle_paused_until: null,
   throttle_reason: null,
+  sts_mode: null,
+  sts_policy_id: null,
+  sts_expires_at: null,
   ...over,
 });
 const t = (minute: number) => `2026-11-28T10:${String(minute).padStart(2, '0')}:00.000Z`;

@@ -44,10 +44,12 @@ export function destinationText(d: Destination, width: number): string {
       ? ` paused to ${clockOf(d.paused_until)}`
       : ` throttled to ${d.concurrency}`
     : '';
+  const sts = d.mta_sts ? ` sts:${d.mta_sts}` : '';
   return (
     `${cut(d.domain, name - 1).padEnd(name)}` +
     `${String(d.waiting).padStart(8)}${String(d.deferred).padStart(9)}${String(d.delivered).padStart(11)}${String(d.bounced).padStart(11)}` +
-    throttle
+    throttle +
+    sts
   ).slice(0, width);
 }
 

@@ -115,6 +115,7 @@ function pgTopData(pool: PgPool, project: string | null): TopData {
         p,
       ),
     throttles: () => rows('SELECT domain, concurrency, paused_until, reason FROM destination_throttles'),
+    stsModes: (at) => rows('SELECT domain, mode FROM mta_sts_policies WHERE expires_at > $1', [at]),
     projects: async () =>
       (await rows<{ id: string }>(`SELECT id FROM projects WHERE ${scoped('id')}`, p)).map((r) => r.id),
     latest: async (projectId: string, f: TopFilter) => {

@@ -61,6 +61,9 @@ function sqliteTopData(db: Db, project: string | null): TopData {
     [],
     { domain: string; concurrency: number; paused_until: string | null; reason: string | null }
   >('SELECT domain, concurrency, paused_until, reason FROM destination_throttles');
+  const stsModes = db.prepare<[string], { domain: string; mode: string }>(
+    'SELECT domain, mode FROM mta_sts_policies WHERE expires_at > ?',
+  );
   const projects = db.prepare<Record<string, unknown>, string>(`SELECT id FROM projects WHERE ${scoped('id')}`).pluck();
   const pending = db.prepare<Record<string, unknown>, { n: number }>(
     `SELECT count(*) AS n FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
@@ -130,6 +133,7 @@ function sqliteTopData(db: Db, project: string | null): TopData {
     queue: () => now(queue.get(args)!),
     waiting: () => now(waiting.all(args)),
     throttles: () => now(throttles.all()),
+    stsModes: (at) => now(stsModes.all(at)),
     projects: () => now(projects.all(args)),
     latest: (projectId, f) => now(latestOf(projectId, f)),
     pendingWebhookEvents: () => now(pending.get(args)!.n),

@@ -19,6 +19,8 @@ export const destinationSchema = z.object({
   concurrency: z.number().int().nullable(),
   paused_until: z.string().nullable(),
   reason: z.string().nullable(),
+  /** The destination's MTA-STS policy mode (RFC 8461) as delivery last fetched it; null: none. */
+  mta_sts: z.string().nullable(),
 });
 
 export const latestEmailSchema = z.object({

@@ -53,6 +53,8 @@ export interface TopData {
   waiting(): Promise<{ domain: string; waiting: number; deferred: number }[]>;
   /** Every destination throttle (the whole server's: the view keeps those of the scope's destinations). */
   throttles(): Promise<{ domain: string; concurrency: number; paused_until: string | null; reason: string | null }[]>;
+  /** The MTA-STS policies delivery holds unexpired at `at` (ISO), by domain: their modes. */
+  stsModes(at: string): Promise<{ domain: string; mode: string }[]>;
   /** The ids of the projects in scope: every project, or the one read. */
   projects(): Promise<string[]>;
   /**

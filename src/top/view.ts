@@ -172,6 +172,7 @@ export function createTopView(
             concurrency: null,
             paused_until: null,
             reason: null,
+            mta_sts: null,
           }),
         );
       return d;
@@ -184,6 +185,11 @@ export function createTopView(
       if (!d) continue;
       const paused = t.paused_until !== null && Date.parse(t.paused_until) > now ? t.paused_until : null;
       Object.assign(d, { throttled: true, concurrency: t.concurrency, paused_until: paused, reason: t.reason });
+    }
+    // Only destinations already listed: a policy alone does not make a domain busy.
+    for (const p of await data.stsModes(new Date(now).toISOString())) {
+      const d = all.get(p.domain);
+      if (d && p.mode !== 'none') d.mta_sts = p.mode;
     }
     return [...all.values()]
       .sort(

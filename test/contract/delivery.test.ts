@@ -378,9 +378,27 @@ describe.each(STORE_KINDS)('DeliveryStore on %s', (kind) => {
         throttle_concurrency: 1,
         throttle_paused_until: null,
         throttle_reason: '421 slow',
+        sts_mode: null,
+        sts_policy_id: null,
+        sts_expires_at: null,
       },
       expect.objectContaining({ address: 'b@x.test', domain: 'x.test', throttle_concurrency: null }),
     ]);
+    // The destination's MTA-STS policy as last fetched.
+    await d().saveStsPolicy({
+      domain: 'slow.test',
+      policy_id: 'p7',
+      mode: 'enforce',
+      mx: ['mx.slow.test'],
+      max_age: 60,
+      fetched_at: AT,
+      expires_at: iso(T0 + 60_000),
+    });
+    expect((await d().explain('x1'))[0]).toMatchObject({
+      sts_mode: 'enforce',
+      sts_policy_id: 'p7',
+      sts_expires_at: iso(T0 + 60_000),
+    });
     await d().saveThrottle('slow.test', null, T0);
     expect(await d().explain('missing')).toEqual([]);
   });
@@ -421,6 +439,9 @@ describe.each(STORE_KINDS)('DeliveryStore on %s', (kind) => {
       throttle_concurrency: null,
       throttle_paused_until: null,
       throttle_reason: null,
+      sts_mode: null,
+      sts_policy_id: null,
+      sts_expires_at: null,
     });
     expect(q2).toMatchObject({
       status: 'DELIVERED',

@@ -54,6 +54,10 @@ describe.each(STORE_KINDS)('TopStore on %s', (kind) => {
         idempotency: null,
       });
     }
+    // An enforce MTA-STS policy for a listed destination, and an expired one for another.
+    await s.exec(`INSERT INTO mta_sts_policies (domain, policy_id, mode, mx, max_age, fetched_at, expires_at)
+      VALUES ('example.net', 'p1', 'enforce', '["mx.example.net"]', 86400, '2026-11-26T11:00:00.000Z', '2026-11-27T11:00:00.000Z'),
+             ('elsewhere.test', 'p2', 'testing', '["mx.elsewhere.test"]', 60, '2026-11-26T11:00:00.000Z', '2026-11-26T11:01:00.000Z')`);
     await s.exec(delivered('e00', 'r0@Example.NET', '2026-11-26T12:00:20.000Z'));
     await s.exec(delivered('e02', 'r2@example.net', '2026-11-26T12:00:20.000Z'));
     await s.exec(`UPDATE recipients SET attempts = 1 WHERE address = 'r4@example.net';
@@ -104,6 +108,7 @@ describe.each(STORE_KINDS)('TopStore on %s', (kind) => {
         concurrency: 2,
         paused_until: '2026-11-26T12:05:00.000Z',
         reason: '421 slow down',
+        mta_sts: 'enforce',
       },
       {
         domain: 'elsewhere.test',
@@ -115,6 +120,7 @@ describe.each(STORE_KINDS)('TopStore on %s', (kind) => {
         concurrency: 1,
         paused_until: null,
         reason: null,
+        mta_sts: null,
       },
     ]);
     expect(snap.latest.map((e) => e.id)).toEqual([
