@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { waitingLine } from '../src/delivery/index.ts';
+import { RECHECK_MS } from '../src/delivery/mta-sts.ts';
 import { makeCertificate } from './peers/certificates.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
@@ -172,6 +173,8 @@ describe('a policy that changes, expires, or cannot be fetched', () => {
     // The domain moves its mail elsewhere: a new id and a policy naming only the new host.
     domain('moves.test', 'mx.good.test', '127.0.0.1', { id: 'f2', body: policyText('enforce', ['mx.new.test']) });
     fetches = [];
+    // The record is asked again once the domain's last answer is RECHECK_MS old.
+    d.env.clock.advance(RECHECK_MS);
     const { r } = await deliver('hal@moves.test');
     expect(fetches).toEqual(['mta-sts.moves.test']);
     expect(r.status).toBe('QUEUED');
@@ -182,6 +185,7 @@ describe('a policy that changes, expires, or cannot be fetched', () => {
     // A new id, and the policy host answers 503: the unexpired cached policy (f2) still applies.
     dns.set('_mta-sts.moves.test', { TXT: ['v=STSv1; id=f3'] });
     policies.set('mta-sts.moves.test', { status: 503 });
+    d.env.clock.advance(RECHECK_MS);
     const { r, received } = await deliver('ivy@moves.test');
     expect(fetches).toEqual(['mta-sts.moves.test']);
     expect(r.status).toBe('QUEUED');
@@ -191,6 +195,7 @@ describe('a policy that changes, expires, or cannot be fetched', () => {
 
   it('keeps applying it when the record is gone too: blocking DNS does not turn enforce off', async () => {
     dns.remove('_mta-sts.moves.test');
+    d.env.clock.advance(RECHECK_MS);
     const { r, received } = await deliver('kim@moves.test');
     expect(r.status).toBe('QUEUED');
     expect(r.last_error).toMatch(/names none of its MX hosts/);

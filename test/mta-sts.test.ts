@@ -10,6 +10,7 @@ import {
   mxMatches,
   parsePolicy,
   parseStsRecord,
+  RECHECK_MS,
 } from '../src/delivery/mta-sts.ts';
 import { createResolver } from '../src/delivery/mx.ts';
 import { FakeClock } from '../src/lib/clock.ts';
@@ -74,7 +75,7 @@ beforeEach(() => {
 const setup = () => {
   const clock = new FakeClock('2026-11-28T12:00:00Z');
   const opts = { resolver: createResolver([dns.server]), clock, ca: [ca], port };
-  return { clock, opts, cache: createMtaStsCache(opts) };
+  return { clock, opts, cache: createMtaStsCache({ ...opts, recheckMs: 0 }) };
 };
 
 describe('policy file and record (pure)', () => {
@@ -258,6 +259,26 @@ describe('policy cache', () => {
   });
 });
 
+describe('the recheck interval', () => {
+  it("reuses a domain's last answer for RECHECK_MS, then asks the TXT record again", async () => {
+    const { clock, opts } = setup();
+    const cache = createMtaStsCache(opts);
+    dns.set('_mta-sts.other.test', { rcode: 'NXDOMAIN' });
+    await cache.policyFor(DOMAIN);
+    await cache.policyFor('other.test');
+    const asked = () => dns.queries.filter((q) => q.includes('_mta-sts.')).length;
+    const before = asked();
+    dns.set(`_mta-sts.${DOMAIN}`, { TXT: ['v=STSv1; id=20261128T2'] });
+    answer = { body: POLICY.replace('enforce', 'testing') };
+    expect(await cache.policyFor(DOMAIN)).toMatchObject({ id: '20261128T1', policy: { mode: 'enforce' } });
+    expect(await cache.policyFor('other.test')).toMatchObject({ source: 'none' });
+    expect(asked()).toBe(before);
+    clock.advance(RECHECK_MS);
+    expect(await cache.policyFor(DOMAIN)).toMatchObject({ id: '20261128T2', policy: { mode: 'testing' } });
+    expect(asked()).toBe(before + 1);
+  });
+});
+
 describe('policies kept across a restart', () => {
   it('a restarted server applies the policy it fetched before, with the record and the policy host blocked', async () => {
     const { clock, opts } = setup();
@@ -267,7 +288,7 @@ describe('policies kept across a restart', () => {
       stsPolicies: (now: number) => Promise.resolve([...kept.values()].filter((p) => Date.parse(p.expires_at) > now)),
     };
     const warn = () => undefined;
-    const before = createStoredStsPolicies({ ...opts, store, warn });
+    const before = createStoredStsPolicies({ ...opts, recheckMs: 0, store, warn });
     expect(await before.policyFor(DOMAIN)).toMatchObject({ policy: { id: '20261128T1', mode: 'enforce' } });
     await new Promise((resolve) => setImmediate(resolve));
     expect(kept.get(DOMAIN)).toMatchObject({ policy_id: '20261128T1', mode: 'enforce', max_age: 86400 });
@@ -276,7 +297,7 @@ describe('policies kept across a restart', () => {
     dns.set(`_mta-sts.${DOMAIN}`, { rcode: 'SERVFAIL' });
     answer = { status: 503 };
     clock.advance(3_600_000);
-    const after = createStoredStsPolicies({ ...opts, store, warn });
+    const after = createStoredStsPolicies({ ...opts, recheckMs: 0, store, warn });
     expect(await after.policyFor(DOMAIN)).toMatchObject({
       policy: { id: '20261128T1', mode: 'enforce', mx: ['mx1.example.test', '*.mail.example.test'] },
       published: false,
@@ -285,7 +306,7 @@ describe('policies kept across a restart', () => {
 
     // Once max_age has passed since the fetch, the kept policy is not read back.
     clock.advance(86_400_000);
-    const later = createStoredStsPolicies({ ...opts, store, warn });
+    const later = createStoredStsPolicies({ ...opts, recheckMs: 0, store, warn });
     expect(await later.policyFor(DOMAIN)).toMatchObject({ policy: null });
   });
 });

@@ -144,7 +144,13 @@ export interface MtaStsCache {
   entries(): [string, CachedPolicy][];
 }
 
+/** How long a domain's last discovery answers for it before its TXT record is asked again. */
+export const RECHECK_MS = 5 * 60_000;
+const CHECKED_MAX = 10_000;
+
 export interface CacheOptions extends FetchOptions {
+  /** RECHECK_MS unless told otherwise (0: ask every time, as the RFC's own examples do). */
+  recheckMs?: number;
   /** Told of each newly fetched policy, to keep it across a restart. */
   onFetched?: (domain: string, entry: CachedPolicy) => void;
 }
@@ -157,6 +163,10 @@ export interface CacheOptions extends FetchOptions {
 export function createMtaStsCache(opts: CacheOptions): MtaStsCache {
   const entries = new Map<string, CachedPolicy>();
   const inflight = new Map<string, Promise<PolicyLookup>>();
+  // The last answer per domain, reused for `recheckMs`: the TXT record is not asked again for
+  // every message (most domains publish none; a policy change is seen within the interval).
+  const checked = new Map<string, { at: number; lookup: PolicyLookup }>();
+  const recheckMs = opts.recheckMs ?? RECHECK_MS;
 
   const fresh = (domain: string) => {
     const e = entries.get(domain);
@@ -188,9 +198,21 @@ export function createMtaStsCache(opts: CacheOptions): MtaStsCache {
   return {
     policyFor(domain) {
       const key = domain.toLowerCase().replace(/\.$/, '');
+      const now = opts.clock.now();
+      const recent = checked.get(key);
+      // A policy in hand must not outlive its max_age, even between checks.
+      if (recent && now - recent.at < recheckMs && !(recent.lookup.policy && !fresh(key)))
+        return Promise.resolve(recent.lookup);
       const running = inflight.get(key);
       if (running) return running;
-      const p = resolveDomain(key).finally(() => inflight.delete(key));
+      const p = resolveDomain(key)
+        .then((lookup) => {
+          if (checked.size >= CHECKED_MAX) checked.delete(checked.keys().next().value!);
+          checked.delete(key);
+          checked.set(key, { at: now, lookup });
+          return lookup;
+        })
+        .finally(() => inflight.delete(key));
       inflight.set(key, p);
       return p;
     },
