@@ -3,7 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './peers/webhook-receiver.ts';
-import { count } from './harness.ts';
+import {
+  headOf,
+  oneClick as postOneClick,
+  suppressed as suppressedIn,
+  unsubscribedEvents as unsubscribedEventsOf,
+} from './unsubscribe-helpers.ts';
 import { receivedFor, startDeliveryEnv, verifyDkim, type DeliveryEnv } from './delivery-helpers.ts';
 import { createInboundListener, type InboundListener } from '../src/smtp/index.ts';
 
@@ -68,23 +73,14 @@ let n = 0;
 async function delivered(to = `reader${++n}@dest.test`) {
   const id = await d.send([to]);
   const m = await receivedFor(d.env, mx, to);
-  const head = m.raw
-    .subarray(0, m.raw.indexOf('\r\n\r\n'))
-    .toString()
-    .replace(/\r\n[ \t]+/g, ' ');
-  const list = /^List-Unsubscribe: (.*)$/im.exec(head)?.[1] ?? '';
+  const list = headOf(m.raw)('List-Unsubscribe') ?? '';
   const [, token = '', mailto = ''] = /^<https:\/\/mail\.svc\.test\/u\/([\w-]+)>, <mailto:([^>]+)>$/.exec(list) ?? [];
   return { id, to, raw: m.raw, list, token, mailto };
 }
 
-/** The POST a mailbox provider sends (RFC 8058 section 3.2). */
-const oneClick = (token: string) =>
-  d.env.server.inject({
-    method: 'POST',
-    url: `/u/${token}`,
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: 'List-Unsubscribe=One-Click',
-  });
+const oneClick = (token: string) => postOneClick(d.env, token);
+const suppressed = (email: string) => suppressedIn(d.env, email);
+const unsubscribedEvents = (id: string) => unsubscribedEventsOf(d.env, id);
 
 /** A mail client's unsubscribe message (RFC 2369 mailto), through the inbound listener; its outcome. */
 async function mailTo(address: string): Promise<{ ok: boolean; reply: string }> {
@@ -103,15 +99,6 @@ async function mailTo(address: string): Promise<{ ok: boolean; reply: string }> 
     transport.close();
   }
 }
-
-const suppressed = (email: string) =>
-  d.env.query<{ reason: string; source_email_id: string }>(
-    'SELECT reason, source_email_id FROM suppressions WHERE project_id = ? AND email = ?',
-    d.env.init.project_id,
-    email,
-  );
-const unsubscribedEvents = (id: string) =>
-  count(d.env, 'email_events', "type = 'unsubscribed' AND email_seq = (SELECT seq FROM emails WHERE id = ?)", id);
 
 /** The webhook bodies received for the email, after the dispatcher has taken every due row. */
 async function hooksFor(id: string) {

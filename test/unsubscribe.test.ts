@@ -5,6 +5,12 @@ import { startMxPeer, type MxPeer } from './peers/mx.ts';
 import { count } from './harness.ts';
 import { receivedFor, startDeliveryEnv, verifyDkim, type DeliveryEnv } from './delivery-helpers.ts';
 import { testRelay } from './relay-helpers.ts';
+import {
+  headOf,
+  oneClick as postOneClick,
+  suppressed as suppressedIn,
+  unsubscribedEvents as unsubscribedEventsOf,
+} from './unsubscribe-helpers.ts';
 import { signUnsubscribeToken } from '../src/tracking/unsubscribe-token.ts';
 
 // One-click unsubscribe (RFC 8058, RFC 2369; issue 32, item 4) end to end: a LIVE send through
@@ -34,15 +40,6 @@ let n = 0;
 const setOneClick = (on: boolean) =>
   d.env.app.accounts.updateProjectSettings(d.env.init.project_id, { one_click_unsubscribe: on });
 
-/** A header of a message as received, unfolded (undefined when absent). */
-function headOf(raw: Buffer) {
-  const head = raw
-    .subarray(0, raw.indexOf('\r\n\r\n'))
-    .toString()
-    .replace(/\r\n[ \t]+/g, ' ');
-  return (name: string) => new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1];
-}
-
 /** Sends to a fresh address and returns the id, the address and the message as the MX received it. */
 async function sendAndReceive(to = [`reader${++n}@dest.test`]) {
   const id = await d.send(to);
@@ -60,23 +57,9 @@ const read = async (id: string) =>
 const tokenIn = (listUnsubscribe: string | undefined) =>
   new RegExp(`^<${PUBLIC}/u/([A-Za-z0-9_-]+)>$`).exec(listUnsubscribe ?? '')?.[1] ?? '';
 
-/** The POST a mailbox provider sends (RFC 8058 section 3.2). */
-const oneClick = (token: string) =>
-  d.env.server.inject({
-    method: 'POST',
-    url: `/u/${token}`,
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    payload: 'List-Unsubscribe=One-Click',
-  });
-
-const suppressed = (email: string) =>
-  d.env.query<{ reason: string; source_email_id: string }>(
-    'SELECT reason, source_email_id FROM suppressions WHERE project_id = ? AND email = ?',
-    d.env.init.project_id,
-    email,
-  );
-const unsubscribedEvents = (id: string) =>
-  count(d.env, 'email_events', "type = 'unsubscribed' AND email_seq = (SELECT seq FROM emails WHERE id = ?)", id);
+const oneClick = (token: string) => postOneClick(d.env, token);
+const suppressed = (email: string) => suppressedIn(d.env, email);
+const unsubscribedEvents = (id: string) => unsubscribedEventsOf(d.env, id);
 
 /** The server's tracking key, as stored (the token's signing key; made with the first signed token). */
 const trackingKey = async () =>
