@@ -271,7 +271,7 @@ const cachedOf = (r: StoredStsPolicy): [string, CachedPolicy] => [
  * back before the first lookup, so a restart applies the policies it knew (RFC 8461 5.1).
  */
 export function createStoredStsPolicies(
-  opts: FetchOptions & {
+  opts: Omit<CacheOptions, 'onFetched'> & {
     store: Pick<DeliveryStore, 'saveStsPolicy' | 'stsPolicies'>;
     warn: (message: string, err: unknown) => void;
   },
