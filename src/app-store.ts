@@ -52,6 +52,9 @@ import { createPgTemplatesRepo } from './templates/repo-pg.ts';
 import { createTopReader } from './top/repo.ts';
 import type { TopStore } from './top/store.ts';
 import { createPgTopReader } from './top/repo-pg.ts';
+import { createTlsrptRepo } from './tlsrpt/repo.ts';
+import { createPgTlsrptRepo } from './tlsrpt/repo-pg.ts';
+import type { TlsrptStore } from './tlsrpt/store.ts';
 import { createTrackingRepo } from './tracking/repo.ts';
 import type { TrackingStore } from './tracking/store.ts';
 import { createPgTrackingRepo } from './tracking/repo-pg.ts';
@@ -85,6 +88,7 @@ export interface Store {
   emails: EmailsStore;
   delivery: DeliveryStore;
   tracking: TrackingStore;
+  tlsrpt: TlsrptStore;
   webhooks: WebhooksStore;
   sessions: SessionsStore;
   stats: StatsStore;
@@ -188,6 +192,7 @@ export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
       suppress: (projectId, email, _emailId, at, reason) => suppressions.addSync(projectId, email, reason, at),
     }),
     tracking: createTrackingRepo(db, tx),
+    tlsrpt: createTlsrptRepo(db, tx),
     webhooks,
     sessions: createSessionsRepo(db, tx),
     stats: createStatsRepo(db),
@@ -264,6 +269,7 @@ function pgStore(pool: PgPool, where: string, opts: StoreOptions): Store {
       suppress: (t, projectId, email, _emailId, at, reason) => suppressions.add(t, projectId, email, reason, at),
     }),
     tracking: createPgTrackingRepo(tx),
+    tlsrpt: createPgTlsrptRepo(pool, tx),
     webhooks: createPgWebhooksRepo(pool, tx, audit),
     sessions: createPgSessionsRepo(pool, tx),
     stats: createPgStatsRepo(pool),
