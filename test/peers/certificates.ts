@@ -13,7 +13,13 @@ export interface TestCertificate {
  * HTTPS receivers of the tests and benchmarks. RSA: selfsigned 5 cannot sign with
  * an EC key.
  */
-export async function makeCertificate(opts: { names?: string[]; ips?: string[] }): Promise<TestCertificate> {
+export async function makeCertificate(opts: {
+  names?: string[];
+  ips?: string[];
+  /** The server certificate's validity (selfsigned's default: from now, for a year). */
+  notBefore?: Date;
+  notAfter?: Date;
+}): Promise<TestCertificate> {
   const ca = await selfsigned.generate([{ name: 'commonName', value: 'svc test CA' }], {
     algorithm: 'sha256',
     extensions: [
@@ -26,6 +32,8 @@ export async function makeCertificate(opts: { names?: string[]; ips?: string[] }
   const leaf = await selfsigned.generate([{ name: 'commonName', value: names[0] ?? ips[0] ?? 'localhost' }], {
     algorithm: 'sha256',
     ca: { key: ca.private, cert: ca.cert },
+    ...(opts.notBefore ? { notBeforeDate: opts.notBefore } : {}),
+    ...(opts.notAfter ? { notAfterDate: opts.notAfter } : {}),
     extensions: [
       { name: 'extKeyUsage', serverAuth: true },
       {

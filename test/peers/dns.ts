@@ -19,6 +19,13 @@ export interface ZoneEntry {
   rcode?: 'NXDOMAIN' | 'SERVFAIL' | 'REFUSED';
   /** Never answer (the resolver times out). */
   silent?: boolean;
+  /** TLSA records (RFC 6698), for a name such as `_25._tcp.mx.example.com`. */
+  TLSA?: { usage: number; selector: number; matchingType: number; data: Buffer }[];
+  /**
+   * Answers about the name carry the AD bit, as a validating resolver sets it for a signed zone
+   * (with a CNAME, only when every name on the way has it). NXDOMAIN with AD: `rcode` and `AD`.
+   */
+  AD?: boolean;
 }
 
 export interface DnsServer {
@@ -32,6 +39,10 @@ export interface DnsServer {
   queries: string[];
   close(): Promise<void>;
 }
+
+/** TLSA's type code (RFC 6698), which dns2 does not name: its rdata goes out as raw bytes. */
+const TLSA = 52;
+const typeName = (type: number) => (type === TLSA ? 'TLSA' : (Packet.TYPE_NAME[type] ?? type));
 
 /** Splits a TXT value into 255-octet character-strings, as DNS requires. */
 const chunks = (s: string) => s.match(/.{1,255}/g) ?? [''];
@@ -50,8 +61,14 @@ function answers(q: { name: string; type: number }, e: ZoneEntry): Resource[] {
             ? (e.TXT ?? []).map((t) => ({ data: chunks(t) }))
             : q.type === TYPE.PTR
               ? (e.PTR ?? []).map((domain) => ({ domain }))
-              : [];
+              : q.type === TLSA
+                ? (e.TLSA ?? []).map((t) => ({ data: tlsaRdata(t) }))
+                : [];
   return rows.map((r) => ({ ...base, ...r }) as Resource);
+}
+
+function tlsaRdata(t: NonNullable<ZoneEntry['TLSA']>[number]): Buffer {
+  return Buffer.concat([Buffer.from([t.usage, t.selector, t.matchingType]), t.data]);
 }
 
 /** CNAME hops a resolver follows before it gives up (BIND, Unbound: a handful). */
@@ -90,7 +107,7 @@ export async function startDnsServer(): Promise<DnsServer> {
   const queries: string[] = [];
   const handle = (request: Packet, send: (r: Packet) => Promise<Buffer>) => {
     const q = request.questions[0]!;
-    queries.push(`${Packet.TYPE_NAME[q.type] ?? q.type} ${q.name}`);
+    queries.push(`${typeName(q.type)} ${q.name}`);
     const chain = follow(q, (name) => zone.get(name.toLowerCase()));
     if (chain.entry?.silent) return;
     const response = Packet.createResponseFromRequest(request);
@@ -99,6 +116,12 @@ export async function startDnsServer(): Promise<DnsServer> {
     else if (!chain.entry) response.header.rcode = Packet.RCODE.NXDOMAIN;
     else if (chain.entry.rcode) response.header.rcode = Packet.RCODE[chain.entry.rcode];
     else response.answers.push(...answers({ ...q, name: chain.name }, chain.entry));
+    const names = [q.name, ...chain.aliases.map((a) => (a as Resource & { domain: string }).domain)];
+    const rcode = response.header.rcode;
+    const signed = names.every((name) => zone.get(name.toLowerCase())?.AD === true);
+    // dns2's types leave out the AD bit its header carries (RFC 4035 3.2.3).
+    (response.header as typeof response.header & { ad: 0 | 1 }).ad =
+      signed && (rcode === 0 || rcode === Packet.RCODE.NXDOMAIN) ? 1 : 0;
     void send(response);
   };
   const { udp, tcp, port } = await listenBoth(handle);
