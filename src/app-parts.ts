@@ -28,6 +28,13 @@ import { NODE_STALE_MS } from './nodes/index.ts';
 import { createLoginThrottle, createSessionsService, LOGIN_LIMITS } from './sessions/index.ts';
 import { createSuppressionsService } from './suppressions/index.ts';
 import { createTemplatesService } from './templates/index.ts';
+import {
+  createReportMailer,
+  createReportPoster,
+  createTlsReports,
+  createTxtLookup,
+  type ObservedTls,
+} from './tlsrpt/index.ts';
 import { createTrackingService } from './tracking/index.ts';
 import {
   createWebhookDispatcher,
@@ -204,6 +211,7 @@ export function wireInbound(
 export function wireDelivery(
   w: Wiring,
   { domains, tracking }: Pick<ReturnType<typeof wireSending>, 'domains' | 'tracking'>,
+  observeTls?: (outcomes: ObservedTls[]) => void,
 ) {
   const { config, clock, logger, store, settings, server, metrics, overrides } = w;
   let engine: DeliveryEngine | undefined;
@@ -235,6 +243,7 @@ export function wireDelivery(
               liveNodes: async () => Math.max(1, (await store.nodes.fresh(iso(clock.now() - NODE_STALE_MS))).length),
             }
           : {}),
+        ...(observeTls ? { observeTls } : {}),
         observe: (decisions) => {
           for (const d of decisions) {
             if (d.kind === 'retry') metrics?.outcome('deferred', d.category, null, 'smtp');
@@ -251,6 +260,51 @@ export function wireDelivery(
     stsPolicies,
     /** The engine if it was made (a LIVE email wakes it; admin commands have none). */
     started: () => engine,
+  };
+}
+
+/**
+ * TLS reporting (RFC 8460): the engine's TLS outcomes counted, and each day's reports sent to
+ * the rua of `_smtp._tls` records, by HTTPS through a guarded agent as webhooks are, and by
+ * mail through the accept path as the --tls-reports-from domain's project. `svc serve` starts it.
+ */
+export function wireTlsReports(
+  w: Wiring,
+  { accounts }: Pick<ReturnType<typeof wireAccess>, 'accounts'>,
+  { emails, dnsResolver }: Pick<ReturnType<typeof wireSending>, 'emails' | 'dnsResolver'>,
+) {
+  const { config, overrides, clock, logger, store, settings, server, metrics } = w;
+  let agent: Agent | undefined;
+  const reportAgent = async () =>
+    (agent ??= (server ?? (await import('./webhooks/url-guard.ts'))).createWebhookAgent({
+      resolve: resolverFromDns(dnsResolver),
+      allowInsecure: settings.allowInsecureWebhooks,
+      ...(overrides.webhookCa ? { ca: overrides.webhookCa } : {}),
+    }));
+  const tlsReports = createTlsReports({
+    repo: store.tlsrpt,
+    clock,
+    logger,
+    enabled: config.tlsReports,
+    submitter: settings.hostname,
+    from: config.tlsReportsFrom,
+    lookupTxt: createTxtLookup(createResolver(settings.dnsServers)),
+    post: createReportPoster(reportAgent),
+    mail: createReportMailer({
+      findDomainByName: (name) => store.domains.findDomainByName(name),
+      listProjectIds: (id) => store.domains.listProjectIds(id),
+      getProjectById: (id) => accounts.getProjectById(id),
+      getOrg: (id) => accounts.getOrg(id),
+      send: (sender, body) => emails.send(sender, body),
+    }),
+    count: (policyType, result) => metrics?.tlsSession(policyType, result),
+  });
+  return {
+    tlsReports,
+    async stop() {
+      await tlsReports.stop();
+      await agent?.close();
+    },
   };
 }
 

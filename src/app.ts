@@ -13,6 +13,7 @@ import {
   wireDoctor,
   wireInbound,
   wireSending,
+  wireTlsReports,
   wireWebhooks,
   type AppOverrides,
   type ServerModules,
@@ -67,7 +68,8 @@ async function wire(
   // A LIVE email starts delivery once committed, not at the next tick (a started engine only).
   const sending = wireSending(w, access, () => engine.started()?.wake());
   const { reportReader, dmarc, inbound } = wireInbound(w, sending);
-  const engine = wireDelivery(w, sending);
+  const tls = wireTlsReports(w, access, sending);
+  const engine = wireDelivery(w, sending, (outcomes) => tls.tlsReports.observe(outcomes));
   const doctor = wireDoctor(w, { dmarc });
   const hooks = wireWebhooks(w, access, sending);
   const purge = startPurge(w, access);
@@ -141,6 +143,8 @@ async function wire(
     tracking,
     webhooks: hooks.webhooks,
     webhookDispatcher: hooks.webhookDispatcher,
+    /** TLS reporting (RFC 8460, --tls-reports): the counts of TLS outcomes and the daily reports; `svc serve` starts it. */
+    tlsReports: tls.tlsReports,
     /** The host name this app works with (EHLO, Message-ID, SPF and return-path records). */
     hostname,
     /** Records the server's settings (server-settings.ts) for admin commands run beside it or later. */
@@ -165,6 +169,8 @@ async function wire(
       await doctor.stop();
       purge.cancel();
       await engine.started()?.stop();
+      // After delivery: the last attempts' outcomes are counted before the store closes.
+      await tls.stop();
       await hooks.stop();
       await renderer.close();
       await reportReader.close();

@@ -84,6 +84,8 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
     });
     // svc doctor's checks, now and hourly: /readyz, /metrics and a warning when one turns bad.
     app.startDoctor();
+    // TLS reports (--tls-reports): counts flushed each minute, each day's reports after midnight.
+    app.tlsReports.start();
     await stopSignal;
     // Before the store closes: a domain check waiting on DNS is cancelled, not waited for.
     await checks.stop();

@@ -36,6 +36,12 @@ export function createOpsMetrics() {
     labelNames: ['outcome', 'category', 'type', 'source'] as const,
     registers: [registry],
   });
+  const tlsSessions = new Counter({
+    name: 'svc_tls_sessions_total',
+    help: 'MX hosts tried against their TLS policy (RFC 8460), by policy type (sts, tlsa, no-policy-found) and result (success or the failure type)',
+    labelNames: ['policy_type', 'result'] as const,
+    registers: [registry],
+  });
   const commit = new Histogram({
     name: 'svc_store_commit_seconds',
     help: 'Time of each group COMMIT (its fsync): what every 202 and 250 waits for',
@@ -65,6 +71,8 @@ export function createOpsMetrics() {
     accepted: (env: string, source: string) => accepted.inc({ env, source }),
     outcome: (outcome: string, category: string | null, type: string | null, source: string) =>
       outcomes.inc({ outcome, category: category ?? '', type: type ?? '', source }),
+    /** One MX host tried against its TLS policy: counted always, with or without --tls-reports. */
+    tlsSession: (policyType: string, result: string) => tlsSessions.inc({ policy_type: policyType, result }),
     committed: (seconds: number) => commit.observe(seconds),
     /** The nodes the delivery engine shares destination limits with, once it runs. */
     watchDeliveryNodes: (nodes: () => number) => (deliveryNodes = nodes),
