@@ -85,7 +85,7 @@ function matchTrustAnchor(record: TlsaRecord, certs: X509Certificate[], names: s
   const below = at < 0 ? certs : certs.slice(0, at + 1);
   const broken = brokenLink(below);
   if (broken) return { ok: false, result: 'validation-failure', reason: broken };
-  // The anchor's own dates do not count (RFC 7671 5.2.2); those of the certificates it vouches for do.
+  // The anchor's own dates do not count (the DNS vouches for its key); those of the certificates below it do.
   const dated = at < 0 ? below : below.slice(0, Math.max(at, 1));
   const expired = dated.find((c) => !validAt(c, now));
   if (expired) {

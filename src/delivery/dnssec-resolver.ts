@@ -65,7 +65,7 @@ interface Reply {
 
 type Outcome = { ok: true; reply: Reply } | { ok: false; reason: string };
 
-/** RFC 8914's and DNS flag day 2020's advice: a payload that avoids IP fragmentation. */
+/** DNS Flag Day 2020's advice: an EDNS payload size that avoids IP fragmentation. */
 const UDP_PAYLOAD = 1232;
 /** A denial without a SOA to say how long is kept this long (seconds). */
 const NEGATIVE_TTL = 60;
