@@ -81,14 +81,14 @@ afterAll(async () => {
 });
 
 /** A delivery env with --tls-reports (or not) whose reports by mail come from sender.test. */
-async function envWith(tlsReports: boolean): Promise<DeliveryEnv> {
+async function envWith(tlsReports: boolean, insecure = true): Promise<DeliveryEnv> {
   const captured = captureLogger();
   logs = captured.lines;
   return startDeliveryEnv(
     dns,
     {
       mxPort: String(mx.port),
-      allowInsecureWebhooks: true,
+      allowInsecureWebhooks: insecure,
       tlsReports,
       tlsReportsFrom: 'tls-reports@sender.test',
     },
@@ -259,6 +259,29 @@ describe('TLS reports without --tls-reports', () => {
       expect(await d.env.app.metrics.registry.metrics()).toContain(
         'svc_tls_sessions_total{policy_type="sts",result="certificate-expired"} 1',
       );
+    } finally {
+      await d.env.close();
+    }
+  });
+});
+
+describe('TLS reports to a rua URL on a private address', () => {
+  it('are refused as a webhook URL there would be (without --allow-insecure-webhooks), and retried', async () => {
+    rua.posts.length = 0;
+    rua.status = 200;
+    const d = await envWith(true, false);
+    try {
+      d.env.app.tlsReports.observe([outcome()]);
+      await d.env.app.tlsReports.runOnce();
+      d.env.clock.set(NEXT_DAY);
+      await d.env.app.tlsReports.runOnce();
+      expect(rua.posts).toHaveLength(0);
+      const [row] = await d.env.query<{ status: string; detail: string }>('SELECT status, detail FROM tls_reports');
+      expect(row?.status).toBe('retry');
+      expect(row?.detail).toBe(
+        `https://rua.test:${rua.port}/tlsrpt: webhook target rua.test (127.0.0.1) refused: a loopback address`,
+      );
+      expect(logs.some((l) => l.msg === 'TLS report failed; will retry')).toBe(true);
     } finally {
       await d.env.close();
     }
