@@ -8,7 +8,7 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import { randomInt } from 'node:crypto';
 import dnsPacket from 'dns-packet';
-import type { Answer, DecodedPacket } from 'dns-packet';
+import type { Answer, DecodedPacket, TlsaData } from 'dns-packet';
 import { ioTimeout, type Clock } from '../lib/clock.ts';
 
 export type Security = 'secure' | 'insecure' | 'bogus';
@@ -142,20 +142,16 @@ function tlsaAnswer(reply: Reply, base: string): TlsaAnswer {
   if (security === 'error')
     return { state: 'error', reason: `the resolver answered ${reply.rcode} for TLSA at ${base}` };
   if (security === 'insecure') return { state: 'insecure' };
-  const records = reply.answers.flatMap((a) =>
-    a.type === 'TLSA'
-      ? [
-          {
-            usage: a.data.usage,
-            selector: a.data.selector,
-            matchingType: a.data.matchingType,
-            data: a.data.certificate,
-          },
-        ]
-      : [],
-  );
+  const records = reply.answers.flatMap((a) => (a.type === 'TLSA' ? [toRecord(a.data)] : []));
   return records.length > 0 ? { state: 'secure', records, base } : { state: 'secure-none' };
 }
+
+const toRecord = (d: TlsaData): TlsaRecord => ({
+  usage: d.usage,
+  selector: d.selector,
+  matchingType: d.matchingType,
+  data: d.certificate,
+});
 
 function securityOf(reply: Reply): Security | 'error' {
   if (reply.rcode === 'SERVFAIL') return 'bogus';
