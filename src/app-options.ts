@@ -47,6 +47,7 @@ export function deliveryOptions(config: Config, { hostname, mxPort }: ServerSett
       relay: config.relay ?? null,
       tlsInsecure: config.smtpTlsInsecure,
       ca: outboundCaOf(config) ?? [],
+      daneResolver: config.relay ? null : (config.daneResolver ?? null),
       connectTimeoutMs: config.deliveryConnectTimeout,
       socketTimeoutMs: config.deliveryTimeout,
     },

@@ -5,7 +5,14 @@ import type { Store } from './app-store.ts';
 import { deliveryOptions, makeRenderer, outboundCaOf, publicUrlOf } from './app-options.ts';
 import { createAccountsService, createMembersService } from './accounts/index.ts';
 import type { Config, ServerSettings } from './config/index.ts';
-import { createResolver, createStoredStsPolicies, RETURN_PATH_SECRET, type DeliveryEngine } from './delivery/index.ts';
+import {
+  createDnssecResolver,
+  createResolver,
+  createStoredStsPolicies,
+  probeDane,
+  RETURN_PATH_SECRET,
+  type DeliveryEngine,
+} from './delivery/index.ts';
 import {
   createDoctor,
   createDoctorDns,
@@ -226,9 +233,21 @@ export function wireDelivery(
       store: store.delivery,
       warn: (message, err) => logger.warn({ err }, message),
     }));
+  // DANE (RFC 7672): on only when the named resolver validates, probed once and said once.
+  let dane: Promise<boolean> | undefined;
+  const daneOn = () =>
+    (dane ??= probeDane(
+      config.relay ? undefined : config.daneResolver,
+      config.daneResolver && !config.relay ? createDnssecResolver(config.daneResolver, clock) : null,
+      logger,
+    ).catch((err: unknown) => {
+      logger.warn({ err }, 'DANE is off: the validating resolver could not be asked');
+      return false;
+    }));
   const delivery = () =>
     (engine ??= serverOnly(server, 'app.delivery()').createDeliveryEngine(
       {
+        daneOn,
         ...(config.relay ? {} : { stsPolicy: (domain: string) => stsPolicies().policyFor(domain) }),
         repo: store.delivery,
         clock,
@@ -258,6 +277,8 @@ export function wireDelivery(
     delivery,
     /** The MTA-STS policies delivery has found (for `svc top` and metrics). */
     stsPolicies,
+    /** Whether DANE is on; the first call probes the named resolver and logs the answer once. */
+    daneOn,
     /** The engine if it was made (a LIVE email wakes it; admin commands have none). */
     started: () => engine,
   };

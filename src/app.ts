@@ -153,6 +153,8 @@ async function wire(
     startupWarnings: () => startupWarnings(store.kind === 'sqlite' ? config.dataDir : undefined, hostname),
     /** Why an email's recipients are still waiting (read-only; safe from any process). */
     explainQueue: (emailId: string) => store.delivery.explain(emailId),
+    /** Whether DANE is on: the first call asks the named resolver and says the answer once (`svc serve` at start). */
+    daneOn: engine.daneOn,
     /** Runs `fn` unless another node runs the job `name` now (an advisory lock on PostgreSQL). */
     runExclusive: (name: string, fn: () => Promise<void>) => store.runExclusive(name, fn),
     /** True when the database answers a write: used by /readyz. */

@@ -48,6 +48,8 @@ export async function serve(_args: string[], opts: Opts): Promise<void> {
   try {
     await app.recordServerSettings();
     for (const w of app.startupWarnings()) logger.warn(w.fields, w.message);
+    // DANE is on only with a validating resolver the operator named: said once, at start.
+    await app.daneOn();
     const https =
       config.tlsCert && config.tlsKey
         ? { cert: readFileSync(config.tlsCert), key: readFileSync(config.tlsKey) }

@@ -94,8 +94,11 @@ function run(s: EngineState, j: BuiltJob, job: DeliveryJob): Promise<JobResult> 
     });
   }
   const pool = (s.pool ??= startPool(s.opts.worker, s.opts.threads, s.opts.perThread));
-  if (!s.deps.stsPolicy) return pool.run(job) as Promise<JobResult>;
-  return s.deps.stsPolicy(job.destination).then((sts) => pool.run({ ...job, sts }) as Promise<JobResult>);
+  const { stsPolicy, daneOn, clock } = s.deps;
+  if (!stsPolicy && !daneOn) return pool.run(job) as Promise<JobResult>;
+  return Promise.all([stsPolicy?.(job.destination) ?? null, daneOn?.() ?? false]).then(
+    ([sts, dane]) => pool.run({ ...job, sts, dane: dane ? { at: clock.now() } : null }) as Promise<JobResult>,
+  );
 }
 
 function workerFile(): string {

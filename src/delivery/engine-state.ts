@@ -41,6 +41,8 @@ export interface EngineDeps {
    * shares one cache (and it outlives a restart); never throws. Absent: no policy applies.
    */
   stsPolicy?: (domain: string) => Promise<JobSts | null>;
+  /** Whether DANE is on (a validating resolver answered at start); never throws. */
+  daneOn?: () => Promise<boolean>;
   /** Told of every attempt's TLS outcomes, per MX host tried (TLS reporting, /metrics). */
   observeTls?: (outcomes: TlsOutcome[]) => void;
   /**

@@ -16,3 +16,5 @@ export { PG_EXPLAIN_SQL } from './repo-pg.ts';
 export { recipientTimelines, recipientTimelineSchema, type RecipientTimeline } from './timeline.ts';
 export { createStoredStsPolicies } from './mta-sts.ts';
 export { createResolver } from './mx.ts';
+export { probeDane } from './dane.ts';
+export { createDnssecResolver } from './dnssec-resolver.ts';

@@ -54,6 +54,11 @@ export interface DeliveryJob {
   dkim: DkimKey | null;
   /** The destination's MTA-STS policy (RFC 8461) as the main thread found it; absent: none looked up. */
   sts?: JobSts | null;
+  /**
+   * DANE (RFC 7672) is on: the server's validating resolver answered with the AD bit at start.
+   * `at` is the main thread's clock, against which certificate dates are checked.
+   */
+  dane?: { at: number } | null;
 }
 
 /** An MTA-STS policy handed to a worker, or why none could be had. */
@@ -149,6 +154,8 @@ export interface WorkerSettings {
   tlsInsecure: boolean;
   /** Extra certificate authorities (PEM) trusted for MX hosts, beside node's own. */
   ca?: string[];
+  /** The DNSSEC-validating resolver (host:port) DANE asks; jobs say whether DANE is on. */
+  daneResolver?: string | null;
   /** Socket timeouts, ms. */
   connectTimeoutMs: number;
   socketTimeoutMs: number;

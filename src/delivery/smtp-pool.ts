@@ -1,7 +1,8 @@
 import { getCACertificates } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { ioTimeout, type Timer } from '../lib/clock.ts';
-import type { TlsRequirement } from './tls-policy.ts';
+import { matchTlsa } from './dane-match.ts';
+import { requirementKey, type TlsRequirement } from './tls-policy.ts';
 
 export interface ConnectTarget {
   host: string;
@@ -30,13 +31,34 @@ export interface Session {
   tlsVersion: string | null;
   /** The local address the session left from (what receivers evaluate SPF for). */
   localAddress: string | null;
+  /** The TLSA record the server's chain matched (DANE), if one was required. */
+  daneMatched?: string;
 }
 
-const keyOf = (t: ConnectTarget) => `${t.ip}|${t.port}|${t.host}|${t.tls}`;
+interface PeerCert {
+  raw: Buffer;
+  issuerCertificate?: PeerCert;
+}
+
+/** The chain the server sent, leaf first, as DER (node links each certificate to its issuer). */
+function chainOf(socket: { getPeerCertificate?: (detailed: boolean) => PeerCert | null } | undefined): Buffer[] {
+  const chain: Buffer[] = [];
+  let cert = socket?.getPeerCertificate?.(true) ?? null;
+  while (cert?.raw && !chain.some((c) => c.equals(cert!.raw))) {
+    chain.push(cert.raw);
+    cert = cert.issuerCertificate ?? null;
+  }
+  return chain;
+}
+
+const keyOf = (t: ConnectTarget) => `${t.ip}|${t.port}|${t.host}|${requirementKey(t.tls)}`;
 
 function open(t: ConnectTarget, s: PoolSettings): Promise<Session> {
-  // Verified TLS (an MTA-STS enforce policy) is required and checked whatever smtp-tls-insecure says.
+  // Verified TLS (an MTA-STS enforce policy) is required and checked whatever smtp-tls-insecure
+  // says; DANE checks the chain against TLSA records itself, once the session is up.
   const verified = t.tls === 'verified';
+  const required = t.tls !== 'opportunistic';
+  const dane = typeof t.tls === 'object' ? t.tls : null;
   const conn = new SMTPConnection({
     host: t.ip,
     port: t.port,
@@ -46,9 +68,9 @@ function open(t: ConnectTarget, s: PoolSettings): Promise<Session> {
     connectionTimeout: s.connectTimeoutMs,
     greetingTimeout: s.connectTimeoutMs,
     socketTimeout: s.socketTimeoutMs,
-    requireTLS: verified,
+    requireTLS: required,
     tls: {
-      rejectUnauthorized: verified || !s.tlsInsecure,
+      rejectUnauthorized: verified || (t.tls === 'opportunistic' && !s.tlsInsecure),
       servername: t.host,
       ...(s.ca?.length ? { ca: [...getCACertificates('default'), ...s.ca] } : {}),
     },
@@ -63,7 +85,22 @@ function open(t: ConnectTarget, s: PoolSettings): Promise<Session> {
         const socket = (conn as unknown as { _socket?: { getProtocol?: () => string | null; localAddress?: string } })
           ._socket;
         const tlsVersion = conn.secure ? (socket?.getProtocol?.() ?? null) : null;
-        resolve({ conn, tls: conn.secure, tlsVersion, localAddress: socket?.localAddress ?? null });
+        let daneMatched: string | undefined;
+        if (dane) {
+          const m = matchTlsa(dane.records, chainOf(socket as never), dane.names, new Date(dane.at));
+          if (!m.ok) {
+            conn.close();
+            return reject(Object.assign(new Error(m.reason), { code: 'EDANE', tlsResult: m.result }));
+          }
+          daneMatched = m.matched;
+        }
+        resolve({
+          conn,
+          tls: conn.secure,
+          tlsVersion,
+          localAddress: socket?.localAddress ?? null,
+          ...(daneMatched ? { daneMatched } : {}),
+        });
       };
       if (!t.auth) return finish();
       conn.login(t.auth, (err) => (err ? reject(err) : finish()));

@@ -2,19 +2,25 @@
 // attempt fared against it (the TLS outcomes that TLS reporting counts). Pure: transmit.ts
 // connects; the MTA-STS rules themselves are in mta-sts-policy.ts.
 import { judgeMx, tlsRequiredReason } from './mta-sts-policy.ts';
+import type { TlsaRecord } from './dnssec-resolver.ts';
 import type { DeliveryJob, JobSts, TlsOutcome, TlsResultType } from './job.ts';
 
 /**
  * How a session to one MX host must be secured: `opportunistic` uses STARTTLS when offered
  * (the certificate checked unless the operator set smtp-tls-insecure); `verified` requires
  * STARTTLS with a certificate valid for the host name by the WebPKI, whatever that setting
- * says (RFC 8461 section 4.2).
+ * says (RFC 8461 section 4.2); `encrypted` requires STARTTLS and checks no certificate (a
+ * secure TLSA RRset with no usable record, RFC 7672 2.2); `dane` requires STARTTLS and a chain
+ * that matches the host's TLSA records (RFC 7672 3), the dates checked at `at`.
  */
-export type TlsRequirement = 'opportunistic' | 'verified';
+export type TlsRequirement =
+  'opportunistic' | 'verified' | 'encrypted' | { kind: 'dane'; records: TlsaRecord[]; names: string[]; at: number };
 
 export interface HostPlan {
   host: string;
   tls: TlsRequirement;
+  /** The policy this host's outcomes are reported under, when not the job's. */
+  base?: OutcomeBase;
 }
 
 export interface AttemptPlan {
@@ -31,7 +37,8 @@ export function stsPolicyString(p: NonNullable<JobSts['policy']>): string[] {
   return ['version: STSv1', `mode: ${p.mode}`, ...p.mx.map((m) => `mx: ${m}`), `max_age: ${p.max_age}`];
 }
 
-type Base = Pick<TlsOutcome, 'policy_type' | 'policy_string' | 'policy_domain' | 'sts_mode'>;
+export type OutcomeBase = Pick<TlsOutcome, 'policy_type' | 'policy_string' | 'policy_domain' | 'sts_mode'>;
+type Base = OutcomeBase;
 
 /** The policy part of every outcome of this job. */
 export function outcomeBase(job: Pick<DeliveryJob, 'destination' | 'sts'>): Base {
@@ -91,7 +98,13 @@ export function planAttempt(job: Pick<DeliveryJob, 'destination' | 'sts'>, hosts
 }
 
 /** RFC 8460 result type of a TLS failure, from the error node's TLS layer or nodemailer gave. */
-export function tlsFailureType(err: { code?: string; message?: string; reason?: string }): TlsResultType | null {
+export function tlsFailureType(err: {
+  code?: string;
+  message?: string;
+  reason?: string;
+  tlsResult?: TlsResultType;
+}): TlsResultType | null {
+  if (err.tlsResult) return err.tlsResult;
   const text = `${err.code ?? ''} ${err.message ?? ''} ${err.reason ?? ''}`;
   if (/STARTTLS|TLS not available|does not support TLS|TLS is required/i.test(text)) return 'starttls-not-supported';
   if (/ALTNAME|Hostname\/IP does not match|host ?name mismatch/i.test(text)) return 'certificate-host-mismatch';
@@ -102,7 +115,22 @@ export function tlsFailureType(err: { code?: string; message?: string; reason?: 
   return null;
 }
 
-/** The deferral message of a verified-TLS host that failed: what enforce asked and what went wrong. */
-export function verifiedFailure(job: Pick<DeliveryJob, 'destination'>, host: string, problem: string): string {
-  return tlsRequiredReason(job.destination, host, problem);
+/** The deferral message of a host a policy required TLS of, that failed: what was asked and what went wrong. */
+export function requiredFailure(
+  job: Pick<DeliveryJob, 'destination'>,
+  host: string,
+  tls: TlsRequirement,
+  problem: string,
+): string | null {
+  if (tls === 'verified') return tlsRequiredReason(job.destination, host, problem);
+  if (tls === 'encrypted') return `DANE: TLSA records of ${host} require TLS: ${problem}`;
+  if (typeof tls === 'object') return `DANE: ${host} must match its TLSA records: ${problem}`;
+  return null;
+}
+
+/** A pool key part for a requirement (sessions are reused only under the same one). */
+export function requirementKey(tls: TlsRequirement): string {
+  return typeof tls === 'string'
+    ? tls
+    : `dane:${tls.records.map((r) => `${r.usage}${r.selector}${r.matchingType}${r.data.toString('hex')}`).join(',')}`;
 }

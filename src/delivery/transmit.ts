@@ -3,7 +3,17 @@ import { buildMessage } from './mime.ts';
 import { resolveCached, type Target } from './mx.ts';
 import { failureOf, parseReply } from './reply.ts';
 import type { ConnectTarget, Session, SmtpPool } from './smtp-pool.ts';
-import { outcome, outcomeBase, planAttempt, tlsFailureType, verifiedFailure, type HostPlan } from './tls-policy.ts';
+import { planDane } from './dane.ts';
+import type { DnssecResolver } from './dnssec-resolver.ts';
+import {
+  outcome,
+  outcomeBase,
+  planAttempt,
+  requiredFailure,
+  tlsFailureType,
+  type HostPlan,
+  type OutcomeBase,
+} from './tls-policy.ts';
 import type { DeliveryJob, JobResult, RecipientResult, TlsOutcome, WorkerSettings } from './job.ts';
 
 interface SendError extends Error {
@@ -19,6 +29,8 @@ export interface TransmitDeps {
   settings: WorkerSettings;
   resolver: Resolver;
   pool: SmtpPool;
+  /** The validating resolver DANE trusts (`--dane-resolver`), when DANE is on. */
+  dane?: DnssecResolver | null;
 }
 
 /** Connection-level failures move on to the next address or MX host; any reply to a command does not. */
@@ -52,6 +64,8 @@ const failAll = (recipients: string[], kind: RecipientResult['failure']): Recipi
 
 /** The TLS policy a session met, as `emails show` and the events tell it. */
 function policyOf(t: ConnectTarget, base: Pick<TlsOutcome, 'sts_mode'>): { tls_policy?: string } {
+  if (typeof t.tls === 'object') return { tls_policy: 'dane' };
+  if (t.tls === 'encrypted') return { tls_policy: 'dane (tls only)' };
   if (t.tls === 'verified') return { tls_policy: 'mta-sts enforce' };
   if (base.sts_mode === 'testing') return { tls_policy: 'mta-sts testing' };
   return {};
@@ -153,6 +167,8 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
   const tls: TlsOutcome[] = [];
   const base2 = { ...base, tls };
   const tlsBase = outcomeBase(job);
+  const bases = new Map<string, OutcomeBase>();
+  const baseOf = (host: string) => bases.get(host) ?? tlsBase;
   if (deps.settings.relay) targets = [relayTarget(deps.settings.relay)];
   else {
     const res = await resolveCached(deps.resolver, job.destination);
@@ -163,10 +179,12 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
         results: failAll(job.recipients, { kind: res.kind, message: res.message }),
         internal_error: null,
       };
-    const plan = planAttempt(
-      job,
-      res.targets.map((t) => t.host),
-    );
+    const hosts = res.targets.map((t) => t.host);
+    // DANE, where the destination's DNSSEC-signed TLSA records bind its hosts, before MTA-STS (RFC 8461 2).
+    const dane =
+      job.dane && deps.dane ? await planDane(deps.dane, job, hosts, deps.settings.mxPort, job.dane.at) : null;
+    const plan = dane ?? planAttempt(job, hosts);
+    for (const h of plan.hosts) if (h.base) bases.set(h.host, h.base);
     tls.push(...plan.refused);
     if (plan.deferral)
       return {
@@ -186,11 +204,11 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
       const err = e as SendError;
       const f = failureOf(err);
       const tlsType = tlsFailureType(err);
-      if (tlsType && !deps.settings.relay) tls.push(outcome(tlsBase, t.host, t.ip, tlsType, f.message));
+      if (tlsType && !deps.settings.relay) tls.push(outcome(baseOf(t.host), t.host, t.ip, tlsType, f.message));
       // Under an enforce policy a TLS failure is a deferral that says what the policy asked (RFC 8461 5).
       const message =
-        t.tls === 'verified' && tlsType
-          ? verifiedFailure(job, t.host, f.message)
+        tlsType && requiredFailure(job, t.host, t.tls, f.message)
+          ? requiredFailure(job, t.host, t.tls, f.message)!
           : `${t.host} [${t.ip}]:${t.port}: ${f.message}`;
       last = failAll(job.recipients, { kind: tlsType ? 'tls' : f.kind, message });
       continue;
@@ -198,8 +216,8 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
     if (!deps.settings.relay) {
       tls.push(
         session.tls
-          ? outcome(tlsBase, t.host, t.ip, 'success', null)
-          : outcome(tlsBase, t.host, t.ip, 'starttls-not-supported', `${t.host} offered no STARTTLS`),
+          ? outcome(baseOf(t.host), t.host, t.ip, 'success', null)
+          : outcome(baseOf(t.host), t.host, t.ip, 'starttls-not-supported', `${t.host} offered no STARTTLS`),
       );
     }
     const connection = {

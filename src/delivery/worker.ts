@@ -1,6 +1,8 @@
 // Piscina worker: delivers jobs with its own DNS resolver and SMTP session pool.
 // It receives plain data and returns plain results; it never opens the database.
 import { workerData } from 'node:worker_threads';
+import { systemClock } from '../lib/clock.ts';
+import { createDnssecResolver } from './dnssec-resolver.ts';
 import { createResolver } from './mx.ts';
 import { createSmtpPool } from './smtp-pool.ts';
 import { transmit } from './transmit.ts';
@@ -17,6 +19,9 @@ const pool = createSmtpPool({
   idleMs: 30_000,
 });
 
+// Its answers are cached per worker for their TTL: the freshness of network answers, not domain time.
+const dane = settings.daneResolver ? createDnssecResolver(settings.daneResolver, systemClock) : null;
+
 export default function deliver(job: DeliveryJob): Promise<JobResult> {
-  return transmit(job, { settings, resolver, pool });
+  return transmit(job, { settings, resolver, pool, dane });
 }
