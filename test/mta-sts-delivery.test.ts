@@ -209,3 +209,18 @@ describe('a policy that changes, expires, or cannot be fetched', () => {
     expect(received).toHaveLength(1);
   });
 });
+
+describe('what the operator sees', () => {
+  it('counts each attempt against its policy in svc_tls_sessions_total, failures by RFC 8460 type', async () => {
+    const text = await d.env.app.metrics.registry.metrics();
+    const count = (type: string, result: string) =>
+      Number(
+        new RegExp(`svc_tls_sessions_total\\{policy_type="${type}",result="${result}"\\} (\\d+)`).exec(text)?.[1] ?? 0,
+      );
+    expect(count('sts', 'success')).toBeGreaterThanOrEqual(3);
+    expect(count('sts', 'validation-failure')).toBeGreaterThanOrEqual(3);
+    expect(count('sts', 'starttls-not-supported')).toBeGreaterThanOrEqual(2);
+    expect(count('sts', 'certificate-host-mismatch')).toBeGreaterThanOrEqual(1);
+    expect(count('no-policy-found', 'success')).toBeGreaterThanOrEqual(1);
+  });
+});

@@ -127,6 +127,8 @@ export interface TlsOutcome {
   sts_mode: 'enforce' | 'testing' | null;
   mx_host: string | null;
   receiving_ip: string | null;
+  /** The local address the session left from (RFC 8460 sending-mta-ip); null without a session. */
+  sending_ip?: string | null;
   result: TlsResultType;
   /** Why, in words, when the result is a failure. */
   failure_reason: string | null;

@@ -216,8 +216,11 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
     if (!deps.settings.relay) {
       tls.push(
         session.tls
-          ? outcome(baseOf(t.host), t.host, t.ip, 'success', null)
-          : outcome(baseOf(t.host), t.host, t.ip, 'starttls-not-supported', `${t.host} offered no STARTTLS`),
+          ? { ...outcome(baseOf(t.host), t.host, t.ip, 'success', null), sending_ip: session.localAddress }
+          : {
+              ...outcome(baseOf(t.host), t.host, t.ip, 'starttls-not-supported', `${t.host} offered no STARTTLS`),
+              sending_ip: session.localAddress,
+            },
       );
     }
     const connection = {
