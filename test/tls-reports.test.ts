@@ -161,6 +161,11 @@ describe('TLS reports with --tls-reports', () => {
     expect(parsed.subject).toBe(`Report Domain: dest.test Submitter: mta.svc.test Report-ID: <${id}>`);
     expect(parsed.headers.get('tls-report-domain')).toBe('dest.test');
     expect(parsed.headers.get('tls-report-submitter')).toBe('mta.svc.test');
+    // RFC 8460 section 5.3: the message is a multipart/report of report-type tlsrpt (RFC 6522).
+    expect(parsed.headers.get('content-type')).toMatchObject({
+      value: 'multipart/report',
+      params: expect.objectContaining({ 'report-type': 'tlsrpt' }),
+    });
     const [attachment] = parsed.attachments;
     expect(attachment?.contentType).toBe('application/tlsrpt+gzip');
     const unique = id.replace(/[^A-Za-z0-9._-]/g, '_');

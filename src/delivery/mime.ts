@@ -53,8 +53,22 @@ export async function buildMessage(job: DeliveryJob, warn: (message: string) => 
     })),
   });
   const root = mail.compile();
+  const report = reportTypeOf(job);
+  if (report) root.setHeader('Content-Type', `multipart/report; report-type="${report}"`);
   const raw = serialize(root) ?? (await streamToBuffer(root.createReadStream()));
   return job.dkim ? signDkim(raw, job.dkim, warn) : raw;
+}
+
+/**
+ * A TLS report by mail (RFC 8460 section 5.3) must be `multipart/report; report-type="tlsrpt"`
+ * (RFC 6522): a message that labels itself one (the TLS-Report-Domain header) and carries the
+ * report (an `application/tlsrpt+…` attachment) gets that root type in place of multipart/mixed.
+ */
+function reportTypeOf(job: Pick<DeliveryJob, 'headers' | 'attachments'>): string | null {
+  const labelled = Object.keys(job.headers).some((h) => h.toLowerCase() === 'tls-report-domain');
+  return labelled && job.attachments.some((a) => /^application\/tlsrpt\+(gzip|json)$/i.test(a.content_type))
+    ? 'tlsrpt'
+    : null;
 }
 
 /** What `serialize` reads of a MimeNode beyond its typings (nodemailer/lib/mime-node). */
