@@ -55,6 +55,7 @@ export const BOTH_STORES = [
   'test/dkim-ed25519.test.ts',
   'test/unsubscribe.test.ts',
   'test/unsubscribe-mailto.test.ts',
+  'test/mta-sts-delivery.test.ts',
   'test/tls-reports.test.ts',
 ];
 

@@ -1,7 +1,5 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +8,7 @@ import { FakeClock } from '../src/lib/clock.ts';
 import { makeCertificate } from './peers/certificates.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
+import { startPolicyServer, type PolicyServer } from './peers/policy-server.ts';
 import { settle, startDeliveryEnv, verifyDkim, type DeliveryEnv } from './delivery-helpers.ts';
 
 // DANE (RFC 7672) in delivery, end to end. The loopback DNS server plays the validating
@@ -21,11 +20,10 @@ import { settle, startDeliveryEnv, verifyDkim, type DeliveryEnv } from './delive
 let dns: DnsServer;
 let tlsMx: MxPeer;
 let plainMx: MxPeer;
-let policyServer: Server;
+let policy: PolicyServer;
 let d: DeliveryEnv;
 let leafSpki: Buffer;
 let caCert: Buffer;
-const policies = new Map<string, string>();
 
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest();
 const EE = () => ({ usage: 3, selector: 1, matchingType: 1, data: sha256(leafSpki) });
@@ -55,12 +53,7 @@ beforeAll(async () => {
   caCert = new X509Certificate(cert.ca).raw;
   tlsMx = await startMxPeer({ tls: { key: cert.key, cert: cert.cert } });
   plainMx = await startMxPeer({ listen: { host: '127.0.0.2', port: tlsMx.port } });
-  policyServer = createServer({ key: cert.key, cert: cert.cert }, (req, res) => {
-    const body = policies.get((req.headers.host ?? '').replace(/:\d+$/, ''));
-    if (!body) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': 'text/plain' }).end(body);
-  });
-  await new Promise<void>((resolve) => policyServer.listen(0, '127.0.0.1', resolve));
+  policy = await startPolicyServer(cert);
   // The MTA-STS policy host is trusted (its CA in --outbound-ca); the MX hosts are reached by DANE.
   const dir = mkdtempSync(join(tmpdir(), 'svc-dane-'));
   writeFileSync(join(dir, 'ca.pem'), cert.ca);
@@ -68,15 +61,14 @@ beforeAll(async () => {
     dns,
     { mxPort: String(tlsMx.port), daneResolver: dns.server, outboundCa: join(dir, 'ca.pem') },
     undefined,
-    { mtaStsPort: (policyServer.address() as AddressInfo).port },
+    { mtaStsPort: policy.port },
   );
 });
 
 afterAll(async () => {
   await d.env.close();
   await Promise.all([tlsMx.close(), plainMx.close(), dns.close()]);
-  policyServer.closeAllConnections();
-  await new Promise((resolve) => policyServer.close(resolve));
+  await policy.close();
 });
 
 async function deliver(to: string) {
@@ -127,7 +119,10 @@ describe('DANE with a validating resolver', () => {
     destination('both.test', '127.0.0.1', true, [EE()]);
     dns.set('_mta-sts.both.test', { TXT: ['v=STSv1; id=1'] });
     dns.set('mta-sts.both.test', { A: ['127.0.0.1'] });
-    policies.set('mta-sts.both.test', 'version: STSv1\r\nmode: enforce\r\nmx: mx.elsewhere.test\r\nmax_age: 86400\r\n');
+    policy.policies.set(
+      'mta-sts.both.test',
+      'version: STSv1\r\nmode: enforce\r\nmx: mx.elsewhere.test\r\nmax_age: 86400\r\n',
+    );
     const { r, connected } = await deliver('eve@both.test');
     expect(r.status).toBe('DELIVERED');
     expect(connected).toMatchObject({ tls_policy: 'dane' });

@@ -1,6 +1,4 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -9,6 +7,7 @@ import { RECHECK_MS } from '../src/delivery/mta-sts.ts';
 import { makeCertificate } from './peers/certificates.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
+import { startPolicyServer, type PolicyServer } from './peers/policy-server.ts';
 import { settle, startDeliveryEnv, verifyDkim, type DeliveryEnv } from './delivery-helpers.ts';
 
 // MTA-STS (RFC 8461) in delivery, end to end: the loopback DNS serves the _mta-sts records
@@ -21,22 +20,19 @@ const policyText = (mode: string, mx: string[], maxAge = 86400) =>
   `version: STSv1\r\nmode: ${mode}\r\n${mx.map((m) => `mx: ${m}\r\n`).join('')}max_age: ${maxAge}\r\n`;
 
 let dns: DnsServer;
-let policyServer: Server;
+let policy: PolicyServer;
 let tlsMx: MxPeer;
 let plainMx: MxPeer;
 let d: DeliveryEnv;
-/** What the policy host of each domain answers: a body, or a status (a server in trouble). */
-const policies = new Map<string, { body?: string; status?: number }>();
-let fetches: string[];
 
 /** A domain with an MX host and, when `mode` is given, an MTA-STS record and policy. */
-function domain(name: string, mxHost: string, mxIp: string, policy?: { id: string; body: string }) {
+function domain(name: string, mxHost: string, mxIp: string, body?: { id: string; body: string }) {
   dns.set(name, { MX: [{ exchange: mxHost, priority: 10 }] });
   dns.set(mxHost, { A: [mxIp] });
-  if (!policy) return;
-  dns.set(`_mta-sts.${name}`, { TXT: [`v=STSv1; id=${policy.id}`] });
+  if (!body) return;
+  dns.set(`_mta-sts.${name}`, { TXT: [`v=STSv1; id=${body.id}`] });
   dns.set(`mta-sts.${name}`, { A: ['127.0.0.1'] });
-  policies.set(`mta-sts.${name}`, { body: policy.body });
+  policy.policies.set(`mta-sts.${name}`, body.body);
 }
 
 beforeAll(async () => {
@@ -54,17 +50,7 @@ beforeAll(async () => {
   });
   const policyCert = cert;
   const good = { key: cert.key, cert: cert.cert };
-  policyServer = createServer({ key: policyCert.key, cert: policyCert.cert }, (req, res) => {
-    const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-    fetches.push(host);
-    const p = policies.get(host);
-    if (!p?.body) {
-      res.writeHead(p?.status ?? 404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/plain' }).end(p.body);
-  });
-  await new Promise<void>((resolve) => policyServer.listen(0, '127.0.0.1', resolve));
+  policy = await startPolicyServer(policyCert);
   tlsMx = await startMxPeer({
     tls: { key: good.key, cert: good.cert },
     sni: { 'mx.good.test': good, 'mx.evil.test': good, 'mx.wrong.test': good },
@@ -77,19 +63,18 @@ beforeAll(async () => {
     dns,
     { mxPort: String(tlsMx.port), outboundCa: caFile, deliveryRetrySchedule: '1m,5m,15m' },
     undefined,
-    { mtaStsPort: (policyServer.address() as AddressInfo).port },
+    { mtaStsPort: policy.port },
   );
 });
 
 afterAll(async () => {
   await d.env.close();
   await Promise.all([tlsMx.close(), plainMx.close(), dns.close()]);
-  policyServer.closeAllConnections();
-  await new Promise((resolve) => policyServer.close(resolve));
+  await policy.close();
 });
 
 beforeEach(() => {
-  fetches = [];
+  policy.fetches.length = 0;
 });
 
 async function deliver(to: string) {
@@ -106,7 +91,7 @@ describe('MTA-STS enforce', () => {
     expect(r.status).toBe('DELIVERED');
     expect(received).toHaveLength(1);
     expect(received[0]!.secure).toBe(true);
-    expect(fetches).toEqual(['mta-sts.enf.test']);
+    expect(policy.fetches).toEqual(['mta-sts.enf.test']);
     expect((await verifyDkim(received[0]!.raw, dns)).status).toBe('pass');
     const connected = (await d.events(id)).find((e) => e.type === 'smtp_connected');
     expect(connected).toMatchObject({ mx_host: 'mx.good.test', tls: true, tls_policy: 'mta-sts enforce' });
@@ -115,7 +100,7 @@ describe('MTA-STS enforce', () => {
   it('uses the cached policy while the id holds: no second fetch', async () => {
     const { r } = await deliver('bob@enf.test');
     expect(r.status).toBe('DELIVERED');
-    expect(fetches).toEqual([]);
+    expect(policy.fetches).toEqual([]);
   });
 
   it('defers (never bounces) mail for an MX host the policy does not name, and sends nothing', async () => {
@@ -172,11 +157,11 @@ describe('a policy that changes, expires, or cannot be fetched', () => {
     expect((await deliver('gus@moves.test')).r.status).toBe('DELIVERED');
     // The domain moves its mail elsewhere: a new id and a policy naming only the new host.
     domain('moves.test', 'mx.good.test', '127.0.0.1', { id: 'f2', body: policyText('enforce', ['mx.new.test']) });
-    fetches = [];
+    policy.fetches.length = 0;
     // The record is asked again once the domain's last answer is RECHECK_MS old.
     d.env.clock.advance(RECHECK_MS);
     const { r } = await deliver('hal@moves.test');
-    expect(fetches).toEqual(['mta-sts.moves.test']);
+    expect(policy.fetches).toEqual(['mta-sts.moves.test']);
     expect(r.status).toBe('QUEUED');
     expect(r.last_error).toMatch(/names none of its MX hosts/);
   });
@@ -184,10 +169,10 @@ describe('a policy that changes, expires, or cannot be fetched', () => {
   it('keeps applying the cached policy while the policy server is down (RFC 8461 5.1)', async () => {
     // A new id, and the policy host answers 503: the unexpired cached policy (f2) still applies.
     dns.set('_mta-sts.moves.test', { TXT: ['v=STSv1; id=f3'] });
-    policies.set('mta-sts.moves.test', { status: 503 });
+    policy.policies.set('mta-sts.moves.test', 503);
     d.env.clock.advance(RECHECK_MS);
     const { r, received } = await deliver('ivy@moves.test');
-    expect(fetches).toEqual(['mta-sts.moves.test']);
+    expect(policy.fetches).toEqual(['mta-sts.moves.test']);
     expect(r.status).toBe('QUEUED');
     expect(r.last_error).toMatch(/names none of its MX hosts/);
     expect(received).toHaveLength(0);
