@@ -165,7 +165,8 @@ describe('saying whether DANE is on, once at start', () => {
     dns.set('', {});
     const resolver = createDnssecResolver(dns.server, new FakeClock('2026-03-15T12:00:00Z'));
     expect(await probeDane(dns.server, resolver, log)).toBe(false);
-    expect(said).toEqual([`DANE is off: ${dns.server} does not validate DNSSEC`]);
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(new RegExp(`^DANE is off: ${dns.server} gave no validated answer \\(.*AD`));
     dns.set('', { AD: true });
     expect(await probeDane(dns.server, createDnssecResolver(dns.server, new FakeClock()), log)).toBe(true);
   });

@@ -85,7 +85,10 @@ export async function probeDane(
   }
   const p = await resolver.probe();
   if (!p.validating) {
-    log.warn({ dane_resolver: server, reason: p.reason }, `DANE is off: ${server} does not validate DNSSEC`);
+    log.warn(
+      { dane_resolver: server, reason: p.reason },
+      `DANE is off: ${server} gave no validated answer (${p.reason})`,
+    );
     return false;
   }
   log.info({ dane_resolver: server }, 'DANE is on: TLSA records validated by the named resolver');
