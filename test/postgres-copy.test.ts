@@ -35,6 +35,9 @@ const COPIED = [
   'email_stats',
   'recipients',
   'destination_throttles',
+  'mta_sts_policies',
+  'tls_report_counts',
+  'tls_reports',
   'suppressions',
   'idempotency_keys',
   'usage_counters',
@@ -54,6 +57,11 @@ async function fill(env: TestEnv, emails: number): Promise<void> {
   const live = await env.key({ env: 'LIVE' });
   await env.app.webhooks.create(env.init.project_id, { url: 'https://hooks.example.com/', events: ['*'] });
   await env.app.suppressions.add(env.init.project_id, { email: 'gone@example.net', reason: 'HARD_BOUNCE' });
+  // What delivery keeps of a destination's MTA-STS policy (no API writes it).
+  await env.query(
+    `INSERT INTO mta_sts_policies (domain, policy_id, mode, mx, max_age, fetched_at, expires_at)
+     VALUES ('example.net', 'p1', 'enforce', '["mx.example.net"]', 86400, '2026-03-15T12:00:00.000Z', '2026-03-16T12:00:00.000Z')`,
+  );
   await env.app.templates.create(env.init.project_id, {
     name: 'Welcome',
     slug: 'welcome',
