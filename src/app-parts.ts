@@ -238,6 +238,7 @@ export function wireDelivery(
   const daneOn = () =>
     (dane ??= probeDane(
       config.relay ? undefined : config.daneResolver,
+      Boolean(config.relay),
       config.daneResolver && !config.relay ? createDnssecResolver(config.daneResolver, clock) : null,
       logger,
     ).catch((err: unknown) => {

@@ -140,7 +140,7 @@ describe('DANE with a validating resolver', () => {
     dns.set(`_${tlsMx.port}._tcp.mx.bogus.test`, { rcode: 'SERVFAIL' });
     const { r, received } = await deliver('gus@bogus.test');
     expect(r.status).toBe('QUEUED');
-    expect(r.last_error).toMatch(/DANE: the TLSA records of no MX host of bogus\.test could be had/);
+    expect(r.last_error).toMatch(/DANE: no MX host of bogus\.test can be used/);
     expect(received).toHaveLength(0);
   });
 });
@@ -156,7 +156,7 @@ describe('saying whether DANE is on, once at start', () => {
 
   it('is off without a named resolver, and says so', async () => {
     const { said, log } = lines();
-    expect(await probeDane(undefined, null, log)).toBe(false);
+    expect(await probeDane(undefined, false, null, log)).toBe(false);
     expect(said).toEqual(['DANE is off: no validating resolver named (--dane-resolver); MTA-STS still applies']);
   });
 
@@ -164,10 +164,42 @@ describe('saying whether DANE is on, once at start', () => {
     const { said, log } = lines();
     dns.set('', {});
     const resolver = createDnssecResolver(dns.server, new FakeClock('2026-03-15T12:00:00Z'));
-    expect(await probeDane(dns.server, resolver, log)).toBe(false);
+    expect(await probeDane(dns.server, false, resolver, log)).toBe(false);
     expect(said).toHaveLength(1);
     expect(said[0]).toMatch(new RegExp(`^DANE is off: ${dns.server} gave no validated answer \\(.*AD`));
     dns.set('', { AD: true });
-    expect(await probeDane(dns.server, createDnssecResolver(dns.server, new FakeClock()), log)).toBe(true);
+    expect(await probeDane(dns.server, false, createDnssecResolver(dns.server, new FakeClock()), log)).toBe(true);
+  });
+});
+
+describe('an MX host the validated answer does not name', () => {
+  it('is not tried, even with TLSA records that match: a spoofed ordinary resolver cannot pick the host', async () => {
+    // The ordinary resolver (what delivery asks for MX) is spoofed to name mx.evil.test; the
+    // validating resolver's signed answer names mx.spoof.test. TLSA for mx.evil.test matches.
+    const spoofed = await startDnsServer();
+    spoofed.set('spoof.test', { MX: [{ exchange: 'mx.evil.test', priority: 10 }] });
+    spoofed.set('mx.evil.test', { A: ['127.0.0.1'] });
+    dns.set('spoof.test', { MX: [{ exchange: 'mx.spoof.test', priority: 10 }], AD: true });
+    dns.set('mx.spoof.test', { A: ['127.0.0.1'], AD: true });
+    dns.set('mx.evil.test', { A: ['127.0.0.1'], AD: true });
+    dns.set(`_${tlsMx.port}._tcp.mx.evil.test`, { TLSA: [EE()], AD: true });
+    const e = await startDeliveryEnv(dns, {
+      mxPort: String(tlsMx.port),
+      daneResolver: dns.server,
+      dnsServers: spoofed.server,
+    });
+    try {
+      const id = await e.send(['ivy@spoof.test']);
+      await settle(e.env);
+      const [r] = await e.recipients(id);
+      expect(r!.status).toBe('QUEUED');
+      expect(r!.last_error).toMatch(
+        /DANE: no MX host of spoof\.test can be used \(mx\.evil\.test is not in the DNSSEC-signed MX records\)/,
+      );
+      expect(tlsMx.received.filter((m) => m.to.includes('ivy@spoof.test'))).toHaveLength(0);
+    } finally {
+      await e.env.close();
+      await spoofed.close();
+    }
   });
 });

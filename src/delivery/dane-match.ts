@@ -95,7 +95,7 @@ function matchTrustAnchor(record: TlsaRecord, certs: X509Certificate[], names: s
       reason: `${describe(expired)} is not valid at ${now.toISOString()}`,
     };
   }
-  if (!names.some((name) => certs[0]!.checkHost(name.replace(/\.$/, '')) !== undefined)) {
+  if (!names.some((name) => certs[0]!.checkHost(name.replace(/\.$/, ''), { partialWildcards: false }) !== undefined)) {
     return {
       ok: false,
       result: 'certificate-host-mismatch',

@@ -24,10 +24,12 @@ const tlsaBase = (job: Pick<DeliveryJob, 'destination'>, strings: string[]): Out
 export async function planDane(
   dane: DnssecResolver,
   job: Pick<DeliveryJob, 'destination'>,
-  hosts: string[],
+  given: string[],
   port: number,
   at: number,
+  sts?: AttemptPlan,
 ): Promise<AttemptPlan | null> {
+  let hosts = given;
   const security = await dane.mxSecurity(job.destination);
   if (security === 'insecure') return null;
   if (security !== 'secure') {
@@ -41,18 +43,29 @@ export async function planDane(
       deferral: `DANE: ${why}`,
     };
   }
+  // Only hosts of the validated MX answer: a host the ordinary resolver added (spoofed) is not
+  // tried, whatever TLSA records it has (RFC 7672 2.2.1).
+  const signed = new Set(await dane.mxHosts(job.destination));
+  const unsigned = hosts.filter((h) => !signed.has(h.toLowerCase().replace(/\.$/, '')));
+  hosts = hosts.filter((h) => !unsigned.includes(h));
   const answers = await Promise.all(hosts.map((host) => dane.tlsa(host, port)));
   const required = answers.map(daneRequirement);
-  if (required.every((r) => r.kind === 'none')) return null;
+  if (unsigned.length === 0 && required.every((r) => r.kind === 'none')) return null;
   const plan: HostPlan[] = [];
-  const refused = [];
+  const refused = unsigned.map((h) =>
+    outcome(tlsaBase(job, []), h, null, 'validation-failure', `${h} is not in the DNSSEC-signed MX records`),
+  );
   for (const [i, host] of hosts.entries()) {
     const r = required[i]!;
     const answer = answers[i]!;
     if (r.kind === 'defer') {
       refused.push(outcome(tlsaBase(job, []), host, null, 'dnssec-invalid', r.reason));
     } else if (r.kind === 'none') {
-      plan.push({ host, tls: 'opportunistic', base: tlsaBase(job, []) });
+      // A host without TLSA keeps what MTA-STS asks of it (enforce: named hosts only, over
+      // verified TLS); DANE's precedence is over the hosts it binds, not the others.
+      const asked = sts ? sts.hosts.find((h) => h.host === host) : { host, tls: 'opportunistic' as const };
+      if (asked) plan.push(asked);
+      else refused.push(...(sts?.refused.filter((o) => o.mx_host === host) ?? []));
     } else if (r.kind === 'tls-only') {
       plan.push({ host, tls: 'encrypted', base: tlsaBase(job, []) });
     } else {
@@ -66,7 +79,7 @@ export async function planDane(
   }
   const deferral = plan.length
     ? null
-    : `DANE: the TLSA records of no MX host of ${job.destination} could be had (${refused.map((o) => o.failure_reason).join('; ')})`;
+    : `DANE: no MX host of ${job.destination} can be used (${refused.map((o) => o.failure_reason).join('; ')})`;
   return { hosts: plan, refused, deferral };
 }
 
@@ -76,9 +89,14 @@ export async function planDane(
  */
 export async function probeDane(
   server: string | undefined,
+  relayed: boolean,
   resolver: DnssecResolver | null,
   log: { info(fields: object, msg: string): void; warn(fields: object, msg: string): void },
 ): Promise<boolean> {
+  if (relayed) {
+    log.info({}, 'DANE and MTA-STS are off: mail goes through --relay, the next hop that applies them');
+    return false;
+  }
   if (!server || !resolver) {
     log.info({}, 'DANE is off: no validating resolver named (--dane-resolver); MTA-STS still applies');
     return false;

@@ -41,6 +41,11 @@ export interface DnssecResolver {
    */
   mxSecurity(domain: string): Promise<Security | 'error'>;
   /**
+   * The MX hosts of the validated answer (lower case, no trailing dot); the domain itself when it
+   * has no MX; null when it could not be asked. DANE tries only these (RFC 7672 2.2.1).
+   */
+  mxHosts(domain: string): Promise<string[] | null>;
+  /**
    * TLSA of `_<port>._tcp.<host>`. When the host's address records come from a secure CNAME
    * chain, the expanded name is asked first and the host's own name if that has none (2.2.2).
    */
@@ -114,6 +119,15 @@ export function createDnssecResolver(
       if (security !== 'secure' || hasType(mx.reply, 'MX') || mx.reply.rcode === 'NXDOMAIN') return security;
       const own = await ask(domain, 'A');
       return own.ok ? securityOf(own.reply) : 'error';
+    },
+
+    async mxHosts(domain) {
+      const mx = await ask(domain, 'MX');
+      if (!mx.ok) return null;
+      const hosts = mx.reply.answers
+        .filter((a) => a.type === 'MX')
+        .map((a) => (a.data as { exchange: string }).exchange.toLowerCase().replace(/\.$/, ''));
+      return hosts.length ? hosts : [domain.toLowerCase().replace(/\.$/, '')];
     },
 
     async tlsa(host, port) {
@@ -263,11 +277,12 @@ function overUdp(peer: Peer, query: Buffer, timeoutMs: number): Promise<Buffer> 
     const message = `no answer from ${peer.host}:${peer.port} in ${timeoutMs} ms`;
     const finish = settleOnce(resolve, reject, { ms: timeoutMs, message }, () => socket.close());
     socket.on('error', (e) => finish(e));
-    // An answer with another id is someone else's (or forged): keep waiting for ours.
+    // A connected socket takes datagrams only from the resolver's address and port; an answer
+    // with another id is someone else's (or forged): keep waiting for ours.
     socket.on('message', (answer) => {
       if (answer.length >= 2 && answer.readUInt16BE(0) === query.readUInt16BE(0)) finish(null, answer);
     });
-    socket.send(query, peer.port, peer.host);
+    socket.connect(peer.port, peer.host, () => socket.send(query));
   });
 }
 

@@ -182,7 +182,9 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
     const hosts = res.targets.map((t) => t.host);
     // DANE, where the destination's DNSSEC-signed TLSA records bind its hosts, before MTA-STS (RFC 8461 2).
     const dane =
-      job.dane && deps.dane ? await planDane(deps.dane, job, hosts, deps.settings.mxPort, job.dane.at) : null;
+      job.dane && deps.dane
+        ? await planDane(deps.dane, job, hosts, deps.settings.mxPort, job.dane.at, planAttempt(job, hosts))
+        : null;
     const plan = dane ?? planAttempt(job, hosts);
     for (const h of plan.hosts) if (h.base) bases.set(h.host, h.base);
     tls.push(...plan.refused);
@@ -211,6 +213,14 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
           ? requiredFailure(job, t.host, t.tls, f.message)!
           : `${t.host} [${t.ip}]:${t.port}: ${f.message}`;
       last = failAll(job.recipients, { kind: tlsType ? 'tls' : f.kind, message });
+      continue;
+    }
+    // A policy that requires TLS is never met in clear, whatever the SMTP client did (defence in depth).
+    if (t.tls !== 'opportunistic' && !session.tls) {
+      deps.pool.release(t, session, false);
+      const message = requiredFailure(job, t.host, t.tls, `${t.host} offered no STARTTLS`)!;
+      tls.push({ ...outcome(baseOf(t.host), t.host, t.ip, 'starttls-not-supported', message) });
+      last = failAll(job.recipients, { kind: 'tls', message });
       continue;
     }
     if (!deps.settings.relay) {
