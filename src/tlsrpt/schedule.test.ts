@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { claimPlan, dueDay, finishPlan, LEASE_MS, type ReportRow } from './schedule.ts';
+import { claimPlan, dueDay, finishPlan, LEASE_MS, sendDelayMs, type ReportRow } from './schedule.ts';
 
 const NOW = Date.parse('2026-03-16T00:30:00.000Z');
 const row = (over: Partial<ReportRow>): ReportRow => ({
@@ -16,6 +16,14 @@ const row = (over: Partial<ReportRow>): ReportRow => ({
   ...over,
 });
 const failed = [{ uri: 'https://r.test/', outcome: 'failed' as const, detail: 'HTTP 500' }];
+
+describe('sendDelayMs', () => {
+  it("waits at least two minutes after midnight, so every node's last flush of the day is in, and at most ten", () => {
+    expect(sendDelayMs(0)).toBe(120_000);
+    expect(sendDelayMs(0.999999)).toBeLessThan(600_000);
+    expect(sendDelayMs(0.5)).toBe(360_000);
+  });
+});
 
 describe('dueDay', () => {
   it("is yesterday's day once midnight and the delay have passed", () => {

@@ -7,6 +7,16 @@ export const LEASE_MS = 10 * 60_000;
 export const RETRY_WAITS_MS = [15 * 60_000, 60 * 60_000, 3 * 3_600_000, 6 * 3_600_000];
 /** A day's report is sent from the following midnight (UTC) plus a random delay up to this (RFC 8460 5.1). */
 export const MAX_SEND_DELAY_MS = 10 * 60_000;
+/**
+ * The least delay: every node flushes its counts each minute (service.ts FLUSH_MS), so two
+ * minutes after midnight the day's last minute is in the store on every node before a report
+ * that would leave it out is built.
+ */
+export const MIN_SEND_DELAY_MS = 2 * 60_000;
+
+/** This server's delay after midnight for a random `fraction` in [0, 1). */
+export const sendDelayMs = (fraction: number) =>
+  MIN_SEND_DELAY_MS + Math.floor(fraction * (MAX_SEND_DELAY_MS - MIN_SEND_DELAY_MS));
 
 export type ReportStatus = 'sending' | 'retry' | 'sent' | 'failed' | 'skipped';
 /** Statuses after which a day's report of a domain is never tried again. */

@@ -10,7 +10,7 @@ import { countRowOf, createTally, dayOf, type ObservedTls } from './counts.ts';
 import type { ReportMail } from './mail.ts';
 import { parseTlsRptRecords, type Rua } from './record.ts';
 import { buildReport, mailLabels } from './report.ts';
-import { dueDay, finishPlan, MAX_SEND_DELAY_MS, type DestinationResult } from './schedule.ts';
+import { dueDay, finishPlan, sendDelayMs, type DestinationResult } from './schedule.ts';
 import type { ClaimedReport, TlsrptStore } from './store.ts';
 
 /** Counts reach the store this often (and at stop). */
@@ -36,7 +36,7 @@ export interface TlsReportsDeps {
   mail(m: ReportMail): Promise<string>;
   /** Always told of each outcome (svc_tls_sessions_total). */
   count?: (policyType: string, result: string) => void;
-  /** The fraction of MAX_SEND_DELAY_MS this server waits after midnight; random unless a test sets it. */
+  /** Where between the least and the most delay (schedule.ts sendDelayMs) this server waits after midnight; random unless a test sets it. */
   delayFraction?: number;
 }
 
@@ -44,7 +44,7 @@ export interface TlsReportsDeps {
 export function createTlsReports(deps: TlsReportsDeps) {
   const { repo, clock, logger } = deps;
   const tally = createTally();
-  const delayMs = Math.floor((deps.delayFraction ?? Math.random()) * MAX_SEND_DELAY_MS);
+  const delayMs = sendDelayMs(deps.delayFraction ?? Math.random());
   let timers: Timer[] = [];
   const running = new Set<Promise<void>>();
 
