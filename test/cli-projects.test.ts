@@ -28,19 +28,29 @@ describe('svc projects settings', () => {
     expect(on.code).toBe(0);
     expect(on.json().settings).toMatchObject({ one_click_unsubscribe: true });
     const off = await svc('projects', 'settings', 'Web', '--one-click-unsubscribe', 'off', '--json');
-    expect(off.json().settings).toMatchObject({ one_click_unsubscribe: false });
+    expect(off.json().settings).toMatchObject({ one_click_unsubscribe: false, relay_tracking: false });
   });
 
   it('turns tracking on and off, keeping the settings it was not given', async () => {
     const on = await svc('projects', 'settings', 'Web', '--click-tracking', 'on', '--json');
     expect(on.code).toBe(0);
-    expect(on.json().settings).toEqual({ click_tracking: true, open_tracking: false, one_click_unsubscribe: false });
+    expect(on.json().settings).toEqual({
+      click_tracking: true,
+      open_tracking: false,
+      one_click_unsubscribe: false,
+      relay_tracking: false,
+    });
     const both = await svc('projects', 'settings', 'Web', '--open-tracking', 'on', '--json');
-    expect(both.json().settings).toEqual({ click_tracking: true, open_tracking: true, one_click_unsubscribe: false });
+    expect(both.json().settings).toEqual({
+      click_tracking: true,
+      open_tracking: true,
+      one_click_unsubscribe: false,
+      relay_tracking: false,
+    });
     const off = await svc('projects', 'settings', 'Web', '--click-tracking', 'off');
     expect(off.code).toBe(0);
     expect(off.stdout).toContain(
-      'settings: {"click_tracking":false,"open_tracking":true,"one_click_unsubscribe":false}',
+      'settings: {"click_tracking":false,"open_tracking":true,"one_click_unsubscribe":false,"relay_tracking":false}',
     );
   });
 
@@ -52,7 +62,12 @@ describe('svc projects settings', () => {
     expect(ambiguous.json().error.code).toBe('conflict');
     const beta = await svc('projects', 'settings', 'Web', '--org', 'Beta', '--open-tracking', 'on', '--json');
     expect(beta.code).toBe(0);
-    expect(beta.json().settings).toEqual({ click_tracking: false, open_tracking: true, one_click_unsubscribe: false });
+    expect(beta.json().settings).toEqual({
+      click_tracking: false,
+      open_tracking: true,
+      one_click_unsubscribe: false,
+      relay_tracking: false,
+    });
   });
 
   it('fails for an unknown project, and refuses a value other than on or off as wrong usage', async () => {

@@ -131,6 +131,7 @@ describe('projects', () => {
       click_tracking: true,
       open_tracking: true,
       one_click_unsubscribe: false,
+      relay_tracking: false,
     });
     const unknown = await call('PATCH', P, 'ADMIN', { settings: { pixel: true } });
     expect([unknown.statusCode, codeOf(unknown)]).toEqual([422, 'request_validation_failed']);
@@ -141,6 +142,7 @@ describe('projects', () => {
       click_tracking: true,
       open_tracking: true,
       one_click_unsubscribe: false,
+      relay_tracking: false,
     });
   });
 

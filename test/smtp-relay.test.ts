@@ -276,19 +276,19 @@ describe('messages', () => {
       tags: ['orders', 'winter'],
     });
     expect(got.headers).toEqual({ 'X-Campaign': 'winter', 'List-Unsubscribe': '<https://example.com/u>' });
-    const files = await e.query<{ filename: string; content_type: string; content: Buffer; content_id: string | null }>(
-      'SELECT filename, content_type, content, content_id FROM attachments a JOIN emails e ON e.seq = a.email_seq WHERE e.id = ? ORDER BY position',
-      id,
-    );
+    // The message is stored as written (issue 33): its attachments are read from it, not kept as rows.
+    expect(await count(e, 'attachments')).toBe(0);
+    const files = await e.app.emails.attachments(e.init.project_id, id);
     // In the order of the message's parts: nodemailer puts the inline image beside the HTML first.
-    expect(files.map((f) => [f.filename, f.content_type, f.content_id])).toEqual([
-      ['logo.png', 'image/png', 'logo@shop.example'],
-      ['résumé 東京.pdf', 'application/pdf', null],
-      ['data.csv', 'text/csv', null],
+    expect(files.map((f) => [f.filename, f.content_type, f.content_id, f.size])).toEqual([
+      ['logo.png', 'image/png', 'logo@shop.example', 100],
+      ['résumé 東京.pdf', 'application/pdf', null, 50_000],
+      ['data.csv', 'text/csv', null, 8],
     ]);
-    expect(files[0]!.content.equals(pdf.subarray(0, 100))).toBe(true);
-    expect(files[1]!.content.equals(pdf)).toBe(true);
-    expect(files[2]!.content.toString()).toBe('a,b\n1,2\n');
+    const content = (i: number) => e.app.emails.attachment(e.init.project_id, id, i).then((a) => a.content);
+    expect((await content(0)).equals(pdf.subarray(0, 100))).toBe(true);
+    expect((await content(1)).equals(pdf)).toBe(true);
+    expect((await content(2)).toString()).toBe('a,b\n1,2\n');
   });
 
   it('makes envelope-only recipients bcc, and does not send to header addresses outside the envelope', async () => {

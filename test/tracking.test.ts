@@ -216,7 +216,12 @@ describe('project settings', () => {
   it('merges what is sent into what is stored', async () => {
     await setTracking(true, false);
     const p = await d.env.app.accounts.updateProjectSettings(d.env.init.project_id, { open_tracking: true });
-    expect(p.settings).toEqual({ click_tracking: true, open_tracking: true, one_click_unsubscribe: false });
+    expect(p.settings).toEqual({
+      click_tracking: true,
+      open_tracking: true,
+      one_click_unsubscribe: false,
+      relay_tracking: false,
+    });
     expect(await d.env.app.accounts.getProjectSettings(d.env.init.project_id)).toEqual(p.settings);
   });
 });

@@ -42,6 +42,11 @@ export const PROJECT_SETTING_DEFAULTS = {
   open_tracking: false,
   /** List-Unsubscribe with a one-click URL (RFC 8058) on every LIVE email to a single recipient. */
   one_click_unsubscribe: false,
+  /**
+   * Click and open tracking on mail from the SMTP relay too (issue 33). Off, a relayed message
+   * passes through as written; on, its HTML must be rewritten, so svc rebuilds the message.
+   */
+  relay_tracking: false,
 } as const;
 export type ProjectSettings = { -readonly [K in keyof typeof PROJECT_SETTING_DEFAULTS]: boolean };
 
@@ -50,6 +55,7 @@ export const projectSettingsSchema = z.strictObject({
   click_tracking: z.boolean().optional(),
   open_tracking: z.boolean().optional(),
   one_click_unsubscribe: z.boolean().optional(),
+  relay_tracking: z.boolean().optional(),
 });
 
 /** PATCH …/members/{user_id}. */

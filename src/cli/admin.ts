@@ -84,6 +84,7 @@ export async function projectSettings([project]: string[], opts: Opts): Promise<
       click_tracking: onOff(opts.clickTracking),
       open_tracking: onOff(opts.openTracking),
       one_click_unsubscribe: onOff(opts.oneClickUnsubscribe),
+      relay_tracking: onOff(opts.relayTracking),
     }).filter(([, v]) => v !== undefined),
   );
   const p = await withApp(opts, (app) => app.accounts.updateProjectSettings(project!, settings, str(opts.org)));

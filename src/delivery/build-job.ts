@@ -24,8 +24,10 @@ export interface HtmlTracking {
  * then gets a copy of its own: job.ts recipient_headers). A customer's own List-Unsubscribe wins.
  */
 async function headersOf(e: ClaimedEmail['row'], rows: DueRow[], fromDomain: string, tracking?: HtmlTracking) {
-  const own = parse<Record<string, string>>(e.headers) ?? {};
-  const mine = Object.keys(own).some((h) => h.toLowerCase().startsWith('list-unsubscribe'));
+  const written = parse<Record<string, string>>(e.headers) ?? {};
+  const mine = Object.keys(written).some((h) => h.toLowerCase().startsWith('list-unsubscribe'));
+  // A message passed through keeps its own fields in its bytes: only svc's are added (raw-out.ts).
+  const own = e.raw_message ? {} : written;
   const asked = e.one_click_unsubscribe == null ? null : e.one_click_unsubscribe === 1;
   const email = { id: e.id, projectId: e.project_id as string, fromDomain, asked };
   const each =
@@ -61,6 +63,7 @@ export async function buildJob(
 ): Promise<BuiltJob> {
   const e = email.row;
   const html = e.html_body as string | null;
+  const raw = (e.raw_message as Buffer | null) ?? null;
   const fromDomain = e.from_email.slice(e.from_email.lastIndexOf('@') + 1).toLowerCase();
   const dkim = (await keys.getSigningKey(fromDomain)) ?? null;
   const returnPaths = group.rows.map((r) => returnPathAddress(returnPathKey, e.id, r.address, fromDomain));
@@ -81,6 +84,8 @@ export async function buildJob(
     cc: parse<string[] | null>(e.cc_emails),
     reply_to: parse<string[] | null>(e.reply_to),
     subject: e.subject as string,
+    // A message passed through is never rewritten: tracking applies to relayed mail only when the
+    // project asks (relay_tracking), and the relay then stores it composed (smtp/relay.ts).
     html: html !== null && tracking ? await tracking.prepareHtml(e.id, e.project_id as string, html) : html,
     text: e.text_body as string | null,
     headers,
@@ -91,6 +96,8 @@ export async function buildJob(
       content: new Uint8Array(a.content),
       content_id: a.content_id,
     })),
+    // A copy: a view would send the whole buffer it is cut from to the worker.
+    raw: raw ? new Uint8Array(raw) : null,
     dkim,
   };
   const failure = dkim ? null : `no DKIM key for ${fromDomain}: the domain is not verified`;

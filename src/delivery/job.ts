@@ -51,6 +51,12 @@ export interface DeliveryJob {
   text: string | null;
   headers: Record<string, string>;
   attachments: DeliveryAttachment[];
+  /**
+   * The message as its client wrote it (issue 33): sent as it is, with only svc's DKIM signature
+   * and the fields raw-out.ts adds (`headers` then holds only svc's own); html, text and
+   * attachments are then empty. Absent or null: the message is composed from the fields.
+   */
+  raw?: Uint8Array | null;
   dkim: DkimKey | null;
   /** The destination's MTA-STS policy (RFC 8461) as the main thread found it; absent: none looked up. */
   sts?: JobSts | null;

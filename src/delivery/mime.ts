@@ -8,6 +8,7 @@ import RelaxedBody from 'nodemailer/lib/dkim/relaxed-body';
 import dkimSign from 'nodemailer/lib/dkim/sign';
 import { ed25519Field, signedFieldsOf } from './dkim-ed25519.ts';
 import type { DeliveryJob, DkimKey } from './job.ts';
+import { prepareRaw } from './raw-out.ts';
 
 // Node re-parses a PEM on every signature; a parsed KeyObject doubles signing throughput (benchmarks.md).
 const keys = new Map<string, KeyObject>();
@@ -27,10 +28,15 @@ function streamToBuffer(stream: NodeJS.ReadableStream): Promise<Buffer> {
 }
 
 /**
- * Builds the RFC 5322 message with nodemailer's composer and DKIM-signs it (d = the From
- * domain); `warn` hears of a signature left out (an Ed25519 key that cannot sign).
+ * Builds the RFC 5322 message with nodemailer's composer, or takes the client's as written
+ * (raw-out.ts), and DKIM-signs it (d = the From domain); `warn` hears of a signature left out
+ * (an Ed25519 key that cannot sign).
  */
 export async function buildMessage(job: DeliveryJob, warn: (message: string) => void = () => {}): Promise<Buffer> {
+  if (job.raw) {
+    const raw = prepareRaw({ ...job, raw: job.raw });
+    return job.dkim ? signDkim(raw, job.dkim, warn) : raw;
+  }
   const mail = new MailComposer({
     from: job.from_name ? { name: job.from_name, address: job.from_email } : job.from_email,
     to: job.to,

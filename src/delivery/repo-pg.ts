@@ -175,7 +175,7 @@ export function createPgDeliveryRepo(
     findEmail: async (seq) => {
       const [row, attachments] = await Promise.all([
         pool.query<ClaimedEmail['row']>(
-          'SELECT e.*, b.html_body, b.text_body FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.seq = $1',
+          'SELECT e.*, b.html_body, b.text_body, b.raw_message FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.seq = $1',
           [seq],
         ),
         pool.query<ClaimedEmail['attachments'][number]>(

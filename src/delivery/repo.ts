@@ -90,7 +90,7 @@ export function createDeliveryRepo(
        AND (lease_until IS NULL OR lease_until <= @now)`,
   );
   const email = db.prepare<[number], ClaimedEmail['row']>(
-    'SELECT e.*, b.html_body, b.text_body FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.seq = ?',
+    'SELECT e.*, b.html_body, b.text_body, b.raw_message FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.seq = ?',
   );
   const attachments = db.prepare<[number], ClaimedEmail['attachments'][number]>(
     'SELECT filename, content_type, content, content_id FROM attachments WHERE email_seq = +? ORDER BY position',

@@ -1,5 +1,6 @@
 import type { Resolver } from 'node:dns/promises';
 import { buildMessage } from './mime.ts';
+import { isEightBit } from './raw-out.ts';
 import { resolveCached, type Target } from './mx.ts';
 import { failureOf, parseReply } from './reply.ts';
 import type { ConnectTarget, Session, SmtpPool } from './smtp-pool.ts';
@@ -79,6 +80,12 @@ interface Envelope {
 }
 
 /**
+ * A client's message passed through may carry 8-bit bytes (an 8bit body, UTF-8 fields): it goes
+ * with BODY=8BITMIME where the server offers it (RFC 6152); a composed one is 7-bit.
+ */
+const eightBitOf = (job: DeliveryJob, e: Envelope) => Boolean(job.raw) && isEightBit(e.raw);
+
+/**
  * Each recipient with its own return path when the job has them, else one transaction for
  * all; each recipient with its own copy of the message when the job has headers per recipient
  * (one-click unsubscribe names one recipient).
@@ -127,10 +134,10 @@ function resultsOfError(recipients: string[], e: SendError): RecipientResult[] {
 type SendInfo = { accepted: string[]; rejectedErrors?: SendError[]; response: string };
 type RawSend = (envelope: object, message: Buffer, cb: (err: SendError | null, info: SendInfo) => void) => void;
 
-function send(session: Session, envelope: Envelope) {
+function send(session: Session, envelope: Envelope, eightBit: boolean) {
   return new Promise<SendInfo>((resolve, reject) =>
     (session.conn.send.bind(session.conn) as unknown as RawSend)(
-      { from: envelope.from, to: envelope.to },
+      { from: envelope.from, to: envelope.to, use8BitMime: eightBit },
       envelope.raw,
       (err, info) => (err ? reject(err) : resolve(info)),
     ),
@@ -254,7 +261,7 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
       }
       try {
         // The end of DATA was answered: the transaction is over and the session clean (no RSET needed).
-        results.push(...resultsOfSend(envelope.to, await send(session, envelope)));
+        results.push(...resultsOfSend(envelope.to, await send(session, envelope, eightBitOf(job, envelope))));
         clean = true;
       } catch (e) {
         const err = e as SendError;

@@ -51,8 +51,8 @@ export function createPgEmailsRepo(
                  $23)
          RETURNING seq),
        b AS (
-         INSERT INTO email_bodies (email_seq, html_body, text_body)
-         SELECT seq, $24, $25 FROM e WHERE $24::text IS NOT NULL OR $25::text IS NOT NULL),
+         INSERT INTO email_bodies (email_seq, html_body, text_body, raw_message)
+         SELECT seq, $24, $25, $35 FROM e WHERE $24::text IS NOT NULL OR $25::text IS NOT NULL OR $35::bytea IS NOT NULL),
        r AS (
          INSERT INTO recipients (email_seq, project_id, address, address_lc, domain, kind, status, next_attempt_at,
                                  updated_at)
@@ -79,6 +79,7 @@ export function createPgEmailsRepo(
         e.event.id,
         e.event.type,
         JSON.stringify(e.event.data),
+        e.raw ?? null,
       ],
     );
     const seq = r.rows[0]!.seq;
@@ -222,7 +223,7 @@ export function createPgEmailsRepo(
     findById: async (id: string) =>
       (
         await pool.query<EmailRow>(
-          'SELECT e.*, b.html_body, b.text_body FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.id = $1',
+          'SELECT e.*, b.html_body, b.text_body, b.raw_message FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.id = $1',
           [id],
         )
       ).rows[0],

@@ -64,7 +64,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
          dkim_signing_status, is_trial, resent_from, message_id, one_click_unsubscribe)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    body: db.prepare('INSERT INTO email_bodies (email_seq, html_body, text_body) VALUES (?, ?, ?)'),
+    body: db.prepare('INSERT INTO email_bodies (email_seq, html_body, text_body, raw_message) VALUES (?, ?, ?, ?)'),
     tag: db.prepare('INSERT OR IGNORE INTO email_tags (email_seq, project_id, tag) VALUES (?, ?, ?)'),
     attachment: db.prepare(
       `INSERT INTO attachments (email_seq, position, filename, content_type, size, content, content_id)
@@ -73,7 +73,8 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
     event: db.prepare('INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES (?, ?, ?, ?, ?)'),
   };
   const byId = db.prepare<[string], EmailRow>(
-    `SELECT e.*, b.html_body, b.text_body FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.id = ?`,
+    `SELECT e.*, b.html_body, b.text_body, b.raw_message FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq
+     WHERE e.id = ?`,
   );
   const trialOf = db.prepare<[string], { id: string }>('SELECT id FROM emails WHERE project_id = ? AND is_trial = 1');
   const attachmentsOf = db.prepare<[number], Attachment>(
@@ -123,7 +124,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
   function insertEmail(e: NewEmail, recipients: Recipient[]): void {
     const live = e.env === 'LIVE';
     const seq = Number(w.email.run(...emailValues(e)).lastInsertRowid);
-    if (e.html !== null || e.text !== null) w.body.run(seq, e.html, e.text);
+    if (e.html !== null || e.text !== null || e.raw) w.body.run(seq, e.html, e.text, e.raw ?? null);
     for (const t of new Set(e.tags)) w.tag.run(seq, e.project_id, t);
     for (let i = 0; i < recipients.length; i += RECIPIENTS_PER_INSERT) {
       const chunk = recipients.slice(i, i + RECIPIENTS_PER_INSERT);

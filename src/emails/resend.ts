@@ -14,7 +14,7 @@ export function assertResendable(row: EmailRow): void {
     throw new AppError('trial_restricted', 'The onboarding-trial email cannot be resent', { reason: 'trial_email' });
   }
   // Every accepted email has a body; none left means retention dropped them.
-  if (row.html_body == null && row.text_body == null) {
+  if (row.html_body == null && row.text_body == null && row.raw_message == null) {
     throw new AppError('conflict', 'The body of this email is no longer stored, so it cannot be resent', {
       reason: 'body_not_stored',
     });
@@ -48,6 +48,7 @@ export function copyEmail(row: EmailRow, attachments: Attachment[], now: number)
     headers: JSON.parse(row.headers as string) as Record<string, string>,
     html: (row.html_body as string | null) ?? null,
     text: (row.text_body as string | null) ?? null,
+    raw: (row.raw_message as Buffer | null) ?? null,
     template_id: (row.template_id as string | null) ?? null,
     template_version: (row.template_version as number | null) ?? null,
     created_at: iso(now),

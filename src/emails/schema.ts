@@ -47,19 +47,43 @@ export const attachmentSchema = z.strictObject({
   content_base64: z.string().max(LIMITS.attachmentBase64Chars, `is larger than ${ATTACHMENT_MIB} MiB per attachment`),
 });
 
+/** The fields of a send that name who sends, who receives and what it is about. */
+const addressingFields = {
+  from: emailAddress,
+  to: addresses(LIMITS.recipientsPerEmail).min(1),
+  cc: addresses(LIMITS.recipientsPerEmail).nullish(),
+  bcc: addresses(LIMITS.recipientsPerEmail).nullish(),
+  from_name: z.string().max(LIMITS.fromNameChars).refine(noLineBreaks, 'must not contain line breaks').nullish(),
+  reply_to: addresses(LIMITS.replyTo).nullish(),
+  subject: z.string().max(LIMITS.subjectChars).refine(noLineBreaks, 'must not contain line breaks').nullish(),
+  tags: z.array(z.string().min(1).max(LIMITS.tagChars)).max(LIMITS.tags).nullish(),
+  // An extension (decisions.md, "One-click unsubscribe"): true or false overrides the project's
+  // `one_click_unsubscribe` setting for this email; null or absent keeps it.
+  one_click_unsubscribe: z.boolean().nullish(),
+};
+
+/** to, cc and bcc together: at most LIMITS.recipientsPerEmail. */
+function checkRecipientTotal(
+  r: { to: string[]; cc?: string[] | null | undefined; bcc?: string[] | null | undefined },
+  ctx: z.RefinementCtx,
+) {
+  const total = r.to.length + (r.cc?.length ?? 0) + (r.bcc?.length ?? 0);
+  if (total > LIMITS.recipientsPerEmail) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['to'],
+      message: `to, cc and bcc together exceed ${LIMITS.recipientsPerEmail}`,
+    });
+  }
+}
+
 /**
  * EmailSendRequest, with the contract's structural rules; content rules run after it (content.ts).
  * Strict: a misspelt field (`tag`) is refused by name, never dropped (decisions.md).
  */
 export const sendRequestSchema = z
   .strictObject({
-    from: emailAddress,
-    to: addresses(LIMITS.recipientsPerEmail).min(1),
-    cc: addresses(LIMITS.recipientsPerEmail).nullish(),
-    bcc: addresses(LIMITS.recipientsPerEmail).nullish(),
-    from_name: z.string().max(LIMITS.fromNameChars).refine(noLineBreaks, 'must not contain line breaks').nullish(),
-    reply_to: addresses(LIMITS.replyTo).nullish(),
-    subject: z.string().max(LIMITS.subjectChars).refine(noLineBreaks, 'must not contain line breaks').nullish(),
+    ...addressingFields,
     html: z.string().nullish(),
     text: z.string().nullish(),
     template: slugSchema.nullish(),
@@ -68,21 +92,10 @@ export const sendRequestSchema = z
       .record(z.string().min(1).max(LIMITS.headerNameChars), z.string().max(LIMITS.headerValueChars))
       .refine((h) => Object.keys(h).length <= LIMITS.headers, `at most ${LIMITS.headers} custom headers`)
       .nullish(),
-    tags: z.array(z.string().min(1).max(LIMITS.tagChars)).max(LIMITS.tags).nullish(),
     attachments: z.array(attachmentSchema).max(LIMITS.attachments).nullish(),
-    // An extension (decisions.md, "One-click unsubscribe"): true or false overrides the project's
-    // `one_click_unsubscribe` setting for this email; null or absent keeps it.
-    one_click_unsubscribe: z.boolean().nullish(),
   })
   .superRefine((r, ctx) => {
-    const total = r.to.length + (r.cc?.length ?? 0) + (r.bcc?.length ?? 0);
-    if (total > LIMITS.recipientsPerEmail) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['to'],
-        message: `to, cc and bcc together exceed ${LIMITS.recipientsPerEmail}`,
-      });
-    }
+    checkRecipientTotal(r, ctx);
     if (r.template) {
       // decisions.md: "`html` together with `template` 422 request_validation_failed".
       if (r.html != null)
@@ -99,6 +112,30 @@ export const sendRequestSchema = z
   });
 
 export type SendRequest = z.output<typeof sendRequestSchema>;
+
+/**
+ * What a message passed through as written (the SMTP relay, POST /v1/emails/raw; issue 33) gives
+ * the send rules, read from its header block: the same addressing rules as a send. Its own
+ * header fields are kept for the API's view only (svc writes none of them), so they are not held
+ * to the custom-header limits of a send: the header block's size bounds them.
+ */
+export const rawFieldsSchema = z
+  .strictObject({ ...addressingFields, headers: z.record(z.string(), z.string()) })
+  .superRefine(checkRecipientTotal);
+
+export type RawFields = z.output<typeof rawFieldsSchema>;
+
+/**
+ * POST /v1/emails/raw (issue 33; decisions.md, "Raw sending"): an RFC 5322 message as base64,
+ * sent to `recipients` (the envelope) or else to every address of its To, Cc and Bcc fields.
+ * `tags` and `one_click_unsubscribe` as a send's; over the message's X-Service-* fields.
+ */
+export const rawSendSchema = z.strictObject({
+  raw: z.string().min(1).max(LIMITS.rawBase64Chars, 'is larger than 25 MiB as base64 decodes'),
+  recipients: addresses(LIMITS.recipientsPerEmail).min(1).nullish(),
+  tags: addressingFields.tags,
+  one_click_unsubscribe: addressingFields.one_click_unsubscribe,
+});
 
 export const batchRequestSchema = z.strictObject({
   emails: z.array(sendRequestSchema).min(1).max(LIMITS.batchEmails),

@@ -8,16 +8,21 @@ import type { DomainsStore } from '../domains/index.ts';
 import type { Actor, Audited } from '../audit/index.ts';
 import { parseInput } from '../validation.ts';
 import { checkHeaders, checkMessageSize, decodeAttachments, type Attachment } from './content.ts';
+import { normalizeLineEnds } from './raw.ts';
+import { decodeRaw, headerRecipientsOf, readRawRequest, type Envelope } from './raw-request.ts';
 import { toEmailDetail, toEmailListItem, toEventPublic } from './present.ts';
-import type { AcceptOptions, EmailsStore, NewEmail, Recipient, SendResponse } from './store.ts';
+import { readRawView } from './raw-view.ts';
+import type { AcceptOptions, EmailRow, EmailsStore, NewEmail, Recipient, SendResponse } from './store.ts';
 import { assertResendable, copyEmail, resendAudited } from './resend.ts';
 import { createTrialRule } from './trial.ts';
 import {
   batchRequestSchema,
   idempotencyKeySchema,
   listQuerySchema,
+  rawSendSchema,
   searchQuerySchema,
   sendRequestSchema,
+  type RawFields,
   type SendRequest,
 } from './schema.ts';
 
@@ -29,6 +34,17 @@ interface Origin {
   contentIds?: readonly (string | null)[];
 }
 const API_ORIGIN: Origin = { source: 'API', messageId: null };
+const SMTP_ORIGIN: Origin = { source: 'SMTP', messageId: null };
+
+/** What POST /v1/emails/raw's body sets over the message's own X-Service-* fields. */
+interface RawOverrides {
+  tags?: string[] | null | undefined;
+  one_click_unsubscribe?: boolean | null | undefined;
+}
+
+/** The overrides that are given (null or absent leaves the message's own). */
+const definedOf = (over: RawOverrides | undefined) =>
+  Object.fromEntries(Object.entries(over ?? {}).filter(([, v]) => v != null)) as RawOverrides;
 
 /** Who is sending: the key's project and organization as the send rules need them. */
 export interface Sender {
@@ -148,6 +164,35 @@ export function createEmailsService(deps: EmailsDeps) {
     );
     const content = await resolveContent(sender, r);
     checkMessageSize(content, attachments);
+    return assemble(sender, r, { ...content, headers, attachments, raw: null }, origin);
+  }
+
+  /**
+   * A message passed through as written (issue 33): its fields read from its header block
+   * (raw-request.ts), its bytes stored as they are; no body, attachment or template of its own.
+   */
+  async function buildRawEmail(sender: Sender, raw: Buffer, envelope: Envelope, origin: Origin, over?: RawOverrides) {
+    const { fields, messageId } = readRawRequest(raw, envelope);
+    const r = { ...fields, ...definedOf(over) };
+    const content = { subject: r.subject ?? '', html: null, text: null, template: null };
+    return assemble(sender, r, { ...content, headers: r.headers, attachments: [], raw }, { ...origin, messageId });
+  }
+
+  /** The email and its recipient rows from a send's checked fields and content. */
+  async function assemble(
+    sender: Sender,
+    r: Omit<RawFields, 'headers'>,
+    content: {
+      subject: string;
+      html: string | null;
+      text: string | null;
+      template: { id: string; version: number } | null;
+      headers: Record<string, string>;
+      attachments: Attachment[];
+      raw: Buffer | null;
+    },
+    origin: Origin,
+  ): Promise<{ email: NewEmail; recipients: Recipient[] }> {
     const recipients = recipientsOf(r);
     const isTrial = sender.env === 'LIVE' && (await checkLiveSender(sender, r.from, recipients));
     const now = clock.now();
@@ -167,13 +212,14 @@ export function createEmailsService(deps: EmailsDeps) {
       reply_to: r.reply_to ?? null,
       subject: content.subject,
       tags: r.tags ?? [],
-      headers,
+      headers: content.headers,
       html: content.html,
       text: content.text,
+      raw: content.raw,
       template_id: content.template?.id ?? null,
       template_version: content.template?.version ?? null,
       created_at: iso(now),
-      attachments,
+      attachments: content.attachments,
       event: { id: newId(now), type: live ? 'queued' : 'simulated', data: {} },
       trial: isTrial,
       message_id: origin.messageId,
@@ -203,9 +249,42 @@ export function createEmailsService(deps: EmailsDeps) {
     origin: Origin = API_ORIGIN,
   ) {
     const { email, recipients } = await buildEmail(sender, r, origin);
+    return acceptBuilt(sender, email, recipients, idem);
+  }
+
+  async function acceptBuilt(
+    sender: Sender,
+    email: NewEmail,
+    recipients: Recipient[],
+    idem: AcceptOptions['idempotency'],
+  ) {
     const result = await repo.acceptEmail(email, recipients, acceptOptions(sender, idem));
     if (!result.replay) deps.onAccepted?.(email.env, email.source);
     return result;
+  }
+
+  /**
+   * Runs `accept` once per Idempotency-Key and body: a repeat of the same body replays the first
+   * response, one in flight waits for it (contract, "Idempotency").
+   */
+  async function withIdempotency(
+    sender: Sender,
+    body: unknown,
+    idempotencyKey: string | undefined,
+    accept: (idem: AcceptOptions['idempotency']) => Promise<{ replay: boolean; response: SendResponse }>,
+  ): Promise<{ replay: boolean; response: SendResponse }> {
+    if (idempotencyKey === undefined) return accept(null);
+    const key = parseIdempotencyKey(idempotencyKey);
+    const hash = requestHash(body);
+    const prior = await repo.findIdempotent(sender.project_id, key, hash, iso(clock.now()));
+    if (prior) return prior;
+    const release = deps.idempotency.begin(sender.project_id, key);
+    try {
+      const expiresAt = iso(clock.now() + LIMITS.idempotencyTtlMs);
+      return await accept({ key, hash, expiresAt });
+    } finally {
+      release();
+    }
   }
 
   return {
@@ -219,23 +298,13 @@ export function createEmailsService(deps: EmailsDeps) {
       idempotencyKey?: string,
     ): Promise<{ replay: boolean; response: SendResponse }> {
       const r = parseInput(sendRequestSchema, body);
-      if (idempotencyKey === undefined) return sendParsed(sender, r);
-      const key = parseIdempotencyKey(idempotencyKey);
-      const hash = requestHash(body);
-      const prior = await repo.findIdempotent(sender.project_id, key, hash, iso(clock.now()));
-      if (prior) return prior;
-      const release = deps.idempotency.begin(sender.project_id, key);
-      try {
-        const expiresAt = iso(clock.now() + LIMITS.idempotencyTtlMs);
-        return await sendParsed(sender, r, { key, hash, expiresAt });
-      } finally {
-        release();
-      }
+      return withIdempotency(sender, body, idempotencyKey, (idem) => sendParsed(sender, r, idem));
     },
 
     /**
      * Accepts one email that came through the SMTP relay, mapped into the same request
-     * `send` takes: the same rules, with source SMTP and the client's Message-ID kept.
+     * `send` takes: the same rules, with source SMTP and the client's Message-ID kept. The
+     * relay's path when the project tracks relayed mail, whose HTML must then be rewritten.
      */
     async sendRelayed(
       sender: Sender,
@@ -244,6 +313,36 @@ export function createEmailsService(deps: EmailsDeps) {
     ): Promise<SendResponse> {
       const r = parseInput(sendRequestSchema, body);
       return (await sendParsed(sender, r, null, { source: 'SMTP', ...relayed })).response;
+    },
+
+    /**
+     * Accepts a message that came through the SMTP relay as written (issue 33): stored and
+     * delivered as its client wrote it, through the same rules as a send.
+     */
+    async sendRelayedRaw(sender: Sender, raw: Buffer, envelope: Envelope): Promise<SendResponse> {
+      const { email, recipients } = await buildRawEmail(sender, normalizeLineEnds(raw), envelope, SMTP_ORIGIN);
+      return (await acceptBuilt(sender, email, recipients, null)).response;
+    },
+
+    /**
+     * POST /v1/emails/raw (issue 33): an RFC 5322 message its client built, as base64, sent to
+     * `recipients` or else to every address of its To, Cc and Bcc fields; the rules, limits and
+     * idempotency of a send (decisions.md, "Raw sending").
+     */
+    async sendRaw(
+      sender: Sender,
+      body: unknown,
+      idempotencyKey?: string,
+    ): Promise<{ replay: boolean; response: SendResponse }> {
+      const r = parseInput(rawSendSchema, body);
+      const raw = normalizeLineEnds(decodeRaw(r.raw));
+      const envelope = { mailFrom: null, rcptTo: r.recipients ?? headerRecipientsOf(raw) };
+      const over = { tags: r.tags, one_click_unsubscribe: r.one_click_unsubscribe };
+      const accept = async (idem: AcceptOptions['idempotency']) => {
+        const { email, recipients } = await buildRawEmail(sender, raw, envelope, API_ORIGIN, over);
+        return acceptBuilt(sender, email, recipients, idem);
+      };
+      return withIdempotency(sender, body, idempotencyKey, accept);
     },
 
     /**
@@ -287,7 +386,7 @@ export function createEmailsService(deps: EmailsDeps) {
     },
 
     async get(projectId: string, id: string) {
-      return toEmailDetail(await getRow(projectId, id));
+      return toEmailDetail(await withView(await getRow(projectId, id)));
     },
 
     async events(projectId: string, id: string) {
@@ -297,7 +396,11 @@ export function createEmailsService(deps: EmailsDeps) {
 
     /** The email's attachments without their content, for the dashboard's email view; none after body retention. */
     async attachments(projectId: string, id: string) {
-      return repo.listAttachmentInfo((await getRow(projectId, id)).seq);
+      const row = await getRow(projectId, id);
+      if (!row.raw_message) return repo.listAttachmentInfo(row.seq);
+      return (await readRawView(row.raw_message as Buffer)).attachments.map(
+        ({ filename, content_type, size, content_id }) => ({ filename, content_type, size, content_id }),
+      );
     },
 
     /**
@@ -305,7 +408,10 @@ export function createEmailsService(deps: EmailsDeps) {
      * dashboard's download; not_found when there is none there (or body retention dropped it).
      */
     async attachment(projectId: string, id: string, position: number): Promise<Attachment> {
-      const all = await repo.listAttachments((await getRow(projectId, id)).seq);
+      const row = await getRow(projectId, id);
+      const all = row.raw_message
+        ? (await readRawView(row.raw_message as Buffer)).attachments
+        : await repo.listAttachments(row.seq);
       const found = all[position];
       if (!found)
         throw new AppError('not_found', 'The email has no attachment there (body retention may have dropped it)');
@@ -314,7 +420,7 @@ export function createEmailsService(deps: EmailsDeps) {
 
     /** Operator view (CLI): an email of any project. */
     async getAny(id: string) {
-      return toEmailDetail(await getRow(null, id));
+      return toEmailDetail(await withView(await getRow(null, id)));
     },
 
     async eventsAny(id: string) {
@@ -395,6 +501,13 @@ export function createEmailsService(deps: EmailsDeps) {
       skipped_recipients: [],
       error: err.details ? { ...error, details: err.details } : error,
     };
+  }
+
+  /** A row with the text and HTML of its stored message, for one passed through as written (raw-view.ts). */
+  async function withView(row: EmailRow): Promise<EmailRow> {
+    if (!row.raw_message) return row;
+    const view = await readRawView(row.raw_message as Buffer);
+    return { ...row, html_body: view.html, text_body: view.text };
   }
 
   async function getRow(projectId: string | null, id: string) {

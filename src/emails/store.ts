@@ -23,6 +23,11 @@ export interface NewEmail {
   headers: Record<string, string>;
   html: string | null;
   text: string | null;
+  /**
+   * The message as its client wrote it (SMTP relay, POST /v1/emails/raw; issue 33), stored and
+   * delivered as it is; `html`, `text` and `attachments` are then empty. Null for a composed email.
+   */
+  raw?: Buffer | null;
   template_id: string | null;
   template_version: number | null;
   created_at: string;
@@ -38,7 +43,7 @@ export interface NewEmail {
   one_click_unsubscribe?: boolean | null;
 }
 
-/** A row of `emails` (with `html_body` and `text_body` when read by id). */
+/** A row of `emails` (with `html_body`, `text_body` and `raw_message` when read by id). */
 export type EmailRow = Record<string, unknown> & { seq: number; id: string; project_id: string };
 export interface EventRow {
   id: string;

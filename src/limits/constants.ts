@@ -21,6 +21,10 @@ export const LIMITS = {
   headerNameChars: 200,
   headerValueChars: 2000,
   headers: 50,
+  /** A relayed or raw message's header block (issue 33): Postfix's header_size_limit, for the whole block. */
+  rawHeaderBytes: 100 * 1024,
+  /** POST /v1/emails/raw's message as base64: 25 MiB, with line breaks every 76 characters. */
+  rawBase64Chars: 35_791_396,
   /** Template sources (their syntax check runs on the main thread: 256 KiB keeps it to tens of ms) and rendered output. */
   templateBodyChars: 256 * 1024,
   renderOutputBytes: 5 * 1024 * 1024,

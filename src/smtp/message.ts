@@ -1,12 +1,8 @@
 import type { AddressObject, EmailAddress, ParsedMail } from 'mailparser';
 import { AppError } from '../errors.ts';
-import { isMimeType, isReservedHeader } from '../emails/index.ts';
+import { AS_WRITTEN, isMimeType, listedHeaders, messageIdOf, type Envelope } from '../emails/index.ts';
 
-/** The SMTP envelope of one message: MAIL FROM and the accepted RCPT TO addresses. */
-export interface Envelope {
-  mailFrom: string | null;
-  rcptTo: string[];
-}
+export type { Envelope };
 
 /** A relayed message as the send use case takes it: the API's request body, the client's Message-ID and Content-IDs. */
 export interface RelayedMessage {
@@ -17,49 +13,6 @@ export interface RelayedMessage {
 }
 
 /**
- * Headers of a relayed message that are not carried over as custom headers: the
- * structure of the MIME (svc writes its own) and the trace and authentication
- * results of earlier hops. The contract's reserved names (send rule 4) are dropped
- * too: in a message they are normal, and svc writes them from the fields.
- */
-const STRUCTURAL = new Set([
-  'sender',
-  'authentication-results',
-  'arc-seal',
-  'arc-message-signature',
-  'arc-authentication-results',
-  'received-spf',
-  'delivered-to',
-  'x-original-to',
-  'domainkey-signature',
-]);
-
-/** `X-Service-Tags: a, b` gives the email's tags (the relay's counterpart of the API's `tags`). */
-export const TAGS_HEADER = 'x-service-tags';
-
-/**
- * `X-Service-Unsubscribe: one-click` or `off` asks for or refuses one-click unsubscribe for
- * this email (the API's `one_click_unsubscribe`); without it the project's setting applies.
- */
-export const UNSUBSCRIBE_HEADER = 'x-service-unsubscribe';
-const UNSUBSCRIBE_VALUES = new Map([
-  ['one-click', true],
-  ['off', false],
-]);
-
-/** RFC 5322 msg-id without its angle brackets: printable ASCII, one `@`, no spaces. */
-const MESSAGE_ID = /^[\x21-\x3b\x3d\x3f-\x7e]+@[\x21-\x3b\x3d\x3f-\x7e]+$/;
-
-/** Keep what the client wrote: no text made from the HTML, no HTML from the text, `cid:` links as they are. */
-const PARSER_OPTIONS = {
-  skipHtmlToText: true,
-  skipTextToHtml: true,
-  skipImageLinks: true,
-  skipTextLinks: true,
-  keepCidLinks: true,
-};
-
-/**
  * Parses a message as received (mailparser) and maps it with its envelope (toSendRequest).
  * Runs on the main thread: in worker threads it cost twice the CPU (docs/performance.md).
  */
@@ -68,7 +21,7 @@ export async function parseMessage(raw: Buffer, envelope: Envelope): Promise<Rel
   const { simpleParser } = await import('mailparser');
   let mail: ParsedMail;
   try {
-    mail = await simpleParser(raw, PARSER_OPTIONS);
+    mail = await simpleParser(raw, AS_WRITTEN);
   } catch {
     throw new AppError('invalid_request', 'The message could not be parsed as MIME');
   }
@@ -152,47 +105,21 @@ function addressesOf(field: AddressObject | AddressObject[] | undefined): string
 }
 
 /** The message's own headers that svc carries over, in their written case, unfolded; the first of repeats. */
-function customHeaders(mail: ParsedMail): { headers: Record<string, string>; tags: string[]; unsubscribe?: boolean } {
-  const headers: Record<string, string> = {};
-  const seen = new Set<string>();
-  let tags: string[] = [];
-  let unsubscribe: boolean | undefined;
-  for (const { key, line } of mail.headerLines) {
-    const colon = line.indexOf(':');
-    const name = line.slice(0, colon).trim();
-    const value = line
-      .slice(colon + 1)
-      .replace(/\r?\n(?=[ \t])/g, '')
-      .trim();
-    if (key === TAGS_HEADER) {
-      tags = value
-        .split(',')
-        .map((t) => t.trim())
-        .filter(Boolean);
-      continue;
-    }
-    if (key === UNSUBSCRIBE_HEADER) {
-      unsubscribe = UNSUBSCRIBE_VALUES.get(value.toLowerCase());
-      if (unsubscribe === undefined) {
-        throw new AppError('invalid_request', `${name} must be one-click or off, not "${value.slice(0, 40)}"`);
-      }
-      continue;
-    }
-    if (isReservedHeader(key) || STRUCTURAL.has(key) || seen.has(key)) continue;
-    seen.add(key);
-    headers[name] = value;
-  }
-  return unsubscribe === undefined ? { headers, tags } : { headers, tags, unsubscribe };
+function customHeaders(mail: ParsedMail) {
+  return listedHeaders(
+    mail.headerLines.map(({ key, line }) => {
+      const colon = line.indexOf(':');
+      const value = line
+        .slice(colon + 1)
+        .replace(/\r?\n(?=[ \t])/g, '')
+        .trim();
+      return { name: line.slice(0, colon).trim(), key, value };
+    }),
+  );
 }
 
 /** A part's Content-ID as svc can write it back in a header: printable ASCII, no brackets, or null. */
 function contentIdOf(cid: string | undefined): string | null {
   const id = cid?.trim().replace(/^<|>$/g, '');
   return id && id.length <= 255 && /^[\x21-\x3b\x3d\x3f-\x7e]+$/.test(id) ? id : null;
-}
-
-/** The client's Message-ID without brackets, or null when it has none or one svc could not write back. */
-function messageIdOf(raw: string | undefined): string | null {
-  const id = raw?.trim().replace(/^<|>$/g, '');
-  return id && id.length <= 255 && MESSAGE_ID.test(id) ? id : null;
 }

@@ -62,9 +62,9 @@ export const isLoopback = (host: string) => LOOPBACK.has(host) || (isIP(host) ==
 
 /**
  * The SMTP relay (issue 14): a door like the HTTP API. A session authenticates with
- * user `apikey` and an API key; each message is parsed (mailparser), mapped into the
- * request `POST /v1/emails` takes and given to the same send use case, and answered
- * 250 only once its transaction is committed. Every refusal is the error registry's
+ * user `apikey` and an API key; each message is read for the send rules (its header block
+ * and MIME structure) and given to the same send use case as written, and answered 250
+ * only once its transaction is committed (issue 33). Every refusal is the error registry's
  * SMTP reply (errors.ts).
  */
 export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
@@ -207,11 +207,23 @@ export function createSmtpRelay(app: App, opts: RelayOptions): SmtpRelay {
     );
   }
 
+  /**
+   * A message passes through as written (issue 33): stored and delivered as its client wrote it.
+   * Only a project that tracks relayed mail (`relay_tracking` with click or open tracking) has it
+   * parsed and rebuilt, since tracking rewrites its HTML.
+   */
   async function accept(raw: Buffer, envelope: Envelope, session: SMTPServerSession): Promise<string> {
     const principal = principalOf(session);
-    const { request, messageId, contentIds } = await parseMessage(raw, envelope);
-    const response = await app.emails.sendRelayed(principal, request, { messageId, contentIds });
-    return response.id;
+    if (principal.env === 'LIVE' && (await tracksRelayed(principal.project_id))) {
+      const { request, messageId, contentIds } = await parseMessage(raw, envelope);
+      return (await app.emails.sendRelayed(principal, request, { messageId, contentIds })).id;
+    }
+    return (await app.emails.sendRelayedRaw(principal, raw, envelope)).id;
+  }
+
+  async function tracksRelayed(projectId: string): Promise<boolean> {
+    const s = await app.accounts.getProjectSettings(projectId);
+    return s.relay_tracking && (s.click_tracking || s.open_tracking);
   }
 
   function failureOf(e: unknown, session: SMTPServerSession): SmtpReplyError {

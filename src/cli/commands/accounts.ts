@@ -88,6 +88,7 @@ function registerProjects(program: Command): void {
     'svc projects settings Web --org Acme',
     'svc projects settings Web --org Acme --click-tracking on --open-tracking off',
     'svc projects settings Web --one-click-unsubscribe on',
+    'svc projects settings Web --click-tracking on --relay-tracking on',
   ])
     .argument('<project>', 'project id or unique name')
     .addOption(new Option('--click-tracking <on|off>', 'rewrite links of LIVE emails').choices(['on', 'off']))
@@ -97,6 +98,12 @@ function registerProjects(program: Command): void {
         'on',
         'off',
       ]),
+    )
+    .addOption(
+      new Option(
+        '--relay-tracking <on|off>',
+        'track relayed mail too: its HTML is rewritten, so the message is rebuilt, not passed through',
+      ).choices(['on', 'off']),
     )
     .option('--org <org>', 'organization of the project, when its name is not unique')
     .action(admin('projectSettings'));

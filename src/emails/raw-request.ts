@@ -1,0 +1,179 @@
+import addressparser from 'nodemailer/lib/addressparser';
+import { AppError } from '../errors.ts';
+import { LIMITS } from '../limits/index.ts';
+import { parseInput } from '../validation.ts';
+import { isReservedHeader } from './content.ts';
+import { decodeWords, fieldOf, readHeaderBlock, readStructure, type HeaderBlock, type HeaderField } from './raw.ts';
+import { rawFieldsSchema, type RawFields } from './schema.ts';
+
+/** The envelope of one message: MAIL FROM and the accepted RCPT TO addresses. */
+export interface Envelope {
+  mailFrom: string | null;
+  rcptTo: string[];
+}
+
+/** `X-Service-Tags: a, b` gives the email's tags (the relay's counterpart of the API's `tags`). */
+export const TAGS_HEADER = 'x-service-tags';
+
+/**
+ * `X-Service-Unsubscribe: one-click` or `off` asks for or refuses one-click unsubscribe for
+ * this email (the API's `one_click_unsubscribe`); without it the project's setting applies.
+ */
+export const UNSUBSCRIBE_HEADER = 'x-service-unsubscribe';
+const UNSUBSCRIBE_VALUES = new Map([
+  ['one-click', true],
+  ['off', false],
+]);
+
+/**
+ * Fields of a relayed message that are not listed among its custom headers in the API's view:
+ * the trace and authentication results of earlier hops (besides the contract's reserved names
+ * and the MIME structure, which the view shows in its own fields).
+ */
+export const TRACE_FIELDS = new Set([
+  'sender',
+  'authentication-results',
+  'arc-seal',
+  'arc-message-signature',
+  'arc-authentication-results',
+  'received-spf',
+  'delivered-to',
+  'x-original-to',
+  'domainkey-signature',
+]);
+
+/** RFC 5322 msg-id without its angle brackets: printable ASCII, one `@`, no spaces. */
+const MESSAGE_ID = /^[\x21-\x3b\x3d\x3f-\x7e]+@[\x21-\x3b\x3d\x3f-\x7e]+$/;
+
+/** A message read for the send rules: the fields they check, the client's Message-ID, its header block. */
+export interface RawRequest {
+  fields: RawFields;
+  messageId: string | null;
+  block: HeaderBlock;
+}
+
+/**
+ * Reads what the send rules need of a message passed through as written (issue 33): its header
+ * block and its MIME structure (raw.ts), never its bodies. The envelope decides who receives,
+ * as in any MTA: To and Cc keep the header addresses that are also envelope recipients, every
+ * other envelope recipient becomes a bcc, and a header address outside the envelope is not
+ * sent to (docs/decisions.md, "SMTP relay").
+ */
+export function readRawRequest(raw: Buffer, envelope: Envelope): RawRequest {
+  const block = readHeaderBlock(raw);
+  readStructure(raw, block);
+  const inEnvelope = new Map(envelope.rcptTo.map((a) => [a.toLowerCase(), a]));
+  const taken = new Set<string>();
+  const pick = (list: string[]) =>
+    list.filter((a) => {
+      const k = a.toLowerCase();
+      if (!inEnvelope.has(k) || taken.has(k)) return false;
+      taken.add(k);
+      return true;
+    });
+  const to = pick(addressesIn(block, 'to'));
+  const cc = pick(addressesIn(block, 'cc'));
+  const bcc = [...inEnvelope].filter(([k]) => !taken.has(k)).map(([, a]) => a);
+  if (to.length === 0) {
+    throw new AppError(
+      'invalid_request',
+      'The To header names none of the envelope recipients; svc needs at least one To recipient',
+    );
+  }
+  const sender = mailboxesIn(block, 'from').find((m) => m.address);
+  const from = sender?.address || envelope.mailFrom;
+  if (!from) throw new AppError('invalid_request', 'The message has no From header and no envelope sender');
+  const { headers, tags, unsubscribe } = listedHeaders(block.fields);
+  const subject = fieldOf(block, 'subject');
+  const replyTo = addressesIn(block, 'reply-to');
+  const fields = parseInput(rawFieldsSchema, {
+    from,
+    from_name: sender?.name ? decodeWords(sender.name) : null,
+    to,
+    cc: cc.length ? cc : null,
+    bcc: bcc.length ? bcc : null,
+    reply_to: replyTo.length ? replyTo : null,
+    subject: subject ? decodeWords(subject.value) : '',
+    headers,
+    tags,
+    ...(unsubscribe === undefined ? {} : { one_click_unsubscribe: unsubscribe }),
+  });
+  return { fields, messageId: messageIdOf(fieldOf(block, 'message-id')?.value), block };
+}
+
+/** Every address of the message's fields named `key` (all of them: a message may repeat To), groups flattened. */
+export function addressesIn(block: HeaderBlock, key: string): string[] {
+  return mailboxesIn(block, key)
+    .map((m) => m.address)
+    .filter(Boolean);
+}
+
+function mailboxesIn(block: HeaderBlock, key: string): { name: string; address: string }[] {
+  return block.fields
+    .filter((f) => f.key === key)
+    .flatMap((f) => addressparser(f.value, { flatten: true }) as { name: string; address: string }[]);
+}
+
+/** The message's own fields that the API's view lists, unfolded; the first of repeats; tags and the unsubscribe choice. */
+export function listedHeaders(fields: Pick<HeaderField, 'name' | 'key' | 'value'>[]): {
+  headers: Record<string, string>;
+  tags: string[];
+  unsubscribe?: boolean;
+} {
+  const headers: Record<string, string> = {};
+  const seen = new Set<string>();
+  let tags: string[] = [];
+  let unsubscribe: boolean | undefined;
+  for (const { name, key, value } of fields) {
+    if (key === TAGS_HEADER) {
+      tags = value
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean);
+      continue;
+    }
+    if (key === UNSUBSCRIBE_HEADER) {
+      unsubscribe = UNSUBSCRIBE_VALUES.get(value.toLowerCase());
+      if (unsubscribe === undefined) {
+        throw new AppError('invalid_request', `${name} must be one-click or off, not "${value.slice(0, 40)}"`);
+      }
+      continue;
+    }
+    if (isReservedHeader(key) || TRACE_FIELDS.has(key) || seen.has(key)) continue;
+    seen.add(key);
+    headers[name] = value;
+  }
+  return unsubscribe === undefined ? { headers, tags } : { headers, tags, unsubscribe };
+}
+
+/** The client's Message-ID without brackets, or null when it has none or one svc could not write back. */
+export function messageIdOf(raw: string | undefined): string | null {
+  const id = raw?.trim().replace(/^<|>$/g, '');
+  return id && id.length <= 255 && MESSAGE_ID.test(id) ? id : null;
+}
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** POST /v1/emails/raw's `raw`: base64 (line breaks allowed) of at most 25 MiB. */
+export function decodeRaw(b64: string): Buffer {
+  const clean = b64.replace(/[\r\n]/g, '');
+  if (clean.length % 4 !== 0 || !BASE64.test(clean)) {
+    throw new AppError('request_validation_failed', 'The request failed validation', {
+      fields: [{ field: 'raw', message: 'must be the message as base64', code: 'invalid_format' }],
+    });
+  }
+  const raw = Buffer.from(clean, 'base64');
+  if (raw.length > LIMITS.messageBytes) {
+    throw new AppError('message_too_large', 'The message is larger than 25 MiB', {
+      size: raw.length,
+      limit: LIMITS.messageBytes,
+    });
+  }
+  return raw;
+}
+
+/** Without an envelope, a message goes to every address of its To, Cc and Bcc fields (as `sendmail -t`). */
+export function headerRecipientsOf(raw: Buffer): string[] {
+  const block = readHeaderBlock(raw);
+  return ['to', 'cc', 'bcc'].flatMap((k) => addressesIn(block, k));
+}
