@@ -5,6 +5,7 @@ export {
   sendRequestSchema,
   batchRequestSchema,
   listQuerySchema,
+  rawSendSchema,
   EMAIL_STATUSES,
   EVENT_TYPES,
   isEmailAddress,

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { batchRequestSchema, listQuerySchema, outputSchemas as out, sendRequestSchema } from '../emails/index.ts';
+import {
+  batchRequestSchema,
+  listQuerySchema,
+  outputSchemas as out,
+  rawSendSchema,
+  sendRequestSchema,
+} from '../emails/index.ts';
 import { errorRegistry } from '../errors.ts';
 import { emailDetailSchema, snapshotSchema } from '../top/schema.ts';
 import { topFilterSchema } from '../top/filter.ts';
@@ -53,6 +59,7 @@ export function buildOpenApi(): Record<string, unknown> {
       schemas: {
         EmailSendRequest: json(sendRequestSchema, 'input'),
         BatchSendRequest: json(batchRequestSchema, 'input'),
+        RawSendRequest: json(rawSendSchema, 'input'),
         EmailSendResponseData: json(out.sendResponseSchema),
         BatchSendResponseData: json(out.batchResponseSchema),
         EmailListItem: json(out.emailListItemSchema),
@@ -92,6 +99,19 @@ export function buildOpenApi(): Record<string, unknown> {
           responses: {
             '202': { description: 'per-item results', content: data(ref('BatchSendResponseData')) },
             ...errors(400, 401, 403, 413, 422, 429),
+          },
+        },
+      },
+      // svc's own, beside the contract's (docs/decisions.md, "Raw sending"): a message its client built.
+      '/v1/emails/raw': {
+        post: {
+          operationId: 'sendRawEmail',
+          parameters: [idem],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('RawSendRequest') } } },
+          responses: {
+            '202': { description: 'accepted', content: data(ref('EmailSendResponseData')) },
+            '200': { description: 'idempotent replay', content: data(ref('EmailSendResponseData')) },
+            ...errors(400, 401, 403, 404, 409, 413, 422, 429),
           },
         },
       },

@@ -6,10 +6,20 @@ import type { Handler } from './handler.ts';
 
 const idOf = (req: FastifyRequest) => (req.params as { id: string }).id;
 
-export const sendEmail: Handler = async (req, reply, { app }) => {
+const idempotencyKeyOf = (req: FastifyRequest) => {
   const key = req.headers['idempotency-key'];
-  const idem = Array.isArray(key) ? key.join(',') : key;
-  const { replay, response } = await app.emails.send(principalOf(req), req.body, idem);
+  return Array.isArray(key) ? key.join(',') : key;
+};
+
+export const sendEmail: Handler = async (req, reply, { app }) => {
+  const { replay, response } = await app.emails.send(principalOf(req), req.body, idempotencyKeyOf(req));
+  if (replay) void reply.header('Idempotent-Replayed', 'true');
+  return reply.code(replay ? 200 : 202).send({ data: response });
+};
+
+/** svc's own, beside the contract's: a message its client built, sent as written (issue 33). */
+export const sendRawEmail: Handler = async (req, reply, { app }) => {
+  const { replay, response } = await app.emails.sendRaw(principalOf(req), req.body, idempotencyKeyOf(req));
   if (replay) void reply.header('Idempotent-Replayed', 'true');
   return reply.code(replay ? 200 : 202).send({ data: response });
 };

@@ -81,6 +81,7 @@ export const ROUTES: readonly Route[] = [
   // Public API (API key)
   route('POST',   '/v1/emails',                                 SEND,      emails.sendEmail),
   route('POST',   '/v1/emails/batch',                           SEND,      emails.sendBatch),
+  route('POST',   '/v1/emails/raw',                             SEND,      emails.sendRawEmail),
   route('GET',    '/v1/emails',                                 READ,      emails.listEmails),
   route('GET',    '/v1/emails/:id',                             READ,      emails.getEmail),
   route('GET',    '/v1/emails/:id/events',                      READ,      emails.listEmailEvents),
