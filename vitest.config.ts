@@ -57,6 +57,7 @@ export const BOTH_STORES = [
   'test/unsubscribe-mailto.test.ts',
   'test/mta-sts-delivery.test.ts',
   'test/tls-reports.test.ts',
+  'test/http-raw.test.ts',
 ];
 
 /**

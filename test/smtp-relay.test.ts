@@ -475,18 +475,7 @@ describe('LIVE sends', () => {
   });
 
   it('delivers a relayed LIVE message to the MX peer, DKIM-signed, with its Message-ID', async () => {
-    const dns = await startDnsServer();
-    const mx = await startMxPeer();
-    cleanups.push(
-      () => dns.close(),
-      () => mx.close(),
-    );
-    dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
-    dns.set('mx.dest.test', { A: ['127.0.0.1'] });
-    const d = await startDeliveryEnv(dns, { mxPort: String(mx.port) });
-    env = d.env;
-    cleanups.push(() => d.env.close());
-    const port = await startRelay(d.env);
+    const { port, mx, dns, ...d } = await deliveryRelay();
     const info = await transport(port, d.key).sendMail({
       from: 'News <news@sender.test>',
       to: 'a@dest.test',
@@ -515,6 +504,41 @@ describe('LIVE sends', () => {
     expect(parsed.html).toContain('cid:logo@app.example');
     expect(parsed.headers.get('bcc')).toBeUndefined();
   });
+
+  it('tracks relayed mail only when the project asks (relay_tracking): off, the HTML arrives as written', async () => {
+    const d = await deliveryRelay();
+    await d.env.app.accounts.updateProjectSettings(d.env.init.project_id, { click_tracking: true });
+    const html = '<p>Read  <a href="https://example.org/news">the news</a></p>';
+    const sent = (subject: string) =>
+      transport(d.port, d.key).sendMail({ from: 'news@sender.test', to: 'a@dest.test', subject, html });
+    await sent('as written');
+    await settle(d.env);
+    const asWritten = (await simpleParser(d.mx.received.at(-1)!.raw)).html;
+    expect(asWritten).toBe(`${html}\n`);
+    await d.env.app.accounts.updateProjectSettings(d.env.init.project_id, { relay_tracking: true });
+    await sent('tracked');
+    await settle(d.env);
+    const tracked = await simpleParser(d.mx.received.at(-1)!.raw);
+    expect(tracked.subject).toBe('tracked');
+    expect(tracked.html).toMatch(/<a href="http:\/\/[^"]+\/t\/c\/[^"]+">the news<\/a>/);
+    expect(await verifyDkim(d.mx.received.at(-1)!.raw, d.dns)).toMatchObject({ status: 'pass' });
+  });
+
+  /** A LIVE env delivering to an MX peer on loopback, with the relay in front of it. */
+  async function deliveryRelay() {
+    const dns = await startDnsServer();
+    const mx = await startMxPeer();
+    cleanups.push(
+      () => dns.close(),
+      () => mx.close(),
+    );
+    dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
+    dns.set('mx.dest.test', { A: ['127.0.0.1'] });
+    const d = await startDeliveryEnv(dns, { mxPort: String(mx.port) });
+    env = d.env;
+    cleanups.push(() => d.env.close());
+    return { ...d, dns, mx, port: await startRelay(d.env) };
+  }
 });
 
 const swaks = ['/usr/bin/swaks', '/usr/local/bin/swaks'].find((p) => existsSync(p));

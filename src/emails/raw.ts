@@ -153,16 +153,20 @@ function walk(
   }
 }
 
-/** The decoded size of a part's body; for base64, its characters other than white space × 3/4. */
+/** The decoded size of a part's body; for base64, its characters other than white space × 3/4, less its padding. */
 function decodedSize(raw: Buffer, from: number, to: number, base64: boolean): number {
   const encoded = to - from;
-  if (!base64 || (encoded * 3) / 4 <= LIMITS.attachmentBytes) return base64 ? Math.floor((encoded * 3) / 4) : encoded;
-  let spaces = 0;
+  if (!base64) return encoded;
+  if ((encoded * 3) / 4 <= LIMITS.attachmentBytes) return Math.floor((encoded * 3) / 4);
+  let chars = 0;
+  let padding = 0;
   for (let i = from; i < to; i++) {
     const b = raw[i];
-    if (b === CR || b === LF || b === SP || b === HT) spaces++;
+    if (b === CR || b === LF || b === 0x20 || b === 0x09) continue;
+    chars++;
+    padding = b === 0x3d ? padding + 1 : 0;
   }
-  return Math.floor(((encoded - spaces) * 3) / 4);
+  return Math.floor((chars * 3) / 4) - padding;
 }
 
 /**
