@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../errors.ts';
+import type { AppError } from '../errors.ts';
 import { normalizeLineEnds, readHeaderBlock, readStructure } from './raw.ts';
 
 const crlf = (lines: string[]) => Buffer.from(lines.join('\r\n'));
