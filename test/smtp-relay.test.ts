@@ -524,6 +524,24 @@ describe('LIVE sends', () => {
     expect(await verifyDkim(d.mx.received.at(-1)!.raw, d.dns)).toMatchObject({ status: 'pass' });
   });
 
+  it('gives a message without From, Message-ID and Date the envelope sender, its own id and the time, signed', async () => {
+    const { port, mx, dns, key, ...d } = await deliveryRelay();
+    const s = await authed(port, key);
+    const body = 'To: a@dest.test\nSubject: bare\n\nNo From here.\n';
+    const r = await data(s, 'news@sender.test', ['a@dest.test'], body);
+    expect(r).toMatch(/^250 /);
+    await settle(d.env);
+    const got = mx.received.at(-1)!.raw.toString();
+    const id = idOf(r);
+    const head = got.slice(got.indexOf('To: a@dest.test'));
+    expect(head).toMatch(
+      new RegExp(
+        `^To: a@dest.test\r\nSubject: bare\r\nFrom: news@sender.test\r\nMessage-ID: <${id}@[^>]+>\r\nDate: \\w{3}, \\d\\d \\w{3} \\d{4} [\\d:]{8} \\+0000\r\n\r\nNo From here.\r\n\r\n$`,
+      ),
+    );
+    expect(await verifyDkim(mx.received.at(-1)!.raw, dns)).toMatchObject({ status: 'pass', domain: 'sender.test' });
+  });
+
   /** A LIVE env delivering to an MX peer on loopback, with the relay in front of it. */
   async function deliveryRelay() {
     const dns = await startDnsServer();
