@@ -65,6 +65,28 @@ describe('body retention', () => {
     expect((await env.app.retention.runOnce()).bodies).toBe(0);
   });
 
+  it('drops the stored message of an email passed through as written (POST /v1/emails/raw, the relay)', async () => {
+    env = await createTestEnv();
+    const key = await env.key();
+    const message = 'From: news@example.com\r\nTo: r@example.net\r\nSubject: raw\r\n\r\nhello\r\n';
+    const res = await env.server.inject({
+      method: 'POST',
+      url: '/v1/emails/raw',
+      headers: { authorization: `Bearer ${key}` },
+      payload: { raw: Buffer.from(message).toString('base64') },
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    const id = res.json().data.id as string;
+    const stored = () =>
+      env.query('SELECT 1 FROM email_bodies b JOIN emails e ON e.seq = b.email_seq WHERE e.id = ?', id);
+    expect(await stored()).toHaveLength(1);
+    env.clock.advance(31 * DAY);
+    expect((await env.app.retention.runOnce()).bodies).toBe(1);
+    expect(await stored()).toHaveLength(0);
+    const got = await env.server.inject({ url: `/v1/emails/${id}`, headers: { authorization: `Bearer ${key}` } });
+    expect(got.json().data).toMatchObject({ subject: 'raw', text_body: null, html_body: null });
+  });
+
   it('keeps the bodies of an old email that is still being delivered', async () => {
     env = await createTestEnv();
     await verifyDomain(env, 'example.com');
