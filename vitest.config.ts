@@ -58,6 +58,7 @@ export const BOTH_STORES = [
   'test/mta-sts-delivery.test.ts',
   'test/tls-reports.test.ts',
   'test/http-raw.test.ts',
+  'test/relay-passthrough.test.ts',
 ];
 
 /**

@@ -410,7 +410,17 @@ describe('a relayed message passes through to the MX (issue 33)', () => {
     const mark = mx.received.length;
     const id = await relaySend(raw, envelope);
     const fromDomain = view.from_email.slice(view.from_email.indexOf('@') + 1);
-    for (const to of envelope.to) await expectPassedThrough(await deliveredTo(mark, to), raw, fromDomain, id);
+    // 8-bit bytes go with BODY=8BITMIME (RFC 6152), UTF-8 in the header fields with SMTPUTF8 too (RFC 6531).
+    const high = (b: Buffer) => b.some((x) => x > 0x7f);
+    const params = {
+      ...(high(raw) ? { BODY: '8BITMIME' } : {}),
+      ...(high(raw.subarray(0, raw.indexOf('\r\n\r\n'))) ? { SMTPUTF8: true } : {}),
+    };
+    for (const to of envelope.to) {
+      const got = await deliveredTo(mark, to);
+      await expectPassedThrough(got, raw, fromDomain, id);
+      expect(got.mailParams, 'MAIL FROM parameters').toEqual(params);
+    }
     expect(await d.email(id)).toMatchObject({ status: 'DELIVERED', source: 'SMTP' });
     await expectView(id, view);
   });

@@ -46,8 +46,23 @@ export function prepareRaw(job: DeliveryJob & { raw: Uint8Array }): Buffer {
   return Buffer.concat(pieces);
 }
 
-/** True when the message has a byte outside 7-bit ASCII: it goes with BODY=8BITMIME (RFC 6152). */
-export function isEightBit(message: Buffer): boolean {
-  for (let i = 0; i < message.length; i++) if (message[i]! > 0x7f) return true;
-  return false;
+/** What a message passed through asks of the MAIL FROM command. */
+export interface MailParams {
+  /** A byte outside 7-bit ASCII anywhere: BODY=8BITMIME (RFC 6152). */
+  eightBit: boolean;
+  /** One in the header block (UTF-8 fields, RFC 6532): SMTPUTF8 too (RFC 6531 section 3.4). */
+  utf8: boolean;
+}
+
+/** The MAIL FROM parameters `message` needs (a DKIM-Signature first, then the client's header block). */
+export function mailParamsOf(message: Buffer): MailParams {
+  const first = firstHighByte(message);
+  if (first === -1) return { eightBit: false, utf8: false };
+  const blockEnd = message.indexOf('\r\n\r\n');
+  return { eightBit: true, utf8: blockEnd === -1 || first < blockEnd };
+}
+
+function firstHighByte(message: Buffer): number {
+  for (let i = 0; i < message.length; i++) if (message[i]! > 0x7f) return i;
+  return -1;
 }

@@ -1,6 +1,6 @@
 import type { Resolver } from 'node:dns/promises';
 import { buildMessage } from './mime.ts';
-import { isEightBit } from './raw-out.ts';
+import { mailParamsOf, type MailParams } from './raw-out.ts';
 import { resolveCached, type Target } from './mx.ts';
 import { failureOf, parseReply } from './reply.ts';
 import type { ConnectTarget, Session, SmtpPool } from './smtp-pool.ts';
@@ -81,9 +81,17 @@ interface Envelope {
 
 /**
  * A client's message passed through may carry 8-bit bytes (an 8bit body, UTF-8 fields): it goes
- * with BODY=8BITMIME where the server offers it (RFC 6152); a composed one is 7-bit.
+ * with BODY=8BITMIME, and with SMTPUTF8 when its header fields are UTF-8, where the server offers
+ * them; a composed message is 7-bit (docs/decisions.md, "The relay passes messages through").
  */
-const eightBitOf = (job: DeliveryJob, e: Envelope) => Boolean(job.raw) && isEightBit(e.raw);
+const paramsOf = (job: DeliveryJob, e: Envelope): MailParams =>
+  job.raw ? mailParamsOf(e.raw) : { eightBit: false, utf8: false };
+
+/** What send() reads of nodemailer's SMTPConnection beyond its typings (nodemailer/lib/smtp-connection). */
+interface ConnectionInternals {
+  _supportedExtensions?: string[];
+  _sendCommand(this: void, line: string, log?: string): void;
+}
 
 /**
  * Each recipient with its own return path when the job has them, else one transaction for
@@ -134,14 +142,31 @@ function resultsOfError(recipients: string[], e: SendError): RecipientResult[] {
 type SendInfo = { accepted: string[]; rejectedErrors?: SendError[]; response: string };
 type RawSend = (envelope: object, message: Buffer, cb: (err: SendError | null, info: SendInfo) => void) => void;
 
-function send(session: Session, envelope: Envelope, eightBit: boolean) {
-  return new Promise<SendInfo>((resolve, reject) =>
-    (session.conn.send.bind(session.conn) as unknown as RawSend)(
-      { from: envelope.from, to: envelope.to, use8BitMime: eightBit },
-      envelope.raw,
-      (err, info) => (err ? reject(err) : resolve(info)),
-    ),
-  );
+function send(session: Session, envelope: Envelope, params: MailParams) {
+  return new Promise<SendInfo>((resolve, reject) => {
+    const go = () =>
+      (session.conn.send.bind(session.conn) as unknown as RawSend)(
+        { from: envelope.from, to: envelope.to, use8BitMime: params.eightBit },
+        envelope.raw,
+        (err, info) => (err ? reject(err) : resolve(info)),
+      );
+    const conn = session.conn as unknown as ConnectionInternals;
+    if (!params.utf8 || !conn._supportedExtensions?.includes('SMTPUTF8')) return go();
+    // nodemailer asks for SMTPUTF8 only for a UTF-8 address; its MAIL FROM line is written
+    // synchronously within send(), so the parameter is added to that one line here.
+    const write = conn._sendCommand;
+    conn._sendCommand = (line, log) =>
+      write.call(
+        conn as never,
+        line.startsWith('MAIL FROM:') && !/ SMTPUTF8\b/.test(line) ? `${line} SMTPUTF8` : line,
+        log,
+      );
+    try {
+      go();
+    } finally {
+      conn._sendCommand = write;
+    }
+  });
 }
 
 /** RSET after a transaction refused midway, so the next can start; false when the session broke. */
@@ -261,7 +286,7 @@ export async function transmit(job: DeliveryJob, deps: TransmitDeps): Promise<Jo
       }
       try {
         // The end of DATA was answered: the transaction is over and the session clean (no RSET needed).
-        results.push(...resultsOfSend(envelope.to, await send(session, envelope, eightBitOf(job, envelope))));
+        results.push(...resultsOfSend(envelope.to, await send(session, envelope, paramsOf(job, envelope))));
         clean = true;
       } catch (e) {
         const err = e as SendError;

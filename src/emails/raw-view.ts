@@ -31,7 +31,9 @@ export async function readRawView(raw: Buffer): Promise<RawView> {
   return {
     html,
     text,
-    attachments: mail.attachments.map((a, i) => ({
+    // A text part with no file name and no disposition of its own (a text/calendar alternative)
+    // is a body, not an attachment, as the accept counts them (raw.ts, readStructure).
+    attachments: mail.attachments.filter(isAttachment).map((a, i) => ({
       filename: a.filename ?? `attachment-${i + 1}`,
       content_type: a.contentType,
       content: a.content,
@@ -39,4 +41,8 @@ export async function readRawView(raw: Buffer): Promise<RawView> {
       content_id: a.cid?.replace(/^<|>$/g, '') ?? null,
     })),
   };
+}
+
+function isAttachment(a: { contentType: string; filename?: string | undefined; contentDisposition?: string }): boolean {
+  return !/^text\//i.test(a.contentType) || Boolean(a.filename) || Boolean(a.contentDisposition);
 }

@@ -10,6 +10,8 @@ export interface Received {
   helo: string;
   /** The address the message came from. */
   remoteAddress: string;
+  /** The MAIL FROM parameters, upper-case names (`BODY`: '8BITMIME', `SMTPUTF8`: true). */
+  mailParams: Record<string, string | true>;
 }
 
 /** What the peer does with a recipient (chosen by the test, per address). */
@@ -120,6 +122,9 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
           secure: session.secure,
           helo: String(session.hostNameAppearsAs),
           remoteAddress: session.remoteAddress,
+          mailParams: Object.fromEntries(
+            Object.entries((mailFrom ? mailFrom.args : null) || {}).map(([k, v]) => [k.toUpperCase(), v]),
+          ),
         });
         answer();
       };
