@@ -23,6 +23,14 @@ describe.each(STORE_KINDS)('EmailsStore on %s', (kind) => {
   const count = async (sql: string) => Number((await s.query<{ n: number }>(sql))[0]!.n);
   const seqOf = async (id: string) => (await s.store.emails.findById(id))!.seq;
 
+  it('acceptEmail: keeps a message passed through as written, byte for byte, and findById reads it back', async () => {
+    const raw = Buffer.from('From: a@x.test\r\nTo: b@x.test\r\nSubject: \xe9\r\n\r\nbody \x00\xff\r\n', 'latin1');
+    await s.store.emails.acceptEmail(email('raw1', { html: null, text: null, raw }), to('b@x.test'), PLAIN);
+    const row = (await s.store.emails.findById('raw1'))!;
+    expect(Buffer.isBuffer(row.raw_message) && row.raw_message.equals(raw)).toBe(true);
+    expect([row.html_body, row.text_body]).toEqual([null, null]);
+  });
+
   it('acceptEmail: writes the email, its body, tags, recipients, attachments and first event', async () => {
     const attachments = [
       { filename: 'a.txt', content_type: 'text/plain', content: Buffer.from('A'), content_id: null },
