@@ -1,18 +1,36 @@
 // The load generator of bench:relay: smtp-source's job (N sessions, each on one
-// connection, sending M messages in turn with MAIL, RCPT and DATA pipelined), plus
-// AUTH PLAIN, which smtp-source cannot do. It drives svc and Postfix alike, so the
+// connection, sending M messages in turn, the next one after the 250), plus AUTH
+// PLAIN, which smtp-source cannot do. It drives svc and Postfix alike, so the
 // client's cost is the same on both sides. Prints one JSON line with the results.
 //
 //   node bench/smtp-load.ts PORT SESSIONS MESSAGES FILE [KEY]
+//        [--from ADDR] [--to ADDR,ADDR,...] [--no-pipelining]
+//
+// --from is MAIL FROM (news@example.com), --to the RCPT TO of every message
+// (user@dest.test). MAIL, every RCPT and DATA go in one write, as smtp-source does,
+// unless --no-pipelining: then each command waits for its reply.
 
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
+import { parseArgs } from 'node:util';
 
-const [port, sessions, messages, file, key] = process.argv.slice(2);
+const { values: opts, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    from: { type: 'string', default: 'news@example.com' },
+    to: { type: 'string', default: 'user@dest.test' },
+    'no-pipelining': { type: 'boolean', default: false },
+  },
+});
+const [port, sessions, messages, file, key] = positionals;
 if (!port || !sessions || !messages || !file) {
-  process.stderr.write('usage: smtp-load.ts PORT SESSIONS MESSAGES FILE [KEY]\n');
+  process.stderr.write(
+    'usage: smtp-load.ts PORT SESSIONS MESSAGES FILE [KEY] [--from ADDR] [--to ADDR,...] [--no-pipelining]\n',
+  );
   process.exit(2);
 }
+const recipients = opts.to.split(',').filter(Boolean);
+const pipelining = !opts['no-pipelining'];
 
 // The message as it goes on the wire: CRLF line ends, dot-stuffed, then the final dot.
 const body = Buffer.from(
@@ -66,6 +84,23 @@ function open(): Promise<Session> {
   });
 }
 
+const commands = [`MAIL FROM:<${opts.from}>\r\n`, ...recipients.map((r) => `RCPT TO:<${r}>\r\n`), 'DATA\r\n'];
+
+/** MAIL, RCPT and DATA, in one write or one at a time; the reply code of each. */
+async function envelope(s: Session): Promise<{ mail: number; rcpts: number[]; data: number }> {
+  const codes: number[] = [];
+  if (pipelining) {
+    s.socket.write(commands.join(''));
+    for (let i = 0; i < commands.length; i++) codes.push(await s.next());
+  } else {
+    for (const c of commands) {
+      s.socket.write(c);
+      codes.push(await s.next());
+    }
+  }
+  return { mail: codes[0]!, rcpts: codes.slice(1, -1), data: codes.at(-1)! };
+}
+
 const latencies: number[] = [];
 let ok = 0;
 let refused = 0;
@@ -81,9 +116,8 @@ async function run(share: number): Promise<void> {
   }
   for (let i = 0; i < share; i++) {
     const start = performance.now();
-    s.socket.write('MAIL FROM:<news@example.com>\r\nRCPT TO:<user@dest.test>\r\nDATA\r\n');
-    const [mail, rcpt, data] = [await s.next(), await s.next(), await s.next()];
-    if (mail !== 250 || rcpt !== 250 || data !== 354) {
+    const { mail, rcpts, data } = await envelope(s);
+    if (mail !== 250 || rcpts.some((c) => c !== 250) || data !== 354) {
       refused++;
       if (data === 354) s.socket.write('.\r\n');
       if (data === 354) await s.next();
