@@ -392,6 +392,33 @@ describe('limits', () => {
     expect(await data(s, 'news@example.com', ['a@example.net'], simple())).toMatch(/^250 /);
   });
 
+  it('answers a message it cannot pass through with a reply that says why, and takes the next one', async () => {
+    const e = await testEnv();
+    const port = await startRelay(e);
+    const s = await authed(port, await e.key());
+    const head = 'From: news@example.com\r\nTo: a@example.net\r\nSubject: limits\r\n';
+    const send = (message: string) => data(s, 'news@example.com', ['a@example.net'], message);
+    expect(await send(`${head}X-Big: ${'x'.repeat(103_000)}\r\n\r\nx`)).toMatch(
+      /^552 5\.3\.4 The header block is larger than 100 KiB/,
+    );
+    expect(await send(`${head}this is not a field\r\n\r\nx`)).toMatch(
+      /^554 5\.6\.0 The header block has a line that is not a header field: "this is not a field"/,
+    );
+    const part = (i: number) => `--b\r\nContent-Type: application/pdf; name="f${i}.pdf"\r\n\r\n%PDF\r\n`;
+    const files = (n: number) =>
+      `${head}Content-Type: multipart/mixed; boundary=b\r\n\r\n${Array.from({ length: n }, (_, i) => part(i)).join('')}--b--`;
+    expect(await send(files(11))).toMatch(/^554 5\.6\.0 The request failed validation: attachments: at most 10/);
+    const nested = Array.from(
+      { length: 22 },
+      (_, i) => `Content-Type: multipart/mixed; boundary=n${i}\r\n\r\n--n${i}\r\n`,
+    );
+    expect(await send(`${head}${nested.join('')}\r\nx`)).toMatch(
+      /^554 5\.6\.0 The message nests MIME parts more than 20 deep/,
+    );
+    expect(await count(e, 'emails')).toBe(0);
+    expect(await send(files(10))).toMatch(/^250 /);
+  });
+
   it('refuses at RCPT an address the API would refuse, with 553 5.1.3', async () => {
     const e = await testEnv();
     const port = await startRelay(e);
