@@ -141,7 +141,7 @@ describe('openDatabase', () => {
 
     const s = openDatabase(dir, { create: true });
     expect(s.db.pragma('user_version', { simple: true })).toBe(loadMigrations().at(-1)!.version);
-    expect(s.db.prepare('SELECT * FROM email_bodies ORDER BY email_seq').all()).toEqual([
+    expect(s.db.prepare('SELECT email_seq, html_body, text_body FROM email_bodies ORDER BY email_seq').all()).toEqual([
       { email_seq: 1, html_body: '<p>one</p>', text_body: 'one' },
       { email_seq: 2, html_body: null, text_body: 'two' },
     ]);
