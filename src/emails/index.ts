@@ -13,7 +13,7 @@ export {
   type EmailStatus,
 } from './schema.ts';
 export { isReservedHeader } from './content.ts';
-export { listedHeaders, messageIdOf, type Envelope } from './raw-request.ts';
+export { listedHeaders, messageIdOf, type Envelope } from './header-fields.ts';
 export { AS_WRITTEN } from './raw-view.ts';
 export * as outputSchemas from './schema-out.ts';
 export { createEmailsExport, dashboardListQuerySchema, CSV_COLUMNS, type EmailsExport } from './export.ts';

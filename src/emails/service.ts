@@ -8,8 +8,7 @@ import type { DomainsStore } from '../domains/index.ts';
 import type { Actor, Audited } from '../audit/index.ts';
 import { parseInput } from '../validation.ts';
 import { checkHeaders, checkMessageSize, decodeAttachments, type Attachment } from './content.ts';
-import { normalizeLineEnds } from './raw.ts';
-import { decodeRaw, headerRecipientsOf, readRawRequest, type Envelope } from './raw-request.ts';
+import type { Envelope } from './header-fields.ts';
 import { toEmailDetail, toEmailListItem, toEventPublic } from './present.ts';
 import { readRawView } from './raw-view.ts';
 import type { AcceptOptions, EmailRow, EmailsStore, NewEmail, Recipient, SendResponse } from './store.ts';
@@ -41,6 +40,13 @@ interface RawOverrides {
   tags?: string[] | null | undefined;
   one_click_unsubscribe?: boolean | null | undefined;
 }
+
+/**
+ * The reader of messages passed through as written (raw-request.ts) and its MIME helpers
+ * (libmime: ~100 ms and 12 MB to load) come with the first such message, not at start, as
+ * mailparser does for the relay's rebuild.
+ */
+const rawReader = () => import('./raw-request.ts');
 
 /** The overrides that are given (null or absent leaves the message's own). */
 const definedOf = (over: RawOverrides | undefined) =>
@@ -172,7 +178,7 @@ export function createEmailsService(deps: EmailsDeps) {
    * (raw-request.ts), its bytes stored as they are; no body, attachment or template of its own.
    */
   async function buildRawEmail(sender: Sender, raw: Buffer, envelope: Envelope, origin: Origin, over?: RawOverrides) {
-    const { fields, messageId } = readRawRequest(raw, envelope);
+    const { fields, messageId } = (await rawReader()).readRawRequest(raw, envelope);
     const r = { ...fields, ...definedOf(over) };
     const content = { subject: r.subject ?? '', html: null, text: null, template: null };
     return assemble(sender, r, { ...content, headers: r.headers, attachments: [], raw }, { ...origin, messageId });
@@ -320,6 +326,7 @@ export function createEmailsService(deps: EmailsDeps) {
      * delivered as its client wrote it, through the same rules as a send.
      */
     async sendRelayedRaw(sender: Sender, raw: Buffer, envelope: Envelope): Promise<SendResponse> {
+      const { normalizeLineEnds } = await rawReader();
       const { email, recipients } = await buildRawEmail(sender, normalizeLineEnds(raw), envelope, SMTP_ORIGIN);
       return (await acceptBuilt(sender, email, recipients, null)).response;
     },
@@ -335,6 +342,7 @@ export function createEmailsService(deps: EmailsDeps) {
       idempotencyKey?: string,
     ): Promise<{ replay: boolean; response: SendResponse }> {
       const r = parseInput(rawSendSchema, body);
+      const { decodeRaw, headerRecipientsOf, normalizeLineEnds } = await rawReader();
       const raw = normalizeLineEnds(decodeRaw(r.raw));
       const envelope = { mailFrom: null, rcptTo: r.recipients ?? headerRecipientsOf(raw) };
       const over = { tags: r.tags, one_click_unsubscribe: r.one_click_unsubscribe };
