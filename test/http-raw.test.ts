@@ -148,6 +148,30 @@ describe('POST /v1/emails/raw', () => {
       code: 'invalid_request',
     },
     {
+      name: 'two From fields',
+      ...raw('From: shop@example.com\r\nFrom: ceo@bank.example\r\nTo: a@example.net\r\n\r\nx\r\n'),
+      status: 400,
+      code: 'invalid_request',
+    },
+    {
+      name: 'two mailboxes in From',
+      ...raw('From: shop@example.com, ceo@bank.example\r\nTo: a@example.net\r\n\r\nx\r\n'),
+      status: 400,
+      code: 'invalid_request',
+    },
+    {
+      name: 'a From with no address',
+      ...raw('From: Bank Support\r\nTo: a@example.net\r\n\r\nx\r\n'),
+      status: 400,
+      code: 'invalid_request',
+    },
+    {
+      name: 'a message over 25 MiB once its bare LF line ends are CRLF',
+      ...raw(`From: shop@example.com\r\nTo: a@example.net\r\n\r\n${'x\n'.repeat(9 * 1024 * 1024)}`),
+      status: 422,
+      code: 'message_too_large',
+    },
+    {
       name: 'a header line that is not a field',
       ...raw('From: shop@example.com\r\nTo: a@example.net\r\nnot a field\r\n\r\nx\r\n'),
       status: 400,

@@ -2,12 +2,13 @@ import { readHeaderBlock } from '../lib/header-block.ts';
 import type { DeliveryJob } from './job.ts';
 
 /**
- * Fields svc takes out of a message passed through (issue 33): Bcc, which names the hidden
+ * Fields svc takes out of a message passed through (issue 33): Bcc and Resent-Bcc, which name the hidden
  * recipients to everyone (RFC 5322 section 3.6.3 leaves its removal to the sender's system, and
  * svc's recipients are in the envelope), Return-Path, which the receiving server writes (RFC 5321
  * section 4.4), and svc's own X-Service-* instructions, which were for svc.
  */
-const dropped = (key: string) => key === 'bcc' || key === 'return-path' || key.startsWith('x-service-');
+const dropped = (key: string) =>
+  key === 'bcc' || key === 'resent-bcc' || key === 'return-path' || key.startsWith('x-service-');
 
 /** RFC 5322 date-time, as nodemailer writes it for a composed message. */
 const rfc5322Date = (iso: string) => new Date(iso).toUTCString().replace(/GMT$/, '+0000');
@@ -39,7 +40,8 @@ export function prepareRaw(job: DeliveryJob & { raw: Uint8Array }): Buffer {
   for (const [name, value] of Object.entries(job.headers)) added.push(`${name}: ${value}`);
   if (added.length) {
     // A message that is all header block, without a final line break, gets one before the new fields.
-    if (block.end === raw.length && block.end > 0 && raw[block.end - 1] !== 0x0a) pieces.push(Buffer.from('\r\n'));
+    const kept = pieces.findLast((p) => p.length > 0);
+    if (block.end === raw.length && kept && kept[kept.length - 1] !== 0x0a) pieces.push(Buffer.from('\r\n'));
     pieces.push(Buffer.from(added.map((line) => `${line}\r\n`).join('')));
   }
   pieces.push(raw.subarray(block.end));

@@ -2,11 +2,9 @@ import addressparser from 'nodemailer/lib/addressparser';
 import { AppError } from '../errors.ts';
 import { LIMITS } from '../limits/index.ts';
 import { parseInput } from '../validation.ts';
-import { decodeWords, fieldOf, readHeaderBlock, readStructure, type HeaderBlock } from './raw.ts';
+import { decodeWords, fieldOf, normalizeLineEnds, readHeaderBlock, readStructure, type HeaderBlock } from './raw.ts';
 import { rawFieldsSchema, type RawFields } from './schema.ts';
 import { listedHeaders, messageIdOf, type Envelope } from './header-fields.ts';
-
-export { normalizeLineEnds } from './raw.ts';
 
 /** A message read for the send rules: the fields they check, the client's Message-ID, its header block. */
 export interface RawRequest {
@@ -43,7 +41,7 @@ export function readRawRequest(raw: Buffer, envelope: Envelope): RawRequest {
       'The To header names none of the envelope recipients; svc needs at least one To recipient',
     );
   }
-  const sender = mailboxesIn(block, 'from').find((m) => m.address);
+  const sender = senderOf(block);
   const from = sender?.address || envelope.mailFrom;
   if (!from) throw new AppError('invalid_request', 'The message has no From header and no envelope sender');
   const { headers, tags, unsubscribe } = listedHeaders(block.fields);
@@ -62,6 +60,23 @@ export function readRawRequest(raw: Buffer, envelope: Envelope): RawRequest {
     ...(unsubscribe === undefined ? {} : { one_click_unsubscribe: unsubscribe }),
   });
   return { fields, messageId: messageIdOf(fieldOf(block, 'message-id')?.value), block };
+}
+
+/**
+ * The one mailbox of the message's From, or undefined when it has no From field (delivery then
+ * writes one from the envelope sender). RFC 5322 allows one From field; a second one, a second
+ * mailbox or a From with no address is refused: svc checks and signs for one domain, and a
+ * reader that shows another From would show an address no one verified.
+ */
+function senderOf(block: HeaderBlock): { name: string; address: string } | undefined {
+  const fields = block.fields.filter((f) => f.key === 'from');
+  if (fields.length === 0) return undefined;
+  if (fields.length > 1) throw new AppError('invalid_request', 'The message has more than one From field');
+  const mailboxes = mailboxesIn(block, 'from');
+  if (mailboxes.length !== 1 || !mailboxes[0]!.address) {
+    throw new AppError('invalid_request', 'The From field must name exactly one address');
+  }
+  return mailboxes[0];
 }
 
 /** Every address of the message's fields named `key` (all of them: a message may repeat To), groups flattened. */
@@ -101,4 +116,19 @@ export function decodeRaw(b64: string): Buffer {
 export function headerRecipientsOf(raw: Buffer): string[] {
   const block = readHeaderBlock(raw);
   return ['to', 'cc', 'bcc'].flatMap((k) => addressesIn(block, k));
+}
+
+/**
+ * The message as svc stores it: every line ending in CRLF (normalizeLineEnds), still within the
+ * 25 MiB a message may have once its bare line ends are made CRLF.
+ */
+export function asStored(raw: Buffer): Buffer {
+  const stored = normalizeLineEnds(raw);
+  if (stored.length > LIMITS.messageBytes) {
+    throw new AppError('message_too_large', 'The message is larger than 25 MiB once its line ends are CRLF', {
+      size: stored.length,
+      limit: LIMITS.messageBytes,
+    });
+  }
+  return stored;
 }

@@ -135,4 +135,11 @@ describe('readStructure', () => {
     const text = part(['Content-Type: text/plain'], 'x');
     expect(codeOf(() => structure(multipart('mixed', 'b', Array(500).fill(text))))).toBe('invalid_request');
   });
+
+  it('looks for an inner boundary only inside its own part', () => {
+    const inner = part(['Content-Type: multipart/mixed; boundary=never'], 'no delimiter here');
+    const message = multipart('mixed', 'b', [inner, part(['Content-Type: image/png'], '--never\r\n')]);
+    // "--never" in the next part is not a delimiter of the inner multipart, which has none.
+    expect(structure(message).attachments).toBe(1);
+  });
 });

@@ -177,14 +177,16 @@ function decodedSize(raw: Buffer, from: number, to: number, base64: boolean): nu
  */
 function partsOf(raw: Buffer, from: number, to: number, boundary: string): [number, number][] {
   const dash = Buffer.from(`--${boundary}`);
+  const within = raw.subarray(0, to);
   const parts: [number, number][] = [];
   let partStart = -1;
   let at = raw.subarray(from, from + dash.length).equals(dash) ? from : -1;
   let search = from;
   for (;;) {
     if (at === -1) {
-      const found = raw.indexOf(`\r\n--${boundary}`, search);
-      if (found === -1 || found >= to) break;
+      // Searched within this part only: a boundary that never comes must not scan the rest of the message.
+      const found = within.indexOf(`\r\n--${boundary}`, search);
+      if (found === -1) break;
       at = found + 2;
     }
     const after = at + dash.length;

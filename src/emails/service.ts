@@ -326,8 +326,8 @@ export function createEmailsService(deps: EmailsDeps) {
      * delivered as its client wrote it, through the same rules as a send.
      */
     async sendRelayedRaw(sender: Sender, raw: Buffer, envelope: Envelope): Promise<SendResponse> {
-      const { normalizeLineEnds } = await rawReader();
-      const { email, recipients } = await buildRawEmail(sender, normalizeLineEnds(raw), envelope, SMTP_ORIGIN);
+      const { asStored } = await rawReader();
+      const { email, recipients } = await buildRawEmail(sender, asStored(raw), envelope, SMTP_ORIGIN);
       return (await acceptBuilt(sender, email, recipients, null)).response;
     },
 
@@ -342,8 +342,8 @@ export function createEmailsService(deps: EmailsDeps) {
       idempotencyKey?: string,
     ): Promise<{ replay: boolean; response: SendResponse }> {
       const r = parseInput(rawSendSchema, body);
-      const { decodeRaw, headerRecipientsOf, normalizeLineEnds } = await rawReader();
-      const raw = normalizeLineEnds(decodeRaw(r.raw));
+      const { asStored, decodeRaw, headerRecipientsOf } = await rawReader();
+      const raw = asStored(decodeRaw(r.raw));
       const envelope = { mailFrom: null, rcptTo: r.recipients ?? headerRecipientsOf(raw) };
       const over = { tags: r.tags, one_click_unsubscribe: r.one_click_unsubscribe };
       const accept = async (idem: AcceptOptions['idempotency']) => {
