@@ -59,8 +59,14 @@ function startServer(
   });
 }
 
-/** The longest `svc serve` may take to exit once it has logged `stopped` (everything is closed by then). */
-const EXIT_AFTER_STOPPED_MS = 200;
+/**
+ * The longest `svc serve` may take to exit once it has logged `stopped` (everything is closed by
+ * then): a hang, such as the 30 s a doctor lookup once held it, is what this catches. In the suite
+ * the server's teardown (its worker threads' heaps) shares two cores with other test files, and a
+ * LIVE server took 230–340 ms there on 2026-11-28; check:exe holds the 200 ms budget on a quiet
+ * machine (scripts/check-exe.sh, STOP_EXIT_BUDGET_MS).
+ */
+const EXIT_AFTER_STOPPED_MS = 1000;
 
 /**
  * Sends SIGTERM to the server; resolves with its exit code, whether it logged
