@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DnsServer } from './peers/dns.ts';
 import type { MxPeer } from './peers/mx.ts';
 import { settle, startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
@@ -161,13 +161,14 @@ describe('the readings of svc top, on the test clock', () => {
     const beat = startHeartbeat({ repo: d.env.app.nodes, clock: d.env.clock, logger, relaySessions: () => sessions });
     const { reader, close } = topReader();
     try {
-      await new Promise((r) => setTimeout(r, 50));
-      expect((await reader.snapshot()).relay).toEqual({ nodes: 1, sessions: 3 });
-      // A change is written within a second.
+      // The heartbeat writes on its own; wait for the write (under load it can take longer than a tick).
+      const reads = async (want: { nodes: number; sessions: number }) =>
+        vi.waitFor(async () => expect((await reader.snapshot()).relay).toEqual(want), { timeout: 10_000, interval: 20 });
+      await reads({ nodes: 1, sessions: 3 });
+      // A change is written within a second (of the test clock).
       sessions = 5;
       d.env.clock.advance(1000);
-      await new Promise((r) => setTimeout(r, 50));
-      expect((await reader.snapshot()).relay).toEqual({ nodes: 1, sessions: 5 });
+      await reads({ nodes: 1, sessions: 5 });
       // A clean stop removes the row; a node not seen for 30 s is taken for gone.
       await beat.stop();
       expect((await reader.snapshot()).relay).toEqual({ nodes: 0, sessions: 0 });
