@@ -163,7 +163,10 @@ describe('the readings of svc top, on the test clock', () => {
     try {
       // The heartbeat writes on its own; wait for the write (under load it can take longer than a tick).
       const reads = async (want: { nodes: number; sessions: number }) =>
-        vi.waitFor(async () => expect((await reader.snapshot()).relay).toEqual(want), { timeout: 10_000, interval: 20 });
+        vi.waitFor(async () => expect((await reader.snapshot()).relay).toEqual(want), {
+          timeout: 10_000,
+          interval: 20,
+        });
       await reads({ nodes: 1, sessions: 3 });
       // A change is written within a second (of the test clock).
       sessions = 5;
