@@ -71,8 +71,7 @@ describe('an accepted LIVE email', () => {
     const { organization_id, project_id } = d.env.init;
     await d.env.app.emails.resend(organization_id, project_id, id, { type: 'cli', os_user: 'ops' });
     expect(wake).toHaveBeenCalledTimes(1);
-    for (const until = Date.now() + 15_000; Date.now() < until && copies() < 2;) await sleep(10);
-    expect(copies()).toBe(2);
+    await expect.poll(copies, { timeout: 15_000, interval: 10 }).toBe(2);
     expect(d.env.clock.now()).toBe(before);
     wake.mockRestore();
   });

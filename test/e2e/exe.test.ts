@@ -367,7 +367,7 @@ describe('the packaged executable delivering LIVE mail', () => {
       body: JSON.stringify({ from: 'a@example.com', to: ['b@example.net'], subject: 'Hi', text: 'Hello' }),
     });
     expect(res.status).toBe(202);
-    for (const until = Date.now() + 20_000; Date.now() < until && receiver.requests.length === 0;) await sleep(25);
+    await expect.poll(() => receiver.requests.length, { timeout: 20_000, interval: 25 }).toBeGreaterThan(0);
     expect(receiver.requests).toHaveLength(1);
     const hook = receiver.requests[0]!;
     const [, t, v1] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(String(hook.headers['x-service-signature']))!;
