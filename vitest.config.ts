@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
  * (`env.query`, `count`, `verifyDomain`), never through the SQLite connection (`app.db`).
  */
 export const BOTH_STORES = [
+  'test/receiving.test.ts',
   'test/http-batch.test.ts',
   'test/http-content.test.ts',
   'test/http-idempotency.test.ts',

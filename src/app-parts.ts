@@ -71,6 +71,8 @@ export interface AppOverrides {
    * every server hashes at lib/password.ts's PASSWORD_COST.
    */
   passwordCost?: PasswordCost;
+  /** Messages a client IP and an envelope sender may hand to routes per minute (tests: a few). */
+  receivingRate?: { perIp: number; perSender: number };
 }
 
 /**
@@ -155,6 +157,7 @@ export function wireSending(w: Wiring, { accounts }: ReturnType<typeof wireAcces
     gracePeriodMs: config.domainGracePeriod,
     dkimGraceMs: config.dkimRotationGrace,
     dkimRotateMonths: config.dkimRotateMonths,
+    setReceiving: (id, on, a) => store.receiving.setReceiving(id, on, a),
   });
   const emails = createEmailsService({
     repo: store.emails,
@@ -386,6 +389,7 @@ export function wireWebhooks(
   const retention = createRetention({
     repo: store.emails,
     webhooks: store.webhooks,
+    received: store.receiving,
     clock,
     logger,
     bodyRetentionMs: config.bodyRetention,

@@ -52,6 +52,9 @@ import { createPgTemplatesRepo } from './templates/repo-pg.ts';
 import { createTopReader } from './top/repo.ts';
 import type { TopStore } from './top/store.ts';
 import { createPgTopReader } from './top/repo-pg.ts';
+import { createReceivingRepo } from './receiving/repo.ts';
+import { createPgReceivingRepo } from './receiving/repo-pg.ts';
+import type { ReceivingStore } from './receiving/store.ts';
 import { createTlsrptRepo } from './tlsrpt/repo.ts';
 import { createPgTlsrptRepo } from './tlsrpt/repo-pg.ts';
 import type { TlsrptStore } from './tlsrpt/store.ts';
@@ -89,6 +92,7 @@ export interface Store {
   delivery: DeliveryStore;
   tracking: TrackingStore;
   tlsrpt: TlsrptStore;
+  receiving: ReceivingStore;
   webhooks: WebhooksStore;
   sessions: SessionsStore;
   stats: StatsStore;
@@ -193,6 +197,7 @@ export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
     }),
     tracking: createTrackingRepo(db, tx),
     tlsrpt: createTlsrptRepo(db, tx),
+    receiving: createReceivingRepo(db, tx, audit),
     webhooks,
     sessions: createSessionsRepo(db, tx),
     stats: createStatsRepo(db),
@@ -270,6 +275,7 @@ function pgStore(pool: PgPool, where: string, opts: StoreOptions): Store {
     }),
     tracking: createPgTrackingRepo(tx),
     tlsrpt: createPgTlsrptRepo(pool, tx),
+    receiving: createPgReceivingRepo(pool, tx, audit),
     webhooks: createPgWebhooksRepo(pool, tx, audit),
     sessions: createPgSessionsRepo(pool, tx),
     stats: createPgStatsRepo(pool),

@@ -25,6 +25,7 @@ import { hostnameProblem } from './domains/index.ts';
 import { createEmailsExport } from './emails/index.ts';
 import { createUsageReport } from './limits/index.ts';
 import { createStatsService } from './stats/index.ts';
+import { wireReceiving } from './app-receiving.ts';
 
 export type { AppOverrides } from './app-parts.ts';
 
@@ -72,6 +73,7 @@ async function wire(
   const engine = wireDelivery(w, sending, (outcomes) => tls.tlsReports.observe(outcomes));
   const doctor = wireDoctor(w, { dmarc });
   const hooks = wireWebhooks(w, access, sending);
+  const receiving = wireReceiving(w, access, sending);
   const purge = startPurge(w, access);
   // One budget for both doors: request bodies and relayed messages held in memory at once.
   const inFlight = createByteBudget(config.inFlightBytes);
@@ -128,6 +130,8 @@ async function wire(
     topReader: (o: { projectId?: string } = {}) => store.topReader({ clock, ...o }),
     /** Bounces mailed back to return paths (the inbound listener, `svc inbound process`). */
     inbound,
+    /** Routes of receiving domains and the messages they took (issue 34). */
+    receiving,
     /** DMARC aggregate reports received for the domains (`svc domains report`, GET …/domains/:id/reports). */
     dmarc,
     /** The dashboard's CSV export of a project's emails, on top of the list use case. */

@@ -92,6 +92,15 @@ export const errorRegistry = {
     smtp: [451, '4.3.0'],
     message: "A DKIM rotation is under way: the new key's record is not yet published",
   },
+  // Receiving mail (decisions.md, "Receiving mail"): a message that has been round a forwarding
+  // loop (RFC 5321 section 6.3) is refused for good; a sender or client past its rate waits.
+  mail_loop: { status: 422, smtp: [554, '5.4.6'], message: 'Mail forwarding loop', smtpOnly: true },
+  inbound_rate_limited: {
+    status: 429,
+    smtp: [451, '4.7.1'],
+    message: 'Too many messages from this sender or client; try again later',
+    smtpOnly: true,
+  },
   server_busy: {
     status: 503,
     smtp: [452, '4.3.1'],

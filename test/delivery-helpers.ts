@@ -91,7 +91,7 @@ export async function startDeliveryEnv(
   dns: DnsServer,
   settings: Partial<ConfigInput>,
   logger?: Logger,
-  overrides: { mtaStsPort?: number; webhookCa?: string[] } = {},
+  overrides: { mtaStsPort?: number; webhookCa?: string[]; receivingRate?: { perIp: number; perSender: number } } = {},
 ): Promise<DeliveryEnv> {
   const env = await createTestEnv(
     {

@@ -52,7 +52,12 @@ export const TEST_PASSWORD_COST = { N: 1024, r: 8, p: 1 };
 export async function createTestEnv(
   settings: Partial<ConfigInput> = {},
   plan: 'FREE' | 'PAID' | 'PREMIUM' | 'UNLIMITED' = 'UNLIMITED',
-  overrides: { logger?: Logger; webhookCa?: string[]; mtaStsPort?: number } = {},
+  overrides: {
+    logger?: Logger;
+    webhookCa?: string[];
+    mtaStsPort?: number;
+    receivingRate?: { perIp: number; perSender: number };
+  } = {},
 ): Promise<TestEnv> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'));
   const clock = new FakeClock('2026-03-15T12:00:00.000Z');

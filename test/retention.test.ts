@@ -47,7 +47,7 @@ describe('body retention', () => {
     env.clock.advance(2 * DAY);
 
     const dropped = await env.app.retention.runOnce();
-    expect(dropped).toEqual({ bodies: 450, emails: 0, deliveries: 0 });
+    expect(dropped).toEqual({ bodies: 450, emails: 0, deliveries: 0, received: 0 });
     for (const id of [old[0]!, old[449]!]) {
       expect(await row(id)).toMatchObject({ html_body: null, text_body: null, status: 'SIMULATED' });
       expect(await count(env, 'attachments', 'email_seq = ?', (await row(id)).seq)).toBe(0);
@@ -119,7 +119,7 @@ describe('email retention', () => {
     expect(await stats()).toBe(251);
     expect(await count(env, 'email_tags', '1=1')).toBe(250);
 
-    expect(await env.app.retention.runOnce()).toEqual({ bodies: 251, emails: 250, deliveries: 0 });
+    expect(await env.app.retention.runOnce()).toEqual({ bodies: 251, emails: 250, deliveries: 0, received: 0 });
     const auth = { authorization: `Bearer ${key}` };
     expect((await env.server.inject({ url: `/v1/emails/${old[0]}`, headers: auth })).statusCode).toBe(404);
     expect((await env.server.inject({ url: `/v1/emails/${recent}`, headers: auth })).statusCode).toBe(200);
@@ -159,7 +159,7 @@ describe('email retention', () => {
     const key = await env.key();
     await send(key, 1);
     env.clock.advance(3650 * DAY);
-    expect(await env.app.retention.runOnce()).toEqual({ bodies: 1, emails: 0, deliveries: 0 });
+    expect(await env.app.retention.runOnce()).toEqual({ bodies: 1, emails: 0, deliveries: 0, received: 0 });
     await expect(createTestEnv({ emailRetention: '1d', bodyRetention: '2d' })).rejects.toThrow(
       'invalid setting --email-retention: shorter than --body-retention; make it longer, or off',
     );

@@ -5,6 +5,7 @@ import type { VNode } from 'preact';
 import { AuditLog } from './pages/audit.tsx';
 import { Domains } from './pages/domains.tsx';
 import { EmailsPage } from './pages/emails.tsx';
+import { Inbound } from './pages/inbound.tsx';
 import { Keys } from './pages/keys.tsx';
 import { Members } from './pages/members.tsx';
 import { Settings } from './pages/settings.tsx';
@@ -29,6 +30,7 @@ export const PAGES: readonly Page[] = [
   { name: 'usage', label: 'Usage', view: Usage, shown: everyone },
   { name: 'templates', label: 'Templates', view: Templates, shown: everyone },
   { name: 'webhooks', label: 'Webhooks', view: Webhooks, shown: everyone },
+  { name: 'inbound', label: 'Inbound', view: Inbound, shown: everyone },
   { name: 'suppressions', label: 'Suppressions', view: Suppressions, shown: everyone },
   { name: 'keys', label: 'API keys', view: Keys, shown: mayWrite },
   { name: 'domains', label: 'Domains', view: Domains, shown: everyone },

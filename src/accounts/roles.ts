@@ -84,6 +84,18 @@ export const MIN_ROLE: Readonly<Record<string, Role>> = {
   [`GET ${PROJECT}/emails/:email_id`]: 'VIEWER',
   [`GET ${PROJECT}/emails/:email_id/attachments/:position`]: 'VIEWER',
   [`POST ${PROJECT}/emails/:email_id/resend`]: 'DEVELOPER',
+
+  // Receiving mail (issue 34): routes are written as webhooks are; received mail is read as emails.
+  [`GET ${PROJECT}/routes`]: 'VIEWER',
+  [`POST ${PROJECT}/routes`]: 'DEVELOPER',
+  [`GET ${PROJECT}/routes/:route_id`]: 'VIEWER',
+  [`PATCH ${PROJECT}/routes/:route_id`]: 'DEVELOPER',
+  [`DELETE ${PROJECT}/routes/:route_id`]: 'DEVELOPER',
+  [`GET ${PROJECT}/received-emails`]: 'VIEWER',
+  [`GET ${PROJECT}/received-emails/:received_id`]: 'VIEWER',
+  [`GET ${PROJECT}/received-emails/:received_id/raw`]: 'VIEWER',
+  [`GET ${PROJECT}/received-emails/:received_id/attachments/:index`]: 'VIEWER',
+  [`DELETE ${PROJECT}/received-emails/:received_id`]: 'DEVELOPER',
 };
 
 /** The least role of `method path` (a route pattern), or undefined for a path outside any organization. */

@@ -2,7 +2,7 @@ import { hostnameProblem, type Domain, type DomainsService } from '../domains/in
 import { reportDaysQuerySchema, type ReportDay } from '../inbound/index.ts';
 import { parseInput } from '../validation.ts';
 import { withApp, type GlobalOptions } from './context.ts';
-import { EXIT_FAILED, print, table } from './io.ts';
+import { EXIT_FAILED, print, table, UsageError } from './io.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -44,6 +44,12 @@ export function describeDomain(d: Domain, hostname: string): string {
     `${d.name}  ${d.status}  (id ${d.id}, DKIM selector ${d.dkim_selector ?? '-'})`,
     ...(d.warning ? [`warning: ${d.warning}`] : []),
     `projects: ${d.project_ids.length > 0 ? d.project_ids.join(', ') : '(not bound)'}`,
+    ...(d.receiving
+      ? [
+          `receiving: on; ${d.receiving_ready ? 'its MX points here' : `publish its MX (10 ${hostname}), then svc domains verify`}` +
+            ` (routes: svc routes add --project P --pattern 'support@${d.name}' ...)`,
+        ]
+      : []),
     'DKIM keys:',
     ...keyLines(d),
     '',
@@ -73,6 +79,7 @@ export async function add([name]: string[], opts: Opts): Promise<void> {
     organization: str(opts.org)!,
     project: str(opts.project),
     ed25519: opts.ed25519 === true,
+    receiving: opts.receiving === true,
   };
   // Looked up at once: what DNS holds already (an SPF or DMARC record of the domain's) shows now.
   await show1(opts, (s) => s.addDomain(input, undefined, { lookUp: true }));
@@ -83,9 +90,16 @@ export async function rotateDkim([name]: string[], opts: Opts): Promise<void> {
   await show1(opts, (s) => s.rotateDkim(name!));
 }
 
-/** Changes a domain's settings: `--ed25519 on|off` (commander allows no other value). */
+/** Changes a domain's settings: `--ed25519 on|off`, `--receiving on|off` (commander allows no other value). */
 export async function update([name]: string[], opts: Opts): Promise<void> {
-  await show1(opts, (s) => s.setEd25519(name!, opts.ed25519 === 'on'));
+  if (opts.ed25519 === undefined && opts.receiving === undefined) {
+    throw new UsageError('name what to change: --ed25519 on|off, --receiving on|off or both');
+  }
+  await show1(opts, async (s) => {
+    let d = opts.ed25519 === undefined ? undefined : await s.setEd25519(name!, opts.ed25519 === 'on');
+    if (opts.receiving !== undefined) d = await s.setReceiving(name!, opts.receiving === 'on');
+    return d!;
+  });
 }
 
 export async function show([name]: string[], opts: Opts): Promise<void> {

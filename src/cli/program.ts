@@ -17,6 +17,7 @@ import {
   registerTop,
 } from './commands/server.ts';
 import { registerWebhooks } from './commands/webhooks.ts';
+import { registerRoutes } from './commands/routes.ts';
 
 /** Builds the `svc` program. Subcommand modules are imported inside their actions. */
 export function buildProgram(): Command {
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
   registerBounces(program);
   registerDomains(program);
   registerWebhooks(program);
+  registerRoutes(program);
   registerServe(program);
   registerDoctor(program);
   registerBackup(program);

@@ -46,6 +46,7 @@ export async function runChecks(dns: DnsLookups, records: DnsRecord[], hostname:
 const OPTIONAL_NOTE: Partial<Record<DnsRecord['purpose'], string>> = {
   'dkim-next': 'publish it: svc signs with the current key until it sees this one, then switches',
   'dkim-retiring': 'the replaced key: mail it signed may still be checked against it until its grace period ends',
+  inbound: 'needed to receive mail, not to send it',
 };
 
 /** A failing return-path, DMARC or rotation key check says that it does not stop verification. */
@@ -67,6 +68,8 @@ function checkRecord(dns: DnsLookups, record: DnsRecord, hostname: string): Prom
       return checkSpf(dns, record, hostname);
     case 'return-path':
       return checkReturnPath(dns, record, hostname);
+    case 'inbound':
+      return checkInbound(dns, record, hostname);
     case 'dmarc':
       return checkDmarc(dns, record);
   }
@@ -159,6 +162,21 @@ async function checkReturnPath(dns: DnsLookups, record: DnsRecord, hostname: str
   return bad(
     record,
     `${elsewhere}: bounces to svc's return path go there; replace it with MX ${record.value}`,
+    l.values,
+  );
+}
+
+/** A receiving domain's MX (issue 34): its mail must come to this server for the routes to get it. */
+async function checkInbound(dns: DnsLookups, record: DnsRecord, hostname: string): Promise<Checked> {
+  const l = await lookupExplained(dns, 'MX', record.name);
+  if (!l.ok) return failed(record, l);
+  if (l.values.includes(hostname)) return ok(record, l.values);
+  if (l.values.length === 0)
+    return bad(record, `no MX record at ${record.name}: mail for its routes cannot arrive`, []);
+  return bad(
+    record,
+    `the MX of ${record.name} points to ${l.values.join(', ')}, not ${hostname}: mail for its routes goes there; ` +
+      `publish MX ${record.value}`,
     l.values,
   );
 }

@@ -1,5 +1,5 @@
 export { createDomainsRepo } from './repo.ts';
-export type { DomainsStore } from './store.ts';
+export type { DomainRow, DomainsStore } from './store.ts';
 export { createDomainsService, type DomainsService, type SigningKey } from './service.ts';
 export { createDnsResolver, type DnsLookups, type Lookup } from '../lib/dns.ts';
 export { startDomainChecks } from './scheduler.ts';

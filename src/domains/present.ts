@@ -25,6 +25,10 @@ export interface Domain {
   created_at: string;
   /** Projects the domain is bound to (LIVE sends from it are accepted there once verified). */
   project_ids: string[];
+  /** Whether the domain receives mail for its projects' routes (issue 34). */
+  receiving: boolean;
+  /** Whether the latest check saw its MX point at this server (mail for its routes can arrive). */
+  receiving_ready: boolean;
 }
 
 /** A DKIM key as a domain shows it. */
@@ -44,7 +48,12 @@ export interface DkimKeyView {
  * by a test) has no DKIM record.
  */
 export function recordsOf(row: DomainRow, hostname: string, keys: DkimKeyRow[] = []): DnsRecord[] {
-  return buildRecords({ domain: row.name, keys: listedKeys(keysOf(row, keys)), hostname });
+  return buildRecords({
+    domain: row.name,
+    keys: listedKeys(keysOf(row, keys)),
+    hostname,
+    receiving: row.receiving === 1,
+  });
 }
 
 const keyView = (k: DkimKeyRow): DkimKeyView => ({
@@ -57,6 +66,7 @@ const keyView = (k: DkimKeyRow): DkimKeyView => ({
 });
 
 export function toDomain(row: DomainRow, projectIds: string[], hostname: string, keys: DkimKeyRow[] = []): Domain {
+  const checks = row.checks ? (JSON.parse(row.checks) as RecordCheck[]) : [];
   return {
     id: row.id,
     organization_id: row.organization_id,
@@ -65,12 +75,14 @@ export function toDomain(row: DomainRow, projectIds: string[], hostname: string,
     dkim_selector: row.dkim_selector,
     dkim_keys: shownKeys(keysOf(row, keys)).map(keyView),
     records: recordsOf(row, hostname, keys),
-    checks: row.checks ? (JSON.parse(row.checks) as RecordCheck[]) : [],
+    checks,
     warning: row.warning,
     failing_since: row.failing_since,
     last_checked_at: row.last_checked_at,
     verified_at: row.verified_at,
     created_at: row.created_at,
     project_ids: projectIds,
+    receiving: row.receiving === 1,
+    receiving_ready: row.receiving === 1 && checks.some((c) => c.purpose === 'inbound' && c.ok),
   };
 }

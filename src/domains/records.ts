@@ -9,7 +9,16 @@ const generatePair = promisify(generateKeyPair);
  * record is seen; dkim-retiring: a replaced key, kept until its grace period ends;
  * dkim-retired: a key no longer used, whose record can be removed.
  */
-export type RecordPurpose = 'dkim' | 'dkim-next' | 'dkim-retiring' | 'dkim-retired' | 'spf' | 'return-path' | 'dmarc';
+export type RecordPurpose =
+  | 'dkim'
+  | 'dkim-next'
+  | 'dkim-retiring'
+  | 'dkim-retired'
+  | 'spf'
+  | 'return-path'
+  | 'dmarc'
+  /** A receiving domain's MX (issue 34): mail for its routes comes to svc's inbound listener. */
+  | 'inbound';
 
 /** A DNS record the domain's owner publishes. */
 export interface DnsRecord {
@@ -91,6 +100,8 @@ export interface RecordInputs {
   keys: Pick<DkimKeyRow, 'selector' | 'algorithm' | 'public_key' | 'state'>[];
   /** The server's host name (--hostname, else the OS host name): SPF and return-path point at it. */
   hostname: string;
+  /** A receiving domain's records add its own MX. */
+  receiving?: boolean;
 }
 
 const KEY_PURPOSE = {
@@ -106,7 +117,7 @@ const KEY_PURPOSE = {
  * (bounces.<domain>), the MAIL FROM domain receivers evaluate it for, where it collides
  * with no SPF record the domain already has at its apex.
  */
-export function buildRecords({ domain, keys, hostname }: RecordInputs): DnsRecord[] {
+export function buildRecords({ domain, keys, hostname, receiving }: RecordInputs): DnsRecord[] {
   const dkim = keys.map((k): DnsRecord => ({
     type: 'TXT',
     name: dkimName(k.selector, domain),
@@ -123,5 +134,8 @@ export function buildRecords({ domain, keys, hostname }: RecordInputs): DnsRecor
       value: `v=DMARC1; p=none; rua=mailto:${dmarcReportAddress(domain)}`,
       purpose: 'dmarc',
     },
+    ...(receiving
+      ? [{ type: 'MX', name: domain, value: `${RETURN_PATH_PRIORITY} ${hostname}`, purpose: 'inbound' } as const]
+      : []),
   ];
 }

@@ -31,7 +31,7 @@ const saveKey = (t: PgTx, k: DkimKeyRow) =>
 
 // The name is citext (COLLATE NOCASE on SQLite): as text, so rows read the same on both stores.
 const DOMAIN = `SELECT id, organization_id, name::text AS name, status, dkim_selector, dkim_private_key, dkim_public_key,
-                       verified_at, created_at, checks, last_checked_at, failing_since, failing_checks, warning
+                       verified_at, created_at, checks, last_checked_at, failing_since, failing_checks, warning, receiving
                 FROM domains`;
 
 /**

@@ -59,6 +59,8 @@ export const addDomainSchema = z.strictObject({
   project: z.string().trim().min(1).optional(),
   /** Also sign with an Ed25519 key (RFC 8463), beside RSA, once its record is published. */
   ed25519: z.boolean().optional(),
+  /** Also receive mail for the project's routes (issue 34): its records then add an MX at the domain. */
+  receiving: z.boolean().optional(),
 });
 
 export type AddDomainInput = z.input<typeof addDomainSchema>;

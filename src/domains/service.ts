@@ -1,6 +1,6 @@
 import type { AccountsService } from '../accounts/index.ts';
 import { auditChange } from '../accounts/index.ts';
-import { operator, type Actor } from '../audit/index.ts';
+import { operator, type Actor, type Audited } from '../audit/index.ts';
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { isUuid, newId } from '../lib/ids.ts';
@@ -43,6 +43,8 @@ export interface DomainsDeps {
   dkimGraceMs: number;
   /** Rotate a domain's DKIM keys once its RSA key has signed this many months; 0 is off (--dkim-rotate-months). */
   dkimRotateMonths: number;
+  /** Turns receiving on or off for a domain with its audit row (receiving/store.ts); false when it is gone. */
+  setReceiving?: (domainId: string, on: boolean, a: Audited) => Promise<boolean>;
 }
 
 /** What the delivery engine needs to DKIM-sign mail from a verified domain. */
@@ -113,6 +115,14 @@ export function createDomainsService(deps: DomainsDeps) {
     id: r.id,
   });
 
+  /** Turns receiving on or off (audited), when it changes. */
+  async function receive(row: Pick<DomainRow, 'id' | 'organization_id' | 'receiving'>, on: boolean, actor: Actor) {
+    if ((row.receiving === 1) === on) return;
+    if (!deps.setReceiving) throw new Error('receiving is not wired');
+    const audited = change(actor, 'domain.receiving', target(row), { receiving: !on }, { receiving: on });
+    if (!(await deps.setReceiving(row.id, on, audited))) throw new AppError('not_found', `no domain ${row.id}`);
+  }
+
   /** A domain by id or name; 404 when absent. */
   async function getRow(ref: string): Promise<DomainRow> {
     const name = domainNameSchema.safeParse(ref);
@@ -178,6 +188,7 @@ export function createDomainsService(deps: DomainsDeps) {
         `domain ${data.name} exists`,
       );
       if (!created) throw planLimitError('domains', org.plan, max!);
+      if (data.receiving) await receive(row, true, actor);
       const stored = (await repo.findDomainById(row.id))!;
       if (!opts.lookUp) return present(stored);
       return present((await verifyRow(verifyDeps, stored, undefined, undefined, actor)) ?? stored);
@@ -262,6 +273,17 @@ export function createDomainsService(deps: DomainsDeps) {
         );
         if (written) logSteps(deps.logger, row.name, written.steps);
       }
+      return present((await repo.findDomainById(row.id)) ?? row);
+    },
+
+    /**
+     * Turns receiving on or off (issue 34): on, the domain's records add its MX (pointing at this
+     * server) and its projects' routes take mail for its addresses; off, mail for it is refused
+     * at RCPT again. Routes stay, unused, until it is turned on again.
+     */
+    async setReceiving(ref: string, on: boolean, actor: Actor = operator()): Promise<Domain> {
+      const row = await getRow(ref);
+      await receive(row, on, actor);
       return present((await repo.findDomainById(row.id)) ?? row);
     },
 

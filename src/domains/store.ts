@@ -19,6 +19,8 @@ export interface DomainRow extends DomainState {
   /** JSON array of RecordCheck; null before the first check. */
   checks: string | null;
   last_checked_at: string | null;
+  /** 1 when the domain receives mail for its routes (issue 34); 0 by default. Absent on a row made by hand in a test. */
+  receiving?: number;
 }
 
 export type NewDomainRow = Pick<

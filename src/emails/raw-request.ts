@@ -62,6 +62,29 @@ export function readRawRequest(raw: Buffer, envelope: Envelope): RawRequest {
   return { fields, messageId: messageIdOf(fieldOf(block, 'message-id')?.value), block };
 }
 
+/** What the receiving checks read of a message as written (receiving/guard.ts). */
+export { decodeWords, normalizeLineEnds, readHeaderBlock, readStructure, type HeaderBlock } from './raw.ts';
+
+/**
+ * A received message a route forwards (issue 34): sent as written to `to` from `forwarder`, the
+ * route's address, whose domain signs. Unlike a relayed message, its header fields are not
+ * the send's: the To is the original's (the targets are the envelope), its From a stranger's,
+ * and its own fields stay in its bytes. Its structure was checked at receipt (receiving/guard.ts).
+ */
+export function readForwardRequest(raw: Buffer, forwarder: string, to: string[]): RawRequest {
+  const block = readHeaderBlock(raw);
+  const subject = fieldOf(block, 'subject');
+  const fields = parseInput(rawFieldsSchema, {
+    from: forwarder,
+    from_name: null,
+    to,
+    subject: subject ? decodeWords(subject.value) : '',
+    headers: {},
+    tags: ['forwarded'],
+  });
+  return { fields, messageId: messageIdOf(fieldOf(block, 'message-id')?.value), block };
+}
+
 /**
  * The one mailbox of the message's From, or undefined when it has no From field (delivery then
  * writes one from the envelope sender). RFC 5322 allows one From field; a second one, a second

@@ -94,21 +94,30 @@ const MAX_DEPTH = 20;
 /** More parts than this in one message are refused (a MIME bomb). */
 const MAX_PARTS = 500;
 
+/** How many attachments a message may have, and how large each may be decoded. */
+export interface StructureLimits {
+  attachments: number;
+  attachmentBytes: number;
+}
+
+/** A send's (contract rule 5). */
+const SEND_LIMITS: StructureLimits = { attachments: LIMITS.attachments, attachmentBytes: LIMITS.attachmentBytes };
+
 /**
  * Walks the MIME structure below a message's header block by boundaries, as byte ranges, and
  * applies the contract's limits (rule 5: at most LIMITS.attachments attachments, each at most
  * LIMITS.attachmentBytes decoded) and a ceiling on nesting and parts. Bodies are not decoded:
  * a base64 part's size is its characters × 3/4, any other part's its encoded size.
  */
-export function readStructure(raw: Buffer, block: HeaderBlock): Structure {
-  const state = { attachments: 0, parts: 0 };
+export function readStructure(raw: Buffer, block: HeaderBlock, limits: StructureLimits = SEND_LIMITS): Structure {
+  const state = { attachments: 0, parts: 0, limits };
   walk(raw, block, raw.length, 0, state);
-  if (state.attachments > LIMITS.attachments) {
+  if (state.attachments > limits.attachments) {
     throw new AppError('request_validation_failed', 'The request failed validation', {
       fields: [
         {
           field: 'attachments',
-          message: `at most ${LIMITS.attachments} attachments; the message has ${state.attachments}`,
+          message: `at most ${limits.attachments} attachments; the message has ${state.attachments}`,
           code: 'too_big',
         },
       ],
@@ -122,7 +131,7 @@ function walk(
   block: HeaderBlock,
   end: number,
   depth: number,
-  state: { attachments: number; parts: number },
+  state: { attachments: number; parts: number; limits: StructureLimits },
 ) {
   if (++state.parts > MAX_PARTS) {
     throw new AppError('invalid_request', `The message has more than ${MAX_PARTS} MIME parts`);
@@ -143,21 +152,23 @@ function walk(
   if (!(disposition.value === 'attachment' || named || !textual)) return;
   state.attachments++;
   const encoding = fieldOf(block, 'content-transfer-encoding')?.value.toLowerCase();
-  const size = decodedSize(raw, block.bodyStart, end, encoding === 'base64');
-  if (size > LIMITS.attachmentBytes) {
-    throw new AppError('attachment_too_large', `The attachment ${named ?? type.value} is larger than 10 MiB`, {
+  const limit = state.limits.attachmentBytes;
+  const size = decodedSize(raw, block.bodyStart, end, encoding === 'base64', limit);
+  if (size > limit) {
+    const mib = Math.round((limit / 1024 / 1024) * 10) / 10;
+    throw new AppError('attachment_too_large', `The attachment ${named ?? type.value} is larger than ${mib} MiB`, {
       field: 'attachments',
       size,
-      limit: LIMITS.attachmentBytes,
+      limit,
     });
   }
 }
 
 /** The decoded size of a part's body; for base64, its characters other than white space × 3/4, less its padding. */
-function decodedSize(raw: Buffer, from: number, to: number, base64: boolean): number {
+function decodedSize(raw: Buffer, from: number, to: number, base64: boolean, limit: number): number {
   const encoded = to - from;
   if (!base64) return encoded;
-  if ((encoded * 3) / 4 <= LIMITS.attachmentBytes) return Math.floor((encoded * 3) / 4);
+  if ((encoded * 3) / 4 <= limit) return Math.floor((encoded * 3) / 4);
   let chars = 0;
   let padding = 0;
   for (let i = from; i < to; i++) {

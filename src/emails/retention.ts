@@ -9,6 +9,8 @@ const BATCH = 200;
 export interface RetentionDeps {
   repo: Pick<EmailsStore, 'dropContentBefore' | 'deleteBefore'>;
   webhooks: { deleteDeliveriesBefore(cutoff: string, afterSeq: number, limit: number): Promise<Walk> };
+  /** Received messages (issue 34): all content, so they go with the bodies (`--body-retention`). */
+  received?: { deleteReceivedBefore(cutoff: string, limit: number): Promise<number> };
   clock: Clock;
   logger: Logger;
   /** Bodies and attachments of emails older than this are dropped (`--body-retention`). */
@@ -75,12 +77,21 @@ export function createRetention(deps: RetentionDeps) {
     };
   }
 
-  /** One full pass: bodies, then emails, then webhook attempt records. */
-  async function runOnce(signal?: AbortSignal): Promise<{ bodies: number; emails: number; deliveries: number }> {
+  /** One full pass: bodies and received messages, then emails, then webhook attempt records. */
+  async function runOnce(
+    signal?: AbortSignal,
+  ): Promise<{ bodies: number; emails: number; deliveries: number; received: number }> {
     const now = deps.clock.now();
     const bodyCutoff = iso(now - deps.bodyRetentionMs);
-    const result = { bodies: 0, emails: 0, deliveries: 0 };
+    const result = { bodies: 0, emails: 0, deliveries: 0, received: 0 };
     result.bodies = await walk(paged(bodies, deps.repo.dropContentBefore, bodyCutoff), signal);
+    const received = deps.received;
+    if (received) {
+      result.received = await walk(async () => {
+        const changed = await received.deleteReceivedBefore(bodyCutoff, BATCH);
+        return { changed, next: 0, done: changed < BATCH };
+      }, signal);
+    }
     if (deps.emailRetentionMs > 0) {
       const cutoff = iso(now - deps.emailRetentionMs);
       result.emails = await walk(paged(emails, deps.repo.deleteBefore, cutoff), signal);
@@ -99,7 +110,8 @@ export function createRetention(deps: RetentionDeps) {
       startPeriodic(deps.clock, retentionInterval(deps), (signal) => {
         const pass = () =>
           runOnce(signal).then((r) => {
-            if (r.bodies || r.emails || r.deliveries) deps.logger.info(r, 'retention: old bodies and emails removed');
+            if (r.bodies || r.emails || r.deliveries || r.received)
+              deps.logger.info(r, 'retention: old bodies and emails removed');
           });
         return (deps.exclusive ? deps.exclusive(pass) : pass())
           .then(() => undefined)

@@ -332,6 +332,26 @@ export function createEmailsService(deps: EmailsDeps) {
     },
 
     /**
+     * A received message a route forwards (issue 34): sent as written to `to` from `forwarder`,
+     * the route's address, under the send rules (its domain verified and bound to the project,
+     * suppressions, volume): svc signs for the forwarder's domain and the return path is its
+     * own, so SPF and DKIM hold; the From field stays the original sender's.
+     */
+    async forwardRaw(sender: Sender, raw: Buffer, forwarder: string, to: string[]): Promise<SendResponse> {
+      const { asStored, readForwardRequest } = await rawReader();
+      const stored = asStored(raw);
+      const { fields, messageId } = readForwardRequest(stored, forwarder, to);
+      const content = { subject: fields.subject ?? '', html: null, text: null, template: null, attachments: [] };
+      const { email, recipients } = await assemble(
+        sender,
+        fields,
+        { ...content, headers: fields.headers, raw: stored },
+        { ...SMTP_ORIGIN, messageId },
+      );
+      return (await acceptBuilt(sender, email, recipients, null)).response;
+    },
+
+    /**
      * POST /v1/emails/raw (issue 33): an RFC 5322 message its client built, as base64, sent to
      * `recipients` or else to every address of its To, Cc and Bcc fields; the rules, limits and
      * idempotency of a send (decisions.md, "Raw sending").

@@ -84,7 +84,16 @@ export const templateOut = z.object({
   updated_at: time,
 });
 
-const purpose = z.enum(['dkim', 'dkim-next', 'dkim-retiring', 'dkim-retired', 'spf', 'return-path', 'dmarc']);
+const purpose = z.enum([
+  'dkim',
+  'dkim-next',
+  'dkim-retiring',
+  'dkim-retired',
+  'spf',
+  'return-path',
+  'dmarc',
+  'inbound',
+]);
 export const domainOut = z.object({
   id,
   organization_id: id,
@@ -118,6 +127,8 @@ export const domainOut = z.object({
   verified_at: time.nullable(),
   created_at: time,
   project_ids: z.array(id),
+  receiving: z.boolean(),
+  receiving_ready: z.boolean(),
 });
 
 export const suppressionOut = z.object({

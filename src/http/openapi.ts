@@ -7,11 +7,13 @@ import {
   sendRequestSchema,
 } from '../emails/index.ts';
 import { errorRegistry } from '../errors.ts';
+import { receivedListSchema } from '../receiving/index.ts';
 import { emailDetailSchema, snapshotSchema } from '../top/schema.ts';
 import { topFilterSchema } from '../top/filter.ts';
 import { VERSION } from '../version.ts';
 import type { Operation } from './org-route.ts';
 import { documentedOperations } from './routes.ts';
+import { receivedDetailOut, receivedOut } from './routes-receiving.ts';
 
 const json = (s: z.ZodType, io: 'input' | 'output' = 'output') =>
   z.toJSONSchema(s, { target: 'draft-2020-12', io, unrepresentable: 'any' });
@@ -68,6 +70,8 @@ export function buildOpenApi(): Record<string, unknown> {
         Error: json(out.errorEnvelopeSchema),
         TopSnapshot: json(snapshotSchema),
         TopEmail: json(emailDetailSchema),
+        ReceivedEmail: json(receivedOut),
+        ReceivedEmailDetail: json(receivedDetailOut),
       },
     },
     security: [{ apiKey: [] }],
@@ -154,6 +158,42 @@ export function buildOpenApi(): Record<string, unknown> {
           parameters: [idParam],
           responses: {
             '200': { description: 'its events and why it waits', content: data(ref('TopEmail')) },
+            ...errors(401, 403, 404, 429),
+          },
+        },
+      },
+      // svc's own, beside the contract's (docs/decisions.md, "Receiving mail"): what the routes received.
+      '/v1/received-emails': {
+        get: {
+          operationId: 'listReceivedEmails',
+          parameters: Object.entries(
+            (json(receivedListSchema, 'input') as { properties: Record<string, object> }).properties,
+          ).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
+          responses: {
+            '200': { description: 'newest first', content: data({ type: 'array', items: ref('ReceivedEmail') }) },
+            ...errors(401, 403, 422, 429),
+          },
+        },
+      },
+      '/v1/received-emails/{email_id}': {
+        get: {
+          operationId: 'getReceivedEmail',
+          parameters: [idParam],
+          responses: {
+            '200': { description: 'the message, as an app wants it', content: data(ref('ReceivedEmailDetail')) },
+            ...errors(401, 403, 404, 429),
+          },
+        },
+      },
+      '/v1/received-emails/{email_id}/raw': {
+        get: {
+          operationId: 'getReceivedEmailRaw',
+          parameters: [idParam],
+          responses: {
+            '200': {
+              description: 'the message as it arrived',
+              content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+            },
             ...errors(401, 403, 404, 429),
           },
         },

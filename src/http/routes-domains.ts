@@ -12,10 +12,15 @@ const addDomainBody = z.strictObject({
   name: z.string().min(1).max(253),
   project_id: z.uuid().optional(),
   ed25519: z.boolean().optional(),
+  receiving: z.boolean().optional(),
 });
 
-/** The body of PATCH …/domains/{id}: Ed25519 signing beside RSA, on or off. */
-const updateDomainBody = z.strictObject({ ed25519: z.boolean() });
+/** The body of PATCH …/domains/{id}: Ed25519 signing beside RSA, receiving mail (issue 34): each on or off. */
+const updateDomainBody = z
+  .strictObject({ ed25519: z.boolean().optional(), receiving: z.boolean().optional() })
+  .refine((b) => b.ed25519 !== undefined || b.receiving !== undefined, {
+    message: 'name ed25519, receiving or both',
+  });
 
 /** The id of a domain of the organization (404 for another's). */
 const domainIdOf = async (app: App, orgId: string, domainId: string) =>
@@ -35,7 +40,7 @@ export const addDomain = memberHandler(
   ({ org, body, actor }, app) => {
     const b = parseInput(addDomainBody, body);
     return app.domains.addDomain(
-      { name: b.name, organization: org.id, project: b.project_id, ed25519: b.ed25519 },
+      { name: b.name, organization: org.id, project: b.project_id, ed25519: b.ed25519, receiving: b.receiving },
       actor,
     );
   },
@@ -75,10 +80,17 @@ export const rotateDkim = memberHandler(
 );
 
 export const updateDomain = memberHandler(
-  { summary: 'Turn Ed25519 signing (beside RSA) on or off', body: updateDomainBody, response: out.domainOut },
+  {
+    summary: 'Turn Ed25519 signing (beside RSA) or receiving mail on or off',
+    body: updateDomainBody,
+    response: out.domainOut,
+  },
   async ({ org, params, body, actor }, app) => {
     const b = parseInput(updateDomainBody, body);
-    return app.domains.setEd25519(await domainIdOf(app, org.id, params.domain_id!), b.ed25519, actor);
+    const id = await domainIdOf(app, org.id, params.domain_id!);
+    let domain = b.ed25519 === undefined ? undefined : await app.domains.setEd25519(id, b.ed25519, actor);
+    if (b.receiving !== undefined) domain = await app.domains.setReceiving(id, b.receiving, actor);
+    return domain!;
   },
 );
 

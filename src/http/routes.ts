@@ -20,6 +20,7 @@ import * as emails from './routes-emails.ts';
 import * as keys from './routes-keys.ts';
 import * as ops from './routes-ops.ts';
 import * as orgs from './routes-organizations.ts';
+import * as receiving from './routes-receiving.ts';
 import * as resend from './routes-resend.ts';
 import * as suppressions from './routes-suppressions.ts';
 import * as templates from './routes-templates.ts';
@@ -87,6 +88,9 @@ export const ROUTES: readonly Route[] = [
   route('GET',    '/v1/emails/:id/events',                      READ,      emails.listEmailEvents),
   route('GET',    '/v1/top',                                    READ,      top.getTopSnapshot),
   route('GET',    '/v1/top/emails/:id',                         READ,      top.getTopEmail),
+  route('GET',    '/v1/received-emails',                        READ,      receiving.listReceivedEmails),
+  route('GET',    '/v1/received-emails/:id',                    READ,      receiving.getReceivedEmail),
+  route('GET',    '/v1/received-emails/:id/raw',                READ,      receiving.getReceivedEmailRaw),
 
   // Click and open tracking: the signed token in the path is the credential
   route('GET',    '/t/c/*',                                     PUBLIC,    tracking.trackClick),
@@ -94,6 +98,8 @@ export const ROUTES: readonly Route[] = [
   // One-click unsubscribe (RFC 8058): the POST a mailbox provider sends, and a page for a person
   route('POST',   '/u/*',                                       PUBLIC,    tracking.unsubscribe),
   route('GET',    '/u/*',                                       PUBLIC,    tracking.unsubscribePage),
+  // A received message's download links (issue 34): the signed, expiring token is the credential
+  route('GET',    '/r/*',                                       PUBLIC,    receiving.downloadReceived),
 
   // Sessions: the refresh token travels in a cookie scoped to /v1/auth
   route('POST',   '/v1/auth/login',                             PUBLIC,    auth.login),
@@ -168,6 +174,18 @@ export const ROUTES: readonly Route[] = [
   route('GET',    `${WEBHOOK}/deliveries`,                      VIEWER,    webhooks.listWebhookDeliveries),
   route('GET',    `${WEBHOOK}/deliveries/:delivery_id`,         VIEWER,    webhooks.getWebhookDelivery),
   route('POST',   `${WEBHOOK}/deliveries/:delivery_id/redeliver`, DEVELOPER, webhooks.redeliverWebhook),
+
+  // A project's routes of received mail, and the messages they took (issue 34)
+  route('GET',    `${PROJECT}/routes`,                          VIEWER,    receiving.listRoutes),
+  route('POST',   `${PROJECT}/routes`,                          DEVELOPER, receiving.createRoute),
+  route('GET',    `${PROJECT}/routes/:route_id`,                VIEWER,    receiving.getRoute),
+  route('PATCH',  `${PROJECT}/routes/:route_id`,                DEVELOPER, receiving.updateRoute),
+  route('DELETE', `${PROJECT}/routes/:route_id`,                DEVELOPER, receiving.deleteRoute),
+  route('GET',    `${PROJECT}/received-emails`,                 VIEWER,    receiving.listReceived),
+  route('GET',    `${PROJECT}/received-emails/:received_id`,    VIEWER,    receiving.getReceived),
+  route('DELETE', `${PROJECT}/received-emails/:received_id`,    DEVELOPER, receiving.deleteReceived),
+  route('GET',    `${PROJECT}/received-emails/:received_id/raw`, VIEWER,   receiving.getReceivedRaw),
+  route('GET',    `${PROJECT}/received-emails/:received_id/attachments/:index`, VIEWER, receiving.getReceivedAttachment),
 ];
 
 /** The operations /v1/openapi.json documents beside the Public API's: those whose handler carries a doc. */

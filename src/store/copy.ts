@@ -46,6 +46,8 @@ const TABLES = [
   'webhooks',
   'webhook_outbox',
   'webhook_deliveries',
+  'inbound_routes',
+  'received_emails',
 ] as const;
 
 /**

@@ -120,6 +120,7 @@ describe.each(STORE_KINDS)('DomainsStore on %s', (kind) => {
       failing_since: null,
       failing_checks: 0,
       warning: null,
+      receiving: 0,
     });
     expect(await s.store.domains.findDomainById('missing')).toBeUndefined();
   });

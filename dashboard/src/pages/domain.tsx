@@ -26,6 +26,8 @@ export interface Domain {
   last_checked_at: string | null;
   verified_at: string | null;
   project_ids: string[];
+  receiving: boolean;
+  receiving_ready: boolean;
 }
 interface ReportDay {
   day: string;
@@ -137,10 +139,10 @@ export function DomainView({ org, project, id, role }: PageProps) {
     void api<ReportDay[]>('GET', `${path}/reports`).then(setDays, () => setDays([]));
   }, [path]);
   /** An action on the domain; it answers the domain as it now is, else (an unbinding) it is read again. */
-  async function act(method: 'POST' | 'DELETE', to: string, done: (d: Domain) => string) {
+  async function act(method: 'POST' | 'DELETE' | 'PATCH', to: string, done: (d: Domain) => string, body?: unknown) {
     setBusy(true);
     await run(async () => {
-      const d = (await api<Domain | undefined>(method, to)) ?? (await api<Domain>('GET', path));
+      const d = (await api<Domain | undefined>(method, to, body)) ?? (await api<Domain>('GET', path));
       setDomain(d);
       return done(d);
     });
@@ -159,6 +161,16 @@ export function DomainView({ org, project, id, role }: PageProps) {
     void act(bound ? 'DELETE' : 'POST', `${projectPath({ org, project })}/domains/${id}`, (d) =>
       bound ? `This project no longer sends from ${d.name}.` : `This project sends from ${d.name} once it is verified.`,
     );
+  const receive = () =>
+    void act(
+      'PATCH',
+      path,
+      (d) =>
+        d.receiving
+          ? `${d.name} receives mail for its routes (Inbound) once its MX points here.`
+          : `${d.name} no longer receives mail.`,
+      { receiving: !domain?.receiving },
+    );
   return (
     <main>
       <p>
@@ -173,6 +185,14 @@ export function DomainView({ org, project, id, role }: PageProps) {
             <dd class={`status status-${domain.status.toLowerCase()}`}>{domain.status}</dd>
             <dt>This project</dt>
             <dd>{bound ? 'sends from it' : 'does not send from it'}</dd>
+            <dt>Receiving</dt>
+            <dd>
+              {domain.receiving
+                ? domain.receiving_ready
+                  ? 'on, its MX points here'
+                  : 'on, its MX not seen yet'
+                : 'off'}
+            </dd>
             <dt>Last checked (UTC)</dt>
             <dd>{domain.last_checked_at ? when(domain.last_checked_at) : 'never'}</dd>
             {domain.warning && (
@@ -192,6 +212,9 @@ export function DomainView({ org, project, id, role }: PageProps) {
               </button>
               <button type="button" class="secondary" disabled={busy} onClick={bind}>
                 {bound ? 'Stop sending from it in this project' : 'Send from it in this project'}
+              </button>
+              <button type="button" class="secondary" disabled={busy} onClick={receive}>
+                {domain.receiving ? 'Stop receiving mail' : 'Receive mail'}
               </button>
             </p>
           )}

@@ -19,10 +19,12 @@ export function registerDomains(program: Command): void {
   sub('add', 'add a domain, make its DKIM key and print the records to publish', [
     'svc domains add example.com --org Acme --project Web',
     'svc domains add example.com --org Acme --hostname mta.example.com --json',
+    'svc domains add example.com --org Acme --project Web --receiving',
   ])
     .requiredOption('--org <org>', 'organization id or unique name')
     .option('--project <project>', 'bind the domain to this project right away')
     .option('--ed25519', 'also sign with an Ed25519 key (RFC 8463) once its record is published')
+    .option('--receiving', "also receive mail for the project's routes (svc routes): the records add an MX")
     .action(dom('add'));
   sub('rotate-dkim', 'new DKIM keys under new selectors; svc switches once verify sees their records', [
     'svc domains rotate-dkim example.com',
@@ -31,11 +33,15 @@ export function registerDomains(program: Command): void {
   sub('update', "change a domain's settings", [
     'svc domains update example.com --ed25519 on',
     'svc domains update example.com --ed25519 off',
+    'svc domains update example.com --receiving on',
   ])
     .addOption(
-      new Option('--ed25519 <on|off>', 'sign with Ed25519 beside RSA (RFC 8463), or stop')
-        .choices(['on', 'off'])
-        .makeOptionMandatory(),
+      new Option('--ed25519 <on|off>', 'sign with Ed25519 beside RSA (RFC 8463), or stop').choices(['on', 'off']),
+    )
+    .addOption(
+      new Option('--receiving <on|off>', "receive mail for the project's routes (its MX points here), or stop").choices(
+        ['on', 'off'],
+      ),
     )
     .action(dom('update'));
   sub('show', 'a domain with its records, latest checks and warning', [

@@ -1,0 +1,54 @@
+import { publicUrlOf } from './app-options.ts';
+import type { Wiring, wireAccess, wireSending } from './app-parts.ts';
+import type { Sender } from './emails/service.ts';
+import { createReceiving } from './receiving/service.ts';
+import type { MessageReaders } from './receiving/service.ts';
+
+/** Attachments up to this size travel inside an `email.received` webhook's body; larger ones by link. */
+const INLINE_MAX_BYTES = 256 * 1024;
+
+/**
+ * Receiving mail (issue 34): routes, the received messages, and the readers of a message (its
+ * view and its authentication results, with mailparser and mailauth), loaded with the first.
+ */
+export function wireReceiving(
+  w: Wiring,
+  { accounts }: Pick<ReturnType<typeof wireAccess>, 'accounts'>,
+  { emails }: Pick<ReturnType<typeof wireSending>, 'emails'>,
+) {
+  const { config, clock, logger, store, settings } = w;
+  let readers: Promise<MessageReaders> | undefined;
+  return createReceiving({
+    repo: store.receiving,
+    domains: store.domains,
+    webhooks: store.webhooks,
+    async senderOf(projectId): Promise<Sender> {
+      const project = await accounts.getProjectById(projectId);
+      const org = await accounts.getOrg(project.organization_id);
+      return {
+        id: null,
+        project_id: project.id,
+        organization_id: org.id,
+        env: 'LIVE',
+        plan: org.plan,
+        daily_limit: org.daily_limit,
+        dpa_accepted_at: org.dpa_accepted_at,
+      };
+    },
+    forward: (sender, raw, forwarder, to) => emails.forwardRaw(sender, raw, forwarder, to),
+    readers: () =>
+      (readers ??= import('./receiving/readers.ts').then((m) =>
+        m.createReaders({
+          hostname: settings.hostname,
+          dnsServers: settings.dnsServers,
+          inlineMaxBytes: INLINE_MAX_BYTES,
+        }),
+      )),
+    downloadKey: () => store.secrets.get('received-downloads'),
+    publicUrl: publicUrlOf(config),
+    hostname: settings.hostname,
+    clock,
+    logger,
+    ...(w.overrides.receivingRate ? { rate: w.overrides.receivingRate } : {}),
+  });
+}
