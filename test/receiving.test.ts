@@ -8,6 +8,7 @@ import { createInboundListener, type InboundListener } from '../src/smtp/index.t
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
 import { smtpTalk } from './peers/smtp-talk.ts';
+import { makeCertificate } from './peers/certificates.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './peers/webhook-receiver.ts';
 import { authenticateReceived, receivedFor, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
 import { caller, signInMembers } from './management-helpers.ts';
@@ -346,6 +347,45 @@ describe('the inbound listener', () => {
         sender,
       ),
     ).rejects.toMatchObject({ responseCode: 451 });
+  });
+});
+
+describe('STARTTLS', () => {
+  it('is offered when the server has a certificate, and a client that requires it hands its message over TLS', async () => {
+    const cert = await makeCertificate({ names: ['mta.svc.test'] });
+    const secure = createInboundListener(d.env.app, {
+      host: '127.0.0.1',
+      port: 0,
+      tls: { cert: Buffer.from(cert.cert), key: Buffer.from(cert.key) },
+      maxSessions: 10,
+      idleTimeoutMs: 10_000,
+      closeTimeoutMs: 50,
+    });
+    const securePort = await secure.listen();
+    try {
+      const s = await smtpTalk(securePort);
+      await s.reply();
+      expect(await s.send('EHLO client.test')).toMatch(/STARTTLS/);
+      s.close();
+      const t = nodemailer.createTransport({
+        host: '127.0.0.1',
+        port: securePort,
+        requireTLS: true,
+        name: 'mail.outside.test',
+        tls: { ca: cert.ca, servername: 'mta.svc.test' },
+      });
+      const from = receiver.requests.length;
+      const info = await t.sendMail({
+        envelope: { from: 'tls@outside.test', to: [`support@${DOMAIN}`] },
+        raw: await compose({ from: 'tls@outside.test', to: `support@${DOMAIN}`, subject: 'Over TLS', text: 'x' }),
+      });
+      t.close();
+      expect(info.response).toMatch(/^250/);
+      const [got] = await hooksSince(from);
+      expect(got!.json.data.email.subject).toBe('Over TLS');
+    } finally {
+      await secure.close();
+    }
   });
 });
 
