@@ -12,6 +12,7 @@ import { makeCertificate } from './peers/certificates.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './peers/webhook-receiver.ts';
 import { authenticateReceived, receivedFor, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
 import { caller, signInMembers } from './management-helpers.ts';
+import { runSvc } from './cli-runner.ts';
 
 // Receiving mail (issue 34): real clients hand messages to the inbound listener on a real
 // socket; routes post them to a real HTTPS receiver as signed webhooks, forward them through
@@ -416,5 +417,43 @@ describe.skipIf(!swaks)('swaks (when installed)', () => {
     expect(out.code, out.out).toBe(0);
     const [got] = await hooksSince(from);
     expect(got!.json.data.email.subject).toBe('via swaks');
+  });
+});
+
+describe('the CLI and retention', () => {
+  it('svc routes and svc received show what the API shows; a bad action is one clear line and exit 2', async () => {
+    const routes = await runSvc(d.env.dir, ['routes', 'list', '--project', 'Web', '--json'], d.env.cliEnv);
+    expect(routes.code, routes.stderr).toBe(0);
+    const patterns = (routes.json() as { pattern: string }[]).map((r) => r.pattern);
+    expect(patterns).toEqual(expect.arrayContaining([`support@${DOMAIN}`, `reply+*@${DOMAIN}`, `*@${DOMAIN}`]));
+    const added = await runSvc(
+      d.env.dir,
+      ['routes', 'add', '--project', 'Web', '--pattern', `cli@${DOMAIN}`, '--forward', 'ops@dest.test', '--json'],
+      d.env.cliEnv,
+    );
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.json()).toMatchObject({ pattern: `cli@${DOMAIN}`, action: 'forward', forward_to: ['ops@dest.test'] });
+    const both = await runSvc(
+      d.env.dir,
+      ['routes', 'add', '--project', 'Web', '--pattern', `x@${DOMAIN}`, '--hold', '--forward', 'a@b.test'],
+      d.env.cliEnv,
+    );
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/name one action/);
+    const listed = await runSvc(
+      d.env.dir,
+      ['received', 'list', '--project', 'Web', '--q', 'fakturan', '--json'],
+      d.env.cliEnv,
+    );
+    expect(listed.code, listed.stderr).toBe(0);
+    expect((listed.json() as { subject: string }[]).map((m) => m.subject)).toEqual(['Frågor om fakturan – 日本語']);
+  });
+
+  it('deletes received messages with the bodies (--body-retention)', async () => {
+    expect((await api('/v1/received-emails')).json().data.length).toBeGreaterThan(0);
+    d.env.clock.advance(31 * 86_400_000);
+    const r = await d.env.app.retention.runOnce();
+    expect(r.received).toBeGreaterThan(0);
+    expect((await api('/v1/received-emails')).json().data).toEqual([]);
   });
 });
