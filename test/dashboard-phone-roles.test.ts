@@ -12,6 +12,7 @@ const ALL = [
   'Usage',
   'Templates',
   'Webhooks',
+  'Inbound',
   'Suppressions',
   'API keys',
   'Domains',
