@@ -94,9 +94,11 @@ export const errorRegistry = {
   },
   // Receiving mail (decisions.md, "Receiving mail"): a message that has been round a forwarding
   // loop (RFC 5321 section 6.3) is refused for good; a sender or client past its rate waits.
+  // Only SMTP answers them; the HTTP status is 503 as report_limit_reached's (every 429 over HTTP
+  // carries a Retry-After of a known wait, which an SMTP-only code never gives).
   mail_loop: { status: 422, smtp: [554, '5.4.6'], message: 'Mail forwarding loop', smtpOnly: true },
   inbound_rate_limited: {
-    status: 429,
+    status: 503,
     smtp: [451, '4.7.1'],
     message: 'Too many messages from this sender or client; try again later',
     smtpOnly: true,

@@ -38,6 +38,20 @@ async function skippedDelivery(webhookId: string): Promise<string> {
     .id;
 }
 
+/** A message held by the route at audit.example.org, received as the inbound listener hands one over. */
+async function receivedMessage(): Promise<string> {
+  const raw = Buffer.from(
+    'From: a@example.net\r\nTo: desk@audit.example.org\r\nSubject: Hi\r\nMessage-ID: <m1@example.net>\r\n\r\nHello\r\n',
+  );
+  const [held] = await denv.env.app.receiving.receive(raw, {
+    mailFrom: 'a@example.net',
+    rcptTo: ['desk@audit.example.org'],
+    remoteIp: '127.0.0.1',
+    helo: 'example.net',
+  });
+  return held!.id;
+}
+
 describe('the audit log', () => {
   it('has a row for every write route, by the user from its address', async () => {
     const env = denv.env;
@@ -75,8 +89,17 @@ describe('the audit log', () => {
       [`POST ${ORG}/domains/:domain_id/verify`, () => `${O}/domains/${ids.domain}/verify`],
       [`POST ${ORG}/domains/:domain_id/rotate-dkim`, () => `${O}/domains/${ids.domain}/rotate-dkim`],
       // Ed25519 turned on while the RSA rotation waits for its record: a key of its own, pending too.
-      [`PATCH ${ORG}/domains/:domain_id`, () => `${O}/domains/${ids.domain}`, { ed25519: true }],
+      // Receiving too, for the routes below.
+      [`PATCH ${ORG}/domains/:domain_id`, () => `${O}/domains/${ids.domain}`, { ed25519: true, receiving: true }],
       [`POST ${PROJECT}/domains/:domain_id`, () => `${P}/domains/${ids.domain}`],
+      [`POST ${PROJECT}/routes`, () => `${P}/routes`, { pattern: '*@audit.example.org', action: 'hold' }],
+      [
+        `PATCH ${PROJECT}/routes/:route_id`,
+        () => `${P}/routes/${ids.route}`,
+        { action: 'forward', forward_to: ['desk@example.net'] },
+      ],
+      [`DELETE ${PROJECT}/received-emails/:received_id`, () => `${P}/received-emails/${ids.received}`],
+      [`DELETE ${PROJECT}/routes/:route_id`, () => `${P}/routes/${ids.route}`],
       [`DELETE ${PROJECT}/domains/:domain_id`, () => `${P}/domains/${ids.domain}`],
       [`POST ${PROJECT}/api-keys`, () => `${P}/api-keys`, { name: 'ci', env: 'TEST' }],
       [`DELETE ${PROJECT}/api-keys/:key_id`, () => `${P}/api-keys/${ids.key}`],
@@ -128,11 +151,14 @@ describe('the audit log', () => {
       if (pattern === `POST ${PROJECT}/api-keys`) ids.key = data!.id!;
       if (pattern === `POST ${PROJECT}/templates`) ids.template = data!.id!;
       if (pattern === `POST ${PROJECT}/webhooks`) ids.webhook = data!.id!;
+      if (pattern === `POST ${PROJECT}/routes`) ids.route = data!.id!;
       const row = (await newest())!;
       expect([pattern, row.n > before]).toEqual([pattern, true]);
       expect([pattern, row.actor_type, row.actor_id, row.ip]).toEqual([pattern, 'user', ownerId, '127.0.0.1']);
       // A skipped record to redeliver: the webhook inactive for a moment while an event is recorded.
       if (pattern === `POST ${PROJECT}/webhooks`) ids.delivery = await skippedDelivery(ids.webhook!);
+      // A message the route took, to delete (received as the inbound listener hands it over).
+      if (pattern === `POST ${PROJECT}/routes`) ids.received = await receivedMessage();
     }
   });
 });

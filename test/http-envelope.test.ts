@@ -265,7 +265,15 @@ describe('operational endpoints', () => {
     const top = ['GET /v1/top', 'GET /v1/top/emails/{email_id}'];
     // svc's own send of a message its client built (issue 33).
     const raw = ['POST /v1/emails/raw'];
-    expect(ops.sort()).toEqual([...publicOps, ...managementOps, ...outside, ...auth, ...top, ...raw].sort());
+    // Received mail with an API key (issue 34).
+    const received = [
+      'GET /v1/received-emails',
+      'GET /v1/received-emails/{email_id}',
+      'GET /v1/received-emails/{email_id}/raw',
+    ];
+    expect(ops.sort()).toEqual(
+      [...publicOps, ...managementOps, ...outside, ...auth, ...top, ...raw, ...received].sort(),
+    );
     // Any request may meet a server shutting down, a full disk or too many bytes in flight.
     const methods = Object.values(doc.paths as Record<string, Record<string, { responses: Record<string, object> }>>);
     for (const op of methods.flatMap((m) => Object.values(m))) {

@@ -1,3 +1,4 @@
+import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hasRole, MIN_ROLE, type Role } from '../src/accounts/index.ts';
 import { createTestEnv, type TestEnv } from './harness.ts';
@@ -9,7 +10,7 @@ let env: TestEnv;
 const PASSWORD = 'member-password-1';
 const tokens = {} as Record<Role | 'OUTSIDER', string>;
 let other = { org: '', project: '' };
-let fixtures = { template: '', domain: '', email: '', webhook: '', delivery: '' };
+let fixtures = { template: '', domain: '', email: '', webhook: '', delivery: '', route: '', received: '' };
 
 async function loginAs(email: string, password = PASSWORD): Promise<string> {
   const res = await env.server.inject({ method: 'POST', url: '/v1/auth/login', payload: { email, password } });
@@ -40,7 +41,28 @@ beforeAll(async () => {
     subject_template: 'Hi',
     text_template: 'Hello',
   });
-  const d = await env.app.domains.addDomain({ name: 'example.com', organization: 'Acme' });
+  const d = await env.app.domains.addDomain({
+    name: 'example.com',
+    organization: 'Acme',
+    project: env.init.project_id,
+    receiving: true,
+  });
+  // A route that holds what it takes, and a message it took with one attachment (index 0).
+  const route = await env.app.receiving.createRoute(env.init.project_id, { pattern: '*@example.com', action: 'hold' });
+  const message = new MailComposer({
+    from: 'a@example.net',
+    to: 'desk@example.com',
+    subject: 'Hi',
+    text: 'Hello',
+    attachments: [{ filename: 'a.txt', content: 'a' }],
+  });
+  const [held] = await env.app.receiving.receive(await message.compile().build(), {
+    mailFrom: 'a@example.net',
+    rcptTo: ['desk@example.com'],
+    remoteIp: '127.0.0.1',
+    helo: 'example.net',
+  });
+
   const sent = await env.server.inject({
     method: 'POST',
     url: '/v1/emails',
@@ -71,6 +93,8 @@ beforeAll(async () => {
     email: sent.json<{ data: { id: string } }>().data.id,
     webhook: hook.id,
     delivery: skipped!.id,
+    route: route.id,
+    received: held!.id,
   };
 }, 60_000);
 afterAll(() => env.close());
@@ -145,6 +169,9 @@ function urlOf(pattern: string): string {
     .replace(':key_id', unknown)
     .replace(':webhook_id', sub(fixtures.webhook))
     .replace(':delivery_id', sub(fixtures.delivery))
+    .replace(':route_id', sub(fixtures.route))
+    .replace(':received_id', sub(fixtures.received))
+    .replace(':index', '0')
     .replace(':position', '0')
     .replace(':email', 'nobody@example.net');
 }

@@ -48,6 +48,8 @@ const COPIED = [
   'webhooks',
   'webhook_outbox',
   'webhook_deliveries',
+  'inbound_routes',
+  'received_emails',
 ];
 
 /** A data dir with a little of everything: accounts, keys, a domain, templates, emails of both kinds. */
@@ -57,6 +59,13 @@ async function fill(env: TestEnv, emails: number): Promise<void> {
   const live = await env.key({ env: 'LIVE' });
   await env.app.webhooks.create(env.init.project_id, { url: 'https://hooks.example.com/', events: ['*'] });
   await env.app.suppressions.add(env.init.project_id, { email: 'gone@example.net', reason: 'HARD_BOUNCE' });
+  // Received mail (issue 34): a route that holds, and a message it took, its bytes included.
+  await env.app.domains.setReceiving('example.com', true);
+  await env.app.receiving.createRoute(env.init.project_id, { pattern: 'desk@example.com', action: 'hold' });
+  await env.app.receiving.receive(
+    Buffer.from('From: Åsa <a@example.net>\r\nTo: desk@example.com\r\nSubject: Hej\r\n\r\nHello\r\n'),
+    { mailFrom: 'a@example.net', rcptTo: ['desk@example.com'], remoteIp: '127.0.0.1', helo: 'example.net' },
+  );
   // What delivery keeps of a destination's MTA-STS policy (no API writes it).
   await env.query(
     `INSERT INTO mta_sts_policies (domain, policy_id, mode, mx, max_age, fetched_at, expires_at)

@@ -235,15 +235,23 @@ describe('the inbound listener', () => {
     );
     const [got] = await hooksSince(from);
     expect(got!.json.data.email.recipients).toEqual([{ address: `reply+Ticket-42@${DOMAIN}`, tag: 'Ticket-42' }]);
-    await deliver(compose({ from: 'carol@outside.test', to: `anything@${DOMAIN}`, subject: 'Held one', text: 'x' }), [
-      `anything@${DOMAIN}`,
-    ]);
+    await deliver(
+      compose({ from: '"Carol Öst" <carol@outside.test>', to: `anything@${DOMAIN}`, subject: 'Held one', text: 'x' }),
+      [`anything@${DOMAIN}`],
+    );
     expect(await hooksSince(receiver.requests.length)).toHaveLength(0);
     const held = (await api('/v1/received-emails?outcome=held')).json().data;
     expect(held.map((m: { subject: string }) => m.subject)).toContain('Held one');
     const id = held.find((m: { subject: string }) => m.subject === 'Held one').id;
     const detail = (await api(`/v1/received-emails/${id}`)).json().data;
-    expect(detail).toMatchObject({ action: 'hold', outcome: 'held' });
+    // Addresses as the list gives them, the sender's name beside them (as an email's from_name).
+    expect(detail).toMatchObject({
+      action: 'hold',
+      outcome: 'held',
+      from: 'carol@outside.test',
+      from_name: 'Carol Öst',
+      to: [`anything@${DOMAIN}`],
+    });
     expect(detail.text.trim()).toBe('x');
     expect((await call('DELETE', `${P()}/received-emails/${id}`, 'DEVELOPER')).statusCode).toBe(204);
     expect((await api(`/v1/received-emails/${id}`)).statusCode).toBe(404);

@@ -50,6 +50,7 @@ export const receivedOut = z.object({
 
 const addressOut = z.object({ address: z.string(), name: z.string() });
 export const receivedDetailOut = receivedOut.extend({
+  from_name: z.string().nullable(),
   text: z.string().nullable(),
   html: z.string().nullable(),
   reply_text: z.string().nullable(),

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { operator, type Actor, type Audited } from '../audit/index.ts';
 import type { DomainRow } from '../domains/index.ts';
+import type { ReceivedView } from './view.ts';
 import type { SendResponse, Sender } from '../emails/index.ts';
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
@@ -79,7 +80,7 @@ export interface ReceivedEnvelope {
 
 /** What reading a received message gives the webhook (view.ts) and its authentication results (auth.ts). */
 export interface MessageReaders {
-  view(raw: Buffer, urls: { attachment: (index: number) => string }): Promise<Record<string, unknown>>;
+  view(raw: Buffer, urls: { attachment: (index: number) => string }): Promise<ReceivedView>;
   authenticate(raw: Buffer, envelope: ReceivedEnvelope): Promise<Record<string, unknown>>;
   attachment(
     raw: Buffer,
@@ -403,7 +404,11 @@ export function createReceiving(deps: ReceivingDeps) {
       return rows.map((r) => summaryOf(r, progress.get(r.id)));
     },
 
-    /** One received message with the view of its content, as the webhook carried it. */
+    /**
+     * One received message with the view of its content, as the webhook carried it, but with
+     * `from` and `to` as the list gives them (addresses, as an email's), the sender's name
+     * beside them as `from_name` (the email resource's field).
+     */
     async getReceived(projectId: string, id: string) {
       const row = await repo.findReceived(projectId, id);
       if (!row) throw new AppError('not_found', `no received email ${id}`);
@@ -411,7 +416,13 @@ export function createReceiving(deps: ReceivingDeps) {
       const key = await deps.downloadKey();
       const view = await (await deps.readers()).view(raw, { attachment: (index) => link({ id, index }, key) });
       const progress = (await repo.eventProgress([id])).get(id);
-      return { ...summaryOf(row, progress), ...view, raw_url: link({ id, index: null }, key) };
+      const { from, to: _to, ...content } = view;
+      return {
+        ...summaryOf(row, progress),
+        ...content,
+        from_name: from?.name || null,
+        raw_url: link({ id, index: null }, key),
+      };
     },
 
     async deleteReceived(projectId: string, id: string, actor: Actor = operator()): Promise<void> {
