@@ -30,10 +30,9 @@
 // its POST, svc's received_emails holds every message, Postfix's log has a status=sent for each
 // and its queue is empty. Rounds alternate svc, Postfix on fresh instances.
 //
-// svc serve has no setting for the receiving rate (receiving/service.ts: 120 messages per
-// minute per client IP, 60 per envelope sender), and every message here comes from 127.0.0.1
-// and one sender: the svc child is started with a load hook (--import, below) that raises that
-// default to 1e9 in src/receiving/service.ts as it is loaded. Nothing else is changed.
+// Every message here comes from 127.0.0.1 and one sender, so the svc child is started with
+// the receiving rates (120 messages a minute per client IP, 60 per envelope sender, by default)
+// raised to a million: --inbound-rate-per-ip and --inbound-rate-per-sender.
 //
 // Settings (env): BENCH_MESSAGES (10000), BENCH_SESSIONS (20), BENCH_WARMUP (500),
 // BENCH_ROUNDS (2), BENCH_PIPE=curl|devnull|discard (curl), BENCH_ONLY=svc|postfix, BENCH_DIST=1 (svc and its CLI from the bundle),
@@ -44,7 +43,6 @@ import { appendFileSync, closeSync, fstatSync, openSync, readSync, writeFileSync
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { countRows, env, fmt, freePort, machine, median, reportResult, ROOT, tempDir, verdict } from './lib.ts';
 import {
   machineTicks,
@@ -70,7 +68,6 @@ const DOMAIN = SENDER_DOMAIN;
 const RCPT = `support@${DOMAIN}`;
 /** A customer's address at a domain the bench DNS has no records of (NXDOMAIN for every lookup). */
 const FROM = 'alice@customer.test';
-const RATE_DEFAULT = '{ perIp: 120, perSender: 60 }';
 /** What Postfix's transport for support@ does: pipe to curl (POST to the receiver), pipe to dd of=/dev/null, or discard. */
 const PIPE = process.env.BENCH_PIPE ?? 'curl';
 if (PIPE !== 'curl' && PIPE !== 'devnull' && PIPE !== 'discard')
@@ -255,26 +252,6 @@ interface Shared {
   dist?: { main: string } | undefined;
 }
 
-/**
- * The svc child's load hook: raises the receiving rate's default (receiving/service.ts; the bundle's
- * main.js with BENCH_DIST) as the module is loaded; fails the start when the default is not found.
- */
-function rateHook(dist: string | undefined): string[] {
-  const target = pathToFileURL(dist ?? join(ROOT, 'src/receiving/service.ts')).href;
-  const code = `import { registerHooks } from 'node:module';
-registerHooks({
-  load(url, context, nextLoad) {
-    const r = nextLoad(url, context);
-    if (url !== ${JSON.stringify(target)} || r.source == null) return r;
-    const src = Buffer.from(r.source).toString('utf8');
-    const out = src.replace(${JSON.stringify(RATE_DEFAULT)}, '{ perIp: 1e9, perSender: 1e9 }');
-    if (out === src) throw new Error('bench:inbound: the receiving rate default was not found in ' + url);
-    return { ...r, source: out };
-  },
-});`;
-  return ['--import', `data:text/javascript,${encodeURIComponent(code)}`];
-}
-
 /** The admin CLI on the data dir (bin/svc.ts under this node, or the bundle). */
 function cli(shared: Shared, dataDir: string, args: string[]): string {
   const entry = shared.dist?.main ?? join(ROOT, 'bin/svc.ts');
@@ -312,8 +289,18 @@ async function svcTarget(shared: Shared): Promise<Target> {
     dataDir,
     dnsServer: shared.dns,
     mxPort: 9, // nothing is delivered
-    nodeArgs: [...rateHook(shared.dist?.main), ...NODE_ARGS],
-    extraArgs: ['--inbound-port', String(port), '--inbound-host', '127.0.0.1', '--allow-insecure-webhooks'],
+    nodeArgs: NODE_ARGS,
+    extraArgs: [
+      '--inbound-port',
+      String(port),
+      '--inbound-host',
+      '127.0.0.1',
+      '--allow-insecure-webhooks',
+      '--inbound-rate-per-ip',
+      '1000000',
+      '--inbound-rate-per-sender',
+      '1000000',
+    ],
   });
   let stopped: Promise<number | null> | undefined;
   const stop = () => (stopped ??= svc.stop());

@@ -71,8 +71,6 @@ export interface AppOverrides {
    * every server hashes at lib/password.ts's PASSWORD_COST.
    */
   passwordCost?: PasswordCost;
-  /** Messages a client IP and an envelope sender may hand to routes per minute (tests: a few). */
-  receivingRate?: { perIp: number; perSender: number };
 }
 
 /**

@@ -49,6 +49,6 @@ export function wireReceiving(
     hostname: settings.hostname,
     clock,
     logger,
-    ...(w.overrides.receivingRate ? { rate: w.overrides.receivingRate } : {}),
+    rate: { perIp: config.inboundRatePerIp, perSender: config.inboundRatePerSender },
   });
 }

@@ -91,7 +91,7 @@ export async function startDeliveryEnv(
   dns: DnsServer,
   settings: Partial<ConfigInput>,
   logger?: Logger,
-  overrides: { mtaStsPort?: number; webhookCa?: string[]; receivingRate?: { perIp: number; perSender: number } } = {},
+  overrides: { mtaStsPort?: number; webhookCa?: string[] } = {},
 ): Promise<DeliveryEnv> {
   const env = await createTestEnv(
     {

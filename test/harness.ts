@@ -56,7 +56,6 @@ export async function createTestEnv(
     logger?: Logger;
     webhookCa?: string[];
     mtaStsPort?: number;
-    receivingRate?: { perIp: number; perSender: number };
   } = {},
 ): Promise<TestEnv> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-test-'));

@@ -43,10 +43,17 @@ beforeAll(async () => {
     TXT: ['v=spf1 ip4:127.0.0.1 -all'],
     MX: [{ exchange: 'mta.svc.test', priority: 10 }],
   });
-  d = await startDeliveryEnv(dns, { mxPort: String(mx.port), allowInsecureWebhooks: true }, undefined, {
-    webhookCa: [receiver.ca],
-    receivingRate: { perIp: 1000, perSender: SENDER_RATE },
-  });
+  d = await startDeliveryEnv(
+    dns,
+    {
+      mxPort: String(mx.port),
+      allowInsecureWebhooks: true,
+      inboundRatePerIp: '1000',
+      inboundRatePerSender: String(SENDER_RATE),
+    },
+    undefined,
+    { webhookCa: [receiver.ca] },
+  );
   tokens = await signInMembers(d.env, ['DEVELOPER', 'VIEWER']);
   readKey = d.key;
   await d.env.app.domains.setReceiving(DOMAIN, true);

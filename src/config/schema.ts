@@ -49,9 +49,13 @@ export const configSchema = z.strictObject({
         ),
     )
     .default(256 * 1024 * 1024),
-  /** The inbound MX of the return-path domains (bounces); 0 = off. */
+  /** The inbound MX of the return-path domains (bounces) and of receiving domains' routes; 0 = off. */
   inboundHost: z.string().min(1).default('0.0.0.0'),
   inboundPort: port.default(0),
+  /** Messages a minute one client IP may hand the routes (decisions.md, "Receiving mail"). */
+  inboundRatePerIp: z.coerce.number().int().min(1).max(1_000_000).default(120),
+  /** Messages a minute one envelope sender may hand the routes. */
+  inboundRatePerSender: z.coerce.number().int().min(1).max(1_000_000).default(60),
   tlsCert: z.string().optional(),
   tlsKey: z.string().optional(),
   publicUrl: z.url({ protocol: /^https?$/ }).optional(),

@@ -61,7 +61,7 @@ export const SETTINGS: readonly SettingDoc[] = [
   {
     key: 'inboundHost',
     value: 'host',
-    description: 'inbound MX (bounces to return paths) listen address',
+    description: "inbound MX (bounces to return paths, receiving domains' routes) listen address",
     default: '0.0.0.0',
     example: '0.0.0.0',
   },
@@ -71,6 +71,20 @@ export const SETTINGS: readonly SettingDoc[] = [
     description: 'inbound MX port (25 on a server), 0 = off',
     default: '0',
     example: 25,
+  },
+  {
+    key: 'inboundRatePerIp',
+    value: 'n',
+    description: 'received messages a minute one client IP may hand the routes, per node; past it 451 4.7.1',
+    default: '120',
+    example: 120,
+  },
+  {
+    key: 'inboundRatePerSender',
+    value: 'n',
+    description: 'received messages a minute one envelope sender may hand the routes, per node; past it 451 4.7.1',
+    default: '60',
+    example: 60,
   },
   {
     key: 'tlsCert',

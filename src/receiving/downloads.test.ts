@@ -39,4 +39,24 @@ describe('rate windows', () => {
     now = 60_000;
     expect(w.take('a', false)).toBe(true);
   });
+
+  it('slide over a large limit: old counts expire as time passes, however many there were', () => {
+    let now = 0;
+    const w = createRateWindows(100_000, 60_000, () => now);
+    for (let i = 0; i < 100_000; i++) {
+      now = Math.floor(i / 2);
+      expect(w.take('ip', true)).toBe(true);
+    }
+    expect(w.take('ip', false)).toBe(false);
+    // At 60,000 ms the first two counts (at 0 ms) have left the window.
+    now = 60_000;
+    expect(w.take('ip', true)).toBe(true);
+    expect(w.take('ip', true)).toBe(true);
+    expect(w.take('ip', false)).toBe(false);
+    // A minute after the last, every count has expired, and the key is forgotten.
+    now = 200_000;
+    expect(w.take('ip', false)).toBe(true);
+    for (let i = 0; i < 100_000; i++) expect(w.take('ip', true)).toBe(true);
+    expect(w.take('ip', false)).toBe(false);
+  });
 });

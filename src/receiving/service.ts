@@ -106,8 +106,8 @@ export interface ReceivingDeps {
   hostname: string;
   clock: Clock;
   logger: Logger;
-  /** Messages a client IP, and an envelope sender, may hand over per minute. */
-  rate?: { perIp: number; perSender: number };
+  /** Messages a client IP, and an envelope sender, may hand over per minute (`--inbound-rate-per-*`). */
+  rate: { perIp: number; perSender: number };
   /** Attachments up to this size travel in the webhook body; larger ones by link. */
   inlineMaxBytes?: number;
   /** How long a download link works. */
@@ -118,9 +118,8 @@ const DAY_MS = 86_400_000;
 
 export function createReceiving(deps: ReceivingDeps) {
   const { repo, clock } = deps;
-  const rate = deps.rate ?? { perIp: 120, perSender: 60 };
-  const ipWindows = createRateWindows(rate.perIp, 60_000, () => clock.now());
-  const senderWindows = createRateWindows(rate.perSender, 60_000, () => clock.now());
+  const ipWindows = createRateWindows(deps.rate.perIp, 60_000, () => clock.now());
+  const senderWindows = createRateWindows(deps.rate.perSender, 60_000, () => clock.now());
   const linkTtl = deps.linkTtlMs ?? 7 * DAY_MS;
 
   const audited = (actor: Actor, projectId: string, action: string, id: string, before: unknown, after: unknown) =>
