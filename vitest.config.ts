@@ -60,6 +60,7 @@ export const BOTH_STORES = [
   'test/tls-reports.test.ts',
   'test/http-raw.test.ts',
   'test/relay-passthrough.test.ts',
+  'test/scheduling.test.ts',
 ];
 
 /**

@@ -80,7 +80,9 @@ async function wire(
   metrics?.watchStore({
     queue: async () => {
       const q = await store.delivery.queueStats();
-      return { recipients: q.recipients, oldestSeconds: q.oldest ? (clock.now() - Date.parse(q.oldest)) / 1000 : 0 };
+      // Only emails scheduled ahead: nothing has waited yet.
+      const age = q.oldest ? Math.max(0, (clock.now() - Date.parse(q.oldest)) / 1000) : 0;
+      return { recipients: q.recipients, oldestSeconds: age };
     },
     throttled: () => store.delivery.throttledNow(),
     storeBytes: () => store.sizeBytes(),

@@ -103,6 +103,13 @@ export const errorRegistry = {
     message: 'Too many messages from this sender or client; try again later',
     smtpOnly: true,
   },
+  // Scheduled sending (decisions.md): a cancel or a new time for an email that has started, is
+  // final, or was cancelled; details.status says which.
+  email_not_changeable: {
+    status: 409,
+    smtp: [550, '5.0.0'],
+    message: 'The email is no longer waiting to be sent',
+  },
   server_busy: {
     status: 503,
     smtp: [452, '4.3.1'],

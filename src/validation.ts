@@ -63,3 +63,10 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
     fields: fieldErrors(r.error, schema),
   });
 }
+
+/** 422 request_validation_failed naming one field, for a rule a schema cannot state (it needs the clock or the store). */
+export function fieldError(field: string, message: string): AppError {
+  return new AppError('request_validation_failed', 'The request failed validation', {
+    fields: [{ field, message, code: 'invalid_value' }],
+  });
+}

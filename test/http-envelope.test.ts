@@ -166,7 +166,8 @@ describe('protocol errors', () => {
     { method: 'PUT', url: '/v1/emails', allow: 'GET, POST' },
     { method: 'DELETE', url: '/v1/emails/', allow: 'GET, POST' },
     { method: 'PUT', url: '/v1/emails/batch', allow: 'POST' },
-    { method: 'DELETE', url: '/v1/emails/01900000-0000-7000-8000-000000000000', allow: 'GET' },
+    // PATCH moves a scheduled email (decisions.md, "Scheduled sending").
+    { method: 'DELETE', url: '/v1/emails/01900000-0000-7000-8000-000000000000', allow: 'GET, PATCH' },
     { method: 'POST', url: '/v1/emails/01900000-0000-7000-8000-000000000000/events', allow: 'GET' },
     { method: 'POST', url: '/healthz', allow: 'GET' },
     { method: 'DELETE', url: '/v1/openapi.json', allow: 'GET' },
@@ -271,8 +272,10 @@ describe('operational endpoints', () => {
       'GET /v1/received-emails/{email_id}',
       'GET /v1/received-emails/{email_id}/raw',
     ];
+    // Cancelling and moving a scheduled email (issue 35).
+    const scheduling = ['PATCH /v1/emails/{email_id}', 'POST /v1/emails/{email_id}/cancel'];
     expect(ops.sort()).toEqual(
-      [...publicOps, ...managementOps, ...outside, ...auth, ...top, ...raw, ...received].sort(),
+      [...publicOps, ...managementOps, ...outside, ...auth, ...top, ...raw, ...received, ...scheduling].sort(),
     );
     // Any request may meet a server shutting down, a full disk or too many bytes in flight.
     const methods = Object.values(doc.paths as Record<string, Record<string, { responses: Record<string, object> }>>);

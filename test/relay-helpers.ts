@@ -1,3 +1,4 @@
+import nodemailer from 'nodemailer';
 import type { App } from '../src/app.ts';
 import { createSmtpRelay, RELAY_DEFAULTS, type RelayOptions, type SmtpRelay } from '../src/smtp/index.ts';
 
@@ -16,4 +17,23 @@ export function testRelay(app: App, options: Partial<RelayOptions> = {}): SmtpRe
     closeTimeoutMs: 50,
     ...options,
   });
+}
+
+/** A relay on loopback and a nodemailer client signed in to it with `apiKey`; `close` ends both. */
+export async function relayClient(app: App, apiKey: string) {
+  const relay = testRelay(app);
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: await relay.listen(),
+    secure: false,
+    ignoreTLS: true,
+    auth: { user: 'apikey', pass: apiKey },
+  });
+  return {
+    transport,
+    close: async () => {
+      transport.close();
+      await relay.close();
+    },
+  };
 }

@@ -1,10 +1,9 @@
-import nodemailer from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
 import { count } from './harness.ts';
 import { receivedFor, startDeliveryEnv, verifyDkim, type DeliveryEnv } from './delivery-helpers.ts';
-import { testRelay } from './relay-helpers.ts';
+import { relayClient } from './relay-helpers.ts';
 import {
   headOf,
   oneClick as postOneClick,
@@ -206,14 +205,7 @@ describe('one-click unsubscribe', () => {
 
     it('over the relay, X-Service-Unsubscribe: off or one-click decides, and is not delivered', async () => {
       await setOneClick(true);
-      const relay = testRelay(d.env.app);
-      const transport = nodemailer.createTransport({
-        host: '127.0.0.1',
-        port: await relay.listen(),
-        secure: false,
-        ignoreTLS: true,
-        auth: { user: 'apikey', pass: d.key },
-      });
+      const { transport, close } = await relayClient(d.env.app, d.key);
       const relayed = async (value: string) => {
         const to = `relay${++n}@dest.test`;
         await transport.sendMail({
@@ -233,8 +225,7 @@ describe('one-click unsubscribe', () => {
         expect(tokenIn((await relayed('one-click'))('List-Unsubscribe'))).not.toBe('');
         await expect(relayed('maybe')).rejects.toMatchObject({ responseCode: 554 });
       } finally {
-        transport.close();
-        await relay.close();
+        await close();
       }
     });
 

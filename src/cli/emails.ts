@@ -99,3 +99,20 @@ export async function events([id]: string[], opts: Opts): Promise<void> {
   const evs = await withApp(opts, (app) => app.emails.eventsAny(id!));
   print(opts, evs, () => table(evs, ['timestamp', 'type', 'data']));
 }
+
+/** Cancels a scheduled email of any project before it starts (POST /v1/emails/{id}/cancel's rule). */
+export async function cancel([id]: string[], opts: Opts): Promise<void> {
+  const out = await withApp(opts, async (app) =>
+    app.emails.cancel(String((await app.emails.getAny(id!)).project_id), id!),
+  );
+  print(opts, out, () => `${out.id} ${out.status}`);
+}
+
+/** Moves a scheduled email of any project to `--at` before it starts (PATCH /v1/emails/{id}'s rule). */
+export async function reschedule([id]: string[], opts: Opts): Promise<void> {
+  const at = str(opts.at);
+  const out = await withApp(opts, async (app) =>
+    app.emails.reschedule(String((await app.emails.getAny(id!)).project_id), id!, { scheduled_at: at }),
+  );
+  print(opts, out, () => `${out.id} ${out.status}, scheduled at ${out.scheduled_at ?? '(now)'}`);
+}

@@ -52,6 +52,7 @@ async function bodyFromFlags(opts: Opts): Promise<Record<string, unknown>> {
     template: str(opts.template),
     variables: Object.keys(variables).length ? variables : undefined,
     tags: list(opts.tag),
+    scheduled_at: str(opts.scheduledAt),
     headers: Object.keys(headers).length ? headers : undefined,
     attachments: attachments.length ? attachments : undefined,
   };

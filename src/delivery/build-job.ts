@@ -77,7 +77,8 @@ export async function buildJob(
     envelope_from: returnPaths[0]!,
     return_paths: returnPaths.length > 1 ? returnPaths : null,
     message_id: (e.message_id as string | null) ?? `${e.id}@${hostname}`,
-    date: e.created_at,
+    // A scheduled email is dated when it goes out as asked, not when it was accepted.
+    date: (e.scheduled_at as string | null) ?? e.created_at,
     from_email: e.from_email,
     from_name: e.from_name as string | null,
     to: parse<string[]>(e.to_emails),
@@ -104,7 +105,8 @@ export async function buildJob(
   return {
     seq: email.seq,
     projectId: e.project_id as string,
-    createdAt: Date.parse(e.created_at),
+    // Retries and --delivery-max-age count from when the email was due: its schedule, or its acceptance.
+    createdAt: Date.parse((e.scheduled_at as string | null) ?? e.created_at),
     group,
     job,
     failure,

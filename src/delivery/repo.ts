@@ -30,10 +30,11 @@ export type {
 
 /**
  * The queue for /metrics and `svc top`: recipients waiting for an attempt or being tried
- * (a due time is set until the outcome is final), and the creation time of the oldest
- * email among them; the partial index recipients_due walks only those rows.
+ * (a due time is set until the outcome is final, scheduled ones included), and the time the
+ * oldest email among them was due: its schedule, or its acceptance (a schedule ahead is not a
+ * wait); the partial index recipients_due walks only those rows.
  */
-export const QUEUE_STATS_SQL = `SELECT count(*) AS recipients, min(e.created_at) AS oldest
+export const QUEUE_STATS_SQL = `SELECT count(*) AS recipients, min(coalesce(e.scheduled_at, e.created_at)) AS oldest
   FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE r.next_attempt_at IS NOT NULL`;
 
 /** Per recipient of an email (by id): where it stands in the queue, its last reply, and its destination's throttle. */

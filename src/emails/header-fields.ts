@@ -43,20 +43,32 @@ export const TRACE_FIELDS = new Set([
   'domainkey-signature',
 ]);
 
+/**
+ * `X-Service-Scheduled-At: 2026-12-01T09:00:00Z` or `in 1 hour` sends the email later (the API's
+ * `scheduled_at`; decisions.md, "Scheduled sending").
+ */
+export const SCHEDULE_HEADER = 'x-service-scheduled-at';
+
 /** RFC 5322 msg-id without its angle brackets: printable ASCII, one `@`, no spaces. */
 const MESSAGE_ID = /^[\x21-\x3b\x3d\x3f-\x7e]+@[\x21-\x3b\x3d\x3f-\x7e]+$/;
 
-/** The message's own fields that the API's view lists, unfolded; the first of repeats; tags and the unsubscribe choice. */
+/** The message's own fields that the API's view lists, unfolded; the first of repeats; tags, the unsubscribe choice and the schedule. */
 export function listedHeaders(fields: { name: string; key: string; value: string }[]): {
   headers: Record<string, string>;
   tags: string[];
   unsubscribe?: boolean;
+  scheduledAt?: string;
 } {
   const headers: Record<string, string> = {};
   const seen = new Set<string>();
   let tags: string[] = [];
   let unsubscribe: boolean | undefined;
+  let scheduledAt: string | undefined;
   for (const { name, key, value } of fields) {
+    if (key === SCHEDULE_HEADER) {
+      scheduledAt = value.trim();
+      continue;
+    }
     if (key === TAGS_HEADER) {
       tags = value
         .split(',')
@@ -75,7 +87,12 @@ export function listedHeaders(fields: { name: string; key: string; value: string
     seen.add(key);
     headers[name] = value;
   }
-  return unsubscribe === undefined ? { headers, tags } : { headers, tags, unsubscribe };
+  return {
+    headers,
+    tags,
+    ...(unsubscribe === undefined ? {} : { unsubscribe }),
+    ...(scheduledAt === undefined ? {} : { scheduledAt }),
+  };
 }
 
 /** The client's Message-ID without brackets, or null when it has none or one svc could not write back. */

@@ -20,3 +20,4 @@ export const loadRawReader = () => import('./raw-request.ts');
 export * as outputSchemas from './schema-out.ts';
 export { createEmailsExport, dashboardListQuerySchema, CSV_COLUMNS, type EmailsExport } from './export.ts';
 export { createRetention } from './retention.ts';
+export { rescheduleSchema, scheduleViewSchema } from './scheduling.ts';

@@ -22,6 +22,7 @@ const OPTIONAL = [
   'final_smtp_text',
   'message_id',
   'one_click_unsubscribe',
+  'scheduled_at',
   'source',
   'spf_aligned',
   'spf_authorized_ip',

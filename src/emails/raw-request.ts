@@ -44,7 +44,7 @@ export function readRawRequest(raw: Buffer, envelope: Envelope): RawRequest {
   const sender = senderOf(block);
   const from = sender?.address || envelope.mailFrom;
   if (!from) throw new AppError('invalid_request', 'The message has no From header and no envelope sender');
-  const { headers, tags, unsubscribe } = listedHeaders(block.fields);
+  const { headers, tags, unsubscribe, scheduledAt } = listedHeaders(block.fields);
   const subject = fieldOf(block, 'subject');
   const replyTo = addressesIn(block, 'reply-to');
   const fields = parseInput(rawFieldsSchema, {
@@ -58,6 +58,7 @@ export function readRawRequest(raw: Buffer, envelope: Envelope): RawRequest {
     headers,
     tags,
     ...(unsubscribe === undefined ? {} : { one_click_unsubscribe: unsubscribe }),
+    ...(scheduledAt === undefined ? {} : { scheduled_at: scheduledAt }),
   });
   return { fields, messageId: messageIdOf(fieldOf(block, 'message-id')?.value), block };
 }

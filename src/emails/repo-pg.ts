@@ -15,8 +15,11 @@ import type {
   Recipient,
   RetentionBatch,
   RetentionPage,
+  ScheduleChange,
+  ScheduleOutcome,
   SendResponse,
 } from './store.ts';
+import { CHANGEABLE_STATUS, UNSTARTED_RECIPIENT } from './schedule-change.ts';
 import type { Audited } from '../audit/index.ts';
 import type { PgAuditWriter } from '../audit/index.ts';
 import type { Attachment } from './content.ts';
@@ -46,9 +49,9 @@ export function createPgEmailsRepo(
       `WITH e AS (
          INSERT INTO emails (id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails,
            cc_emails, bcc_emails, reply_to, subject, tags, headers, template_id, template_version, created_at,
-           dkim_signing_status, is_trial, resent_from, message_id, one_click_unsubscribe)
+           dkim_signing_status, is_trial, resent_from, message_id, one_click_unsubscribe, scheduled_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-                 $23)
+                 $23, $36)
          RETURNING seq),
        b AS (
          INSERT INTO email_bodies (email_seq, html_body, text_body, raw_message)
@@ -70,7 +73,8 @@ export function createPgEmailsRepo(
         ...emailValues(e),
         e.html,
         e.text,
-        live ? e.created_at : null,
+        // A scheduled email's recipients are first due at its time (repo.ts says why).
+        live ? (e.scheduled_at ?? e.created_at) : null,
         recipients.map((x) => x.address),
         lc,
         lc.map((a) => a.slice(a.lastIndexOf('@') + 1)),
@@ -80,6 +84,7 @@ export function createPgEmailsRepo(
         e.event.type,
         JSON.stringify(e.event.data),
         e.raw ?? null,
+        e.scheduled_at ?? null,
       ],
     );
     const seq = r.rows[0]!.seq;
@@ -175,9 +180,61 @@ export function createPgEmailsRepo(
   }
   const deleted = (r: { rowCount: number | null }) => r.rowCount ?? 0;
 
+  /**
+   * store.ts, changeSchedule, with schedule-change.ts's rule. The recipients are locked before
+   * anything is read of them, and the email row only after: delivery's claim locks recipients
+   * (skipping locked ones) and then the emails it stamps, so the two never wait on each other
+   * in opposite orders.
+   */
+  function changeSchedule(projectId: string, id: string, change: ScheduleChange, now: string) {
+    return tx.write(async (t): Promise<ScheduleOutcome> => {
+      const e = (
+        await t.query<{ seq: number; status: string; scheduled_at: string | null }>(
+          'SELECT seq, status, scheduled_at FROM emails WHERE id = $1 AND project_id = $2',
+          [id, projectId],
+        )
+      ).rows[0];
+      if (!e) return { outcome: 'missing' };
+      if (e.status !== CHANGEABLE_STATUS) return { outcome: 'started', status: e.status };
+      const r = (
+        await t.query<{ total: number; unstarted: number }>(
+          `WITH locked AS (SELECT attempts, lease_until, next_attempt_at FROM recipients WHERE email_seq = $1 FOR UPDATE)
+           SELECT count(*)::int AS total, (count(*) FILTER (WHERE ${UNSTARTED_RECIPIENT}))::int AS unstarted FROM locked`,
+          [e.seq],
+        )
+      ).rows[0]!;
+      if (r.total === 0 || r.unstarted !== r.total) return { outcome: 'started', status: e.status };
+      if ('cancel' in change) {
+        const moved = await t.query(`UPDATE emails SET status = 'CANCELED' WHERE seq = $1 AND status = $2`, [
+          e.seq,
+          CHANGEABLE_STATUS,
+        ]);
+        if (moved.rowCount !== 1) return { outcome: 'started', status: e.status };
+        await t.query(
+          "UPDATE recipients SET status = 'CANCELED', next_attempt_at = NULL, updated_at = $2 WHERE email_seq = $1",
+          [e.seq, now],
+        );
+        // After the status: the webhook outbox trigger reads the email's status into the event.
+        await t.query(
+          "INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES ($1, $2, 'canceled', '{}', $3)",
+          [change.cancel.eventId, e.seq, now],
+        );
+        return { outcome: 'done', status: 'CANCELED', scheduled_at: e.scheduled_at };
+      }
+      await t.query('UPDATE recipients SET next_attempt_at = $2, updated_at = $3 WHERE email_seq = $1', [
+        e.seq,
+        change.at,
+        now,
+      ]);
+      await t.query('UPDATE emails SET scheduled_at = $2 WHERE seq = $1', [e.seq, change.at]);
+      return { outcome: 'done', status: e.status, scheduled_at: change.at };
+    });
+  }
+
   return {
     acceptEmail: (e: NewEmail, recipients: Recipient[], opts: AcceptOptions) =>
       tx.write((t) => accept(t, e, recipients, opts)),
+    changeSchedule,
     acceptEmails: (items: readonly AcceptItem[]) =>
       Promise.allSettled(tx.writeTogether(items.map((i) => (t: PgTx) => accept(t, i.email, i.recipients, i.opts)))),
     resendEmail: (e: NewEmail, recipients: Recipient[], opts: AcceptOptions, audited: (r: SendResponse) => Audited) =>

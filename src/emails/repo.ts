@@ -22,8 +22,11 @@ import type {
   Recipient,
   RetentionBatch,
   RetentionPage,
+  ScheduleChange,
+  ScheduleOutcome,
   SendResponse,
 } from './store.ts';
+import { CHANGEABLE_STATUS, UNSTARTED_RECIPIENT } from './schedule-change.ts';
 
 // The store's types, for the tests and benches that build a store directly.
 export type { AcceptOptions, NewEmail, Recipient } from './store.ts';
@@ -61,8 +64,8 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
     email: db.prepare(
       `INSERT INTO emails (id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails, cc_emails,
          bcc_emails, reply_to, subject, tags, headers, template_id, template_version, created_at,
-         dkim_signing_status, is_trial, resent_from, message_id, one_click_unsubscribe)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         dkim_signing_status, is_trial, resent_from, message_id, one_click_unsubscribe, scheduled_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     body: db.prepare('INSERT INTO email_bodies (email_seq, html_body, text_body, raw_message) VALUES (?, ?, ?, ?)'),
     tag: db.prepare('INSERT OR IGNORE INTO email_tags (email_seq, project_id, tag) VALUES (?, ?, ?)'),
@@ -102,6 +105,41 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
   // Recipients, tags, attachments and events go with it (ON DELETE CASCADE).
   const deleteEmail = db.prepare('DELETE FROM emails WHERE seq = ?');
   const listCache = new Map<string, ReturnType<Db['prepare']>>();
+  const s = {
+    email: db.prepare<[string, string], { seq: number; status: string; scheduled_at: string | null }>(
+      'SELECT seq, status, scheduled_at FROM emails WHERE id = ? AND project_id = ?',
+    ),
+    recipients: db.prepare<[number], { total: number; unstarted: number }>(
+      `SELECT count(*) AS total, coalesce(sum(CASE WHEN ${UNSTARTED_RECIPIENT} THEN 1 ELSE 0 END), 0) AS unstarted
+       FROM recipients WHERE email_seq = ?`,
+    ),
+    cancelRecipients: db.prepare(
+      "UPDATE recipients SET status = 'CANCELED', next_attempt_at = NULL, updated_at = ? WHERE email_seq = ?",
+    ),
+    cancelEmail: db.prepare("UPDATE emails SET status = 'CANCELED' WHERE seq = ?"),
+    moveRecipients: db.prepare('UPDATE recipients SET next_attempt_at = ?, updated_at = ? WHERE email_seq = ?'),
+    moveEmail: db.prepare('UPDATE emails SET scheduled_at = ? WHERE seq = ?'),
+  };
+
+  /** store.ts, changeSchedule: the rule is schedule-change.ts's; SQLite's writer is the only one, so reads are current. */
+  function changeSchedule(projectId: string, id: string, change: ScheduleChange, now: string): ScheduleOutcome {
+    const e = s.email.get(id, projectId);
+    if (!e) return { outcome: 'missing' };
+    const r = s.recipients.get(e.seq)!;
+    if (e.status !== CHANGEABLE_STATUS || r.total === 0 || r.unstarted !== r.total) {
+      return { outcome: 'started', status: e.status };
+    }
+    if ('cancel' in change) {
+      s.cancelRecipients.run(now, e.seq);
+      s.cancelEmail.run(e.seq);
+      // After the status: the webhook outbox trigger reads the email's status into the event.
+      w.event.run(change.cancel.eventId, e.seq, 'canceled', '{}', now);
+      return { outcome: 'done', status: 'CANCELED', scheduled_at: e.scheduled_at };
+    }
+    s.moveRecipients.run(change.at, now, e.seq);
+    s.moveEmail.run(change.at, e.seq);
+    return { outcome: 'done', status: e.status, scheduled_at: change.at };
+  }
 
   /**
    * A retention batch (store.ts, dropContentBefore) in one short write transaction: `apply`
@@ -123,7 +161,9 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
   /** Inserts a new email with its recipients, attachments and first event; runs inside a caller's transaction. */
   function insertEmail(e: NewEmail, recipients: Recipient[]): void {
     const live = e.env === 'LIVE';
-    const seq = Number(w.email.run(...emailValues(e)).lastInsertRowid);
+    const seq = Number(w.email.run(...emailValues(e), e.scheduled_at ?? null).lastInsertRowid);
+    // A scheduled email's recipients are first due at its time (scheduled sending: the queue is the schedule).
+    const due = live ? (e.scheduled_at ?? e.created_at) : null;
     if (e.html !== null || e.text !== null || e.raw) w.body.run(seq, e.html, e.text, e.raw ?? null);
     for (const t of new Set(e.tags)) w.tag.run(seq, e.project_id, t);
     for (let i = 0; i < recipients.length; i += RECIPIENTS_PER_INSERT) {
@@ -132,17 +172,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
       for (const r of chunk) {
         const lc = r.address.toLowerCase();
         const domain = lc.slice(lc.lastIndexOf('@') + 1);
-        params.push(
-          seq,
-          e.project_id,
-          r.address,
-          lc,
-          domain,
-          r.kind,
-          e.status,
-          live ? e.created_at : null,
-          e.created_at,
-        );
+        params.push(seq, e.project_id, r.address, lc, domain, r.kind, e.status, due, e.created_at);
       }
       recipientInsert(chunk.length).run(params);
     }
@@ -224,6 +254,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
     listAttachmentInfo: (seq: number) => Promise.resolve(attachmentInfoOf.all(seq)),
     list: (projectId: string, q: ListQuery) => Promise.resolve(list(projectId, q)),
     listEvents: (seq: number) => Promise.resolve(events.all(seq)),
+    changeSchedule: (projectId, id, change, nowIso) => tx.write(() => changeSchedule(projectId, id, change, nowIso)),
   };
 }
 

@@ -29,6 +29,8 @@ const optional = {
   message_id: z.string().nullable().optional(),
   // The send's own one-click unsubscribe choice; null: the project's setting (decisions.md).
   one_click_unsubscribe: z.boolean().nullable().optional(),
+  // When a scheduled send goes out (decisions.md, "Scheduled sending"); null: at once.
+  scheduled_at: dt.nullable().optional(),
   source: z.enum(['API', 'SMTP', 'CAMPAIGN']).nullable().optional(),
   spf_aligned: z.boolean().nullable().optional(),
   spf_authorized_ip: z.boolean().nullable().optional(),

@@ -12,6 +12,8 @@ export const EMAIL_STATUSES = [
   'COMPLAINED',
   'FAILED',
   'SIMULATED',
+  // A scheduled email cancelled before it started: an extension (decisions.md, "Scheduled sending").
+  'CANCELED',
 ] as const;
 export type EmailStatus = (typeof EMAIL_STATUSES)[number];
 
@@ -60,6 +62,9 @@ const addressingFields = {
   // An extension (decisions.md, "One-click unsubscribe"): true or false overrides the project's
   // `one_click_unsubscribe` setting for this email; null or absent keeps it.
   one_click_unsubscribe: z.boolean().nullish(),
+  // An extension (decisions.md, "Scheduled sending"): send later, at an ISO-8601 date-time with
+  // its offset or "in 1 hour", at most 30 days ahead (schedule.ts reads it against the clock).
+  scheduled_at: z.string().max(100).nullish(),
 };
 
 /** to, cc and bcc together: at most LIMITS.recipientsPerEmail. */
@@ -135,6 +140,7 @@ export const rawSendSchema = z.strictObject({
   recipients: addresses(LIMITS.recipientsPerEmail).min(1).nullish(),
   tags: addressingFields.tags,
   one_click_unsubscribe: addressingFields.one_click_unsubscribe,
+  scheduled_at: addressingFields.scheduled_at,
 });
 
 export const batchRequestSchema = z.strictObject({

@@ -14,6 +14,8 @@ import { readRawView } from './raw-view.ts';
 import type { AcceptOptions, EmailRow, EmailsStore, NewEmail, Recipient, SendResponse } from './store.ts';
 import { assertResendable, copyEmail, resendAudited } from './resend.ts';
 import { createTrialRule } from './trial.ts';
+import { scheduleTime } from './schedule.ts';
+import { createScheduling } from './scheduling.ts';
 import {
   batchRequestSchema,
   idempotencyKeySchema,
@@ -39,6 +41,7 @@ const SMTP_ORIGIN: Origin = { source: 'SMTP', messageId: null };
 interface RawOverrides {
   tags?: string[] | null | undefined;
   one_click_unsubscribe?: boolean | null | undefined;
+  scheduled_at?: string | null | undefined;
 }
 
 /**
@@ -203,6 +206,9 @@ export function createEmailsService(deps: EmailsDeps) {
     const isTrial = sender.env === 'LIVE' && (await checkLiveSender(sender, r.from, recipients));
     const now = clock.now();
     const live = sender.env === 'LIVE';
+    // A TEST send checks its schedule and keeps it, but is simulated at once (decisions.md).
+    const scheduledAt = r.scheduled_at == null ? null : iso(scheduleTime(r.scheduled_at, now));
+    const scheduled = scheduledAt === null ? {} : { scheduled_at: scheduledAt };
     const email: NewEmail = {
       id: newId(now),
       project_id: sender.project_id,
@@ -226,10 +232,11 @@ export function createEmailsService(deps: EmailsDeps) {
       template_version: content.template?.version ?? null,
       created_at: iso(now),
       attachments: content.attachments,
-      event: { id: newId(now), type: live ? 'queued' : 'simulated', data: {} },
+      event: { id: newId(now), type: live ? 'queued' : 'simulated', data: scheduled },
       trial: isTrial,
       message_id: origin.messageId,
       one_click_unsubscribe: r.one_click_unsubscribe ?? null,
+      scheduled_at: scheduledAt,
     };
     return { email, recipients };
   }
@@ -294,6 +301,8 @@ export function createEmailsService(deps: EmailsDeps) {
   }
 
   return {
+    ...createScheduling({ repo, clock }),
+
     /**
      * Accepts one email (send rules 1–7). With an Idempotency-Key, a repeat of
      * the same body replays the first response; `replay` says which happened.
@@ -365,7 +374,7 @@ export function createEmailsService(deps: EmailsDeps) {
       const { asStored, decodeRaw, headerRecipientsOf } = await rawReader();
       const raw = asStored(decodeRaw(r.raw));
       const envelope = { mailFrom: null, rcptTo: r.recipients ?? headerRecipientsOf(raw) };
-      const over = { tags: r.tags, one_click_unsubscribe: r.one_click_unsubscribe };
+      const over = { tags: r.tags, one_click_unsubscribe: r.one_click_unsubscribe, scheduled_at: r.scheduled_at };
       const accept = async (idem: AcceptOptions['idempotency']) => {
         const { email, recipients } = await buildRawEmail(sender, raw, envelope, API_ORIGIN, over);
         return acceptBuilt(sender, email, recipients, idem);

@@ -41,7 +41,18 @@ export interface NewEmail {
   message_id?: string | null;
   /** One-click unsubscribe asked (true) or refused (false) for this email; null: the project's setting. */
   one_click_unsubscribe?: boolean | null;
+  /** When a LIVE email goes out (issue 35; schedule.ts): its recipients are first due then. Null: at once. */
+  scheduled_at?: string | null;
 }
+
+/** What a schedule change does: cancel the email, with this event id, or move its time. */
+export type ScheduleChange = { cancel: { eventId: string } } | { at: string };
+
+/** How a schedule change went: done (the email as it now is), no such email, or too late (its status). */
+export type ScheduleOutcome =
+  | { outcome: 'done'; status: string; scheduled_at: string | null }
+  | { outcome: 'missing' }
+  | { outcome: 'started'; status: string };
 
 /** A row of `emails` (with `html_body`, `text_body` and `raw_message` when read by id). */
 export type EmailRow = Record<string, unknown> & { seq: number; id: string; project_id: string };
@@ -150,6 +161,13 @@ export interface EmailsStore {
     opts: AcceptOptions,
     audited: (r: SendResponse) => Audited,
   ): Promise<SendResponse>;
+  /**
+   * Cancels a LIVE email that has not started, or moves its time (issue 35; schedule-change.ts):
+   * in one transaction, its recipients leave the queue (CANCELED, with the `canceled` event
+   * `cancel` names) or are first due at `at`. Not started: the email is QUEUED and no recipient
+   * has been attempted or claimed; a claim that comes first wins, and the change is refused.
+   */
+  changeSchedule(projectId: string, id: string, change: ScheduleChange, nowIso: string): Promise<ScheduleOutcome>;
   /**
    * Why `address` (any case) is on the project's suppression list, or null (the relay refuses
    * it at RCPT). Reads only.

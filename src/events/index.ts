@@ -21,6 +21,8 @@ export const EVENT_TYPES = [
   'simulated',
   // A recipient's one-click or mailto unsubscribe (RFC 8058, RFC 2369; decisions.md): a webhook event, not a stat.
   'unsubscribed',
+  // A scheduled email cancelled before it started (decisions.md, "Scheduled sending").
+  'canceled',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -37,6 +39,7 @@ export const WEBHOOK_EVENTS = [
   'simulated',
   'opened',
   'unsubscribed',
+  'canceled',
 ] as const satisfies readonly EventType[];
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 

@@ -4,6 +4,8 @@ import {
   listQuerySchema,
   outputSchemas as out,
   rawSendSchema,
+  rescheduleSchema,
+  scheduleViewSchema,
   sendRequestSchema,
 } from '../emails/index.ts';
 import { errorRegistry } from '../errors.ts';
@@ -62,6 +64,8 @@ export function buildOpenApi(): Record<string, unknown> {
         EmailSendRequest: json(sendRequestSchema, 'input'),
         BatchSendRequest: json(batchRequestSchema, 'input'),
         RawSendRequest: json(rawSendSchema, 'input'),
+        RescheduleRequest: json(rescheduleSchema, 'input'),
+        ScheduleView: json(scheduleViewSchema),
         EmailSendResponseData: json(out.sendResponseSchema),
         BatchSendResponseData: json(out.batchResponseSchema),
         EmailListItem: json(out.emailListItemSchema),
@@ -126,6 +130,26 @@ export function buildOpenApi(): Record<string, unknown> {
           responses: {
             '200': { description: 'the email', content: data(ref('EmailDetail')) },
             ...errors(401, 403, 404, 429),
+          },
+        },
+        // svc's own (docs/decisions.md, "Scheduled sending"): a new time for an email not started.
+        patch: {
+          operationId: 'rescheduleEmail',
+          parameters: [idParam],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('RescheduleRequest') } } },
+          responses: {
+            '200': { description: 'its new time', content: data(ref('ScheduleView')) },
+            ...errors(400, 401, 403, 404, 409, 422, 429),
+          },
+        },
+      },
+      '/v1/emails/{email_id}/cancel': {
+        post: {
+          operationId: 'cancelEmail',
+          parameters: [idParam],
+          responses: {
+            '200': { description: 'cancelled: CANCELED, out of the queue', content: data(ref('ScheduleView')) },
+            ...errors(401, 403, 404, 409, 429),
           },
         },
       },

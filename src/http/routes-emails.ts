@@ -37,6 +37,16 @@ export const getEmail: Handler = async (req, _reply, { app }) => ({
   data: await app.emails.get(principalOf(req).project_id, idOf(req)),
 });
 
+/** svc's own (decisions.md, "Scheduled sending"): a scheduled email's new time, while it has not started. */
+export const rescheduleEmail: Handler = async (req, _reply, { app }) => ({
+  data: await app.emails.reschedule(principalOf(req).project_id, idOf(req), req.body),
+});
+
+/** svc's own: a scheduled email taken out of the queue, while it has not started. */
+export const cancelEmail: Handler = async (req, _reply, { app }) => ({
+  data: await app.emails.cancel(principalOf(req).project_id, idOf(req)),
+});
+
 export const listEmailEvents: Handler = async (req, _reply, { app }) => ({
   data: await app.emails.events(principalOf(req).project_id, idOf(req)),
 });

@@ -85,6 +85,8 @@ export const ROUTES: readonly Route[] = [
   route('POST',   '/v1/emails/raw',                             SEND,      emails.sendRawEmail),
   route('GET',    '/v1/emails',                                 READ,      emails.listEmails),
   route('GET',    '/v1/emails/:id',                             READ,      emails.getEmail),
+  route('PATCH',  '/v1/emails/:id',                             SEND,      emails.rescheduleEmail),
+  route('POST',   '/v1/emails/:id/cancel',                      SEND,      emails.cancelEmail),
   route('GET',    '/v1/emails/:id/events',                      READ,      emails.listEmailEvents),
   route('GET',    '/v1/top',                                    READ,      top.getTopSnapshot),
   route('GET',    '/v1/top/emails/:id',                         READ,      top.getTopEmail),

@@ -11,7 +11,7 @@ import { iso, type Clock } from '../lib/clock.ts';
 import { newId } from '../lib/ids.ts';
 import type { Logger } from '../lib/logger.ts';
 import { uniqueOrConflict } from '../store/errors.ts';
-import { parseInput } from '../validation.ts';
+import { fieldError, parseInput } from '../validation.ts';
 import type { WebhookRow } from '../webhooks/index.ts';
 import { downloadToken, readDownloadToken, type DownloadTarget } from './downloads.ts';
 import { forwardLoop, matchRoute, parsePattern, patternOf, splitAddress, type RouteMatch } from './patterns.ts';
@@ -64,11 +64,6 @@ export const receivedListSchema = z.strictObject({
   before: z.string().optional(),
   limit: z.coerce.number().int().min(1).max(100).default(50),
 });
-
-const fieldError = (field: string, message: string) =>
-  new AppError('request_validation_failed', 'The request failed validation', {
-    fields: [{ field, message, code: 'invalid_value' }],
-  });
 
 /** The envelope of a message as the inbound listener took it. */
 export interface ReceivedEnvelope {

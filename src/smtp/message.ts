@@ -59,7 +59,7 @@ export function toSendRequest(mail: ParsedMail, envelope: Envelope): RelayedMess
   const sender = mail.from?.value.find((v) => v.address);
   const from = sender?.address ?? envelope.mailFrom;
   if (!from) throw new AppError('invalid_request', 'The message has no From header and no envelope sender');
-  const { headers, tags, unsubscribe } = customHeaders(mail);
+  const { headers, tags, unsubscribe, scheduledAt } = customHeaders(mail);
   const html = mail.html === false ? null : mail.html;
   // With skipHtmlToText, an HTML-only message has an empty text: it had no text part.
   const text = html !== null && !mail.text ? null : (mail.text ?? '');
@@ -76,6 +76,7 @@ export function toSendRequest(mail: ParsedMail, envelope: Envelope): RelayedMess
     headers,
     tags,
     ...(unsubscribe === undefined ? {} : { one_click_unsubscribe: unsubscribe }),
+    ...(scheduledAt === undefined ? {} : { scheduled_at: scheduledAt }),
     attachments: mail.attachments.map((a, i) => ({
       filename: a.filename ?? `attachment-${i + 1}`,
       // An odd part type is the client's slip, not a reason to refuse its message: the part

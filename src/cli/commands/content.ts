@@ -118,7 +118,7 @@ export function registerEmails(program: Command): void {
   ])
     .option(...PROJECT)
     .addOption(allProjectsOption())
-    .option('--status <status>', 'QUEUED|SENDING|SENT|DELIVERED|BOUNCED|COMPLAINED|FAILED|SIMULATED')
+    .option('--status <status>', 'QUEUED|SENDING|SENT|DELIVERED|BOUNCED|COMPLAINED|FAILED|SIMULATED|CANCELED')
     .option('--from-email <email>', 'sender address')
     .option('--to-email <email>', 'recipient address')
     .option('--tag <tag>', 'a tag')
@@ -138,6 +138,18 @@ export function registerEmails(program: Command): void {
   ])
     .argument('<id>', 'email id')
     .action(em('events'));
+  command(e, 'cancel', 'take a scheduled email out of the queue before it starts (it becomes CANCELED)', [
+    'svc emails cancel 0192f4c1-7c2e-7b3a-9d4e-5f6a7b8c9d0e',
+  ])
+    .argument('<id>', 'email id')
+    .action(em('cancel'));
+  command(e, 'reschedule', 'move a scheduled email to another time before it starts', [
+    'svc emails reschedule 0192f4c1-7c2e-7b3a-9d4e-5f6a7b8c9d0e --at 2026-12-01T09:00:00Z',
+    'svc emails reschedule 0192f4c1-7c2e-7b3a-9d4e-5f6a7b8c9d0e --at "in 2 hours" --json',
+  ])
+    .argument('<id>', 'email id')
+    .requiredOption('--at <time>', 'an ISO-8601 time with its offset, or "in 2 hours" (at most 30 days ahead)')
+    .action(em('reschedule'));
 }
 
 /** Bounces saved by hand (support cases): the same processing as the inbound listener. */

@@ -61,6 +61,7 @@ export function registerSend(program: Command): void {
     .option('--attach <file>', 'attachment (repeatable)', collect)
     .option('--tag <tag>', 'tag (repeatable)', collect)
     .option('--header <header>', "custom header 'K: V' (repeatable)", collect)
+    .option('--scheduled-at <time>', 'send later: an ISO-8601 time with its offset, or "in 1 hour" (at most 30 days)')
     .option('--idempotency-key <key>', 'a retry with the same key never sends twice')
     .option('--wait', 'follow the email to a final status and print its events')
     .option(

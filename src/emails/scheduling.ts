@@ -1,0 +1,56 @@
+// Cancelling and moving a scheduled email (issue 35; decisions.md, "Scheduled sending"): the
+// use cases of POST /v1/emails/{id}/cancel and PATCH /v1/emails/{id}. When a change is still
+// possible is schedule-change.ts's rule; each store applies it in one transaction.
+import { z } from 'zod';
+import { AppError } from '../errors.ts';
+import { iso, type Clock } from '../lib/clock.ts';
+import { isUuid, newId } from '../lib/ids.ts';
+import { parseInput } from '../validation.ts';
+import { scheduleTime } from './schedule.ts';
+import type { EmailsStore, ScheduleChange } from './store.ts';
+
+/** PATCH /v1/emails/{id}: only the time may change (the content was accepted and counted as it is). */
+export const rescheduleSchema = z.strictObject({ scheduled_at: z.string().min(1).max(100) });
+
+/** What a change answers: the email's id, status and time. */
+export const scheduleViewSchema = z.object({
+  id: z.uuid(),
+  status: z.string(),
+  scheduled_at: z.iso.datetime().nullable(),
+});
+export type ScheduleView = z.infer<typeof scheduleViewSchema>;
+
+export function createScheduling(deps: { repo: Pick<EmailsStore, 'changeSchedule'>; clock: Clock }) {
+  async function change(projectId: string, id: string, c: ScheduleChange, now: number): Promise<ScheduleView> {
+    const out = isUuid(id)
+      ? await deps.repo.changeSchedule(projectId, id, c, iso(now))
+      : ({ outcome: 'missing' } as const);
+    if (out.outcome === 'missing') throw new AppError('not_found', `no email ${id}`);
+    if (out.outcome === 'started') {
+      throw new AppError('email_not_changeable', notChangeable(out.status), { status: out.status });
+    }
+    return { id, status: out.status, scheduled_at: out.scheduled_at };
+  }
+
+  return {
+    /** Cancels an email that has not started: it leaves the queue as CANCELED, with a `canceled` event. */
+    cancel(projectId: string, id: string): Promise<ScheduleView> {
+      const now = deps.clock.now();
+      return change(projectId, id, { cancel: { eventId: newId(now) } }, now);
+    },
+
+    /** Moves an email that has not started to another time (up to 30 days from now). */
+    reschedule(projectId: string, id: string, body: unknown): Promise<ScheduleView> {
+      const now = deps.clock.now();
+      const b = parseInput(rescheduleSchema, body);
+      return change(projectId, id, { at: iso(scheduleTime(b.scheduled_at, now)) }, now);
+    },
+  };
+}
+
+function notChangeable(status: string): string {
+  if (status === 'CANCELED') return 'The email was cancelled already';
+  if (status === 'SIMULATED') return 'A TEST email is simulated at once: there is nothing to cancel or move';
+  if (status === 'QUEUED') return 'The email has started sending: it can no longer be cancelled or moved';
+  return `The email is ${status}: it can no longer be cancelled or moved`;
+}
