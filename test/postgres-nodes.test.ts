@@ -47,7 +47,7 @@ const svc = async (...args: string[]) => {
   return r.json();
 };
 
-async function post(url: string, key: string, to: string[], idempotencyKey?: string) {
+async function post(url: string, key: string, to: string[], idempotencyKey?: string, extra: object = {}) {
   const res = await fetch(`${url}/v1/emails`, {
     method: 'POST',
     headers: {
@@ -55,7 +55,7 @@ async function post(url: string, key: string, to: string[], idempotencyKey?: str
       'content-type': 'application/json',
       ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
     },
-    body: JSON.stringify({ from: 'news@sender.test', to, subject: 'Hello', text: 'Hi' }),
+    body: JSON.stringify({ from: 'news@sender.test', to, subject: 'Hello', text: 'Hi', ...extra }),
   });
   const body = (await res.json()) as { data?: { id: string }; error?: { code: string } };
   return { status: res.status, id: body.data?.id, code: body.error?.code };
@@ -155,6 +155,36 @@ describe('two svc serve nodes over one PostgreSQL', () => {
     // share (2 of 4), not the whole limit.
     expect(new Set(mx.received.map((m) => m.helo))).toEqual(new Set(['a.mta.svc.test', 'b.mta.svc.test']));
     expect(mx.peakInData()).toBeLessThanOrEqual(CONCURRENCY);
+  }, 60_000);
+
+  it('send a schedule accepted by either once, not before its time, and not once cancelled by the other', async () => {
+    const [a, b] = urls;
+    mxDelay = 0;
+    // Three seconds ahead: both nodes' claim passes (every 250 ms) see every email come due.
+    const at = Date.now() + 3000;
+    const scheduled_at = new Date(at).toISOString();
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const r = await post(i % 2 ? b : a, key, [`s${i}@dest.test`], undefined, { scheduled_at });
+      expect(r.status).toBe(202);
+      ids.push(r.id!);
+    }
+    // Accepted by a, cancelled through b.
+    const cancel = await fetch(`${b}/v1/emails/${ids[0]}/cancel`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(cancel.status).toBe(200);
+    expect(Date.now()).toBeLessThan(at);
+    expect(await allDelivered(a, key, ids.slice(1))).toEqual(ids.slice(1).map(() => 'DELIVERED'));
+    const mine = mx.received.filter((m) => m.to.some((t) => /^s\d+@/.test(t)));
+    expect(mine.flatMap((m) => m.to).sort()).toEqual(
+      Array.from({ length: 19 }, (_, i) => `s${i + 1}@dest.test`).sort(),
+    );
+    // The whole message reached the peer after its time (the clocks are this machine's one).
+    expect(Math.min(...mine.map((m) => m.dataEndedAt))).toBeGreaterThanOrEqual(at);
+    expect(new Set(mine.map((m) => m.helo))).toEqual(new Set(['a.mta.svc.test', 'b.mta.svc.test']));
+    expect(await statusOf(a, key, ids[0]!)).toBe('CANCELED');
   }, 60_000);
 
   it('a node killed while it delivers loses nothing: the other sends what it held', async () => {

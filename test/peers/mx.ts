@@ -12,6 +12,8 @@ export interface Received {
   remoteAddress: string;
   /** The MAIL FROM parameters, upper-case names (`BODY`: '8BITMIME', `SMTPUTF8`: true). */
   mailParams: Record<string, string | true>;
+  /** When the peer had the whole message (wall clock, ms): a schedule's test reads it against the sender's time. */
+  dataEndedAt: number;
 }
 
 /** What the peer does with a recipient (chosen by the test, per address). */
@@ -109,8 +111,8 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
         stream.once('data', () => [...conns].find((c) => c.id === session.id)?._socket.destroy());
       }
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => void finish());
-      const finish = async () => {
+      stream.on('end', () => void finish(Date.now()));
+      const finish = async (dataEndedAt: number) => {
         const delay = typeof opts.dataDelayMs === 'function' ? opts.dataDelayMs() : opts.dataDelayMs;
         if (delay) await new Promise((r) => setTimeout(r, delay));
         if (b && 'data' in b) return answer(fail(b.data[0], b.data[1]));
@@ -125,6 +127,7 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
           mailParams: Object.fromEntries(
             Object.entries((mailFrom ? mailFrom.args : null) || {}).map(([k, v]) => [k.toUpperCase(), v]),
           ),
+          dataEndedAt,
         });
         answer();
       };
