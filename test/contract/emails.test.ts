@@ -175,6 +175,64 @@ describe.each(STORE_KINDS)('EmailsStore on %s', (kind) => {
     expect(await count("SELECT count(*) AS n FROM audit_logs WHERE target_id = 'r2'")).toBe(0);
   });
 
+  it('changeSchedule: moves or cancels an email no recipient has started; refuses a started, a final or a cancelled one', async () => {
+    const LATER = '2026-03-15T13:00:00.000Z';
+    const NOW = '2026-03-15T12:00:05.000Z';
+    await s.store.emails.acceptEmail(email('sc1', { scheduled_at: LATER }), to('a@x.test', 'b@y.test'), PLAIN);
+    const seq = await seqOf('sc1');
+    const due = async () =>
+      await s.query<{ next_attempt_at: string | null; status: string }>(
+        `SELECT next_attempt_at, status FROM recipients WHERE email_seq = ${seq} ORDER BY address_lc`,
+      );
+    expect(await due()).toEqual([
+      { next_attempt_at: LATER, status: 'QUEUED' },
+      { next_attempt_at: LATER, status: 'QUEUED' },
+    ]);
+    const AFTER = '2026-03-16T09:00:00.000Z';
+    expect(await s.store.emails.changeSchedule('p1', 'sc1', { at: AFTER }, NOW)).toEqual({
+      outcome: 'done',
+      status: 'QUEUED',
+      scheduled_at: AFTER,
+    });
+    expect((await due()).map((r) => r.next_attempt_at)).toEqual([AFTER, AFTER]);
+    expect((await s.store.emails.findById('sc1'))!.scheduled_at).toBe(AFTER);
+    expect(await s.store.emails.changeSchedule('pr', 'sc1', { at: LATER }, NOW)).toEqual({ outcome: 'missing' });
+    expect(await s.store.emails.changeSchedule('p1', 'none', { at: LATER }, NOW)).toEqual({ outcome: 'missing' });
+    expect(await s.store.emails.changeSchedule('p1', 'sc1', { cancel: { eventId: 'ev-c1' } }, NOW)).toEqual({
+      outcome: 'done',
+      status: 'CANCELED',
+      scheduled_at: AFTER,
+    });
+    expect(await due()).toEqual([
+      { next_attempt_at: null, status: 'CANCELED' },
+      { next_attempt_at: null, status: 'CANCELED' },
+    ]);
+    expect((await s.store.emails.findById('sc1'))!.status).toBe('CANCELED');
+    expect((await s.store.emails.listEvents(seq)).map((e) => [e.id, e.type])).toEqual([
+      ['ev-sc1', 'queued'],
+      ['ev-c1', 'canceled'],
+    ]);
+    expect(await s.store.emails.changeSchedule('p1', 'sc1', { cancel: { eventId: 'ev-c2' } }, NOW)).toEqual({
+      outcome: 'started',
+      status: 'CANCELED',
+    });
+    // One recipient attempted (as delivery's claim leaves it): the email has started, nothing changes.
+    await s.store.emails.acceptEmail(email('sc2', { scheduled_at: LATER }), to('a@x.test', 'b@y.test'), PLAIN);
+    const seq2 = await seqOf('sc2');
+    await s.exec(`UPDATE recipients SET attempts = 1 WHERE email_seq = ${seq2} AND address_lc = 'b@y.test'`);
+    expect(await s.store.emails.changeSchedule('p1', 'sc2', { cancel: { eventId: 'ev-c3' } }, NOW)).toEqual({
+      outcome: 'started',
+      status: 'QUEUED',
+    });
+    expect(await s.store.emails.changeSchedule('p1', 'sc2', { at: AFTER }, NOW)).toEqual({
+      outcome: 'started',
+      status: 'QUEUED',
+    });
+    expect(
+      await count(`SELECT count(*) AS n FROM recipients WHERE email_seq = ${seq2} AND next_attempt_at = '${LATER}'`),
+    ).toBe(2);
+  });
+
   it('suppressionOf: the reason for an address in any case, null when not suppressed', async () => {
     expect(await s.store.emails.suppressionOf('p1', 'GONE@x.test')).toBe('HARD_BOUNCE');
     expect(await s.store.emails.suppressionOf('p1', 'a@x.test')).toBeNull();
