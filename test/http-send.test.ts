@@ -105,6 +105,39 @@ describe('POST /v1/emails rejects a request that breaks a rule (422, nothing cre
   });
 });
 
+// Issue 35, item 5 (decisions.md, "Names where users type them"): the forms client libraries of
+// other services take are refused with the exact fields to send instead, never guessed at.
+describe('POST /v1/emails names what to send in place of "Name <address>" and a single recipient string', () => {
+  const messageOf = async (over: Record<string, unknown>, field: string) => {
+    const res = await runCase(env, key, invalid(field, over, [field]));
+    const fields = res.json<{ error: { details: { fields: { field: string; message: string }[] } } }>().error.details
+      .fields;
+    return fields.find((f) => f.field === field)!.message;
+  };
+
+  it('from: "Ada Lovelace <ada@example.com>" → from and from_name', async () => {
+    expect(await messageOf({ from: 'Ada Lovelace <ada@example.com>' }, 'from')).toBe(
+      'must be the address alone: send "from": "ada@example.com", "from_name": "Ada Lovelace"',
+    );
+    expect(await messageOf({ from: '"Acme, Inc." <news@example.com>' }, 'from')).toBe(
+      'must be the address alone: send "from": "news@example.com", "from_name": "Acme, Inc."',
+    );
+  });
+
+  it('to: "b@example.net" → ["b@example.net"]; a name in a recipient → the address alone', async () => {
+    expect(await messageOf({ to: 'b@example.net' }, 'to')).toBe(
+      'must be an array of addresses: send ["b@example.net"]',
+    );
+    expect(await messageOf({ to: 'Bo <b@example.net>' }, 'to')).toBe(
+      'must be an array of addresses: send ["b@example.net"]',
+    );
+    expect(await messageOf({ to: ['Bo <b@example.net>'] }, 'to.0')).toBe(
+      'must be the address alone: send "b@example.net" (recipients have no display name here)',
+    );
+    expect(await messageOf({ cc: ['nope'] }, 'cc.0')).toBe('must be an email address');
+  });
+});
+
 describe('POST /v1/emails refuses a field it does not know (422, never silently dropped)', () => {
   const unknown = (name: string, over: Record<string, unknown>, fields: Record<string, string>): Case => ({
     ...invalid(name, over, Object.keys(fields)),

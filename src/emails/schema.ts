@@ -23,7 +23,38 @@ const noLineBreaks = (s: string) => !/[\r\n]/.test(s);
 
 /** True for an address the send request takes as a recipient (the SMTP relay checks each RCPT TO). */
 export const isEmailAddress = (s: string): boolean => emailAddress.safeParse(s).success;
-const addresses = (max: number) => z.array(emailAddress).max(max);
+
+/** `Name <address>` as client libraries write it (decisions.md, "Names where users type them"). */
+const NAME_ADDRESS = /^\s*"?([^"<]*?)"?\s*<([^<>\s]+@[^<>\s]+)>\s*$/;
+
+/**
+ * What to send in place of `Name <address>`: the contract keeps the name apart (`from_name`)
+ * and has none for a recipient, so the form is refused with the exact fields to send instead.
+ */
+function nameAddressHint(field: 'from' | 'recipient', input: unknown): string | undefined {
+  const m = typeof input === 'string' ? NAME_ADDRESS.exec(input) : null;
+  if (!m) return undefined;
+  const [, name, address] = m;
+  if (field === 'from') {
+    return `must be the address alone: send "from": ${JSON.stringify(address)}, "from_name": ${JSON.stringify(name!.trim())}`;
+  }
+  return `must be the address alone: send ${JSON.stringify(address)} (recipients have no display name here)`;
+}
+
+/** An address of a send: a "Name <address>" is refused naming what to send instead. */
+const sendAddress = (field: 'from' | 'recipient') =>
+  z.email({ error: (iss) => nameAddressHint(field, iss.input) ?? 'must be an email address' }).max(320);
+
+/** A list of recipients: a single string is refused naming the array to send instead. */
+const addresses = (max: number) =>
+  z
+    .array(sendAddress('recipient'), {
+      error: (iss) =>
+        typeof iss.input === 'string'
+          ? `must be an array of addresses: send [${JSON.stringify(NAME_ADDRESS.exec(iss.input)?.[2] ?? iss.input)}]`
+          : 'must be an array of addresses',
+    })
+    .max(max);
 
 /** RFC 2045 token: printable ASCII except space and the tspecials. */
 const TOKEN = "[!#$%&'*+\\-.^_`{|}~0-9A-Za-z]+";
@@ -51,7 +82,7 @@ export const attachmentSchema = z.strictObject({
 
 /** The fields of a send that name who sends, who receives and what it is about. */
 const addressingFields = {
-  from: emailAddress,
+  from: sendAddress('from'),
   to: addresses(LIMITS.recipientsPerEmail).min(1),
   cc: addresses(LIMITS.recipientsPerEmail).nullish(),
   bcc: addresses(LIMITS.recipientsPerEmail).nullish(),
