@@ -61,6 +61,7 @@ export const BOTH_STORES = [
   'test/http-raw.test.ts',
   'test/relay-passthrough.test.ts',
   'test/scheduling.test.ts',
+  'test/metadata.test.ts',
 ];
 
 /**

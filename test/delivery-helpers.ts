@@ -4,6 +4,7 @@ import { authenticate } from 'mailauth';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer, type Received } from './peers/mx.ts';
+import { startWebhookReceiver, type WebhookReceiver } from './peers/webhook-receiver.ts';
 import { count, createTestEnv, type TestEnv } from './harness.ts';
 import { signingDomainRows } from './signing-domain.ts';
 import type { ConfigInput } from '../src/config/schema.ts';
@@ -159,4 +160,38 @@ export async function startDestinations(domains: string[] = ['dest.test']): Prom
     dns.set(`mx.${domain}`, { A: ['127.0.0.1'] });
   }
   return { dns, mx };
+}
+
+/** A delivery env with the test MX at dest.test and a webhook to a real HTTPS receiver for `events`. */
+export interface HookedDelivery {
+  dns: DnsServer;
+  mx: MxPeer;
+  d: DeliveryEnv;
+  hooks: WebhookReceiver;
+  close(this: void): Promise<void>;
+}
+
+export async function startHookedDelivery(events: string[]): Promise<HookedDelivery> {
+  const dns = await startDnsServer();
+  dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
+  dns.set('mx.dest.test', { A: ['127.0.0.1'] });
+  dns.set('hook.test', { A: ['127.0.0.1'] });
+  const mx = await startMxPeer();
+  const hooks = await startWebhookReceiver();
+  const d = await startDeliveryEnv(dns, { mxPort: String(mx.port), allowInsecureWebhooks: true }, undefined, {
+    webhookCa: [hooks.ca],
+  });
+  await d.env.app.webhooks.create(d.env.init.project_id, { url: `https://hook.test:${hooks.port}/svc`, events });
+  return {
+    dns,
+    mx,
+    d,
+    hooks,
+    close: async () => {
+      await d.env.close();
+      await hooks.close();
+      await mx.close();
+      await dns.close();
+    },
+  };
 }

@@ -1,44 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDnsServer, type DnsServer } from './peers/dns.ts';
-import { startMxPeer, type MxPeer } from './peers/mx.ts';
-import { settle, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
+import type { MxPeer } from './peers/mx.ts';
+import { settle, startHookedDelivery, type DeliveryEnv } from './delivery-helpers.ts';
 import { relayClient } from './relay-helpers.ts';
 import { runSvc } from './cli-runner.ts';
-import { startWebhookReceiver, type WebhookReceiver } from './peers/webhook-receiver.ts';
+import type { WebhookReceiver } from './peers/webhook-receiver.ts';
 
 // Scheduled sending (issue 35, item 1; decisions.md, "Scheduled sending"): a send with
 // `scheduled_at` waits in the queue until its time, on the injected clock, then goes out once;
 // until it starts it may be cancelled or moved.
 
-let dns: DnsServer;
 let mx: MxPeer;
 let d: DeliveryEnv;
 let hooks: WebhookReceiver;
+let close: () => Promise<void> = async () => {};
 const HOUR = 3_600_000;
-
+// --delivery-max-age is 1 h here: a schedule days ahead must count it from its time, not its acceptance.
 beforeAll(async () => {
-  dns = await startDnsServer();
-  dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
-  dns.set('mx.dest.test', { A: ['127.0.0.1'] });
-  dns.set('hook.test', { A: ['127.0.0.1'] });
-  mx = await startMxPeer();
-  hooks = await startWebhookReceiver();
-  // --delivery-max-age is 1 h here: a schedule days ahead must count it from its time, not its acceptance.
-  d = await startDeliveryEnv(dns, { mxPort: String(mx.port), allowInsecureWebhooks: true }, undefined, {
-    webhookCa: [hooks.ca],
-  });
-  await d.env.app.webhooks.create(d.env.init.project_id, {
-    url: `https://hook.test:${hooks.port}/svc`,
-    events: ['queued', 'delivered', 'canceled'],
-  });
+  ({ mx, d, hooks, close } = await startHookedDelivery(['queued', 'delivered', 'canceled']));
 }, 60_000);
-
-afterAll(async () => {
-  await d?.env.close();
-  await hooks?.close();
-  await mx?.close();
-  await dns?.close();
-});
+afterAll(() => close());
 
 const api = (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: object, key = d.key) =>
   d.env.server.inject({ method, url, headers: { authorization: `Bearer ${key}` }, ...(payload ? { payload } : {}) });

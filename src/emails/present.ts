@@ -1,6 +1,6 @@
 import type { EmailRow, EventRow } from './store.ts';
 
-const JSON_FIELDS = ['to_emails', 'cc_emails', 'bcc_emails', 'reply_to', 'tags', 'headers'] as const;
+const JSON_FIELDS = ['to_emails', 'cc_emails', 'bcc_emails', 'reply_to', 'tags', 'headers', 'metadata'] as const;
 const BOOL_FIELDS = [
   'dkim_aligned',
   'spf_aligned',

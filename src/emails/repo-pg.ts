@@ -25,7 +25,7 @@ import type { PgAuditWriter } from '../audit/index.ts';
 import type { Attachment } from './content.ts';
 import type { ListQuery } from './schema.ts';
 import { acceptPlan, replayOf, runPlanAsync } from './accept-plan.ts';
-import { emailValues } from './repo.ts';
+import { emailValues, metadataOf } from './repo.ts';
 import { emailsListStatement, PG_LIST, type ListCursor } from './list-query.ts';
 import { planRetentionBatch, type RetentionRow } from './retention-plan.ts';
 
@@ -49,9 +49,9 @@ export function createPgEmailsRepo(
       `WITH e AS (
          INSERT INTO emails (id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails,
            cc_emails, bcc_emails, reply_to, subject, tags, headers, template_id, template_version, created_at,
-           dkim_signing_status, is_trial, resent_from, message_id, one_click_unsubscribe, scheduled_at)
+           dkim_signing_status, is_trial, resent_from, message_id, one_click_unsubscribe, scheduled_at, metadata)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-                 $23, $36)
+                 $23, $36, $37)
          RETURNING seq),
        b AS (
          INSERT INTO email_bodies (email_seq, html_body, text_body, raw_message)
@@ -85,6 +85,7 @@ export function createPgEmailsRepo(
         JSON.stringify(e.event.data),
         e.raw ?? null,
         e.scheduled_at ?? null,
+        metadataOf(e),
       ],
     );
     const seq = r.rows[0]!.seq;

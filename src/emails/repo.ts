@@ -64,8 +64,8 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
     email: db.prepare(
       `INSERT INTO emails (id, project_id, api_key_id, env, source, status, from_email, from_name, to_emails, cc_emails,
          bcc_emails, reply_to, subject, tags, headers, template_id, template_version, created_at,
-         dkim_signing_status, is_trial, resent_from, message_id, one_click_unsubscribe, scheduled_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         dkim_signing_status, is_trial, resent_from, message_id, one_click_unsubscribe, scheduled_at, metadata)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     body: db.prepare('INSERT INTO email_bodies (email_seq, html_body, text_body, raw_message) VALUES (?, ?, ?, ?)'),
     tag: db.prepare('INSERT OR IGNORE INTO email_tags (email_seq, project_id, tag) VALUES (?, ?, ?)'),
@@ -161,7 +161,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
   /** Inserts a new email with its recipients, attachments and first event; runs inside a caller's transaction. */
   function insertEmail(e: NewEmail, recipients: Recipient[]): void {
     const live = e.env === 'LIVE';
-    const seq = Number(w.email.run(...emailValues(e), e.scheduled_at ?? null).lastInsertRowid);
+    const seq = Number(w.email.run(...emailValues(e), e.scheduled_at ?? null, metadataOf(e)).lastInsertRowid);
     // A scheduled email's recipients are first due at its time (scheduled sending: the queue is the schedule).
     const due = live ? (e.scheduled_at ?? e.created_at) : null;
     if (e.html !== null || e.text !== null || e.raw) w.body.run(seq, e.html, e.text, e.raw ?? null);
@@ -293,3 +293,6 @@ export function emailValues(e: NewEmail): unknown[] {
 }
 
 const json = (v: unknown) => (v === null ? null : JSON.stringify(v));
+
+/** An email's metadata as stored (JSON text), null without. */
+export const metadataOf = (e: NewEmail) => (e.metadata ? JSON.stringify(e.metadata) : null);

@@ -55,6 +55,7 @@ export function copyEmail(row: EmailRow, attachments: Attachment[], now: number)
     attachments,
     event: { id: newId(now), type: live ? 'queued' : 'simulated', data: { resent_from: row.id } },
     resent_from: row.id,
+    metadata: row.metadata == null ? null : (JSON.parse(row.metadata as string) as Record<string, string>),
     // A message passed through goes again as written, its Message-ID with it: svc records that one.
     ...(row.raw_message ? { message_id: (row.message_id as string | null) ?? null } : {}),
     one_click_unsubscribe: row.one_click_unsubscribe == null ? null : row.one_click_unsubscribe === 1,

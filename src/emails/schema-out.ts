@@ -31,6 +31,8 @@ const optional = {
   one_click_unsubscribe: z.boolean().nullable().optional(),
   // When a scheduled send goes out (decisions.md, "Scheduled sending"); null: at once.
   scheduled_at: dt.nullable().optional(),
+  // The send's key/value pairs (decisions.md, "Metadata"); null without.
+  metadata: z.record(z.string(), z.string()).nullable().optional(),
   source: z.enum(['API', 'SMTP', 'CAMPAIGN']).nullable().optional(),
   spf_aligned: z.boolean().nullable().optional(),
   spf_authorized_ip: z.boolean().nullable().optional(),

@@ -80,6 +80,24 @@ export const attachmentSchema = z.strictObject({
   content_base64: z.string().max(LIMITS.attachmentBase64Chars, `is larger than ${ATTACHMENT_MIB} MiB per attachment`),
 });
 
+/** A metadata key: letters, digits, `_` and `-` (it is also a list filter's `key:value`). */
+const METADATA_KEY = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * An extension (decisions.md, "Metadata"): string values under short keys, stored with the email,
+ * returned, filterable in the list and carried in each of its webhooks.
+ */
+export const metadataSchema = z
+  .record(
+    z.string().min(1).max(LIMITS.metadataKeyChars).regex(METADATA_KEY, 'a key is letters, digits, _ and - only'),
+    z.string().max(LIMITS.metadataValueChars, `a value is at most ${LIMITS.metadataValueChars} characters`),
+  )
+  .refine((m) => Object.keys(m).length <= LIMITS.metadataKeys, `at most ${LIMITS.metadataKeys} keys`)
+  .refine(
+    (m) => Buffer.byteLength(JSON.stringify(m)) <= LIMITS.metadataBytes,
+    `at most ${LIMITS.metadataBytes} bytes as JSON`,
+  );
+
 /** The fields of a send that name who sends, who receives and what it is about. */
 const addressingFields = {
   from: sendAddress('from'),
@@ -96,6 +114,7 @@ const addressingFields = {
   // An extension (decisions.md, "Scheduled sending"): send later, at an ISO-8601 date-time with
   // its offset or "in 1 hour", at most 30 days ahead (schedule.ts reads it against the clock).
   scheduled_at: z.string().max(100).nullish(),
+  metadata: metadataSchema.nullish(),
 };
 
 /** to, cc and bcc together: at most LIMITS.recipientsPerEmail. */
@@ -172,6 +191,7 @@ export const rawSendSchema = z.strictObject({
   tags: addressingFields.tags,
   one_click_unsubscribe: addressingFields.one_click_unsubscribe,
   scheduled_at: addressingFields.scheduled_at,
+  metadata: addressingFields.metadata,
 });
 
 export const batchRequestSchema = z.strictObject({
@@ -186,6 +206,12 @@ export const listQuerySchema = z
     from_email: z.string().min(1).max(320).optional(),
     to_email: z.string().min(1).max(320).optional(),
     tag: z.string().min(1).max(LIMITS.tagChars).optional(),
+    /** `key:value`: emails whose metadata holds that value under that key (decisions.md, "Metadata"). */
+    metadata: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,40}:/, 'send key:value, the key letters, digits, _ and - only')
+      .max(LIMITS.metadataKeyChars + 1 + LIMITS.metadataValueChars)
+      .optional(),
     from: dateTime.optional(),
     to: dateTime.optional(),
     limit: z.coerce.number().int().min(1).max(LIMITS.listMax).default(LIMITS.listDefault),

@@ -42,6 +42,7 @@ interface RawOverrides {
   tags?: string[] | null | undefined;
   one_click_unsubscribe?: boolean | null | undefined;
   scheduled_at?: string | null | undefined;
+  metadata?: Record<string, string> | null | undefined;
 }
 
 /**
@@ -237,6 +238,7 @@ export function createEmailsService(deps: EmailsDeps) {
       message_id: origin.messageId,
       one_click_unsubscribe: r.one_click_unsubscribe ?? null,
       scheduled_at: scheduledAt,
+      metadata: r.metadata ?? null,
     };
     return { email, recipients };
   }
@@ -374,7 +376,12 @@ export function createEmailsService(deps: EmailsDeps) {
       const { asStored, decodeRaw, headerRecipientsOf } = await rawReader();
       const raw = asStored(decodeRaw(r.raw));
       const envelope = { mailFrom: null, rcptTo: r.recipients ?? headerRecipientsOf(raw) };
-      const over = { tags: r.tags, one_click_unsubscribe: r.one_click_unsubscribe, scheduled_at: r.scheduled_at };
+      const over = {
+        tags: r.tags,
+        one_click_unsubscribe: r.one_click_unsubscribe,
+        scheduled_at: r.scheduled_at,
+        metadata: r.metadata,
+      };
       const accept = async (idem: AcceptOptions['idempotency']) => {
         const { email, recipients } = await buildRawEmail(sender, raw, envelope, API_ORIGIN, over);
         return acceptBuilt(sender, email, recipients, idem);

@@ -43,6 +43,8 @@ export interface NewEmail {
   one_click_unsubscribe?: boolean | null;
   /** When a LIVE email goes out (issue 35; schedule.ts): its recipients are first due then. Null: at once. */
   scheduled_at?: string | null;
+  /** Key/value pairs of the send (issue 35; decisions.md, "Metadata"), carried in its webhooks. */
+  metadata?: Record<string, string> | null;
 }
 
 /** What a schedule change does: cancel the email, with this event id, or move its time. */

@@ -4,6 +4,11 @@ export const LIMITS = {
   replyTo: 10,
   tags: 10,
   tagChars: 32,
+  /** Metadata of a send (issue 35; decisions.md, "Metadata"): keys, a key's and a value's characters, all of it as JSON. */
+  metadataKeys: 20,
+  metadataKeyChars: 40,
+  metadataValueChars: 500,
+  metadataBytes: 4096,
   subjectChars: 998,
   fromNameChars: 200,
   templateSlugChars: 100,

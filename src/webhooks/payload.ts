@@ -11,6 +11,8 @@ export interface PayloadParts {
   to_emails: string;
   subject: string;
   tags: string;
+  /** The email's metadata (JSON text), null without: then the body is the contract's, key for key. */
+  metadata: string | null;
   email_status: string | null;
   ev_id: string | null;
   ev_type: string;
@@ -44,6 +46,7 @@ export function buildPayload(p: PayloadParts): string | null {
         subject: p.subject,
         tags: JSON.parse(p.tags) as unknown,
         status: p.email_status,
+        ...(p.metadata ? { metadata: JSON.parse(p.metadata) as unknown } : {}),
       },
       event: data,
     },

@@ -148,7 +148,7 @@ export function createPgWebhooksRepo(pool: PgPool, tx: PgCommitter, audit: PgAud
              RETURNING o.*, picked.due AS claimed_due)
            SELECT c.seq, c.id, c.webhook_id, c.event_id, c.event_type, c.attempts, c.claimed_due, c.created_at,
                   c.skip, w.url, w.secret, w.is_active, c.payload, c.email_status,
-                  e.id AS email_id, e.from_email, e.to_emails, e.subject, e.tags,
+                  e.id AS email_id, e.from_email, e.to_emails, e.subject, e.tags, e.metadata,
                   ev.id AS ev_id, ev.type AS ev_type, ev.created_at AS ev_created_at, ev.data AS ev_data,
                   ev.ip_address, ev.user_agent
            FROM c JOIN webhooks w ON w.id = c.webhook_id

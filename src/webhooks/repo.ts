@@ -29,7 +29,7 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter): W
     bySeqs: db.prepare<[string], DueParts>(
       `SELECT o.seq, o.id, o.webhook_id, o.event_id, o.event_type, o.attempts, o.next_attempt_at, o.created_at,
          o.skip, w.url, w.secret, w.is_active, o.payload, o.email_status,
-         e.id AS email_id, e.from_email, e.to_emails, e.subject, e.tags,
+         e.id AS email_id, e.from_email, e.to_emails, e.subject, e.tags, e.metadata,
          ev.id AS ev_id, ev.type AS ev_type, ev.created_at AS ev_created_at, ev.data AS ev_data,
          ev.ip_address, ev.user_agent
        FROM webhook_outbox o JOIN webhooks w ON w.id = o.webhook_id
