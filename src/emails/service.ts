@@ -78,6 +78,7 @@ export interface TemplateSource {
   getBySlug(
     projectId: string,
     slug: string,
+    version?: number,
   ): Promise<{
     id: string;
     version: number;

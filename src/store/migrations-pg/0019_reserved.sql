@@ -1,0 +1,4 @@
+-- svc schema on PostgreSQL, version 19: a placeholder on branch issue-35-templates for the lead's
+-- 0019, written on another branch at the same time (migrations number with no gap). Delete this
+-- file at the merge.
+SELECT 1;
