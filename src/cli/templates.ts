@@ -16,8 +16,13 @@ async function fieldsFromFlags(opts: Opts) {
     html_template: await fileText(opts.htmlFile),
     text_template: await fileText(opts.textFile),
     variables: vars === undefined ? undefined : (JSON.parse(vars) as Record<string, unknown>),
+    // --layout names a layout by id or slug; --no-layout removes it (commander sets layout false).
+    layout_id: opts.layout === false ? null : str(opts.layout),
   };
 }
+
+/** A number flag as given: the schema refuses what is not a version (422 naming the field). */
+const versionOf = (v: unknown) => (typeof v === 'string' ? Number(v) : undefined);
 
 function withProject<T>(
   opts: Opts,
@@ -36,6 +41,7 @@ export async function create(_args: string[], opts: Opts): Promise<void> {
       name: fields.name!,
       subject_template: fields.subject_template!,
       slug: str(opts.slug)!,
+      ...(opts.isLayout === true ? { is_layout: true } : {}),
     }),
   );
   print(opts, t, () => show({ ...t }));
@@ -46,15 +52,19 @@ export async function list(_args: string[], opts: Opts): Promise<void> {
   print(opts, ts, () => table(ts as never, ['id', 'slug', 'name', 'version', 'updated_at']));
 }
 
-export async function show_([ref]: string[], opts: Opts): Promise<void> {
-  const t = await withProject(opts, (app, pid) => app.templates.getTemplate(pid, ref!));
+export async function show_([ref, v]: string[], opts: Opts): Promise<void> {
+  const version = versionOf(v);
+  const t = await withProject(opts, async (app, pid): Promise<object> =>
+    version === undefined ? app.templates.getTemplate(pid, ref!) : app.templates.getVersion(pid, ref!, version),
+  );
   print(opts, t, () => show({ ...t }));
 }
 export { show_ as show };
 
 export async function update([ref]: string[], opts: Opts): Promise<void> {
   const fields = await fieldsFromFlags(opts);
-  const patch = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+  const given = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined));
+  const patch = opts.draft === true ? { ...given, draft: true } : given;
   const t = await withProject(opts, (app, pid) => app.templates.update(pid, ref!, patch));
   print(opts, t, () => show({ ...t }));
 }
@@ -62,4 +72,14 @@ export async function update([ref]: string[], opts: Opts): Promise<void> {
 export async function remove([ref]: string[], opts: Opts): Promise<void> {
   const t = await withProject(opts, (app, pid) => app.templates.remove(pid, ref!));
   print(opts, t, () => `deleted template ${t.slug} (${t.id})`);
+}
+
+export async function versions([ref]: string[], opts: Opts): Promise<void> {
+  const vs = await withProject(opts, (app, pid) => app.templates.listVersions(pid, ref!));
+  print(opts, vs, () => table(vs, ['version', 'published', 'layout_id', 'created_at']));
+}
+
+export async function publish([ref, v]: string[], opts: Opts): Promise<void> {
+  const t = await withProject(opts, (app, pid) => app.templates.publish(pid, ref!, { version: versionOf(v) }));
+  print(opts, t, () => `published version ${t.published_version} of template ${t.slug} (latest ${t.version})`);
 }
