@@ -325,7 +325,7 @@ describe('svc templates versions and publish', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('lists versions, publishes one and refuses a version that does not exist with one line and exit 1', async () => {
+  it('lists versions, publishes one; a version that does not exist is exit 1, one that is not a number exit 2', async () => {
     const svc = (...args: string[]) => runSvc(dir, ['templates', ...args, '--project', 'Web']);
     writeFileSync(join(dir, 'layout.html'), '<main>{{ content }}</main>');
     writeFileSync(join(dir, 'w.html'), '<p>{{ name }}</p>');
@@ -372,6 +372,11 @@ describe('svc templates versions and publish', () => {
     const missing = await svc('publish', 'w', '5');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('version: template w has no version 5');
+    const notANumber = await svc('publish', 'w', 'two');
+    expect([notANumber.code, notANumber.stderr.split('\n')[0]]).toEqual([
+      2,
+      'error: a version is a whole number from 1, got "two"',
+    ]);
     expect((await svc('show', 'w', '1', '--json')).json()).toMatchObject({ version: 1, subject_template: 'Hi' });
   });
 });

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { withApp, type GlobalOptions } from './context.ts';
-import { print, record, table } from './io.ts';
+import { print, record, table, UsageError } from './io.ts';
 import { varsFileOf } from './commands/kit.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
@@ -21,8 +21,13 @@ async function fieldsFromFlags(opts: Opts) {
   };
 }
 
-/** A number flag as given: the schema refuses what is not a version (422 naming the field). */
-const versionOf = (v: unknown) => (typeof v === 'string' ? Number(v) : undefined);
+/** A version argument: a whole number from 1 (usage error, exit 2, otherwise); undefined when not given. */
+function versionOf(v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,8}$/.test(v))
+    throw new UsageError(`a version is a whole number from 1, got ${JSON.stringify(v)}`);
+  return Number(v);
+}
 
 function withProject<T>(
   opts: Opts,
