@@ -28,6 +28,7 @@ export const BOTH_STORES = [
   'test/http-members.test.ts',
   'test/http-organizations.test.ts',
   'test/http-templates-management.test.ts',
+  'test/template-versions.test.ts',
   'test/http-resend.test.ts',
   'test/cli.test.ts',
   'test/cli-projects.test.ts',

@@ -114,6 +114,11 @@ describe('the audit log', () => {
         { subject_template: 'Hello' },
       ],
       [
+        `POST ${PROJECT}/templates/:template_id/publish`,
+        () => `${P}/templates/${ids.template}/publish`,
+        { version: 2 },
+      ],
+      [
         `POST ${PROJECT}/templates/:template_id/test-send`,
         () => `${P}/templates/${ids.template}/test-send`,
         { to: 'test@example.net', from: 'a@example.com', env: 'TEST' },

@@ -115,6 +115,8 @@ function routes(): [string, string][] {
     [`GET ${PROJECT}/api-keys`, `${P}/api-keys`],
     [`GET ${PROJECT}/templates`, `${P}/templates`],
     [`GET ${PROJECT}/templates/:template_id`, `${P}/templates/${fixtures.template}`],
+    [`GET ${PROJECT}/templates/:template_id/versions`, `${P}/templates/${fixtures.template}/versions`],
+    [`GET ${PROJECT}/templates/:template_id/versions/:version`, `${P}/templates/${fixtures.template}/versions/1`],
     [`GET ${PROJECT}/suppressions`, `${P}/suppressions`],
     [`GET ${ORG}/audit-logs`, `${O}/audit-logs`],
   ];
@@ -171,6 +173,7 @@ function urlOf(pattern: string): string {
     .replace(':delivery_id', sub(fixtures.delivery))
     .replace(':route_id', sub(fixtures.route))
     .replace(':received_id', sub(fixtures.received))
+    .replace(':version', '1')
     .replace(':index', '0')
     .replace(':position', '0')
     .replace(':email', 'nobody@example.net');

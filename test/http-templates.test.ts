@@ -41,15 +41,24 @@ afterAll(() => env.close());
 
 async function storeRaw(slug: string, text: string): Promise<void> {
   const now = new Date(env.clock.now()).toISOString();
+  const id = randomUUID();
   await env.query(
     `INSERT INTO templates (id, project_id, name, slug, subject_template, html_template, text_template, created_at, updated_at)
      VALUES (?, ?, ?, ?, 'Subject', NULL, ?, ?, ?)`,
-    randomUUID(),
+    id,
     env.init.project_id,
     slug,
     slug,
     text,
     now,
+    now,
+  );
+  // Sends render a template's published version (1, as the templates row says by default).
+  await env.query(
+    `INSERT INTO template_versions (template_id, version, subject_template, html_template, text_template, created_at)
+     VALUES (?, 1, 'Subject', NULL, ?, ?)`,
+    id,
+    text,
     now,
   );
 }

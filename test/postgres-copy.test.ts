@@ -27,6 +27,7 @@ const COPIED = [
   'dmarc_reports',
   'dmarc_report_rows',
   'templates',
+  'template_versions',
   'emails',
   'email_bodies',
   'email_tags',
@@ -77,6 +78,16 @@ async function fill(env: TestEnv, emails: number): Promise<void> {
     subject_template: 'Hi {{ name }}',
     html_template: '<p>Hi {{ name }}</p>',
   });
+  // A layout newer than the template that names it (templates copy in id order), and a draft.
+  await env.app.templates.create(env.init.project_id, {
+    name: 'Brand',
+    slug: 'brand',
+    is_layout: true,
+    subject_template: 'Brand',
+    html_template: '<main>{{ content }}</main>',
+  });
+  await env.app.templates.update(env.init.project_id, 'welcome', { layout_id: 'brand' });
+  await env.app.templates.update(env.init.project_id, 'welcome', { subject_template: 'Draft', draft: true });
   for (let i = 0; i < emails; i++) {
     const res = await env.server.inject({
       method: 'POST',

@@ -255,20 +255,23 @@ describe.each([['sqlite' as const], ['postgres' as const]])('the %s store', (kin
       text_template: 'Hello',
       variables: { name: 'there' },
       version: 1,
+      published_version: 1,
+      is_layout: false,
+      layout_id: null,
       created_at: AT,
       updated_at: AT,
     };
     await s.templates.create(t, audited('template.create'));
     await s.templates.create({ ...t, id: 't2', slug: 'Alpha' }, audited('template.create'));
-    expect(await s.templates.update({ ...t, name: 'Welcome 2' }, audited('template.update'))).toBe(true);
-    expect(await s.templates.update({ ...t, name: 'stale' }, audited('template.update'))).toBe(false);
+    expect(await s.templates.update({ ...t, name: 'Welcome 2' }, audited('template.update'), true)).toBe(true);
+    expect(await s.templates.update({ ...t, name: 'stale' }, audited('template.update'), true)).toBe(false);
     expect(await s.templates.findBySlug('p1', 'welcome')).toMatchObject({
       name: 'Welcome 2',
       version: 2,
       variables: { name: 'there' },
     });
     expect((await s.templates.list('p1')).map((x) => x.slug)).toEqual(['Alpha', 'welcome']);
-    expect(await s.templates.remove('t2', audited('template.remove'))).toBe(true);
+    expect(await s.templates.remove('t2', audited('template.remove'))).toBe('deleted');
     expect(await s.templates.findById('t2')).toBeUndefined();
   });
 

@@ -62,6 +62,10 @@ export const MIN_ROLE: Readonly<Record<string, Role>> = {
   // The dashboard's editor (issue 31): a preview reads (it stores nothing); a test send sends.
   [`POST ${PROJECT}/templates/preview`]: 'VIEWER',
   [`POST ${PROJECT}/templates/:template_id/test-send`]: 'DEVELOPER',
+  // Versions (issue 35): read as the template, published as it is changed.
+  [`GET ${PROJECT}/templates/:template_id/versions`]: 'VIEWER',
+  [`GET ${PROJECT}/templates/:template_id/versions/:version`]: 'VIEWER',
+  [`POST ${PROJECT}/templates/:template_id/publish`]: 'DEVELOPER',
 
   [`GET ${PROJECT}/webhooks`]: 'VIEWER',
   [`POST ${PROJECT}/webhooks`]: 'DEVELOPER',

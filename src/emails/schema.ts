@@ -142,6 +142,9 @@ export const sendRequestSchema = z
     html: z.string().nullish(),
     text: z.string().nullish(),
     template: slugSchema.nullish(),
+    // An extension (decisions.md, "Template versions and layouts"): a version of the template
+    // other than its published one.
+    template_version: z.number().int().min(1).nullish(),
     variables: z.record(z.string(), z.unknown()).nullish(),
     headers: z
       .record(z.string().min(1).max(LIMITS.headerNameChars), z.string().max(LIMITS.headerValueChars))
@@ -164,6 +167,8 @@ export const sendRequestSchema = z
     }
     if (r.variables != null)
       ctx.addIssue({ code: 'custom', path: ['variables'], message: 'variables need a template' });
+    if (r.template_version != null)
+      ctx.addIssue({ code: 'custom', path: ['template_version'], message: 'template_version needs a template' });
   });
 
 export type SendRequest = z.output<typeof sendRequestSchema>;

@@ -82,6 +82,7 @@ export interface TemplateSource {
   getBySlug(
     projectId: string,
     slug: string,
+    version?: number,
   ): Promise<{
     id: string;
     version: number;
@@ -128,7 +129,7 @@ export function createEmailsService(deps: EmailsDeps) {
   /** Bodies from the request, or rendered from the named template with request overrides. */
   async function resolveContent(sender: Sender, r: SendRequest) {
     if (!r.template) return { subject: r.subject ?? '', html: r.html ?? null, text: r.text ?? null, template: null };
-    const t = await deps.templates.getBySlug(sender.project_id, r.template);
+    const t = await deps.templates.getBySlug(sender.project_id, r.template, r.template_version ?? undefined);
     // A request's subject or text overrides the template's as literal text: it is not rendered.
     const source = {
       subject: r.subject == null ? t.subject_template : '',

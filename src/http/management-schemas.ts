@@ -80,8 +80,28 @@ export const templateOut = z.object({
   text_template: z.string().nullable(),
   variables: z.record(z.string(), z.unknown()),
   version: z.number().int(),
+  published_version: z.number().int(),
+  is_layout: z.boolean(),
+  layout_id: id.nullable(),
   created_at: time,
   updated_at: time,
+});
+
+/** One saved version of a template in the list of its versions (no bodies). */
+export const templateVersionSummaryOut = z.object({
+  version: z.number().int(),
+  published: z.boolean(),
+  layout_id: id.nullable(),
+  created_at: time,
+});
+
+/** One saved version of a template with its content. */
+export const templateVersionOut = templateVersionSummaryOut.extend({
+  template_id: id,
+  subject_template: z.string(),
+  html_template: z.string().nullable(),
+  text_template: z.string().nullable(),
+  variables: z.record(z.string(), z.unknown()),
 });
 
 const purpose = z.enum([

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { outputSchemas } from '../emails/index.ts';
-import { createTemplateSchema, updateTemplateSchema } from '../templates/schema.ts';
+import { createTemplateSchema, publishTemplateSchema, updateTemplateSchema } from '../templates/schema.ts';
 import { previewOut, previewTemplateSchema, sendTemplateTest, testSendSchema } from '../templates/index.ts';
 import * as out from './management-schemas.ts';
 import { memberHandler } from './org-route.ts';
@@ -22,12 +22,17 @@ export const createTemplate = memberHandler(
 );
 
 export const updateTemplate = memberHandler(
-  { summary: 'Update a template (raises its version)', body: updateTemplateSchema, response: out.templateOut },
+  {
+    summary: 'Update a template: saves a new version and publishes it, or with draft true leaves it unpublished',
+    body: updateTemplateSchema,
+    response: out.templateOut,
+  },
   ({ params, body, actor }, app) => app.templates.update(params.project_id!, params.template_id!, body as never, actor),
 );
 
-export const deleteTemplate = memberHandler({ summary: 'Delete a template' }, ({ params, actor }, app) =>
-  app.templates.remove(params.project_id!, params.template_id!, actor),
+export const deleteTemplate = memberHandler(
+  { summary: 'Delete a template (409 for a layout in use)' },
+  ({ params, actor }, app) => app.templates.remove(params.project_id!, params.template_id!, actor),
 );
 
 export const previewTemplate = memberHandler(
@@ -37,7 +42,7 @@ export const previewTemplate = memberHandler(
     response: previewOut,
     status: 200,
   },
-  ({ body }, app) => app.templates.preview(body),
+  ({ params, body }, app) => app.templates.preview(params.project_id!, body),
 );
 
 export const testSendTemplate = memberHandler(
@@ -55,4 +60,27 @@ export const testSendTemplate = memberHandler(
       { orgId: org.id, projectId: params.project_id!, templateId: params.template_id!, actor },
       body,
     ),
+);
+
+export const listTemplateVersions = memberHandler(
+  {
+    summary: "A template's saved versions, newest first, without bodies",
+    response: z.array(out.templateVersionSummaryOut),
+  },
+  ({ params }, app) => app.templates.listVersions(params.project_id!, params.template_id!),
+);
+
+export const getTemplateVersion = memberHandler(
+  { summary: 'One saved version of a template with its content', response: out.templateVersionOut },
+  ({ params }, app) => app.templates.getVersion(params.project_id!, params.template_id!, Number(params.version)),
+);
+
+export const publishTemplate = memberHandler(
+  {
+    summary: 'Publish a saved version: sends use it from now on (an older version is a rollback)',
+    body: publishTemplateSchema,
+    response: out.templateOut,
+    status: 200,
+  },
+  ({ params, body, actor }, app) => app.templates.publish(params.project_id!, params.template_id!, body, actor),
 );

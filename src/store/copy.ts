@@ -25,6 +25,7 @@ const TABLES = [
   'dmarc_reports',
   'dmarc_report_rows',
   'templates',
+  'template_versions',
   'emails',
   'email_bodies',
   'email_tags',

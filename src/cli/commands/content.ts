@@ -33,17 +33,25 @@ export function registerTemplates(program: Command): void {
     .option('--text-file <file>', 'text body template')
     .addOption(varsFileOption('JSON object of variable hints'))
     .addOption(variablesFileAlias())
+    .option('--is-layout', 'a layout: its bodies hold one {{ content }} slot that other templates fill')
+    .option('--layout <layout>', 'the layout it is wrapped in (id or slug)')
     .action(tpl('create'));
   command(t, 'list', "list a project's templates", ['svc templates list --project Default --json'])
     .requiredOption(...PROJECT)
     .action(tpl('list'));
-  command(t, 'show', 'a template with its bodies', ['svc templates show welcome --project Default'])
+  command(t, 'show', 'a template with its bodies (its latest version), or one saved version', [
+    'svc templates show welcome --project Default',
+    'svc templates show welcome 2 --project Default',
+  ])
     .argument('<template>', 'id or slug')
+    // A positional version: `--version` is the program's own flag, wherever it is written.
+    .argument('[version]', 'that saved version')
     .requiredOption(...PROJECT)
     .action(tpl('show'));
-  command(t, 'update', 'change a template; its version goes up by one', [
+  command(t, 'update', 'save a new version of a template and publish it (or not, with --draft)', [
     'svc templates update welcome --project Default --subject "Welcome, {{ name }}"',
-    'svc templates update welcome --project Default --html-file w2.html',
+    'svc templates update welcome --project Default --html-file w2.html --draft',
+    'svc templates update welcome --project Default --layout brand',
   ])
     .argument('<template>', 'id or slug')
     .requiredOption(...PROJECT)
@@ -53,7 +61,23 @@ export function registerTemplates(program: Command): void {
     .option('--text-file <file>', 'text body template')
     .addOption(varsFileOption('JSON object of variable hints'))
     .addOption(variablesFileAlias())
+    .option('--layout <layout>', 'the layout it is wrapped in (id or slug)')
+    .option('--no-layout', 'no layout')
+    .option('--draft', 'save the version unpublished: sends keep the published one')
     .action(tpl('update'));
+  command(t, 'versions', "a template's saved versions, newest first; the published one marked", [
+    'svc templates versions welcome --project Default',
+  ])
+    .argument('<template>', 'id or slug')
+    .requiredOption(...PROJECT)
+    .action(tpl('versions'));
+  command(t, 'publish', 'make a saved version the one sends use (an older one: a rollback)', [
+    'svc templates publish welcome 3 --project Default',
+  ])
+    .argument('<template>', 'id or slug')
+    .argument('<version>', 'the version to publish')
+    .requiredOption(...PROJECT)
+    .action(tpl('publish'));
   command(t, 'delete', 'delete a template', ['svc templates delete welcome --project Default'])
     .argument('<template>', 'id or slug')
     .requiredOption(...PROJECT)

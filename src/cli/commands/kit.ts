@@ -16,7 +16,8 @@ export function lazy(load: () => Promise<Action>) {
   return async function (this: Command, ...received: unknown[]) {
     const cmd = received.at(-1) as Command;
     const opts = cmd.optsWithGlobals<Opts>();
-    const args = received.slice(0, -2).map(String);
+    // An optional argument not given arrives as undefined: it stays absent, not "undefined".
+    const args = received.slice(0, -2).filter((a): a is string => a !== undefined);
     try {
       await (
         await load()
