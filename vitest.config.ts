@@ -63,6 +63,7 @@ export const BOTH_STORES = [
   'test/relay-passthrough.test.ts',
   'test/scheduling.test.ts',
   'test/metadata.test.ts',
+  'test/delivery-delayed.test.ts',
 ];
 
 /**

@@ -171,16 +171,22 @@ export interface HookedDelivery {
   close(this: void): Promise<void>;
 }
 
-export async function startHookedDelivery(events: string[]): Promise<HookedDelivery> {
+export async function startHookedDelivery(
+  events: string[],
+  settings: Partial<ConfigInput> = {},
+): Promise<HookedDelivery> {
   const dns = await startDnsServer();
   dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
   dns.set('mx.dest.test', { A: ['127.0.0.1'] });
   dns.set('hook.test', { A: ['127.0.0.1'] });
   const mx = await startMxPeer();
   const hooks = await startWebhookReceiver();
-  const d = await startDeliveryEnv(dns, { mxPort: String(mx.port), allowInsecureWebhooks: true }, undefined, {
-    webhookCa: [hooks.ca],
-  });
+  const d = await startDeliveryEnv(
+    dns,
+    { mxPort: String(mx.port), allowInsecureWebhooks: true, ...settings },
+    undefined,
+    { webhookCa: [hooks.ca] },
+  );
   await d.env.app.webhooks.create(d.env.init.project_id, { url: `https://hook.test:${hooks.port}/svc`, events });
   return {
     dns,

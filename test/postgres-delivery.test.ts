@@ -77,6 +77,8 @@ const delivered = (r: LeasedRow): RecipientOutcome => ({
   attempts: r.attempts + 1,
   decision: { kind: 'delivered', reply: { code: 250, enhanced: '2.0.0', text: 'ok' } },
   detail: '250 ok',
+  delay_notified: 0,
+  waited_ms: 0,
 });
 
 const CONN = { mx_host: 'mx.example.net', mx_ip: '127.0.0.1', tls: false } as never;
@@ -214,6 +216,8 @@ describe('the delivery queue on PostgreSQL, with two nodes', () => {
       recipient_id: last.id,
       address: last.address,
       attempts: 1,
+      delay_notified: 0,
+      waited_ms: 0,
       decision: {
         kind: 'bounced',
         bounce_type: 'hard',

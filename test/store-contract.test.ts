@@ -446,7 +446,14 @@ describe.each([['sqlite' as const], ['postgres' as const]])('the %s store', (kin
     const outcomes = [
       { address: 'dead@x.test', decision: decision('dead@x.test', 550, '5.1.1 Rejected') },
       { address: 'grey@x.test', decision: decision('grey@x.test', 451, '4.7.1 Greylisted, try again later') },
-    ].map((o) => ({ ...o, recipient_id: claimed.find((r) => r.address === o.address)!.id, attempts: 1, detail: '' }));
+    ].map((o) => ({
+      ...o,
+      recipient_id: claimed.find((r) => r.address === o.address)!.id,
+      attempts: 1,
+      detail: '',
+      delay_notified: 0,
+      waited_ms: 0,
+    }));
     const seq = claimed[0]!.email_seq;
     expect(await s.delivery.record(seq, 'p1', 'e2', null, outcomes, now, claimed[0]!.lease)).toBe(2);
     const late = await s.delivery.findRecipient(seq, 'late@x.test');

@@ -175,6 +175,8 @@ describe("data.email.status is the status the event's change left", () => {
     await settle(d.env);
     expect(await told(id)).toEqual([
       'email.bounced gone@dest.test: SENDING',
+      // grey's first deferral (decisions.md, "delivery_delayed").
+      'email.delivery_delayed grey@dest.test: SENDING',
       'email.queued -: QUEUED',
       'email.sending gone@dest.test: SENDING',
       'email.sending grey@dest.test: SENDING',
@@ -183,6 +185,7 @@ describe("data.email.status is the status the event's change left", () => {
     await settle(d.env);
     expect((await told(id)).filter((t) => t.includes('grey'))).toEqual([
       'email.delivered grey@dest.test: BOUNCED',
+      'email.delivery_delayed grey@dest.test: SENDING',
       'email.sending grey@dest.test: SENDING',
       'email.sending grey@dest.test: SENDING',
       'email.sent grey@dest.test: BOUNCED',

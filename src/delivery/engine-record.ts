@@ -24,6 +24,8 @@ function outcomeOf(
       attempts,
       decision: { kind: 'failed', reason: result.internal_error, reply: null },
       detail: result.internal_error,
+      delay_notified: row.delay_notified,
+      waited_ms: now - createdAt,
     };
   }
   const r = result.results.find((x) => x.recipient === row.address) ?? {
@@ -38,6 +40,8 @@ function outcomeOf(
     attempts,
     decision: decide(r, attempts, createdAt, now, s.opts.policy, [job.envelope_from, job.from_email]),
     detail: describeAttempt(r, result.connection),
+    delay_notified: row.delay_notified,
+    waited_ms: now - createdAt,
   };
 }
 

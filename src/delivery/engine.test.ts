@@ -134,6 +134,7 @@ function memoryQueue(clock: FakeClock) {
         domain: address.slice(address.indexOf('@') + 1),
         attempts: 0,
         last_error: null,
+        delay_notified: 0,
         next: clock.now(),
         lease: null,
         status: 'QUEUED',
@@ -339,6 +340,7 @@ describe('envelopesFor', () => {
     domain: 'dest.test',
     attempts: 0,
     last_error: null,
+    delay_notified: 0,
   });
   const built = (paths: string[] | null) =>
     ({

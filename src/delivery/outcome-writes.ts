@@ -10,6 +10,22 @@ export interface RecipientOutcome {
   attempts: number;
   decision: Decision;
   detail: string;
+  /** The `delivery_delayed` notices given before this attempt (delayLevel's levels). */
+  delay_notified: number;
+  /** Since the recipient was first due (its email's schedule, or its acceptance). */
+  waited_ms: number;
+}
+
+/**
+ * How long a recipient has waited when svc says so again (issue 35, item 2; decisions.md,
+ * "delivery_delayed"): its first deferral, then past 1 h, 4 h and 24 h.
+ */
+export const DELAY_THRESHOLDS_MS = [3_600_000, 4 * 3_600_000, 24 * 3_600_000] as const;
+const DELAY_NAMES = ['first_deferral', '1h', '4h', '24h'] as const;
+
+/** The level a deferral after `waitedMs` reaches: 1 the first, then one more per threshold passed. */
+export function delayLevel(waitedMs: number): number {
+  return 1 + DELAY_THRESHOLDS_MS.filter((t) => waitedMs >= t).length;
 }
 
 /** A recipient's columns as an outcome sets them. */
@@ -22,6 +38,8 @@ export interface OutcomeState {
   rule: string | null;
   sent_at: string | null;
   delivered_at: string | null;
+  /** The delay notices given, this one included. */
+  delay_notified: number;
 }
 
 /**
@@ -41,7 +59,14 @@ export function outcomeWrites(
   at: string,
 ): { state: OutcomeState; events: [type: string, data: object][]; suppress: boolean } {
   const d = o.decision;
-  const none = { bounce_type: null, category: null, rule: null, sent_at: null, delivered_at: null };
+  const none = {
+    bounce_type: null,
+    category: null,
+    rule: null,
+    sent_at: null,
+    delivered_at: null,
+    delay_notified: o.delay_notified,
+  };
   const events: [string, object][] = conn ? [['smtp_connected', { recipient: o.address, ...conn }]] : [];
   const mx_host = conn?.mx_host ?? null;
   switch (d.kind) {
@@ -72,12 +97,38 @@ export function outcomeWrites(
     case 'failed':
       events.push(['failed', { recipient: o.address, reason: d.reason }]);
       return { state: { ...none, status: 'FAILED', next: null }, events, suppress: false };
-    case 'retry':
+    case 'retry': {
+      // A deferral says so the first time, and again once past each threshold (delivery_delayed).
+      const level = delayLevel(o.waited_ms);
+      const notify = level > o.delay_notified;
+      if (notify) {
+        events.push([
+          'delivery_delayed',
+          {
+            recipient: o.address,
+            threshold: DELAY_NAMES[level - 1],
+            waited_seconds: Math.floor(o.waited_ms / 1000),
+            attempts: o.attempts,
+            next_attempt_at: iso(d.at),
+            category: d.category,
+            reason: d.reason,
+            ...replyOf(d),
+          },
+        ]);
+      }
       return {
-        state: { ...none, status: 'QUEUED', next: iso(d.at), category: d.category, rule: describeRule(d.rule) },
+        state: {
+          ...none,
+          status: 'QUEUED',
+          next: iso(d.at),
+          category: d.category,
+          rule: describeRule(d.rule),
+          delay_notified: notify ? level : o.delay_notified,
+        },
         events,
         suppress: false,
       };
+    }
   }
 }
 

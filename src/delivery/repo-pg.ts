@@ -132,10 +132,12 @@ export function createPgDeliveryRepo(
       `UPDATE recipients r SET status = u.status, next_attempt_at = u.next, lease_until = NULL, lease_token = NULL,
          last_error = u.detail, smtp_code = u.code, smtp_enhanced = u.enhanced, smtp_text = u.text, mx_host = $3,
          bounce_type = u.bounce_type, bounce_category = u.category, bounce_rule = u.rule,
-         sent_at = coalesce(r.sent_at, u.sent_at), delivered_at = u.delivered_at, updated_at = $4
+         sent_at = coalesce(r.sent_at, u.sent_at), delivered_at = u.delivered_at, delay_notified = u.delay_notified,
+         updated_at = $4
        FROM unnest($5::bigint[], $6::text[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], $12::text[],
-                   $13::text[], $14::text[], $15::text[], $16::text[])
-              AS u(id, status, next, detail, code, enhanced, text, bounce_type, category, sent_at, delivered_at, rule),
+                   $13::text[], $14::text[], $15::text[], $16::text[], $17::int[])
+              AS u(id, status, next, detail, code, enhanced, text, bounce_type, category, sent_at, delivered_at, rule,
+                   delay_notified),
             (SELECT seq FROM emails WHERE seq = $1 FOR NO KEY UPDATE) AS locked
        WHERE r.id = u.id AND r.email_seq = locked.seq AND r.lease_token = $2
        RETURNING r.id`,
@@ -156,6 +158,7 @@ export function createPgDeliveryRepo(
         col('sent_at'),
         col('delivered_at'),
         col('rule'),
+        col('delay_notified'),
       ],
     );
     return new Set(r.rows.map((x) => Number(x.id)));
@@ -165,7 +168,7 @@ export function createPgDeliveryRepo(
     findDue: async (now, limit) =>
       (
         await pool.query<DueRow>(
-          `SELECT id, email_seq, address, domain, attempts, last_error FROM recipients
+          `SELECT id, email_seq, address, domain, attempts, last_error, delay_notified FROM recipients
            WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
            ORDER BY next_attempt_at, email_seq LIMIT $2`,
           [iso(now), limit],

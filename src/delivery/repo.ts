@@ -80,7 +80,7 @@ export function createDeliveryRepo(
   // value and re-prepares the statement every time it is bound anew (~5 µs, 3 times per transaction
   // delivered). Unary plus leaves the value as it is and keeps the plan independent of it.
   const due = db.prepare<{ now: string; limit: number }, DueRow>(
-    `SELECT id, email_seq, address, domain, attempts, last_error FROM recipients
+    `SELECT id, email_seq, address, domain, attempts, last_error, delay_notified FROM recipients
      WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
      ORDER BY next_attempt_at, email_seq LIMIT +@limit`,
   );
@@ -114,7 +114,8 @@ export function createDeliveryRepo(
     `UPDATE recipients SET status = @status, next_attempt_at = @next, lease_until = NULL, lease_token = NULL,
        last_error = @detail, smtp_code = @code, smtp_enhanced = @enhanced, smtp_text = @text, mx_host = @mx_host,
        bounce_type = @bounce_type, bounce_category = @category, bounce_rule = @rule,
-       sent_at = coalesce(sent_at, @sent_at), delivered_at = @delivered_at, updated_at = @now
+       sent_at = coalesce(sent_at, @sent_at), delivered_at = @delivered_at, delay_notified = @delay_notified,
+       updated_at = @now
      WHERE id = @id AND email_seq = +@seq AND lease_token = @lease`,
   );
   const setEmail = db.prepare(

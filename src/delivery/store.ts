@@ -19,6 +19,8 @@ export interface DueRow {
   /** Attempts made before this one. */
   attempts: number;
   last_error: string | null;
+  /** The `delivery_delayed` notices given so far (outcome-writes.ts, delayLevel): 0 none. */
+  delay_notified: number;
 }
 
 /** A claimed recipient, with the token of its claim: its outcome is recorded under that token only. */

@@ -23,6 +23,8 @@ export const EVENT_TYPES = [
   'unsubscribed',
   // A scheduled email cancelled before it started (decisions.md, "Scheduled sending").
   'canceled',
+  // A recipient deferred for the first time, then past 1 h, 4 h and 24 h (decisions.md, "delivery_delayed").
+  'delivery_delayed',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -40,6 +42,7 @@ export const WEBHOOK_EVENTS = [
   'opened',
   'unsubscribed',
   'canceled',
+  'delivery_delayed',
 ] as const satisfies readonly EventType[];
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 

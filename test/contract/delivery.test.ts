@@ -42,6 +42,8 @@ const outcome = (r: LeasedRow, d: Decision, detail = 'detail'): RecipientOutcome
   attempts: r.attempts + 1,
   decision: d,
   detail,
+  delay_notified: r.delay_notified,
+  waited_ms: 0,
 });
 const delivered = (r: LeasedRow) => outcome(r, decision(r.address, 250, '2.0.0 ok'), '250 ok');
 const stampOf = (seq: number): Map<number, Stamp> =>
