@@ -227,6 +227,38 @@ describe('svc send', () => {
     expect(peer.seen[1]!.headers['idempotency-key']).toBe('mine');
   });
 
+  it('sends --metadata k=v, --scheduled-at and --template-version as the request fields (issue 35)', async () => {
+    peer = await scripted([accepted]);
+    const r = await send([
+      ...simple,
+      '--metadata',
+      'order_id=42',
+      '--metadata',
+      'tier=gold=plus',
+      '--scheduled-at',
+      'in 1 hour',
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(peer.seen[0]!.body)).toMatchObject({
+      metadata: { order_id: '42', tier: 'gold=plus' },
+      scheduled_at: 'in 1 hour',
+    });
+    const versioned = await send([
+      '--from',
+      'a@example.com',
+      '--to',
+      'b@example.com',
+      '--template',
+      'w',
+      '--template-version',
+      '3',
+    ]);
+    expect(versioned.code, versioned.stderr).toBe(0);
+    expect(JSON.parse(peer.seen[1]!.body)).toMatchObject({ template: 'w', template_version: 3 });
+    const bad = await send([...simple, '--metadata', 'nokey']);
+    expect([bad.code, bad.stderr]).toEqual([2, "error: --metadata wants k=v, got nokey\nrun 'svc send --help'\n"]);
+  });
+
   it('refuses a --retries that is not a count (exit 2)', async () => {
     peer = await scripted([accepted]);
     const r = await send([...simple, '--retries', 'many']);

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSvc } from './cli-runner.ts';
 import { settle, startHookedDelivery, type DeliveryEnv } from './delivery-helpers.ts';
 import type { WebhookReceiver } from './peers/webhook-receiver.ts';
 
@@ -63,6 +64,15 @@ describe('metadata', () => {
     expect(await list('order_id:9')).toEqual([]);
     const bad = await api('GET', '/v1/emails?metadata=no-colon');
     expect(fieldsOf(bad)[0]![0]).toBe('metadata');
+    const cli = await runSvc(
+      d.env.dir,
+      ['emails', 'list', '--project', d.env.init.project_id, '--metadata', 'order_id:1001', '--json'],
+      d.env.cliEnv,
+    );
+    expect(cli.stderr).toBe('');
+    expect(cli.json().map((e: { id: string; metadata: object }) => [e.id, e.metadata])).toEqual([
+      [a, { order_id: '1001' }],
+    ]);
   });
 
   it('refuses too many keys, a long value, a bad key and too many bytes, naming the field', async () => {

@@ -12,7 +12,7 @@ import { varsFileOf } from './commands/kit.ts';
 type Opts = Record<string, unknown> & GlobalOptions;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 const list = (v: unknown) => (Array.isArray(v) ? (v as string[]) : undefined);
-const FINAL = new Set(['DELIVERED', 'BOUNCED', 'COMPLAINED', 'FAILED', 'SIMULATED']);
+const FINAL = new Set(['DELIVERED', 'BOUNCED', 'COMPLAINED', 'FAILED', 'SIMULATED', 'CANCELED']);
 const WAIT_LIMIT_MS = 15 * 60_000;
 
 async function bodyFromFlags(opts: Opts): Promise<Record<string, unknown>> {
@@ -27,6 +27,15 @@ async function bodyFromFlags(opts: Opts): Promise<Record<string, unknown>> {
     if (i < 1) throw new UsageError(`--var wants k=v, got ${kv}`);
     variables[kv.slice(0, i)] = kv.slice(i + 1);
   }
+  const metadata: Record<string, string> = {};
+  for (const kv of list(opts.metadata) ?? []) {
+    const i = kv.indexOf('=');
+    if (i < 1) throw new UsageError(`--metadata wants k=v, got ${kv}`);
+    metadata[kv.slice(0, i)] = kv.slice(i + 1);
+  }
+  const version = str(opts.templateVersion);
+  if (version !== undefined && !/^[1-9]\d*$/.test(version))
+    throw new UsageError(`--template-version wants a version number, got ${version}`);
   const headers: Record<string, string> = {};
   for (const h of list(opts.header) ?? []) {
     const i = h.indexOf(':');
@@ -50,9 +59,11 @@ async function bodyFromFlags(opts: Opts): Promise<Record<string, unknown>> {
     text,
     html,
     template: str(opts.template),
+    template_version: version === undefined ? undefined : Number(version),
     variables: Object.keys(variables).length ? variables : undefined,
     tags: list(opts.tag),
     scheduled_at: str(opts.scheduledAt),
+    metadata: Object.keys(metadata).length ? metadata : undefined,
     headers: Object.keys(headers).length ? headers : undefined,
     attachments: attachments.length ? attachments : undefined,
   };

@@ -146,6 +146,7 @@ export function registerEmails(program: Command): void {
     .option('--from-email <email>', 'sender address')
     .option('--to-email <email>', 'recipient address')
     .option('--tag <tag>', 'a tag')
+    .option('--metadata <key:value>', 'metadata holding this value under this key')
     .option('--from <iso>', 'created at or after')
     .option('--to <iso>', 'created at or before')
     .option('--limit <n>', 'page size')
