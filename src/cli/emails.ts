@@ -6,7 +6,18 @@ import { waitingLine } from '../delivery/index.ts';
 
 type Opts = Record<string, unknown> & GlobalOptions;
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-const QUERY = ['status', 'from_email', 'to_email', 'tag', 'metadata', 'from', 'to', 'limit', 'before', 'after'] as const;
+const QUERY = [
+  'status',
+  'from_email',
+  'to_email',
+  'tag',
+  'metadata',
+  'from',
+  'to',
+  'limit',
+  'before',
+  'after',
+] as const;
 const camel = (k: string) => k.replace(/_(.)/g, (_m, c: string) => c.toUpperCase());
 
 const COLUMNS = ['id', 'status', 'from_email', 'to_emails', 'subject', 'created_at'];

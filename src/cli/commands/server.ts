@@ -55,7 +55,7 @@ export function registerSend(program: Command): void {
     .option('--html <html>', 'HTML body')
     .option('--html-file <file>', 'HTML body from a file')
     .option('--template <slug>', 'a stored template')
-    .option('--template-version <n>', "a version of the template other than its published one")
+    .option('--template-version <n>', 'a version of the template other than its published one')
     .option('--var <k=v>', 'template variable (repeatable)', collect)
     .addOption(varsFileOption('JSON object of template variables'))
     .addOption(variablesFileAlias())
