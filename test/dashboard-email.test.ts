@@ -162,6 +162,19 @@ describe.skipIf(!CHROMIUM)("one email's per-recipient timeline in Chromium", () 
     expect(await seriousViolations(page, 'iframe.preview')).toEqual([]);
   });
 
+  it('shows when a scheduled email goes out and its metadata (issue 35)', async () => {
+    const at = d.clock.now() + 2 * 3_600_000;
+    const id = await send(['later@dest.test'], 'Later on', {
+      scheduled_at: new Date(at).toISOString(),
+      metadata: { order_id: '42', tier: 'gold' },
+    });
+    await open(id, 'Later on');
+    const main = page.locator('main');
+    expect(await field(main, 'Status')).toBe('QUEUED');
+    expect(await field(main, 'Scheduled (UTC)')).toBe(when(at));
+    expect(await field(main, 'Metadata')).toBe('order_id=42, tier=gold');
+  });
+
   it('shows a deferred recipient: when it is tried next, why it waits, its throttled destination; then it follows it', async () => {
     mx.behaviour.set('busy@slow.test', { rcpt: [...BUSY] });
     const id = await send(['busy@slow.test'], 'Try later');

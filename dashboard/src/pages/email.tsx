@@ -51,6 +51,10 @@ interface EmailDetail extends EmailItem {
   bcc_emails: string[] | null;
   reply_to: string[] | null;
   message_id?: string | null;
+  /** When a scheduled send goes out (decisions.md, "Scheduled sending"). */
+  scheduled_at?: string | null;
+  /** The send's key/value pairs (decisions.md, "Metadata"). */
+  metadata?: Record<string, string> | null;
   text_body: string | null;
   html_body: string | null;
   headers: Record<string, string>;
@@ -312,6 +316,16 @@ export function EmailView(props: PageProps) {
         <Field term="Source" value={email.source} />
         <dt>Created (UTC)</dt>
         <dd>{when(email.created_at)}</dd>
+        <Field term="Scheduled (UTC)" value={email.scheduled_at && when(email.scheduled_at)} />
+        <Field
+          term="Metadata"
+          value={
+            email.metadata &&
+            Object.entries(email.metadata)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(', ')
+          }
+        />
         <Field term="Message-ID" value={email.message_id && <code>{email.message_id}</code>} />
         <dt>Id</dt>
         <dd>

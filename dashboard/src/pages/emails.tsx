@@ -23,7 +23,7 @@ interface KeyOption {
   revoked_at: string | null;
 }
 
-const STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'BOUNCED', 'FAILED', 'COMPLAINED', 'SIMULATED'];
+const STATUSES = ['QUEUED', 'SENDING', 'SENT', 'DELIVERED', 'BOUNCED', 'FAILED', 'COMPLAINED', 'SIMULATED', 'CANCELED'];
 /** How an email came in (the contract's EmailSource). */
 const SOURCES = ['API', 'SMTP', 'CAMPAIGN'];
 /** How often the first page of the list looks for new emails while it is open. */
