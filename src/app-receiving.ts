@@ -1,6 +1,6 @@
 import { publicUrlOf } from './app-options.ts';
 import type { Wiring, wireAccess, wireSending } from './app-parts.ts';
-import type { Sender } from './emails/service.ts';
+import { projectSender, type Sender } from './emails/service.ts';
 import { createReceiving } from './receiving/service.ts';
 import type { MessageReaders } from './receiving/service.ts';
 
@@ -24,16 +24,7 @@ export function wireReceiving(
     webhooks: store.webhooks,
     async senderOf(projectId): Promise<Sender> {
       const project = await accounts.getProjectById(projectId);
-      const org = await accounts.getOrg(project.organization_id);
-      return {
-        id: null,
-        project_id: project.id,
-        organization_id: org.id,
-        env: 'LIVE',
-        plan: org.plan,
-        daily_limit: org.daily_limit,
-        dpa_accepted_at: org.dpa_accepted_at,
-      };
+      return projectSender(project, await accounts.getOrg(project.organization_id));
     },
     forward: (sender, raw, forwarder, to) => emails.forwardRaw(sender, raw, forwarder, to),
     readers: () =>

@@ -55,6 +55,15 @@ export function ErrorLine({ error }: { error: string | undefined }) {
   ) : null;
 }
 
+/** A page whose record is still loading (busy), or could not be read (the error). */
+export function Pending({ error }: { error: string | undefined }) {
+  return (
+    <main aria-busy={!error}>
+      <ErrorLine error={error} />
+    </main>
+  );
+}
+
 export function useHash(): string {
   const [hash, setHash] = useState(location.hash);
   useEffect(() => {

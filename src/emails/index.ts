@@ -1,6 +1,6 @@
 export { createEmailsRepo } from './repo.ts';
 export type { EmailsStore, SendResponse } from './store.ts';
-export { createEmailsService, type EmailsService, type Sender } from './service.ts';
+export { createEmailsService, projectSender, type EmailsService, type Sender } from './service.ts';
 export {
   sendRequestSchema,
   batchRequestSchema,

@@ -70,6 +70,25 @@ export interface Sender {
   created_by?: string | null;
 }
 
+/**
+ * svc's own LIVE send for a project, sent by no key (a route's forward, a TLS report): the
+ * project's organization's plan, limit and DPA apply as to any send.
+ */
+export function projectSender(
+  project: { id: string; organization_id: string },
+  org: { plan: Plan; daily_limit: number | null; dpa_accepted_at: string | null },
+): Sender {
+  return {
+    id: null,
+    project_id: project.id,
+    organization_id: project.organization_id,
+    env: 'LIVE',
+    plan: org.plan,
+    daily_limit: org.daily_limit,
+    dpa_accepted_at: org.dpa_accepted_at,
+  };
+}
+
 /** What the send rules read of accounts: the key creator's address, an organization's plan and DPA. */
 export interface AccountsPort {
   findUserById(id: string): Promise<{ email: string } | undefined>;

@@ -1,6 +1,7 @@
 import { AppError } from '../errors.ts';
 import { isUuid } from '../lib/ids.ts';
-import { emptyLayout, fieldError, wrapInLayout } from './layout.ts';
+import { fieldError } from '../validation.ts';
+import { emptyLayout, wrapInLayout } from './layout.ts';
 import type { TemplateSources } from './sandbox.ts';
 import type { Template, TemplateContent, TemplateVersion } from './schema.ts';
 import type { TemplatesStore } from './store.ts';

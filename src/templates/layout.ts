@@ -4,20 +4,13 @@
  * include: the composition below is the only way one template reaches another, and the layout
  * is chosen by id and checked when a template is saved.
  */
-import { AppError } from '../errors.ts';
+import { fieldError } from '../validation.ts';
 import type { TemplateSources } from './sandbox.ts';
 
 /** The slot of a layout's html and text: exactly one, written `{{ content }}`. */
 const SLOT = /\{\{\s*content\s*\}\}/g;
 /** What the child's rendered body is called in the layout (a name a template can hardly mean). */
 const BODY = 'svc_layout_body';
-
-/** The 422 request_validation_failed naming `field`, as schema errors do. */
-export function fieldError(field: string, message: string): AppError {
-  return new AppError('request_validation_failed', 'The request failed validation', {
-    fields: [{ field, message, code: 'invalid_value' }],
-  });
-}
 
 /** Refuses a layout whose html or text (each when present) has not exactly one `{{ content }}` slot. */
 export function checkLayoutSlots(t: { html_template: string | null; text_template: string | null }): void {

@@ -1,6 +1,6 @@
 import type { Actor } from '../audit/index.ts';
 import { AppError } from '../errors.ts';
-import { fieldError } from './layout.ts';
+import { fieldError } from '../validation.ts';
 import { parseInput } from '../validation.ts';
 import { testSendSchema } from './schema.ts';
 import type { TemplatesService } from './service.ts';

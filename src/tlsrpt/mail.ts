@@ -1,7 +1,7 @@
 // A report by mail goes through svc's own accept path (the send rules, the queue, DKIM by the
 // From domain's key), as the project the From's domain is bound to first: that project's
 // suppressions, limits and event history hold it, as for any of its mail.
-import type { Sender } from '../emails/index.ts';
+import { projectSender, type Sender } from '../emails/index.ts';
 
 export interface ReportMail {
   from: string;
@@ -34,16 +34,7 @@ export function createReportMailer(deps: ReportMailerDeps): (m: ReportMail) => P
     if (!projectId)
       throw new Error(`--tls-reports-from ${m.from}: ${domainName} is bound to no project of this server`);
     const project = await deps.getProjectById(projectId);
-    const org = await deps.getOrg(project.organization_id);
-    const sender: Sender = {
-      id: null,
-      project_id: project.id,
-      organization_id: org.id,
-      env: 'LIVE',
-      plan: org.plan,
-      daily_limit: org.daily_limit,
-      dpa_accepted_at: org.dpa_accepted_at,
-    };
+    const sender = projectSender(project, await deps.getOrg(project.organization_id));
     const { response } = await deps.send(sender, {
       from: m.from,
       to: [m.to],

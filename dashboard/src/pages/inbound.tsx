@@ -2,7 +2,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api, download } from '../api.ts';
 import {
-  ErrorLine,
+  Pending,
   Head,
   Outcome,
   mayWrite,
@@ -219,12 +219,7 @@ function ReceivedView({ org, project, id, role }: PageProps) {
       return undefined;
     });
   };
-  if (!m)
-    return (
-      <main aria-busy={!error}>
-        <ErrorLine error={error} />
-      </main>
-    );
+  if (!m) return <Pending error={error} />;
   return (
     <main>
       <p>

@@ -4,6 +4,7 @@ import { api } from '../api.ts';
 import {
   Head,
   ErrorLine,
+  Pending,
   messageOf,
   mayWrite,
   pageHref,
@@ -112,12 +113,7 @@ function Editor({ org, project, id, role }: PageProps) {
       return `Deleted ${saved.name}.`;
     });
   }
-  if (!draft)
-    return (
-      <main aria-busy={!error}>
-        <ErrorLine error={error} />
-      </main>
-    );
+  if (!draft) return <Pending error={error} />;
   return (
     <main>
       <p>

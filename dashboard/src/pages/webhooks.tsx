@@ -3,7 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api.ts';
 import {
   Head,
-  ErrorLine,
+  Pending,
   messageOf,
   mayWrite,
   pageHref,
@@ -172,12 +172,7 @@ function WebhookView({ org, project, id, query, role }: PageProps) {
       return undefined;
     });
   };
-  if (!hook)
-    return (
-      <main aria-busy={!error}>
-        <ErrorLine error={error} />
-      </main>
-    );
+  if (!hook) return <Pending error={error} />;
   return (
     <main>
       <p>
