@@ -64,6 +64,7 @@ export const BOTH_STORES = [
   'test/scheduling.test.ts',
   'test/metadata.test.ts',
   'test/delivery-delayed.test.ts',
+  'test/resource-events.test.ts',
 ];
 
 /**

@@ -193,7 +193,7 @@ export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
     dmarc: createDmarcRepo(db, tx),
     emails: createEmailsRepo(db, tx, { suppressions, usage, idempotency, audit }),
     delivery: createDeliveryRepo(db, tx, {
-      suppress: (projectId, email, _emailId, at, reason) => suppressions.addSync(projectId, email, reason, at),
+      suppress: (projectId, email, emailId, at, reason) => suppressions.addSync(projectId, email, reason, at, emailId),
     }),
     tracking: createTrackingRepo(db, tx),
     tlsrpt: createTlsrptRepo(db, tx),
@@ -271,7 +271,7 @@ function pgStore(pool: PgPool, where: string, opts: StoreOptions): Store {
     dmarc: createPgDmarcRepo(pool, tx),
     emails: createPgEmailsRepo(pool, tx, { usage, idempotency, audit, suppressions }),
     delivery: createPgDeliveryRepo(pool, tx, {
-      suppress: (t, projectId, email, _emailId, at, reason) => suppressions.add(t, projectId, email, reason, at),
+      suppress: (t, projectId, email, emailId, at, reason) => suppressions.add(t, projectId, email, reason, at, emailId),
     }),
     tracking: createPgTrackingRepo(tx),
     tlsrpt: createPgTlsrptRepo(pool, tx),

@@ -169,14 +169,18 @@ describe.skipIf(!CHROMIUM)('the templates and webhooks pages in Chromium', () =>
     const secret = await page.locator('.notice code.secret').textContent();
     expect(secret).toMatch(/^whsec_[0-9a-f]{64}$/);
     await page.getByText('Edit the endpoint').click();
-    await page.getByLabel('every event').uncheck();
+    await page.getByLabel('every email event').uncheck();
     await page.getByLabel('bounced').check();
+    await page.getByLabel('suppression.added').check();
     await page.getByLabel('Active').uncheck();
     await page.getByRole('button', { name: 'Save' }).click();
     await eventually(status).toContain('Saved.');
-    expect(await d.app.webhooks.get(d.projectId, hook!.id)).toMatchObject({ events: ['bounced'], is_active: false });
+    expect(await d.app.webhooks.get(d.projectId, hook!.id)).toMatchObject({
+      events: ['bounced', 'suppression.added'],
+      is_active: false,
+    });
     // The status line comes before the page has read the endpoint again.
-    await eventually(() => page.getByText('Events: bounced. State: paused.').count()).toBe(1);
+    await eventually(() => page.getByText('Events: bounced, suppression.added. State: paused.').count()).toBe(1);
   });
 
   it('shows a VIEWER the templates, the preview and the deliveries, with no write action', async () => {

@@ -5,6 +5,8 @@ import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type { DkimKeyRow } from './dkim-keys.ts';
 import type { DomainRow, DomainsStore, KeyWrite, NewDomainRow, PlanKeys } from './store.ts';
 import type { DomainState } from './status.ts';
+import { createPgNoticeWriter } from '../events/index.ts';
+import type { Notice } from '../events/index.ts';
 
 const KEYS = 'SELECT * FROM domain_dkim_keys WHERE domain_id = $1 ORDER BY created_at, id COLLATE "C"';
 
@@ -40,6 +42,7 @@ const DOMAIN = `SELECT id, organization_id, name::text AS name, status, dkim_sel
  * domains are counted against the ceiling, the domain's row while a check is recorded.
  */
 export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWriter): DomainsStore {
+  const notices = createPgNoticeWriter();
   const log = (t: PgTx, a: Audited | undefined) => (a ? audit.record(t, a.actor, a.entry, a.atMs) : undefined);
   const rows = async (sql: string, params: unknown[] = []) => (await pool.query<DomainRow>(sql, params)).rows;
   const changed = (r: { rowCount: number | null }) => (r.rowCount ?? 0) > 0;
@@ -165,6 +168,7 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
       next: (row: DomainRow) => DomainState,
       audited?: (before: DomainRow, after: DomainRow) => Audited,
       keys?: PlanKeys,
+      notice?: (before: DomainRow, after: DomainRow) => Notice | undefined,
     ) =>
       tx.write(async (t) => {
         const locked = await lockedWithKeys(t, id);
@@ -186,6 +190,18 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
         };
         const after = { ...row, ...mirrored, ...state, checks, last_checked_at: at };
         await log(t, audited?.(row, after));
+        const n = notice?.(row, after);
+        if (n) {
+          const bound = await t.query<{ project_id: string }>(
+            'SELECT project_id FROM project_domains WHERE domain_id = $1',
+            [id],
+          );
+          await notices.write(
+            t,
+            bound.rows.map((r) => r.project_id),
+            [n],
+          );
+        }
         return { before: row, after, keys: k };
       }),
   };

@@ -3,10 +3,13 @@ import type { Committer } from '../store/committer.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
 import type { DkimKeyRow } from './dkim-keys.ts';
 import type { DomainState } from './status.ts';
+import { createNoticeWriter } from '../events/index.ts';
+import type { Notice } from '../events/index.ts';
 import type { DomainRow, DomainsStore, KeyWrite, NewDomainRow, PlanKeys } from './store.ts';
 
 /** The domains store on SQLite (store.ts): sending domains, their DKIM keys and project bindings. Reads run at once, writes inside a group transaction. */
 export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter): DomainsStore {
+  const notices = createNoticeWriter(db);
   const log = (a: Audited | undefined) => a && audit.record(a.actor, a.entry, a.atMs);
   const q = {
     bound: db.prepare<[string, string], { status: string }>(
@@ -117,6 +120,7 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter): Do
       next: (row: DomainRow) => DomainState,
       audited?: (before: DomainRow, after: DomainRow) => Audited,
       keys?: PlanKeys,
+      notice?: (before: DomainRow, after: DomainRow) => Notice | undefined,
     ) =>
       tx.write(() => {
         const row = q.byId.get(id);
@@ -132,6 +136,15 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter): Do
         };
         const after = { ...row, ...mirrored, ...state, checks, last_checked_at: at };
         log(audited?.(row, after));
+        const n = notice?.(row, after);
+        if (n)
+          notices.write(
+            notices.subscribers(
+              q.projects.all(id).map((p) => p.project_id),
+              n.type,
+            ),
+            n,
+          );
         return { before: row, after, keys: k };
       }),
   };

@@ -1,6 +1,7 @@
 // The domains store: what the domains domain asks of a database, whichever runs. repo.ts
 // (SQLite) and repo-pg.ts (PostgreSQL) implement it; test/contract/domains.test.ts holds both to it.
 import type { Audited } from '../audit/index.ts';
+import type { Notice } from '../events/index.ts';
 import type { DkimKeyRow, KeyPlan } from './dkim-keys.ts';
 import type { DomainState, DomainStatus } from './status.ts';
 
@@ -98,8 +99,10 @@ export interface DomainsStore {
    * Stores a check (`checks` JSON, `last_checked_at` = `at`) and the state `next` computes from
    * the row as it is inside the transaction, so a CLI verify and any node's periodic check
    * cannot overwrite each other's count; `keys` plans what the check changes of the DKIM keys
-   * (a new key seen, an old one retired), written as updateDkimKeys does, and the audit row
-   * `audited` makes of the row before and after, all in the same transaction. Returns the row
+   * (a new key seen, an old one retired), written as updateDkimKeys does, the audit row
+   * `audited` makes of the row before and after, and the resource event `notice` makes of them
+   * (queued for the webhooks of the projects the domain is bound to that name its type), all
+   * in the same transaction. Returns the row
    * before and after (as now stored) and the keys' write; undefined when the domain is gone.
    */
   recordCheck(
@@ -109,5 +112,6 @@ export interface DomainsStore {
     next: (row: DomainRow) => DomainState,
     audited?: (before: DomainRow, after: DomainRow) => Audited,
     keys?: PlanKeys,
+    notice?: (before: DomainRow, after: DomainRow) => Notice | undefined,
   ): Promise<RecordedCheck | undefined>;
 }

@@ -9,6 +9,7 @@ import { recordsOf } from './present.ts';
 import { dkimName, type RecordCheck } from './records.ts';
 import type { DomainRow, DomainsStore, PlanKeys } from './store.ts';
 import { nextState } from './status.ts';
+import { notice, type Notice } from '../events/index.ts';
 
 export interface VerifyDeps {
   repo: DomainsStore;
@@ -63,10 +64,35 @@ export async function verifyRow(
     (current) => nextState(current, facts),
     audited,
     planKeys,
+    verificationNotice,
   );
   if (result) logChange(deps.logger, result.before, result.after);
   if (result?.keys) logSteps(deps.logger, row.name, result.keys.steps);
   return result?.after;
+}
+
+/**
+ * `domain.verification_changed` (issue 35): a check moved the domain's status (PENDING to
+ * VERIFIED, VERIFIED to FAILED after the grace period, FAILED to VERIFIED); undefined when the
+ * status stayed. The body names the domain, both statuses, the warning, and the required or
+ * recommended records the check found failing with their reasons.
+ */
+function verificationNotice(before: DomainRow, after: DomainRow): Notice | undefined {
+  if (before.status === after.status) return undefined;
+  const checks = JSON.parse(after.checks ?? '[]') as RecordCheck[];
+  return notice('domain.verification_changed', after.last_checked_at ?? after.created_at, {
+    domain: {
+      id: after.id,
+      name: after.name,
+      status: after.status,
+      previous_status: before.status,
+      verified_at: after.verified_at,
+      warning: after.warning,
+      failing_records: checks
+        .filter((c) => !c.ok)
+        .map((c) => ({ type: c.type, name: c.name, purpose: c.purpose, reason: c.reason })),
+    },
+  });
 }
 
 function logChange(logger: Logger, before: DomainRow, after: DomainRow): void {

@@ -46,6 +46,15 @@ export const WEBHOOK_EVENTS = [
 ] as const satisfies readonly EventType[];
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
+/**
+ * Events of a project's resources rather than of an email (issue 35; decisions.md, "Domain and
+ * suppression events"): a domain's verification changing, an address joining or leaving the
+ * suppression list. A webhook names them to get them: `*` keeps the contract's meaning, every
+ * email event, so a contract client subscribed to `*` sees no body it does not know.
+ */
+export const RESOURCE_EVENTS = ['domain.verification_changed', 'suppression.added', 'suppression.removed'] as const;
+export type ResourceEvent = (typeof RESOURCE_EVENTS)[number];
+
 /** The types the hourly rollup counts: queued and simulated once per email, the others per recipient, open or click. */
 export const STAT_TYPES = [
   'queued',
@@ -59,3 +68,13 @@ export const STAT_TYPES = [
   'clicked',
 ] as const satisfies readonly EventType[];
 export type StatType = (typeof STAT_TYPES)[number];
+
+export {
+  notice,
+  noticeBody,
+  createNoticeWriter,
+  createPgNoticeWriter,
+  type Notice,
+  type NoticeWriter,
+  type PgNoticeWriter,
+} from './notices.ts';

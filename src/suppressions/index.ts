@@ -11,3 +11,4 @@ export {
 } from './schema.ts';
 export type { SqliteSuppressions } from './repo.ts';
 export type { PgSuppressions } from './repo-pg.ts';
+export { suppressionNotice, type SuppressionChange } from './notices.ts';

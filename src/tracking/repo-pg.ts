@@ -1,8 +1,16 @@
 import type { PgCommitter } from '../store/pg-committer.ts';
-import { unsubscribedEventData, type TrackingEvent, type TrackingStore, type Unsubscribe } from './store.ts';
+import {
+  unsubscribedEventData,
+  unsubscribeNotice,
+  type TrackingEvent,
+  type TrackingStore,
+  type Unsubscribe,
+} from './store.ts';
+import { createPgNoticeWriter } from '../events/index.ts';
 
 /** The tracking store on PostgreSQL (store.ts): the clicked/opened events. */
 export function createPgTrackingRepo(tx: PgCommitter): TrackingStore {
+  const notices = createPgNoticeWriter();
   return {
     unsubscribe: (u: Unsubscribe) =>
       tx.write(async (t) => {
@@ -19,6 +27,7 @@ export function createPgTrackingRepo(tx: PgCommitter): TrackingStore {
           `INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES ($1, $2, 'unsubscribed', $3, $4)`,
           [u.eventId, seq, JSON.stringify(unsubscribedEventData(u)), u.at],
         );
+        await notices.write(t, [u.projectId], [unsubscribeNotice(u)]);
         return 'added' as const;
       }),
     addEvent: (e: TrackingEvent) =>

@@ -1,6 +1,13 @@
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
-import { unsubscribedEventData, type TrackingEvent, type TrackingStore, type Unsubscribe } from './store.ts';
+import {
+  unsubscribedEventData,
+  unsubscribeNotice,
+  type TrackingEvent,
+  type TrackingStore,
+  type Unsubscribe,
+} from './store.ts';
+import { createNoticeWriter } from '../events/index.ts';
 
 /** The tracking store on SQLite (store.ts): the clicked/opened events. */
 export function createTrackingRepo(db: Db, tx: Committer): TrackingStore {
@@ -17,6 +24,7 @@ export function createTrackingRepo(db: Db, tx: Committer): TrackingStore {
   const unsubscribed = db.prepare(
     `INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES (?, ?, 'unsubscribed', ?, ?)`,
   );
+  const notices = createNoticeWriter(db);
   return {
     unsubscribe: (u: Unsubscribe) =>
       tx.write(() => {
@@ -24,6 +32,7 @@ export function createTrackingRepo(db: Db, tx: Committer): TrackingStore {
         if (!row) return 'not_found' as const;
         if (suppress.run(u.projectId, u.email, u.emailId, u.at).changes === 0) return 'already' as const;
         unsubscribed.run(u.eventId, row.seq, JSON.stringify(unsubscribedEventData(u)), u.at);
+        notices.write(notices.subscribers([u.projectId], 'suppression.added'), unsubscribeNotice(u));
         return 'added' as const;
       }),
     addEvent: (e: TrackingEvent) =>

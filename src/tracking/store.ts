@@ -1,5 +1,7 @@
 // The tracking store: what tracking asks of a database, whichever runs. repo.ts (SQLite) and
 // repo-pg.ts (PostgreSQL) implement it; test/store-contract.test.ts holds both to it.
+import { suppressionNotice } from '../suppressions/index.ts';
+import type { Notice } from '../events/index.ts';
 
 /** A click or an open, as recorded on the email's timeline. */
 export interface TrackingEvent {
@@ -31,6 +33,12 @@ export interface Unsubscribe {
  */
 export function unsubscribedEventData(u: Unsubscribe): Record<string, unknown> {
   return { recipient: u.email, suppression_reason: 'UNSUBSCRIBE', via: u.via ?? 'one-click' };
+}
+
+/** The `suppression.added` an unsubscribe queues for the project's webhooks that name it (both stores). */
+export function unsubscribeNotice(u: Unsubscribe): Notice {
+  const change = { project_id: u.projectId, email: u.email, reason: 'UNSUBSCRIBE', created_at: u.at } as const;
+  return suppressionNotice('added', { ...change, source_email_id: u.emailId }, u.at);
 }
 
 /** What an unsubscribe did: listed the address (and its event), found it listed already, or found no such email in that project. */

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { WEBHOOK_EVENTS } from '../events/index.ts';
+import { RESOURCE_EVENTS, WEBHOOK_EVENTS } from '../events/index.ts';
 
-export { WEBHOOK_EVENTS, type WebhookEvent } from '../events/index.ts';
+export { RESOURCE_EVENTS, WEBHOOK_EVENTS, type WebhookEvent } from '../events/index.ts';
 
 const events = z
-  .array(z.enum([...WEBHOOK_EVENTS, '*']))
+  .array(z.enum([...WEBHOOK_EVENTS, ...RESOURCE_EVENTS, '*']))
   .min(1)
   .max(20)
   .transform((list) => [...new Set(list)]);

@@ -121,4 +121,47 @@ describe.each(STORE_KINDS)('SuppressionsStore on %s', (kind) => {
     expect(await s.store.suppressions.find('p2', 'p2@example.com')).toBeDefined();
     expect(await actions('remove.')).toEqual(['remove.1']);
   });
+
+  it('queues suppression.added for a new address only and suppression.removed, in the same transaction, to the webhooks that name them', async () => {
+    const hook = (id: string, project: string, events: string[], active = 1) =>
+      s.exec(
+        `INSERT INTO webhooks (id, project_id, url, events, secret, is_active, created_at, updated_at)
+         VALUES ('${id}', '${project}', 'https://h.test/', '${JSON.stringify(events)}', 's', ${active}, '${AT}', '${AT}')`,
+      );
+    await hook('w-added', 'p1', ['suppression.added']);
+    await hook('w-both-off', 'p1', ['suppression.added', 'suppression.removed'], 0);
+    await hook('w-star', 'p1', ['*']);
+    await hook('w-other', 'p2', ['suppression.added']);
+    const l = s.store.suppressions;
+    await l.addMany(
+      'p1',
+      [
+        { email: 'z@example.com', reason: 'MANUAL' },
+        { email: 'new@example.com', reason: 'MANUAL' },
+        { email: 'new@example.com', reason: 'COMPLAINT' },
+      ],
+      LATER,
+      audited('add.n'),
+    );
+    await l.remove('p1', 'new@example.com', audited('remove.n'));
+    const rows = await s.query<{ webhook_id: string; event_type: string; skip: number; payload: string }>(
+      "SELECT webhook_id, event_type, skip, payload FROM webhook_outbox WHERE event_type LIKE 'suppression.%' ORDER BY seq",
+    );
+    expect(rows.map((r) => [r.webhook_id, r.event_type, Number(r.skip)])).toEqual([
+      ['w-added', 'suppression.added', 0],
+      ['w-both-off', 'suppression.added', 1],
+      ['w-both-off', 'suppression.removed', 1],
+    ]);
+    expect(JSON.parse(rows[0]!.payload)).toMatchObject({
+      type: 'suppression.added',
+      created_at: '2026-11-26T12:05:00.000000Z',
+      data: {
+        project_id: 'p1',
+        email_id: null,
+        suppression: { email: 'new@example.com', reason: 'COMPLAINT', created_at: LATER },
+      },
+    });
+    expect(JSON.parse(rows[0]!.payload).id).toBe(JSON.parse(rows[1]!.payload).id);
+    await s.exec("DELETE FROM webhooks WHERE id IN ('w-added', 'w-both-off', 'w-star', 'w-other')");
+  });
 });

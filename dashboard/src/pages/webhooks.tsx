@@ -24,18 +24,28 @@ interface Webhook {
   created_at: string;
   secret?: string;
 }
-/** The names a subscription takes (the API refuses any other); `*` is every one. */
+/**
+ * The names a subscription takes (the API refuses any other: src/events/index.ts WEBHOOK_EVENTS,
+ * then RESOURCE_EVENTS); `*` is every email event, and the domain and suppression events are
+ * ticked by name.
+ */
 const EVENTS = [
   'queued',
   'sending',
   'sent',
   'delivered',
+  'delivery_delayed',
   'opened',
   'clicked',
   'bounced',
   'complained',
   'failed',
   'simulated',
+  'unsubscribed',
+  'canceled',
+  'domain.verification_changed',
+  'suppression.added',
+  'suppression.removed',
 ];
 
 const stateOf = (w: Webhook) => (w.is_active ? 'active' : w.auto_disabled ? 'disabled after failures' : 'paused');
@@ -63,7 +73,7 @@ function EventChoices({ chosen }: { chosen: readonly string[] }) {
       {['*', ...EVENTS].map((name) => (
         <label class="check">
           <input type="checkbox" name="events" value={name} defaultChecked={chosen.includes(name)} />
-          {name === '*' ? 'every event' : name}
+          {name === '*' ? 'every email event' : name}
         </label>
       ))}
     </fieldset>

@@ -7,7 +7,8 @@ const DELIVERY = '0192f4c2-1a2b-7c3d-8e4f-5a6b7c8d9e0f';
 const PROJECT = ['--project <project>', 'project id or unique name'] as const;
 const EVENTS = [
   '--events <list>',
-  'comma-separated event names (queued,sent,delivered,bounced,...; * for all)',
+  'comma-separated event names (queued,sent,delivered,bounced,...; * for every email event; ' +
+    'domain.verification_changed, suppression.added, suppression.removed by name)',
 ] as const;
 
 /** Webhook subscriptions and their delivery records. */
