@@ -106,6 +106,46 @@ describe('a scheduled send', () => {
     });
   });
 
+  it('goes to no address that joined the suppression list while it waited: CANCELED for it, sent to the rest', async () => {
+    const pid = d.env.init.project_id;
+    const id = await d.send(['stays@dest.test', 'Leaves@dest.test'], { scheduled_at: 'in 1 hour' });
+    const alone = await d.send(['leaves@dest.test'], { scheduled_at: 'in 1 hour' });
+    await d.env.app.suppressions.add(pid, { email: 'leaves@dest.test', reason: 'UNSUBSCRIBE' });
+    const listedAt = iso(d.env.clock.now());
+    await advance(HOUR);
+    expect(deliveredTo('stays@dest.test')).toHaveLength(1);
+    expect(deliveredTo('Leaves@dest.test')).toHaveLength(0);
+    expect(deliveredTo('leaves@dest.test')).toHaveLength(0);
+    expect((await d.email(id)).status).toBe('DELIVERED');
+    expect((await d.email(alone)).status).toBe('CANCELED');
+    const rows = await d.recipients(id);
+    expect(rows.map((r) => [r.address, r.status])).toEqual([
+      ['stays@dest.test', 'DELIVERED'],
+      ['Leaves@dest.test', 'CANCELED'],
+    ]);
+    expect(rows[1]!.last_error).toBe(
+      `not sent: the address is on the suppression list (UNSUBSCRIBE since ${listedAt})`,
+    );
+    expect((await d.events(alone)).find((e) => e.type === 'canceled')).toEqual({
+      type: 'canceled',
+      recipient: 'leaves@dest.test',
+      reason: 'suppressed',
+      suppression_reason: 'UNSUBSCRIBE',
+      suppressed_at: listedAt,
+    });
+    const read = (await api('GET', `/v1/emails/${alone}`)).json().data;
+    expect(read.status).toBe('CANCELED');
+    await expect
+      .poll(async () => {
+        await d.env.app.webhookDispatcher().runOnce();
+        return hooks.requests
+          .map((r) => JSON.parse(r.body))
+          .filter((b) => b.data?.email?.id === alone)
+          .map((b) => b.type);
+      })
+      .toContain('email.canceled');
+  });
+
   it('with a TEST key is simulated at once, its time kept', async () => {
     const test = await d.env.key();
     const res = await api(

@@ -1,4 +1,5 @@
-import type { DueRow, Stamp } from './repo.ts';
+import type { DueRow, RecipientOutcome, Stamp } from './repo.ts';
+import type { ClaimedEmail } from './store.ts';
 import { buildJob, type BuiltJob } from './build-job.ts';
 import { byLease, drop, hold, type Claimed, type EngineState, type Group } from './engine-state.ts';
 
@@ -62,9 +63,9 @@ async function claim(s: EngineState, groups: Group[], now: number): Promise<void
   const { repo, keys, tracking } = s.deps;
   const returnPathKey = await s.deps.returnPathKey();
   const host = s.opts.worker.hostname;
-  const jobs = await Promise.all(
-    groups.map((g) => repo.findEmail(g.seq).then((email) => buildJob(email, g, keys, host, returnPathKey, tracking))),
-  );
+  const build = (email: ClaimedEmail, g: Group) => buildJob(email, g, keys, host, returnPathKey, tracking);
+  const emails = await Promise.all(groups.map((g) => repo.findEmail(g.seq)));
+  const jobs = await Promise.all(groups.map((g, i) => build(emails[i]!, g)));
   const stamp = new Map<number, Stamp>(jobs.map((j) => [j.seq, stampOf(j)]));
   const got = await repo.claim(
     groups.flatMap((g) => g.rows),
@@ -74,9 +75,63 @@ async function claim(s: EngineState, groups: Group[], now: number): Promise<void
   );
   // One claim, one token: every row it got carries the same.
   const lease = got[0]?.lease ?? '';
-  const late = queueClaimed(s, jobs, new Set(got.map((r) => r.id)), lease);
+  const claimed = new Set(got.map((r) => r.id));
+  const sendable = await withoutSuppressed(s, jobs, claimed, lease, (i, rows) =>
+    build(emails[i]!, { ...groups[i]!, rows }),
+  );
+  const late = queueClaimed(s, sendable, claimed, lease);
   if (late.length) await repo.release(late, lease);
 }
+
+/**
+ * A scheduled email goes to no address that joined its project's suppression list after it
+ * was accepted (decisions.md, "Scheduled sending"): the list applies at acceptance, as for
+ * every send, and again as it goes out, since up to 30 days may lie between (an unsubscribe
+ * must hold). Those recipients are recorded under the claim's lease as CANCELED with a
+ * `canceled` event naming the entry (outcome.ts, 'suppressed'), and the job is built again
+ * for the rest. Sends that are not scheduled went out as they were accepted: no read here.
+ */
+async function withoutSuppressed(
+  s: EngineState,
+  jobs: BuiltJob[],
+  claimed: Set<number>,
+  lease: string,
+  rebuild: (index: number, rows: DueRow[]) => Promise<BuiltJob>,
+): Promise<BuiltJob[]> {
+  const { repo, clock } = s.deps;
+  const out: BuiltJob[] = [];
+  for (const [i, j] of jobs.entries()) {
+    const rows = j.group.rows.filter((r) => claimed.has(r.id));
+    const listed = j.scheduled && rows.length ? await repo.suppressedAmong(j.projectId, rows.map(lower)) : undefined;
+    if (!listed?.size) {
+      out.push(j);
+      continue;
+    }
+    const now = clock.now();
+    const outcomes = rows.flatMap((r): RecipientOutcome[] => {
+      const entry = listed.get(lower(r));
+      if (!entry) return [];
+      const why = `${entry.reason} since ${entry.created_at}`;
+      return [
+        {
+          recipient_id: r.id,
+          address: r.address,
+          attempts: r.attempts + 1,
+          decision: { kind: 'suppressed', suppression_reason: entry.reason, since: entry.created_at, reply: null },
+          detail: `not sent: the address is on the suppression list (${why})`,
+          delay_notified: r.delay_notified,
+          waited_ms: now - j.createdAt,
+        },
+      ];
+    });
+    await repo.record(j.seq, j.projectId, j.job.email_id, null, outcomes, now, lease, null);
+    const rest = j.group.rows.filter((r) => !listed.has(lower(r)));
+    if (rest.some((r) => claimed.has(r.id))) out.push(await rebuild(i, rest));
+  }
+  return out;
+}
+
+const lower = (r: DueRow) => r.address.toLowerCase();
 
 /** Queues each job's claimed rows for a slot; returns those of destinations paused meanwhile. */
 function queueClaimed(s: EngineState, jobs: BuiltJob[], claimed: Set<number>, lease: string): number[] {

@@ -30,7 +30,7 @@ export function delayLevel(waitedMs: number): number {
 
 /** A recipient's columns as an outcome sets them. */
 export interface OutcomeState {
-  status: 'DELIVERED' | 'BOUNCED' | 'FAILED' | 'QUEUED';
+  status: 'DELIVERED' | 'BOUNCED' | 'FAILED' | 'QUEUED' | 'CANCELED';
   next: string | null;
   bounce_type: string | null;
   category: string | null;
@@ -97,6 +97,12 @@ export function outcomeWrites(
     case 'failed':
       events.push(['failed', { recipient: o.address, reason: d.reason }]);
       return { state: { ...none, status: 'FAILED', next: null }, events, suppress: false };
+    case 'suppressed':
+      events.push([
+        'canceled',
+        { recipient: o.address, reason: 'suppressed', suppression_reason: d.suppression_reason, suppressed_at: d.since },
+      ]);
+      return { state: { ...none, status: 'CANCELED', next: null }, events, suppress: false };
     case 'retry': {
       // A deferral says so the first time, and again once past each threshold (delivery_delayed).
       const level = delayLevel(o.waited_ms);

@@ -28,7 +28,13 @@ export type Decision =
       reply: RecipientResult['reply'];
       rule: DecidingRule;
     }
-  | { kind: 'failed'; reason: string; reply: null };
+  | { kind: 'failed'; reason: string; reply: null }
+  /**
+   * Not sent: the address joined the project's suppression list after a scheduled email was
+   * accepted (decisions.md, "Scheduled sending"). The recipient ends CANCELED, as it would
+   * have been dropped had it been listed at acceptance.
+   */
+  | { kind: 'suppressed'; suppression_reason: string; since: string; reply: null };
 
 /**
  * Classifies one recipient's result; `senders` are our sender's addresses on that message

@@ -58,13 +58,18 @@ export function summarize(rows: RecipientState[], now: string): EmailSummary | n
     final_smtp_text: describe?.smtp_text ?? null,
   };
   if (rows.some((r) => PENDING.has(r.status))) return base;
+  // A recipient of a scheduled email whose address joined the suppression list before it went
+  // out is CANCELED (outcome.ts, 'suppressed'): the email is what its other recipients made it,
+  // and CANCELED when none was sent to.
+  const sent_to = rows.filter((r) => r.status !== 'CANCELED');
+  if (sent_to.length === 0) return { ...base, status: 'CANCELED', failed_at: null };
   // A complaint comes about a delivered message: the email stays delivered, and says COMPLAINED.
-  if (rows.every((r) => r.status === 'DELIVERED' || r.status === 'COMPLAINED')) {
-    const last = rows
+  if (sent_to.every((r) => r.status === 'DELIVERED' || r.status === 'COMPLAINED')) {
+    const last = sent_to
       .map((r) => r.delivered_at ?? now)
       .sort()
       .at(-1)!;
-    const complained = rows.some((r) => r.status === 'COMPLAINED');
+    const complained = sent_to.some((r) => r.status === 'COMPLAINED');
     return { ...base, status: complained ? 'COMPLAINED' : 'DELIVERED', delivered_at: last };
   }
   return { ...base, status: bounce ? 'BOUNCED' : 'FAILED', failed_at: now };

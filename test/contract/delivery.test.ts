@@ -242,6 +242,45 @@ describe.each(STORE_KINDS)('DeliveryStore on %s', (kind) => {
     ]);
   });
 
+  it('suppressedAmong: the entries of that project among the addresses, by address', async () => {
+    await s.exec(`INSERT INTO projects (id, organization_id, name, created_at) VALUES ('p2', 'o1', 'Q', 'x')`);
+    await s.exec(`INSERT INTO suppressions (project_id, email, reason, created_at) VALUES
+      ('p1', 'gone@x.test', 'UNSUBSCRIBE', '${AT}'), ('p2', 'other@x.test', 'MANUAL', '${AT}')`);
+    const got = await d().suppressedAmong('p1', ['gone@x.test', 'other@x.test', 'here@x.test']);
+    expect([...got]).toEqual([['gone@x.test', { reason: 'UNSUBSCRIBE', created_at: AT }]]);
+    expect((await d().suppressedAmong('p1', [])).size).toBe(0);
+  });
+
+  it('record: a recipient suppressed since acceptance is CANCELED; the email is what the others made it, CANCELED when none is left', async () => {
+    const seq = await accept('rs1', ['gone@x.test', 'ok@x.test']);
+    const [gone, ok] = await claimOf(seq);
+    const dropped: Decision = { kind: 'suppressed', suppression_reason: 'UNSUBSCRIBE', since: AT, reply: null };
+    expect(await d().record(seq, 'p1', 'rs1', null, [outcome(gone!, dropped, 'not sent')], T0 + 5, gone!.lease)).toBe(
+      1,
+    );
+    expect((await emailOf(seq)).status).toBe('SENDING');
+    expect(await d().record(seq, 'p1', 'rs1', CONN, [delivered(ok!)], T0 + 6, ok!.lease)).toBe(1);
+    expect(await recipients(seq)).toMatchObject([
+      { status: 'CANCELED', next_attempt_at: null, lease_until: null, last_error: 'not sent' },
+      { status: 'DELIVERED' },
+    ]);
+    expect((await emailOf(seq)).status).toBe('DELIVERED');
+    expect((await events(seq)).filter((e) => e.type === 'canceled')).toEqual([
+      {
+        type: 'canceled',
+        recipient: 'gone@x.test',
+        reason: 'suppressed',
+        suppression_reason: 'UNSUBSCRIBE',
+        suppressed_at: AT,
+      },
+    ]);
+    const alone = await accept('rs2', ['gone@x.test']);
+    const [row] = await claimOf(alone);
+    await d().record(alone, 'p1', 'rs2', null, [outcome(row!, dropped)], T0 + 5, row!.lease);
+    expect((await emailOf(alone)).status).toBe('CANCELED');
+    expect((await outbox(alone)).at(-1)).toEqual({ event_type: 'canceled', email_status: 'CANCELED' });
+  });
+
   it('record: a retry is due again at its time, unleased, and its next claim says why it waited', async () => {
     const seq = await accept('r3', ['grey@x.test']);
     const [row] = await claimOf(seq);
