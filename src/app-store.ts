@@ -271,7 +271,8 @@ function pgStore(pool: PgPool, where: string, opts: StoreOptions): Store {
     dmarc: createPgDmarcRepo(pool, tx),
     emails: createPgEmailsRepo(pool, tx, { usage, idempotency, audit, suppressions }),
     delivery: createPgDeliveryRepo(pool, tx, {
-      suppress: (t, projectId, email, emailId, at, reason) => suppressions.add(t, projectId, email, reason, at, emailId),
+      suppress: (t, projectId, email, emailId, at, reason) =>
+        suppressions.add(t, projectId, email, reason, at, emailId),
     }),
     tracking: createPgTrackingRepo(tx),
     tlsrpt: createPgTlsrptRepo(pool, tx),

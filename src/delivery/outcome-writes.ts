@@ -100,7 +100,12 @@ export function outcomeWrites(
     case 'suppressed':
       events.push([
         'canceled',
-        { recipient: o.address, reason: 'suppressed', suppression_reason: d.suppression_reason, suppressed_at: d.since },
+        {
+          recipient: o.address,
+          reason: 'suppressed',
+          suppression_reason: d.suppression_reason,
+          suppressed_at: d.since,
+        },
       ]);
       return { state: { ...none, status: 'CANCELED', next: null }, events, suppress: false };
     case 'retry': {
