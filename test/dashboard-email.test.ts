@@ -173,6 +173,33 @@ describe.skipIf(!CHROMIUM)("one email's per-recipient timeline in Chromium", () 
     expect(await field(main, 'Status')).toBe('QUEUED');
     expect(await field(main, 'Scheduled (UTC)')).toBe(when(at));
     expect(await field(main, 'Metadata')).toBe('order_id=42, tier=gold');
+
+    // Moved, then cancelled, from the page; both audited as the signed-in user.
+    await page.getByLabel('New time').fill('in 5 hours');
+    await page.getByRole('button', { name: 'Reschedule' }).click();
+    const later = d.clock.now() + 5 * 3_600_000;
+    await page.getByText(`Rescheduled for ${when(later)} UTC.`).waitFor();
+    await expect.poll(() => field(main, 'Scheduled (UTC)')).toBe(when(later));
+    await page.getByLabel('New time').fill('next week sometime');
+    await page.getByRole('button', { name: 'Reschedule' }).click();
+    await page
+      .getByText(/scheduled_at/)
+      .first()
+      .waitFor();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Cancel the send' }).click();
+    await page.getByText('Cancelled: the email will not be sent.').waitFor();
+    await expect.poll(() => field(main, 'Status')).toBe('CANCELED');
+    expect(await page.getByRole('button', { name: 'Cancel the send' }).count()).toBe(0);
+    const audited = d.app.db
+      .prepare('SELECT action, actor_type FROM audit_logs WHERE target_id = ? ORDER BY rowid')
+      .all(id) as { action: string; actor_type: string }[];
+    expect(audited).toEqual([
+      { action: 'email.reschedule', actor_type: 'user' },
+      { action: 'email.cancel', actor_type: 'user' },
+    ]);
+    await settle(id);
+    expect(mx.received.filter((m) => m.to.includes('later@dest.test'))).toEqual([]);
   });
 
   it('shows a deferred recipient: when it is tried next, why it waits, its throttled destination; then it follows it', async () => {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIN_ROLE } from '../src/accounts/index.ts';
 import { createDomainsEnv, type DomainsEnv } from './domains-helpers.ts';
 import { caller, signInMembers, type Method } from './management-helpers.ts';
+import { signingDomainRows } from './signing-domain.ts';
 
 // Every management write leaves its audit row, with the signed-in user and the
 // client's address as the actor (issue 11: "audit logs (every management write)").
@@ -52,6 +53,32 @@ async function receivedMessage(): Promise<string> {
   return held!.id;
 }
 
+/** A LIVE email scheduled two hours ahead from a verified domain of the project, to move and cancel. */
+async function scheduledEmail(): Promise<string> {
+  const env = denv.env;
+  const { statements } = signingDomainRows({
+    organizationId: env.init.organization_id,
+    projectId: env.init.project_id,
+    name: 'sched.example.org',
+    selector: 'svc202603',
+  });
+  for (const [sql, params] of statements) await env.query(sql, ...params);
+  const res = await env.server.inject({
+    method: 'POST',
+    url: '/v1/emails',
+    headers: { authorization: `Bearer ${await env.key({ env: 'LIVE' })}` },
+    payload: {
+      from: 'a@sched.example.org',
+      to: ['b@example.net'],
+      subject: 'Hi',
+      text: 'Hello',
+      scheduled_at: 'in 2 hours',
+    },
+  });
+  expect(res.statusCode).toBe(202);
+  return res.json<{ data: { id: string } }>().data.id;
+}
+
 describe('the audit log', () => {
   it('has a row for every write route, by the user from its address', async () => {
     const env = denv.env;
@@ -73,6 +100,7 @@ describe('the audit log', () => {
       payload: { from: 'a@example.com', to: ['b@example.net'], subject: 'Hi', text: 'Hello' },
     });
     const emailId = sent.json<{ data: { id: string } }>().data.id;
+    const scheduledId = await scheduledEmail();
 
     const ids: Record<string, string> = {};
     // Each write in an order where what it needs exists: [route pattern, URL, body, content type].
@@ -128,6 +156,8 @@ describe('the audit log', () => {
       [`DELETE ${PROJECT}/suppressions/:email`, () => `${P}/suppressions/gone@example.net`],
       [`POST ${PROJECT}/suppressions/import`, () => `${P}/suppressions/import`, 'email\nx@example.net\n', 'text/csv'],
       [`POST ${PROJECT}/emails/:email_id/resend`, () => `${P}/emails/${emailId}/resend`],
+      [`PATCH ${PROJECT}/emails/:email_id`, () => `${P}/emails/${scheduledId}`, { scheduled_at: 'in 3 hours' }],
+      [`POST ${PROJECT}/emails/:email_id/cancel`, () => `${P}/emails/${scheduledId}/cancel`],
       [`POST ${PROJECT}/webhooks`, () => `${P}/webhooks`, { url: 'https://hooks.example.com/svc', events: ['*'] }],
       [`PATCH ${PROJECT}/webhooks/:webhook_id`, () => `${P}/webhooks/${ids.webhook}`, { events: ['sent'] }],
       [`POST ${PROJECT}/webhooks/:webhook_id/rotate-secret`, () => `${P}/webhooks/${ids.webhook}/rotate-secret`],

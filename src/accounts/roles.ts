@@ -88,6 +88,8 @@ export const MIN_ROLE: Readonly<Record<string, Role>> = {
   [`GET ${PROJECT}/emails/:email_id`]: 'VIEWER',
   [`GET ${PROJECT}/emails/:email_id/attachments/:position`]: 'VIEWER',
   [`POST ${PROJECT}/emails/:email_id/resend`]: 'DEVELOPER',
+  [`POST ${PROJECT}/emails/:email_id/cancel`]: 'DEVELOPER',
+  [`PATCH ${PROJECT}/emails/:email_id`]: 'DEVELOPER',
 
   // Receiving mail (issue 34): routes are written as webhooks are; received mail is read as emails.
   [`GET ${PROJECT}/routes`]: 'VIEWER',

@@ -187,49 +187,61 @@ export function createPgEmailsRepo(
    * (skipping locked ones) and then the emails it stamps, so the two never wait on each other
    * in opposite orders.
    */
-  function changeSchedule(projectId: string, id: string, change: ScheduleChange, now: string) {
+  function changeSchedule(projectId: string, id: string, change: ScheduleChange, now: string, audited?: Audited) {
     return tx.write(async (t): Promise<ScheduleOutcome> => {
-      const e = (
-        await t.query<{ seq: number; status: string; scheduled_at: string | null }>(
-          'SELECT seq, status, scheduled_at FROM emails WHERE id = $1 AND project_id = $2',
-          [id, projectId],
-        )
-      ).rows[0];
-      if (!e) return { outcome: 'missing' };
-      if (e.status !== CHANGEABLE_STATUS) return { outcome: 'started', status: e.status };
-      const r = (
-        await t.query<{ total: number; unstarted: number }>(
-          `WITH locked AS (SELECT attempts, lease_until, next_attempt_at FROM recipients WHERE email_seq = $1 FOR UPDATE)
-           SELECT count(*)::int AS total, (count(*) FILTER (WHERE ${UNSTARTED_RECIPIENT}))::int AS unstarted FROM locked`,
-          [e.seq],
-        )
-      ).rows[0]!;
-      if (r.total === 0 || r.unstarted !== r.total) return { outcome: 'started', status: e.status };
-      if ('cancel' in change) {
-        const moved = await t.query(`UPDATE emails SET status = 'CANCELED' WHERE seq = $1 AND status = $2`, [
-          e.seq,
-          CHANGEABLE_STATUS,
-        ]);
-        if (moved.rowCount !== 1) return { outcome: 'started', status: e.status };
-        await t.query(
-          "UPDATE recipients SET status = 'CANCELED', next_attempt_at = NULL, updated_at = $2 WHERE email_seq = $1",
-          [e.seq, now],
-        );
-        // After the status: the webhook outbox trigger reads the email's status into the event.
-        await t.query(
-          "INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES ($1, $2, 'canceled', '{}', $3)",
-          [change.cancel.eventId, e.seq, now],
-        );
-        return { outcome: 'done', status: 'CANCELED', scheduled_at: e.scheduled_at };
-      }
-      await t.query('UPDATE recipients SET next_attempt_at = $2, updated_at = $3 WHERE email_seq = $1', [
-        e.seq,
-        change.at,
-        now,
-      ]);
-      await t.query('UPDATE emails SET scheduled_at = $2 WHERE seq = $1', [e.seq, change.at]);
-      return { outcome: 'done', status: e.status, scheduled_at: change.at };
+      const out = await changeScheduleRows(t, projectId, id, change, now);
+      if (audited && out.outcome === 'done') await deps.audit.record(t, audited.actor, audited.entry, audited.atMs);
+      return out;
     });
+  }
+
+  async function changeScheduleRows(
+    t: PgTx,
+    projectId: string,
+    id: string,
+    change: ScheduleChange,
+    now: string,
+  ): Promise<ScheduleOutcome> {
+    const e = (
+      await t.query<{ seq: number; status: string; scheduled_at: string | null }>(
+        'SELECT seq, status, scheduled_at FROM emails WHERE id = $1 AND project_id = $2',
+        [id, projectId],
+      )
+    ).rows[0];
+    if (!e) return { outcome: 'missing' };
+    if (e.status !== CHANGEABLE_STATUS) return { outcome: 'started', status: e.status };
+    const r = (
+      await t.query<{ total: number; unstarted: number }>(
+        `WITH locked AS (SELECT attempts, lease_until, next_attempt_at FROM recipients WHERE email_seq = $1 FOR UPDATE)
+         SELECT count(*)::int AS total, (count(*) FILTER (WHERE ${UNSTARTED_RECIPIENT}))::int AS unstarted FROM locked`,
+        [e.seq],
+      )
+    ).rows[0]!;
+    if (r.total === 0 || r.unstarted !== r.total) return { outcome: 'started', status: e.status };
+    if ('cancel' in change) {
+      const moved = await t.query(`UPDATE emails SET status = 'CANCELED' WHERE seq = $1 AND status = $2`, [
+        e.seq,
+        CHANGEABLE_STATUS,
+      ]);
+      if (moved.rowCount !== 1) return { outcome: 'started', status: e.status };
+      await t.query(
+        "UPDATE recipients SET status = 'CANCELED', next_attempt_at = NULL, updated_at = $2 WHERE email_seq = $1",
+        [e.seq, now],
+      );
+      // After the status: the webhook outbox trigger reads the email's status into the event.
+      await t.query(
+        "INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES ($1, $2, 'canceled', '{}', $3)",
+        [change.cancel.eventId, e.seq, now],
+      );
+      return { outcome: 'done', status: 'CANCELED', scheduled_at: e.scheduled_at };
+    }
+    await t.query('UPDATE recipients SET next_attempt_at = $2, updated_at = $3 WHERE email_seq = $1', [
+      e.seq,
+      change.at,
+      now,
+    ]);
+    await t.query('UPDATE emails SET scheduled_at = $2 WHERE seq = $1', [e.seq, change.at]);
+    return { outcome: 'done', status: e.status, scheduled_at: change.at };
   }
 
   return {

@@ -122,7 +122,19 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
   };
 
   /** store.ts, changeSchedule: the rule is schedule-change.ts's; SQLite's writer is the only one, so reads are current. */
-  function changeSchedule(projectId: string, id: string, change: ScheduleChange, now: string): ScheduleOutcome {
+  function changeSchedule(
+    projectId: string,
+    id: string,
+    change: ScheduleChange,
+    now: string,
+    audited?: Audited,
+  ): ScheduleOutcome {
+    const out = changeScheduleRows(projectId, id, change, now);
+    if (audited && out.outcome === 'done') deps.audit.record(audited.actor, audited.entry, audited.atMs);
+    return out;
+  }
+
+  function changeScheduleRows(projectId: string, id: string, change: ScheduleChange, now: string): ScheduleOutcome {
     const e = s.email.get(id, projectId);
     if (!e) return { outcome: 'missing' };
     const r = s.recipients.get(e.seq)!;
@@ -254,7 +266,8 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
     listAttachmentInfo: (seq: number) => Promise.resolve(attachmentInfoOf.all(seq)),
     list: (projectId: string, q: ListQuery) => Promise.resolve(list(projectId, q)),
     listEvents: (seq: number) => Promise.resolve(events.all(seq)),
-    changeSchedule: (projectId, id, change, nowIso) => tx.write(() => changeSchedule(projectId, id, change, nowIso)),
+    changeSchedule: (projectId, id, change, nowIso, audited) =>
+      tx.write(() => changeSchedule(projectId, id, change, nowIso, audited)),
   };
 }
 

@@ -2,6 +2,7 @@
 // use cases of POST /v1/emails/{id}/cancel and PATCH /v1/emails/{id}. When a change is still
 // possible is schedule-change.ts's rule; each store applies it in one transaction.
 import { z } from 'zod';
+import type { Actor, Audited } from '../audit/index.ts';
 import { AppError } from '../errors.ts';
 import { iso, type Clock } from '../lib/clock.ts';
 import { isUuid, newId } from '../lib/ids.ts';
@@ -21,9 +22,31 @@ export const scheduleViewSchema = z.object({
 export type ScheduleView = z.infer<typeof scheduleViewSchema>;
 
 export function createScheduling(deps: { repo: Pick<EmailsStore, 'changeSchedule'>; clock: Clock }) {
-  async function change(projectId: string, id: string, c: ScheduleChange, now: number): Promise<ScheduleView> {
+  /**
+   * A change by `actor` (a member, from the dashboard) is audited with it: what it asked. An
+   * API key's change is not, as its sends are not (the email's events record it).
+   */
+  async function change(
+    projectId: string,
+    id: string,
+    c: ScheduleChange,
+    now: number,
+    actor?: Actor,
+  ): Promise<ScheduleView> {
+    const audited: Audited | undefined = actor && {
+      actor,
+      atMs: now,
+      entry: {
+        action: 'cancel' in c ? 'email.cancel' : 'email.reschedule',
+        project_id: projectId,
+        target_type: 'email',
+        target_id: id,
+        before: null,
+        after: 'cancel' in c ? { status: 'CANCELED' } : { scheduled_at: c.at },
+      },
+    };
     const out = isUuid(id)
-      ? await deps.repo.changeSchedule(projectId, id, c, iso(now))
+      ? await deps.repo.changeSchedule(projectId, id, c, iso(now), audited)
       : ({ outcome: 'missing' } as const);
     if (out.outcome === 'missing') throw new AppError('not_found', `no email ${id}`);
     if (out.outcome === 'started') {
@@ -34,16 +57,16 @@ export function createScheduling(deps: { repo: Pick<EmailsStore, 'changeSchedule
 
   return {
     /** Cancels an email that has not started: it leaves the queue as CANCELED, with a `canceled` event. */
-    cancel(projectId: string, id: string): Promise<ScheduleView> {
+    cancel(projectId: string, id: string, actor?: Actor): Promise<ScheduleView> {
       const now = deps.clock.now();
-      return change(projectId, id, { cancel: { eventId: newId(now) } }, now);
+      return change(projectId, id, { cancel: { eventId: newId(now) } }, now, actor);
     },
 
     /** Moves an email that has not started to another time (up to 30 days from now). */
-    reschedule(projectId: string, id: string, body: unknown): Promise<ScheduleView> {
+    reschedule(projectId: string, id: string, body: unknown, actor?: Actor): Promise<ScheduleView> {
       const now = deps.clock.now();
       const b = parseInput(rescheduleSchema, body);
-      return change(projectId, id, { at: iso(scheduleTime(b.scheduled_at, now)) }, now);
+      return change(projectId, id, { at: iso(scheduleTime(b.scheduled_at, now)) }, now, actor);
     },
   };
 }

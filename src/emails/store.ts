@@ -168,8 +168,15 @@ export interface EmailsStore {
    * in one transaction, its recipients leave the queue (CANCELED, with the `canceled` event
    * `cancel` names) or are first due at `at`. Not started: the email is QUEUED and no recipient
    * has been attempted or claimed; a claim that comes first wins, and the change is refused.
+   * `audited` (a member's change, from the dashboard) is written with a change that is made.
    */
-  changeSchedule(projectId: string, id: string, change: ScheduleChange, nowIso: string): Promise<ScheduleOutcome>;
+  changeSchedule(
+    projectId: string,
+    id: string,
+    change: ScheduleChange,
+    nowIso: string,
+    audited?: Audited,
+  ): Promise<ScheduleOutcome>;
   /**
    * Why `address` (any case) is on the project's suppression list, or null (the relay refuses
    * it at RCPT). Reads only.

@@ -167,6 +167,8 @@ export const ROUTES: readonly Route[] = [
   route('GET',    `${PROJECT}/emails/:email_id`,                VIEWER,    dashboard.getProjectEmail),
   route('GET',    `${PROJECT}/emails/:email_id/attachments/:position`, VIEWER, dashboard.getProjectEmailAttachment),
   route('POST',   `${PROJECT}/emails/:email_id/resend`,         DEVELOPER, resend.resendEmail),
+  route('POST',   `${PROJECT}/emails/:email_id/cancel`,         DEVELOPER, resend.cancelProjectEmail),
+  route('PATCH',  `${PROJECT}/emails/:email_id`,                DEVELOPER, resend.rescheduleProjectEmail),
 
   // A project's webhooks and their deliveries
   route('GET',    `${PROJECT}/webhooks`,                        VIEWER,    webhooks.listWebhooks),

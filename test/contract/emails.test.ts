@@ -1,5 +1,6 @@
 // The emails store (src/emails/store.ts) on both stores.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Audited } from '../../src/audit/index.ts';
 import type { AcceptOptions, NewEmail, Recipient } from '../../src/emails/store.ts';
 import { searchQuerySchema, type ListQuery } from '../../src/emails/schema.ts';
 import { newEmail } from '../postgres/email-fixture.ts';
@@ -231,6 +232,21 @@ describe.each(STORE_KINDS)('EmailsStore on %s', (kind) => {
     expect(
       await count(`SELECT count(*) AS n FROM recipients WHERE email_seq = ${seq2} AND next_attempt_at = '${LATER}'`),
     ).toBe(2);
+  });
+
+  it('changeSchedule: writes the audit row it is given with a change made, none with a refusal', async () => {
+    const NOW = '2026-03-15T12:00:05.000Z';
+    await s.store.emails.acceptEmail(email('sc3', { scheduled_at: '2026-03-15T13:00:00.000Z' }), to('a@x.test'), PLAIN);
+    const audited = (action: string): Audited => ({
+      actor: { type: 'cli', os_user: 'root' },
+      atMs: Date.parse(NOW),
+      entry: { action, project_id: 'p1', target_type: 'email', target_id: 'sc3', before: null, after: null },
+    });
+    await s.store.emails.changeSchedule('p1', 'sc3', { cancel: { eventId: 'ev-c4' } }, NOW, audited('email.cancel'));
+    await s.store.emails.changeSchedule('p1', 'sc3', { cancel: { eventId: 'ev-c5' } }, NOW, audited('email.again'));
+    expect(await s.query("SELECT action FROM audit_logs WHERE target_id = 'sc3'")).toEqual([
+      { action: 'email.cancel' },
+    ]);
   });
 
   it('suppressionOf: the reason for an address in any case, null when not suppressed', async () => {

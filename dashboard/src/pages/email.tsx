@@ -4,7 +4,19 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { api, download } from '../api.ts';
-import { Head, emailsHref, ErrorLine, messageOf, mayWrite, projectPath, save, when, type PageProps } from '../ui.tsx';
+import {
+  Head,
+  emailsHref,
+  ErrorLine,
+  messageOf,
+  mayWrite,
+  Outcome,
+  projectPath,
+  save,
+  useOutcome,
+  when,
+  type PageProps,
+} from '../ui.tsx';
 import type { EmailItem } from './emails.tsx';
 
 interface EmailEvent {
@@ -253,6 +265,40 @@ function Attachments({ attachments, path }: { attachments: AttachmentInfo[]; pat
   );
 }
 
+/**
+ * A scheduled email that has not started may be cancelled or moved (decisions.md, "Scheduled
+ * sending"): the API's 409 email_not_changeable says when it is too late.
+ */
+function ScheduleControls({ path, run }: { path: string; run: ReturnType<typeof useOutcome>['run'] }) {
+  const cancel = () =>
+    confirm('Cancel this scheduled email? It will not be sent.') &&
+    void run(async () => {
+      await api('POST', `${path}/cancel`);
+      return 'Cancelled: the email will not be sent.';
+    });
+  const move = (e: Event) => {
+    e.preventDefault();
+    const at = (e.currentTarget as HTMLFormElement).elements.namedItem('scheduled_at') as HTMLInputElement;
+    void run(async () => {
+      const moved = await api<{ scheduled_at: string }>('PATCH', path, { scheduled_at: at.value });
+      return `Rescheduled for ${when(moved.scheduled_at)} UTC.`;
+    });
+  };
+  return (
+    <section aria-label="Schedule">
+      <form onSubmit={move}>
+        <label>
+          New time <input name="scheduled_at" required placeholder="2026-12-01T09:00:00Z or in 2 hours" size={32} />
+        </label>{' '}
+        <button type="submit">Reschedule</button>{' '}
+        <button type="button" onClick={cancel}>
+          Cancel the send
+        </button>
+      </form>
+    </section>
+  );
+}
+
 export function EmailView(props: PageProps) {
   const { org, project, id, role } = props;
   const [email, setEmail] = useState<EmailDetail>();
@@ -273,6 +319,8 @@ export function EmailView(props: PageProps) {
     setEmail(undefined);
     void load();
   }, [org, project, id]);
+  // A cancel or a move: its line stays once the email no longer offers them.
+  const changed = useOutcome(load);
   // While a recipient waits or is being tried, the view follows it.
   const live = email !== undefined && pending(email);
   useEffect(() => {
@@ -300,6 +348,10 @@ export function EmailView(props: PageProps) {
           </button>
         </p>
       )}
+      {mayWrite(role) && email.status === 'QUEUED' && email.scheduled_at && (
+        <ScheduleControls path={`${projectPath(props)}/emails/${id}`} run={changed.run} />
+      )}
+      <Outcome notice={changed.notice} error={changed.error} />
       <dl class="fields">
         <dt>Status</dt>
         <dd>
