@@ -87,8 +87,8 @@ describe.skipIf(!CHROMIUM)('the templates and webhooks pages in Chromium', () =>
     // The stale render says the same: wait for the new one, which is no longer marked stale.
     await eventually(() => page.locator('.template-preview .stale').count()).toBe(0);
     await eventually(previewText).toBe('Goodbye Ada');
-    await page.getByRole('button', { name: 'Save' }).click();
-    await eventually(status).toContain('Saved: version 2.');
+    await page.getByRole('button', { name: 'Save and publish' }).click();
+    await eventually(status).toContain('Saved and published: version 2.');
     const [t] = await d.app.templates.list(d.projectId);
     expect(t).toMatchObject({ version: 2, html_template: '<p>Goodbye {{ name }}</p>', variables: { name: 'Ada' } });
     expect(await seriousViolations(page, 'iframe.preview')).toEqual([]);
@@ -111,6 +111,46 @@ describe.skipIf(!CHROMIUM)('the templates and webhooks pages in Chromium', () =>
     expect(email.html_body).toBe('<p>Goodbye Ada</p>');
     await page.getByRole('link', { name: 'Open the test email' }).click();
     await page.getByRole('heading', { name: 'Hi Ada' }).waitFor();
+  });
+
+  it('makes a layout, saves a draft in it without publishing, then publishes it and rolls back (issue 35)', async () => {
+    await page.getByRole('link', { name: 'Templates', exact: true }).click();
+    await page.getByRole('link', { name: 'New template' }).click();
+    await page.getByLabel('Name').fill('Brand');
+    await page.getByLabel('Slug').fill('brand');
+    await page.getByLabel(/^Use as a layout/).check();
+    expect(await page.getByRole('combobox', { name: /^Layout/ }).count()).toBe(0);
+    await page.getByLabel('Subject').fill('Brand');
+    await page.getByLabel('HTML').fill('<div class="brand">{{ content }}</div>');
+    await page.getByRole('button', { name: 'Create template' }).click();
+    await page.getByRole('heading', { name: 'Brand' }).waitFor();
+    await page.getByText(/a layout, version 1/).waitFor();
+
+    await page.getByRole('link', { name: '← Templates' }).click();
+    await page.getByRole('link', { name: 'Welcome' }).click();
+    await page.getByRole('heading', { name: 'Welcome' }).waitFor();
+    await page.getByRole('combobox', { name: /^Layout/ }).selectOption({ label: 'Brand' });
+    // The preview renders the draft inside the layout, in the same sandbox.
+    const frame = page.locator('iframe.preview').contentFrame();
+    await eventually(() => frame.locator('div.brand p').textContent()).toBe('Goodbye Ada');
+    await page.getByRole('button', { name: 'Save as draft' }).click();
+    await eventually(status).toContain('Saved version 3 as a draft: sends keep version 2.');
+    const welcome = async () => (await d.app.templates.list(d.projectId)).find((t) => t.slug === 'welcome')!;
+    expect(await welcome()).toMatchObject({ version: 3, published_version: 2 });
+    const versions = page.locator('table.versions tbody tr');
+    await eventually(() => versions.allTextContents()).toEqual([
+      expect.stringMatching(/^3.*Brand.*saved/),
+      expect.stringMatching(/^2.*none.*published/),
+      expect.stringMatching(/^1.*none.*saved/),
+    ]);
+    await page.getByRole('button', { name: 'Publish version 3' }).click();
+    await eventually(status).toContain('Published version 3: sends use it from now on.');
+    expect((await welcome()).published_version).toBe(3);
+    await page.getByRole('button', { name: 'Publish version 2' }).click();
+    await eventually(status).toContain('Published version 2: sends use it from now on.');
+    expect((await welcome()).published_version).toBe(2);
+    await eventually(() => versions.nth(1).textContent()).toMatch(/published/);
+    expect(await seriousViolations(page, 'iframe.preview')).toEqual([]);
   });
 
   it('adds an endpoint (the secret shown once), pings it, and shows a delivery with its request and response', async () => {

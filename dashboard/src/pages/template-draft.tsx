@@ -12,7 +12,12 @@ export interface Template {
   html_template: string | null;
   text_template: string | null;
   variables: Record<string, unknown>;
+  /** The latest saved version (the content above is its). */
   version: number;
+  /** The version sends render when they name none. */
+  published_version: number;
+  is_layout: boolean;
+  layout_id: string | null;
   updated_at: string;
 }
 interface Rendered {
@@ -28,6 +33,10 @@ export interface Draft {
   html_template: string;
   text_template: string;
   variables: string;
+  /** The layout's id; '' for none. */
+  layout_id: string;
+  /** Set at creation only. */
+  is_layout: boolean;
 }
 /** How long typing must pause before the preview is rendered again. */
 const PREVIEW_DEBOUNCE_MS = 300;
@@ -38,6 +47,8 @@ export const EMPTY: Draft = {
   html_template: '',
   text_template: '',
   variables: '{}',
+  layout_id: '',
+  is_layout: false,
 };
 
 export const draftOf = (t: Template): Draft => ({
@@ -47,6 +58,8 @@ export const draftOf = (t: Template): Draft => ({
   html_template: t.html_template ?? '',
   text_template: t.text_template ?? '',
   variables: JSON.stringify(t.variables, null, 2),
+  layout_id: t.layout_id ?? '',
+  is_layout: t.is_layout,
 });
 
 /** The draft's variables as an object, or throws a message naming what is wrong with the JSON. */
@@ -67,6 +80,7 @@ export const bodyOf = (d: Draft) => ({
   html_template: d.html_template || null,
   text_template: d.text_template || null,
   variables: variablesOf(d),
+  layout_id: d.layout_id || null,
 });
 
 /** Renders the draft through the server after typing pauses; the answer or the API's refusal. */

@@ -77,9 +77,16 @@ function Editor({ org, project, id, role }: PageProps) {
   const writer = mayWrite(role);
   const [saved, setSaved] = useState<Template>();
   const [draft, setDraft] = useState<Draft | undefined>(creating ? EMPTY : undefined);
+  const [layouts, setLayouts] = useState<Template[]>([]);
+  // Bumped by each save or publish: the versions are read again.
+  const [rev, setRev] = useState(0);
   const { notice, error, setError, run } = useOutcome(() => Promise.resolve());
   const preview = usePreview(path, draft);
   useEffect(() => {
+    api<Template[]>('GET', path).then(
+      (all) => setLayouts(all.filter((t) => t.is_layout && t.id !== id)),
+      (e: unknown) => setError(messageOf(e)),
+    );
     if (creating) return;
     api<Template>('GET', `${path}/${id}`).then(
       (t) => {
@@ -91,20 +98,33 @@ function Editor({ org, project, id, role }: PageProps) {
   }, [path, id]);
   const set = (field: keyof Draft) => (e: Event) =>
     setDraft((d) => ({ ...(d ?? EMPTY), [field]: (e.currentTarget as HTMLInputElement).value }));
-  const save = (e: Event) => {
+  // Save publishes the new version; "Save as draft" keeps sends on the published one.
+  const save = (e: SubmitEvent) => {
     e.preventDefault();
+    const asDraft = (e.submitter as HTMLButtonElement | null)?.value === 'draft';
     void run(async () => {
       const d = draft ?? EMPTY;
       if (creating) {
-        const t = await api<Template>('POST', path, { name: d.name, slug: d.slug, ...bodyOf(d) });
+        const body = { name: d.name, slug: d.slug, ...bodyOf(d), ...(d.is_layout ? { is_layout: true } : {}) };
+        const t = await api<Template>('POST', path, body);
         location.hash = pageHref(org, project, `templates/${t.id}`);
         return `Created ${t.name}.`;
       }
-      const t = await api<Template>('PATCH', `${path}/${id}`, { name: d.name, ...bodyOf(d) });
+      const t = await api<Template>('PATCH', `${path}/${id}`, { name: d.name, ...bodyOf(d), draft: asDraft });
       setSaved(t);
-      return `Saved: version ${t.version}.`;
+      setRev((r) => r + 1);
+      return asDraft
+        ? `Saved version ${t.version} as a draft: sends keep version ${t.published_version}.`
+        : `Saved and published: version ${t.version}.`;
     });
   };
+  const publish = (version: number) =>
+    run(async () => {
+      const t = await api<Template>('POST', `${path}/${id}/publish`, { version });
+      setSaved(t);
+      setRev((r) => r + 1);
+      return `Published version ${version}: sends use it from now on.`;
+    });
   async function remove() {
     if (!saved || !confirm(`Delete the template ${saved.name}? Sends naming ${saved.slug} fail from then on.`)) return;
     await run(async () => {
@@ -122,7 +142,8 @@ function Editor({ org, project, id, role }: PageProps) {
       <h1>{creating ? 'New template' : saved?.name}</h1>
       {saved && (
         <p>
-          Slug <code>{saved.slug}</code>, version {saved.version}, updated {when(saved.updated_at)} UTC
+          Slug <code>{saved.slug}</code>, {saved.is_layout ? 'a layout, ' : ''}version {saved.version} (published:{' '}
+          {saved.published_version}), updated {when(saved.updated_at)} UTC
         </p>
       )}
       <Outcome notice={notice} error={error} />
@@ -138,6 +159,27 @@ function Editor({ org, project, id, role }: PageProps) {
               Slug
               <input value={draft.slug} onInput={set('slug')} required maxLength={100} readOnly={!creating} />
             </label>
+            {creating && (
+              <label class="check">
+                <input
+                  type="checkbox"
+                  checked={draft.is_layout}
+                  onChange={(e) => setDraft((d) => ({ ...(d ?? EMPTY), is_layout: e.currentTarget.checked }))}
+                />
+                Use as a layout: one <code>{'{{ content }}'}</code> in it holds the body of each template that uses it
+              </label>
+            )}
+            {!draft.is_layout && (
+              <label>
+                Layout
+                <select value={draft.layout_id} onChange={set('layout_id')}>
+                  <option value="">none</option>
+                  {layouts.map((l) => (
+                    <option value={l.id}>{l.name}</option>
+                  ))}
+                </select>
+              </label>
+            )}
             <label>
               Subject
               <input value={draft.subject_template} onInput={set('subject_template')} required />
@@ -157,7 +199,14 @@ function Editor({ org, project, id, role }: PageProps) {
           </fieldset>
           {writer && (
             <p class="actions">
-              <button type="submit">{creating ? 'Create template' : 'Save'}</button>
+              <button type="submit" value="publish">
+                {creating ? 'Create template' : 'Save and publish'}
+              </button>
+              {saved && (
+                <button type="submit" value="draft" class="secondary">
+                  Save as draft
+                </button>
+              )}
               {saved && (
                 <button type="button" class="secondary" onClick={() => void remove()}>
                   Delete template
@@ -168,8 +217,63 @@ function Editor({ org, project, id, role }: PageProps) {
         </form>
         <Preview preview={preview} />
       </div>
+      {saved && <Versions path={`${path}/${saved.id}`} rev={rev} writer={writer} publish={publish} layouts={layouts} />}
       {writer && saved && <TestSend path={`${path}/${saved.id}`} draft={draft} run={run} org={org} project={project} />}
     </main>
+  );
+}
+
+interface VersionSummary {
+  version: number;
+  published: boolean;
+  layout_id: string | null;
+  created_at: string;
+}
+
+/** The saved versions, newest first: which one sends use, and a Publish for each other (a rollback for an older one). */
+function Versions(props: {
+  path: string;
+  rev: number;
+  writer: boolean;
+  publish: (version: number) => Promise<void>;
+  layouts: Template[];
+}) {
+  const [rows, setRows] = useState<VersionSummary[]>();
+  const [error, setError] = useState<string>();
+  useEffect(() => {
+    api<VersionSummary[]>('GET', `${props.path}/versions`).then(setRows, (e: unknown) => setError(messageOf(e)));
+  }, [props.path, props.rev]);
+  const layoutName = (lid: string | null) =>
+    lid === null ? 'none' : (props.layouts.find((l) => l.id === lid)?.name ?? lid);
+  return (
+    <section aria-labelledby="versions-heading">
+      <h2 id="versions-heading">Versions</h2>
+      <ErrorLine error={error} />
+      {rows && (
+        <table class="versions">
+          <Head cols={['Version', 'Saved (UTC)', 'Layout', 'State']} actions={props.writer} />
+          <tbody>
+            {rows.map((v) => (
+              <tr>
+                <td>{v.version}</td>
+                <td>{when(v.created_at)}</td>
+                <td>{layoutName(v.layout_id)}</td>
+                <td>{v.published ? 'published' : 'saved'}</td>
+                {props.writer && (
+                  <td>
+                    {!v.published && (
+                      <button type="button" class="secondary" onClick={() => void props.publish(v.version)}>
+                        Publish version {v.version}
+                      </button>
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
   );
 }
 
@@ -201,7 +305,7 @@ function TestSend(props: {
   return (
     <section aria-labelledby="test-send-heading">
       <h2 id="test-send-heading">Test send</h2>
-      <p>Sends the saved version, with the variables above, through the same rules as the API.</p>
+      <p>Sends the latest saved version (a draft too), with the variables above, through the same rules as the API.</p>
       <form class="filters" onSubmit={send}>
         <label>
           To
