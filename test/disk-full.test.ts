@@ -95,10 +95,10 @@ describe.skipIf(skipReason !== undefined)('a full disk (8 MiB tmpfs)', () => {
     expect(refused?.statusCode).toBe(503);
     expect(refused?.json().error).toMatchObject({ code: 'storage_full' });
     expect(refused?.headers['retry-after']).toBe('30');
-    // The reserve the refusal released is for the checkpoint: a small message, which would fit
-    // in it, is refused as well rather than written into it.
-    expect(await relayed()).toMatch(/^452 4\.3\.1 /);
     // The reserve went to the checkpoint that empties the WAL; what that freed is taken again.
+    // (Not asked of the relay here: the guard's look 250 ms after the refusal may find the WAL's
+    // room enough to leave the full state, legitimately, before a slow machine's SMTP session
+    // reaches DATA. It is asked below, where the room left is the reserve's alone.)
     expect(existsSync(join(dataDir, RESERVE_FILE))).toBe(false);
     await expect.poll(() => statSync(join(dataDir, 'svc.sqlite-wal')).size, { timeout: 3000 }).toBe(0);
     fillDisk(fill());
@@ -106,6 +106,8 @@ describe.skipIf(skipReason !== undefined)('a full disk (8 MiB tmpfs)', () => {
     const again = await send('still full');
     expect(again.statusCode).toBe(503);
     expect(again.json().error.code).toBe('storage_full');
+    // The reserve the refusal released is for the checkpoint: a small message, which would fit
+    // in it, is refused as well rather than written into it.
     expect(await relayed()).toMatch(/^452 4\.3\.1 /);
     const ready = await server.inject({ method: 'GET', url: '/readyz' });
     expect(ready.statusCode).toBe(503);
