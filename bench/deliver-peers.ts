@@ -27,6 +27,14 @@ import { freePort } from './lib.ts';
 const KEEP = process.env.BENCH_KEEP === '1';
 const TOOLS = ['/usr/sbin/postfix', '/usr/sbin/smtp-sink', '/usr/sbin/smtp-source', '/usr/sbin/postconf'];
 
+/** Debian's OpenDKIM, the milter a self-hoster signs Postfix's mail with (issue 36). */
+export const OPENDKIM = '/usr/sbin/opendkim';
+
+/** The command that installs OpenDKIM, or null when it is there. */
+export function missingOpenDkim(): string | null {
+  return existsSync(OPENDKIM) ? null : 'missing: /usr/sbin/opendkim. Install it: apt-get install -y opendkim';
+}
+
 /** The Postfix tools this bench needs, or the command that installs them. */
 export function missingTools(): string | null {
   const missing = TOOLS.filter((t) => !existsSync(t));
@@ -272,7 +280,10 @@ biff = no
  * the 250 to DATA). The `postfix` command reports fatal errors only to syslog
  * (absent here); its maillog_file is printed on failure.
  */
-export async function startPostfix(sinkPort: number, opts: { hold?: boolean } = {}): Promise<PostfixInstance> {
+export async function startPostfix(
+  sinkPort: number,
+  opts: { hold?: boolean; milterPort?: number } = {},
+): Promise<PostfixInstance> {
   const dir = ownTempDir('postfix');
   chmodSync(dir, 0o755); // the daemons run as the postfix user and must reach the queue
   const etc = join(dir, 'etc');
@@ -285,7 +296,13 @@ export async function startPostfix(sinkPort: number, opts: { hold?: boolean } = 
   const port = await freePort();
   // hold: every message accepted is put on the hold queue (fsynced like any other), never delivered.
   const hold = opts.hold ? 'smtpd_end_of_data_restrictions = check_client_access static:HOLD\n' : '';
-  writeFileSync(join(etc, 'main.cf'), MAIN_CF(dir, sinkPort) + hold);
+  // milterPort: every message passes a milter (OpenDKIM) before it is queued; a milter that does
+  // not answer makes Postfix answer 4xx rather than relay unsigned mail.
+  const milter = opts.milterPort
+    ? `smtpd_milters = inet:127.0.0.1:${opts.milterPort}\nnon_smtpd_milters = $smtpd_milters\n` +
+      'milter_default_action = tempfail\n'
+    : '';
+  writeFileSync(join(etc, 'main.cf'), MAIN_CF(dir, sinkPort) + hold + milter);
   writeFileSync(join(etc, 'master.cf'), MASTER_CF(port));
   const log = join(dir, 'maillog');
   let stopped = false;
@@ -368,4 +385,64 @@ export function runSmtpSource(opts: {
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
   return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stderr })));
+}
+
+// ---------------------------------------------------------------------------
+// OpenDKIM: the milter a self-hoster runs beside Postfix to sign mail (issue 36).
+
+export interface OpenDkim {
+  port: number;
+  pid: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Debian's `opendkim` in the foreground on 127.0.0.1, signing mail From `domain` with the
+ * RSA key `privateKeyPem` under `selector`: relaxed/relaxed, rsa-sha256, as a self-hoster's
+ * opendkim.conf would (Debian's defaults otherwise). Runs as the `opendkim` user the package
+ * made; its config, key and pid file live in a temp dir.
+ */
+export async function startOpenDkim(opts: {
+  domain: string;
+  selector: string;
+  privateKeyPem: string;
+}): Promise<OpenDkim> {
+  const dir = ownTempDir('opendkim');
+  chmodSync(dir, 0o755);
+  const port = await freePort();
+  const keyFile = join(dir, 'key.pem');
+  writeFileSync(keyFile, opts.privateKeyPem, { mode: 0o600 });
+  const uid = Number(spawnSync('id', ['-u', 'opendkim'], { encoding: 'utf8' }).stdout.trim());
+  const gid = Number(spawnSync('id', ['-g', 'opendkim'], { encoding: 'utf8' }).stdout.trim());
+  if (Number.isInteger(uid) && Number.isInteger(gid)) chownSync(keyFile, uid, gid);
+  const conf = join(dir, 'opendkim.conf');
+  writeFileSync(
+    conf,
+    [
+      'Syslog no',
+      'Mode s',
+      `Domain ${opts.domain}`,
+      `Selector ${opts.selector}`,
+      `KeyFile ${keyFile}`,
+      'Canonicalization relaxed/relaxed',
+      'SignatureAlgorithm rsa-sha256',
+      `Socket inet:${port}@127.0.0.1`,
+      'UserID opendkim:opendkim',
+      `PidFile ${join(dir, 'opendkim.pid')}`,
+      'RequireSafeKeys false',
+      '',
+    ].join('\n'),
+  );
+  const child = track(spawn(OPENDKIM, ['-f', '-x', conf], { stdio: ['ignore', 'ignore', 'inherit'] }));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await untilListening(port);
+  return {
+    port,
+    pid: child.pid!,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+      removeDir(dir);
+    },
+  };
 }

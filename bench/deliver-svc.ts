@@ -122,6 +122,11 @@ export async function startBenchDns(dkimPublic: KeyObject): Promise<DnsServer> {
     TXT: [`v=DKIM1; k=rsa; p=${dkimPublic.export({ type: 'spki', format: 'der' }).toString('base64')}`],
   });
   dns.set(SENDER_DOMAIN, { TXT: ['v=spf1 a:bench.svc.test ~all'] });
+  // Where svc's envelope sender is (bounces+…@bounces.<domain>), so its checks pass and say nothing.
+  dns.set(`bounces.${SENDER_DOMAIN}`, {
+    TXT: ['v=spf1 a:bench.svc.test ~all'],
+    MX: [{ exchange: 'bench.svc.test', priority: 10 }],
+  });
   dns.set('bench.svc.test', { A: ['127.0.0.1'] });
   return dns;
 }
