@@ -122,7 +122,13 @@ export const SETTINGS: readonly SettingDoc[] = [
     default: 'none: direct to MX',
     example: 'smtps://user:pass@smtp.example.net:465',
   },
-  { key: 'workers', value: 'n', description: 'delivery and template worker threads', default: 'delivery CPU count − 1 (at least 1), templates CPU count', example: 2 },
+  {
+    key: 'workers',
+    value: 'n',
+    description: 'delivery and template worker threads',
+    default: 'delivery CPU count − 1 (at least 1), templates CPU count',
+    example: 2,
+  },
   {
     key: 'allowInsecureWebhooks',
     description: 'allow http:// and private webhook targets (development only)',
