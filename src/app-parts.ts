@@ -252,6 +252,7 @@ export function wireDelivery(
         daneOn,
         ...(config.relay ? {} : { stsPolicy: (domain: string) => stsPolicies().policyFor(domain) }),
         repo: store.delivery,
+        suppressions: store.suppressions,
         clock,
         logger,
         keys: domains,

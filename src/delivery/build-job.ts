@@ -50,8 +50,6 @@ export interface BuiltJob {
   job: DeliveryJob;
   /** Set when the message cannot be sent at all (no DKIM key): an internal failure. */
   failure: string | null;
-  /** True for a scheduled email: its recipients are held to the suppression list as it goes out. */
-  scheduled: boolean;
 }
 
 /** Turns a claimed email and one destination's rows into a worker job (plain data). */
@@ -112,6 +110,5 @@ export async function buildJob(
     group,
     job,
     failure,
-    scheduled: e.scheduled_at != null,
   };
 }

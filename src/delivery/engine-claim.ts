@@ -1,5 +1,6 @@
 import type { DueRow, RecipientOutcome, Stamp } from './repo.ts';
 import type { ClaimedEmail } from './store.ts';
+import type { Suppression } from '../suppressions/index.ts';
 import { buildJob, type BuiltJob } from './build-job.ts';
 import { byLease, drop, hold, type Claimed, type EngineState, type Group } from './engine-state.ts';
 
@@ -58,14 +59,27 @@ function stampOf(j: BuiltJob): Stamp {
   };
 }
 
-/** Builds each group's job, leases its rows in one claim, and queues what the claim got. */
+/**
+ * Builds each group's job, leases its rows in one claim, and queues what the claim got. A
+ * scheduled email goes to no address that joined its project's suppression list after it was
+ * accepted (decisions.md, "Scheduled sending"): the list applies at acceptance, as for every
+ * send, and again as it goes out, since up to 30 days may lie between (an unsubscribe must
+ * hold). Its job is built for the other recipients (none left: no job), and the listed ones are
+ * recorded under the claim's lease as CANCELED with a `canceled` event naming the entry
+ * (outcome.ts, 'suppressed').
+ */
 async function claim(s: EngineState, groups: Group[], now: number): Promise<void> {
   const { repo, keys, tracking } = s.deps;
   const returnPathKey = await s.deps.returnPathKey();
   const host = s.opts.worker.hostname;
-  const build = (email: ClaimedEmail, g: Group) => buildJob(email, g, keys, host, returnPathKey, tracking);
   const emails = await Promise.all(groups.map((g) => repo.findEmail(g.seq)));
-  const jobs = await Promise.all(groups.map((g, i) => build(emails[i]!, g)));
+  const listed = await Promise.all(groups.map((g, i) => listedOf(s, emails[i]!, g)));
+  const jobs = await Promise.all(
+    groups.flatMap((g, i) => {
+      const rows = g.rows.filter((r) => !listed[i]!.has(lower(r)));
+      return rows.length ? [buildJob(emails[i]!, { ...g, rows }, keys, host, returnPathKey, tracking)] : [];
+    }),
+  );
   const stamp = new Map<number, Stamp>(jobs.map((j) => [j.seq, stampOf(j)]));
   const got = await repo.claim(
     groups.flatMap((g) => g.rows),
@@ -76,59 +90,56 @@ async function claim(s: EngineState, groups: Group[], now: number): Promise<void
   // One claim, one token: every row it got carries the same.
   const lease = got[0]?.lease ?? '';
   const claimed = new Set(got.map((r) => r.id));
-  const sendable = await withoutSuppressed(s, jobs, claimed, lease, (i, rows) =>
-    build(emails[i]!, { ...groups[i]!, rows }),
-  );
-  const late = queueClaimed(s, sendable, claimed, lease);
+  for (const [i, g] of groups.entries()) {
+    if (listed[i]!.size)
+      await recordSuppressed(
+        s,
+        emails[i]!,
+        g.rows.filter((r) => claimed.has(r.id)),
+        listed[i]!,
+        lease,
+      );
+  }
+  const late = queueClaimed(s, jobs, claimed, lease);
   if (late.length) await repo.release(late, lease);
 }
 
-/**
- * A scheduled email goes to no address that joined its project's suppression list after it
- * was accepted (decisions.md, "Scheduled sending"): the list applies at acceptance, as for
- * every send, and again as it goes out, since up to 30 days may lie between (an unsubscribe
- * must hold). Those recipients are recorded under the claim's lease as CANCELED with a
- * `canceled` event naming the entry (outcome.ts, 'suppressed'), and the job is built again
- * for the rest. Sends that are not scheduled went out as they were accepted: no read here.
- */
-async function withoutSuppressed(
+/** A scheduled email's recipients now on its project's suppression list, by address; other sends read nothing. */
+async function listedOf(s: EngineState, email: ClaimedEmail, g: Group): Promise<Map<string, Suppression>> {
+  if (email.row.scheduled_at == null) return new Map();
+  const found = await s.deps.suppressions.findMany(email.row.project_id as string, g.rows.map(lower));
+  return new Map(found.map((x) => [x.email, x]));
+}
+
+/** Records the claimed `rows` that `listed` names as not sent (outcome.ts, 'suppressed'). */
+async function recordSuppressed(
   s: EngineState,
-  jobs: BuiltJob[],
-  claimed: Set<number>,
+  email: ClaimedEmail,
+  rows: DueRow[],
+  listed: Map<string, Suppression>,
   lease: string,
-  rebuild: (index: number, rows: DueRow[]) => Promise<BuiltJob>,
-): Promise<BuiltJob[]> {
-  const { repo, clock } = s.deps;
-  const out: BuiltJob[] = [];
-  for (const [i, j] of jobs.entries()) {
-    const rows = j.group.rows.filter((r) => claimed.has(r.id));
-    const listed = j.scheduled && rows.length ? await repo.suppressedAmong(j.projectId, rows.map(lower)) : undefined;
-    if (!listed?.size) {
-      out.push(j);
-      continue;
-    }
-    const now = clock.now();
-    const outcomes = rows.flatMap((r): RecipientOutcome[] => {
-      const entry = listed.get(lower(r));
-      if (!entry) return [];
-      const why = `${entry.reason} since ${entry.created_at}`;
-      return [
-        {
-          recipient_id: r.id,
-          address: r.address,
-          attempts: r.attempts + 1,
-          decision: { kind: 'suppressed', suppression_reason: entry.reason, since: entry.created_at, reply: null },
-          detail: `not sent: the address is on the suppression list (${why})`,
-          delay_notified: r.delay_notified,
-          waited_ms: now - j.createdAt,
-        },
-      ];
-    });
-    await repo.record(j.seq, j.projectId, j.job.email_id, null, outcomes, now, lease, null);
-    const rest = j.group.rows.filter((r) => !listed.has(lower(r)));
-    if (rest.some((r) => claimed.has(r.id))) out.push(await rebuild(i, rest));
-  }
-  return out;
+): Promise<void> {
+  const now = s.deps.clock.now();
+  const e = email.row;
+  // Waited since it was due: its schedule.
+  const due = Date.parse((e.scheduled_at as string | null) ?? e.created_at);
+  const outcomes = rows.flatMap((r): RecipientOutcome[] => {
+    const entry = listed.get(lower(r));
+    if (!entry) return [];
+    return [
+      {
+        recipient_id: r.id,
+        address: r.address,
+        attempts: r.attempts + 1,
+        decision: { kind: 'suppressed', suppression_reason: entry.reason, since: entry.created_at, reply: null },
+        detail: `not sent: the address is on the suppression list (${entry.reason} since ${entry.created_at})`,
+        delay_notified: r.delay_notified,
+        waited_ms: now - due,
+      },
+    ];
+  });
+  if (outcomes.length)
+    await s.deps.repo.record(email.seq, e.project_id as string, e.id, null, outcomes, now, lease, null);
 }
 
 const lower = (r: DueRow) => r.address.toLowerCase();

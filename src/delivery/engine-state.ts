@@ -4,6 +4,7 @@ import type { Logger } from '../lib/logger.ts';
 import type { Decision, RetryPolicy } from './outcome.ts';
 import type { DkimKey, JobSts, TlsOutcome, WorkerSettings } from './job.ts';
 import type { DeliveryStore, DueRow } from './store.ts';
+import type { SuppressionsStore } from '../suppressions/index.ts';
 import { createThrottle, type Throttle, type ThrottleOptions } from './throttle.ts';
 import type { BuiltJob, HtmlTracking } from './build-job.ts';
 import { createSpfEvaluator, type SpfEvaluator } from './spf-verdict.ts';
@@ -25,6 +26,8 @@ export interface EngineOptions {
 
 export interface EngineDeps {
   repo: DeliveryStore;
+  /** The suppression list, read for a scheduled email's recipients as it goes out (engine-claim.ts). */
+  suppressions: Pick<SuppressionsStore, 'findMany'>;
   clock: Clock;
   logger: Logger;
   keys: SigningKeys;

@@ -154,6 +154,7 @@ function engineOn(clock: FakeClock, q: ReturnType<typeof memoryQueue>, o: { perT
   return createDeliveryEngine(
     {
       repo: q.repo as never,
+      suppressions: { findMany: () => Promise.resolve([]) },
       clock,
       logger: silentLogger,
       keys: { getSigningKey: (d) => Promise.resolve({ domain: d, selector: 's', privateKeyPem: 'unused' }) },

@@ -14,7 +14,6 @@ import type {
   DueRow,
   FoundRecipient,
   LeasedRow,
-  ListedAddress,
   QueueRecipient,
   QueueStats,
   RecipientOutcome,
@@ -176,13 +175,6 @@ export function createPgDeliveryRepo(
         )
       ).rows,
 
-    suppressedAmong: async (projectId, addresses) => {
-      const r = await pool.query<ListedAddress & { email: string }>(
-        'SELECT email, reason, created_at FROM suppressions WHERE project_id = $1 AND email = ANY($2::text[])',
-        [projectId, addresses],
-      );
-      return new Map(r.rows.map((x) => [x.email, { reason: x.reason, created_at: x.created_at }]));
-    },
     findEmail: async (seq) => {
       const [row, attachments] = await Promise.all([
         pool.query<ClaimedEmail['row']>(

@@ -13,7 +13,6 @@ import type {
   DueRow,
   FoundRecipient,
   LeasedRow,
-  ListedAddress,
   QueueRecipient,
   QueueStats,
   StoredStsPolicy,
@@ -90,10 +89,6 @@ export function createDeliveryRepo(
        last_attempt_at = @now, updated_at = @now
      WHERE id = @id AND next_attempt_at IS NOT NULL AND next_attempt_at <= @now
        AND (lease_until IS NULL OR lease_until <= @now)`,
-  );
-  const listed = db.prepare<[string, string], ListedAddress & { email: string }>(
-    `SELECT email, reason, created_at FROM suppressions
-     WHERE project_id = ? AND email IN (SELECT value FROM json_each(?))`,
   );
   const email = db.prepare<[number], ClaimedEmail['row']>(
     'SELECT e.*, b.html_body, b.text_body, b.raw_message FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.seq = ?',
@@ -183,14 +178,6 @@ export function createDeliveryRepo(
   return {
     findDue: (now, limit) => Promise.resolve(due.all({ now: iso(now), limit })),
     findEmail: (seq) => Promise.resolve({ seq, row: email.get(seq)!, attachments: attachments.all(seq) }),
-    suppressedAmong: (projectId, addresses) =>
-      Promise.resolve(
-        new Map(
-          listed
-            .all(projectId, JSON.stringify(addresses))
-            .map((r) => [r.email, { reason: r.reason, created_at: r.created_at }]),
-        ),
-      ),
 
     claim: (rows, now, leaseMs, stamp) =>
       tx.write((): LeasedRow[] => {

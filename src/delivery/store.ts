@@ -41,12 +41,6 @@ export interface ClaimedEmail {
   attachments: { filename: string; content_type: string; content: Buffer; content_id: string | null }[];
 }
 
-/** An address on a suppression list: why, and since when. */
-export interface ListedAddress {
-  reason: string;
-  created_at: string;
-}
-
 /** A delivered recipient that a later report (a DSN, an ARF complaint) is about. */
 export interface RecipientRef {
   seq: number;
@@ -120,11 +114,6 @@ export interface DeliveryStore {
   findDue(now: number, limit: number): Promise<DueRow[]>;
   /** The email `seq` (a claimed recipient's, so it exists): its row with its bodies, its attachments in order. */
   findEmail(seq: number): Promise<ClaimedEmail>;
-  /**
-   * The entries of the project's suppression list among `addresses` (lower-cased), by address:
-   * what a scheduled email's recipients are held to as they go out (engine-claim.ts).
-   */
-  suppressedAmong(projectId: string, addresses: readonly string[]): Promise<Map<string, ListedAddress>>;
   /**
    * Leases those of `rows` still due and not under a live lease at `now` (ms), until
    * `now + leaseMs`, under one new token, in one transaction: each becomes SENDING with one more

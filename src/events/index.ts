@@ -77,4 +77,5 @@ export {
   type Notice,
   type NoticeWriter,
   type PgNoticeWriter,
+  type Subscriber,
 } from './notices.ts';

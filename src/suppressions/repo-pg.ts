@@ -47,6 +47,16 @@ export function createPgSuppressionsRepo(pool: PgPool, tx: PgCommitter, audit: P
           [projectId, email],
         )
       ).rows[0],
+    findMany: async (projectId: string, emails: readonly string[]) =>
+      emails.length === 0
+        ? []
+        : (
+            await pool.query<Suppression>(
+              `SELECT project_id, email, reason, created_at FROM suppressions
+               WHERE project_id = $1 AND email = ANY($2::text[])`,
+              [projectId, emails],
+            )
+          ).rows,
     listPage: async (projectId: string, after: string, limit: number, filter: SuppressionFilter = {}) => {
       const { like, reason } = filterParams(filter);
       const r = await pool.query<Suppression>(

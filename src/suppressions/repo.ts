@@ -4,7 +4,7 @@ import type { Audited, AuditWriter } from '../audit/index.ts';
 import { filterParams, type Suppression, type SuppressionFilter, type SuppressionReason } from './schema.ts';
 import type { SuppressionsStore } from './store.ts';
 import { iso } from '../lib/clock.ts';
-import { createNoticeWriter } from '../events/index.ts';
+import { createNoticeWriter, type Subscriber } from '../events/index.ts';
 import { suppressionNotice } from './notices.ts';
 
 /**
@@ -29,6 +29,10 @@ export function createSuppressionsRepo(db: Db, tx: Committer, audit: AuditWriter
   const one = db.prepare<[string, string], Suppression>(
     'SELECT project_id, email, reason, created_at FROM suppressions WHERE project_id = ? AND email = ?',
   );
+  const many = db.prepare<[string, string], Suppression>(
+    `SELECT project_id, email, reason, created_at FROM suppressions
+     WHERE project_id = ? AND email IN (SELECT value FROM json_each(?))`,
+  );
   type PageArgs = { project: string; after: string; like: string | null; reason: string | null; limit: number };
   const page = db.prepare<[PageArgs], Suppression>(
     `SELECT project_id, email, reason, created_at FROM suppressions
@@ -47,8 +51,15 @@ export function createSuppressionsRepo(db: Db, tx: Committer, audit: AuditWriter
   // name it; one already listed (a new reason) does not. The read before the upsert is made
   // only when such a webhook exists.
   const notices = createNoticeWriter(db);
-  const add = (projectId: string, email: string, reason: SuppressionReason, at: string, source?: string) => {
-    const subs = notices.subscribers([projectId], 'suppression.added');
+  const added = (projectId: string) => notices.subscribers([projectId], 'suppression.added');
+  const add = (
+    projectId: string,
+    email: string,
+    reason: SuppressionReason,
+    at: string,
+    source?: string,
+    subs: Subscriber[] = added(projectId),
+  ) => {
     const listed = subs.length > 0 && one.get(projectId, email) !== undefined;
     upsert.run(projectId, email, reason, at);
     if (subs.length > 0 && !listed) {
@@ -59,15 +70,22 @@ export function createSuppressionsRepo(db: Db, tx: Committer, audit: AuditWriter
   return {
     findSync: (projectId: string, email: string) => one.get(projectId, email),
     find: (projectId: string, email: string) => Promise.resolve(one.get(projectId, email)),
+    findMany: (projectId: string, emails: readonly string[]) =>
+      Promise.resolve(emails.length ? many.all(projectId, JSON.stringify(emails)) : []),
     listPage: (projectId: string, after: string, limit: number, filter: SuppressionFilter = {}) => {
       const { like, reason } = filterParams(filter);
       return Promise.resolve(page.all({ project: projectId, after, like, reason, limit }));
     },
-    addSync: add,
+    addSync: (projectId: string, email: string, reason: SuppressionReason, at: string, source?: string) =>
+      add(projectId, email, reason, at, source),
     addMany: (projectId: string, rows: { email: string; reason: SuppressionReason }[], at: string, a: Audited) =>
       tx.write(() => {
         // The last reason given for an address wins, and its notice (if any) names that one.
-        for (const [email, reason] of new Map(rows.map((r) => [r.email, r.reason]))) add(projectId, email, reason, at);
+        // Who gets `suppression.added` is read once for the lot (an import is thousands of rows).
+        const subs = added(projectId);
+        for (const [email, reason] of new Map(rows.map((r) => [r.email, r.reason]))) {
+          add(projectId, email, reason, at, undefined, subs);
+        }
         audit.record(a.actor, a.entry, a.atMs);
       }),
     remove: (projectId: string, email: string, a: Audited) =>

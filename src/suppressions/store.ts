@@ -8,6 +8,8 @@ import type { Suppression, SuppressionFilter, SuppressionReason } from './schema
 export interface SuppressionsStore {
   /** The project's entry for exactly that address; undefined when it is not suppressed. */
   find(projectId: string, email: string): Promise<Suppression | undefined>;
+  /** The project's entries among these (lower-cased) addresses, in one read; none listed: []. */
+  findMany(projectId: string, emails: readonly string[]): Promise<Suppression[]>;
   /**
    * A keyset page of the project's list: at most `limit` entries whose address comes after
    * `after` ('' for the first page; else the last address of the previous page), ordered by

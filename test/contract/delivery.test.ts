@@ -242,15 +242,6 @@ describe.each(STORE_KINDS)('DeliveryStore on %s', (kind) => {
     ]);
   });
 
-  it('suppressedAmong: the entries of that project among the addresses, by address', async () => {
-    await s.exec(`INSERT INTO projects (id, organization_id, name, created_at) VALUES ('p2', 'o1', 'Q', 'x')`);
-    await s.exec(`INSERT INTO suppressions (project_id, email, reason, created_at) VALUES
-      ('p1', 'gone@x.test', 'UNSUBSCRIBE', '${AT}'), ('p2', 'other@x.test', 'MANUAL', '${AT}')`);
-    const got = await d().suppressedAmong('p1', ['gone@x.test', 'other@x.test', 'here@x.test']);
-    expect([...got]).toEqual([['gone@x.test', { reason: 'UNSUBSCRIBE', created_at: AT }]]);
-    expect((await d().suppressedAmong('p1', [])).size).toBe(0);
-  });
-
   it('record: a recipient suppressed since acceptance is CANCELED; the email is what the others made it, CANCELED when none is left', async () => {
     const seq = await accept('rs1', ['gone@x.test', 'ok@x.test']);
     const [gone, ok] = await claimOf(seq);

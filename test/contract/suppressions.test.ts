@@ -81,6 +81,12 @@ describe.each(STORE_KINDS)('SuppressionsStore on %s', (kind) => {
     expect(await s.store.suppressions.find('p1', 'B@example.com')).toBeUndefined();
   });
 
+  it('findMany: the entries of that project among the addresses, in one read', async () => {
+    const got = await s.store.suppressions.findMany('p1', ['z@example.com', 'p2@example.com', 'here@example.com']);
+    expect(got).toEqual([entry('z@example.com', 'COMPLAINT')]);
+    expect(await s.store.suppressions.findMany('p1', [])).toEqual([]);
+  });
+
   it('listPage: keyset pages of the project in byte order, after the last address of the previous page', async () => {
     // é is two bytes past z: last by bytes, next to e in a language's order.
     await s.store.suppressions.addMany('p1', [{ email: 'é@example.com', reason: 'MANUAL' }], AT, audited('add.3'));
