@@ -24,7 +24,7 @@ import {
   emailBody,
   env,
   fmt,
-  fromDist,
+  runsFrom,
   machine,
   mb,
   median,
@@ -73,9 +73,7 @@ interface Run {
 
 const body = JSON.stringify(emailBody());
 const scriptDir = tempDir('wrk');
-console.log(
-  `bench:accept — ${machine()}, ${new Date().toISOString()}, servers run from ${fromDist ? 'a bundle (BENCH_DIST=1)' : 'source via tsx'}`,
-);
+console.log(`bench:accept — ${machine()}, ${new Date().toISOString()}, servers run from ${runsFrom}`);
 console.log(
   `POST /v1/emails, ${Buffer.byteLength(body)} B body, 3 recipients; wrk -t${THREADS} -c${CONNECTIONS}, ` +
     `${WARMUP}s warmup + ${SECONDS}s measured, ${ROUNDS} rounds alternating svc/floor`,

@@ -20,7 +20,7 @@ import {
   emailBody,
   env,
   fmt,
-  fromDist,
+  runsFrom,
   machine,
   mb,
   median,
@@ -93,9 +93,7 @@ interface Run {
   ok: boolean;
 }
 
-console.log(
-  `bench:batch — ${machine()}, ${new Date().toISOString()}, svc runs from ${fromDist ? 'a bundle (BENCH_DIST=1)' : 'source via tsx'}`,
-);
+console.log(`bench:batch — ${machine()}, ${new Date().toISOString()}, svc runs from ${runsFrom}`);
 console.log(
   `POST /v1/emails/batch, ${BATCH} emails of ~${Math.round(Buffer.byteLength(body) / BATCH)} B (3 recipients) per request ` +
     `(${fmt(Buffer.byteLength(body) / 1024)} KB), ${CLIENTS} keep-alive clients, ${WARMUP}s warmup + ${SECONDS}s measured, ` +

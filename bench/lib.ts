@@ -2,7 +2,7 @@
 // the request body, wrk, statistics. Not a test; nothing here asserts.
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -235,8 +235,29 @@ const DIST = join(ROOT, '.bench-tmp', 'dist');
  * puts in dist/ and in the executable, minus the pkg step. dist/ itself is not
  * used, so a stale or missing build cannot be measured by mistake.
  */
-export const fromDist = env.flag('BENCH_DIST');
+export const fromExe = env.flag('BENCH_EXE');
+export const fromDist = fromExe || env.flag('BENCH_DIST');
+/** What the servers run from, for a benchmark's heading. */
+export const runsFrom = fromExe
+  ? 'the executable dist/svc (BENCH_EXE=1, built now), the floor from the bundle'
+  : fromDist
+    ? 'a bundle (BENCH_DIST=1)'
+    : 'source via tsx';
 let built: Promise<void> | undefined;
+let exeBuilt = false;
+
+/**
+ * With BENCH_EXE=1, svc runs as the single executable itself: `npm run build` is run first,
+ * so dist/svc is this tree's (about 15 s), and svc is started as `dist/svc serve`. The floor
+ * runs from the bundle (BENCH_DIST), which is its JavaScript in the same Node 24. Node flags
+ * (BENCH_NODE_ARGS) reach the executable through NODE_OPTIONS.
+ */
+function buildExe(): void {
+  if (exeBuilt) return;
+  const r = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0) throw new Error(`npm run build failed (${r.status})`);
+  exeBuilt = true;
+}
 
 async function buildDist(): Promise<void> {
   await bundleInto(DIST, ['bench/floor-server.ts']);
@@ -280,20 +301,25 @@ export async function untilHealthy(url: string, exited: Promise<unknown>, within
 export async function startServer(kind: ServerKind, extraNodeArgs: string[] = [], smtpPort = 0): Promise<Server> {
   const dataDir = tempDir(kind);
   if (fromDist) await (built ??= buildDist());
+  const exe = fromExe && kind === 'svc';
+  if (exe) buildExe();
   let args: string[];
   let port = 0;
   if (kind === 'svc') {
     port = await freePort();
-    const entry = fromDist ? [join(DIST, 'main.js')] : ['--import', 'tsx', 'src/main.ts'];
+    const entry = exe ? [] : fromDist ? [join(DIST, 'main.js')] : ['--import', 'tsx', 'src/main.ts'];
     args = [...entry, 'serve', '--data-dir', dataDir, '--http-port', String(port), '--smtp-port', String(smtpPort)];
     args.push('--log-level', 'warn', '--log-format', 'json');
   } else {
     args = [...(fromDist ? [join(DIST, 'floor-server.js')] : ['--import', 'tsx', 'bench/floor-server.ts']), dataDir];
   }
-  const child = spawn(process.execPath, [...extraNodeArgs, ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = exe
+    ? spawn(join(ROOT, 'dist', 'svc'), args, {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...process.env, NODE_OPTIONS: extraNodeArgs.join(' ') },
+      })
+    : spawn(process.execPath, [...extraNodeArgs, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   children.add(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const lines = createInterface({ input: child.stdout });
