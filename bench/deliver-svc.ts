@@ -188,6 +188,8 @@ export interface SvcProcess {
 export async function startSvc(opts: {
   /** main.js of a bundle (BENCH_DIST=1); src/main.ts by default. */
   entry?: string | undefined;
+  /** The single executable to run instead of node (BENCH_EXE=1); `nodeArgs` reach it as NODE_OPTIONS. */
+  executable?: string | undefined;
   dataDir: string;
   dnsServer: string;
   mxPort: number;
@@ -195,11 +197,21 @@ export async function startSvc(opts: {
   extraArgs: string[];
 }): Promise<SvcProcess> {
   const port = await freePort();
-  const args = [...opts.nodeArgs, opts.entry ?? join(ROOT, 'src/main.ts'), 'serve', '--data-dir', opts.dataDir];
+  const args = opts.executable ? [] : [...opts.nodeArgs, opts.entry ?? join(ROOT, 'src/main.ts')];
+  args.push('serve', '--data-dir', opts.dataDir);
   args.push('--http-port', String(port), '--smtp-port', '0', '--dns-servers', opts.dnsServer);
   args.push('--mx-port', String(opts.mxPort), '--hostname', 'bench.svc.test', '--log-level', 'warn');
   args.push('--log-format', 'json', ...opts.extraArgs);
-  const child = track(spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'inherit', 'inherit'] }));
+  const stdio = ['ignore', 'inherit', 'inherit'] as const;
+  const child = track(
+    opts.executable
+      ? spawn(opts.executable, args, {
+          cwd: ROOT,
+          stdio: [...stdio],
+          env: { ...process.env, NODE_OPTIONS: opts.nodeArgs.join(' ') },
+        })
+      : spawn(process.execPath, args, { cwd: ROOT, stdio: [...stdio] }),
+  );
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let gone = false;
   void exited.then(() => (gone = true));

@@ -22,7 +22,8 @@
 // Settings (env): BENCH_MESSAGES (10000), BENCH_CLIENTS (20: HTTP clients for svc,
 // smtp-source sessions for Postfix), BENCH_ROUNDS (1), BENCH_ONLY=svc|postfix|opendkim,
 // BENCH_NODE_ARGS (extra node flags for svc, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
-// BENCH_SVC_ARGS (extra `svc serve` flags, e.g. "--workers 2"), BENCH_DIST=1 runs svc from an
+// BENCH_SVC_ARGS (extra `svc serve` flags, e.g. "--workers 2"), BENCH_EXE=1 builds and runs svc as
+// the executable dist/svc (what a user runs), BENCH_DIST=1 runs svc from an
 // esbuild bundle like `npm run build` makes (judge RSS on that), BENCH_KEEP=1 keeps temp dirs.
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
@@ -30,7 +31,20 @@ import { startMxPeer } from '../test/peers/mx.ts';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { cpuMs, env, fmt, machine, mb, median, reportResult, RssSampler, threadCpuMs, verdict } from './lib.ts';
+import {
+  buildExe,
+  cpuMs,
+  env,
+  fmt,
+  machine,
+  mb,
+  median,
+  reportResult,
+  ROOT,
+  RssSampler,
+  threadCpuMs,
+  verdict,
+} from './lib.ts';
 import {
   machineTicks,
   missingOpenDkim,
@@ -69,7 +83,8 @@ const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
 const SVC_ARGS = (process.env.BENCH_SVC_ARGS ?? '').split(' ').filter(Boolean);
 /** A run fails when the sink's count does not move for this long. */
 const STALL_MS = 60_000;
-const DIST = process.env.BENCH_DIST === '1';
+const EXE = process.env.BENCH_EXE === '1';
+const DIST = !EXE && process.env.BENCH_DIST === '1';
 /** Issue 36: ≥ 1.5× Postfix relaying, ≥ 3× Postfix signing through OpenDKIM, RSS ≤ 250 MB. */
 const TARGET = { ratio: 1.5, dkimRatio: 3, rssMb: 250 };
 type Kind = 'svc' | 'postfix' | 'opendkim';
@@ -157,6 +172,7 @@ async function runSvc(
   const key = await prepareDataDir(dataDir, dkim);
   const svc = await startSvc({
     entry: dist?.main,
+    executable: EXE ? join(ROOT, 'dist', 'svc') : undefined,
     dataDir,
     dnsServer,
     mxPort: sink.port,
@@ -338,6 +354,7 @@ async function checkOpenDkimSigns(milter: OpenDkim, file: string, publicKey: Key
 // ---------------------------------------------------------------------------
 
 const dist = DIST && ONLY !== 'postfix' ? await buildDist() : undefined;
+if (EXE && ONLY !== 'postfix') buildExe();
 if (dist) process.on('exit', () => dist.remove());
 const work = ownTempDir('deliver');
 const dkim = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -364,14 +381,14 @@ const dns = await startBenchDns(dkim.publicKey);
 const sink = await startSink(work);
 
 console.log(
-  `bench:deliver — ${machine()}, ${new Date().toISOString()}, svc runs from ${dist ? 'a bundle (BENCH_DIST=1)' : 'source (node src/main.ts)'}`,
+  `bench:deliver — ${machine()}, ${new Date().toISOString()}, svc runs from ${EXE ? 'the executable dist/svc (BENCH_EXE=1, built now)' : dist ? 'a bundle (BENCH_DIST=1)' : 'source (node src/main.ts)'}`,
 );
 console.log(
   `${fmt(MESSAGES)} messages per run, ${fmt(message.length)} B on the wire (DKIM RSA-2048 signed; request ${fmt(requestBytes)} B JSON), ` +
     `3 recipients at one domain = 1 transaction with 3 RCPT per message; ${CLIENTS} clients; ${ROUNDS} round(s) alternating ${kinds.map((k) => LABEL[k]).join(' / ')}`,
 );
 console.log(
-  `svc: node ${dist ? '.bench-tmp/deliver-dist/main.js' : 'src/main.ts'} serve … --dns-servers ${dns.server} --mx-port ${sink.port}${SVC_ARGS.length ? ' ' + SVC_ARGS.join(' ') : ''}` +
+  `svc: ${EXE ? 'dist/svc' : dist ? 'node .bench-tmp/deliver-dist/main.js' : 'node src/main.ts'} serve … --dns-servers ${dns.server} --mx-port ${sink.port}${SVC_ARGS.length ? ' ' + SVC_ARGS.join(' ') : ''}` +
     `${NODE_ARGS.length ? ` (node ${NODE_ARGS.join(' ')})` : ''}; Postfix: smtp-source -d -s ${CLIENTS} -m ${MESSAGES} -r 3 -F <message> → ` +
     `throwaway Postfix → relayhost [127.0.0.1]:${sink.port} (smtp-sink -c)`,
 );

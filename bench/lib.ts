@@ -252,7 +252,7 @@ let exeBuilt = false;
  * runs from the bundle (BENCH_DIST), which is its JavaScript in the same Node 24. Node flags
  * (BENCH_NODE_ARGS) reach the executable through NODE_OPTIONS.
  */
-function buildExe(): void {
+export function buildExe(): void {
   if (exeBuilt) return;
   const r = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
   if (r.status !== 0) throw new Error(`npm run build failed (${r.status})`);

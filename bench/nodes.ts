@@ -94,25 +94,6 @@ async function preparePg(url: string, key: { privateKey: KeyObject; publicKey: K
   }
 }
 
-/** Emails and recipients by status in PostgreSQL. */
-async function pgCounts(url: string) {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    const by = async (table: string) =>
-      Object.fromEntries(
-        (
-          await client.query<{ status: string; n: string }>(
-            `SELECT status, count(*)::text AS n FROM ${table} GROUP BY status`,
-          )
-        ).rows.map((r) => [r.status, Number(r.n)]),
-      );
-    return { emails: await by('emails'), recipients: await by('recipients') };
-  } finally {
-    await client.end();
-  }
-}
-
 async function untilCounted(sink: Sink, base: number, want: number): Promise<number> {
   let last = -1;
   let lastMove = performance.now();
@@ -126,8 +107,84 @@ async function untilCounted(sink: Sink, base: number, want: number): Promise<num
   }
 }
 
+/** Statements PostgreSQL ran for svc during a run, from pg_stat_statements. */
+interface Statements {
+  /** Every statement, those that triggers run included. */
+  total: number;
+  /** The statements svc sent (top level): a round trip each. */
+  sent: number;
+  /** BEGIN, COMMIT, ROLLBACK, SAVEPOINT and RELEASE among them. */
+  transactionControl: number;
+  /** The statements with the most calls, their text shortened; `nested`: run by a trigger. */
+  top: { calls: number; query: string; nested: boolean }[];
+}
+
+/**
+ * The server counts every statement its clients send (pg_stat_statements, loaded at start);
+ * a run resets the count before its load and reads it once every email is DELIVERED. The
+ * harness's own queries (its status counts, this one) are left out.
+ */
+const STATEMENT_SETTINGS = [
+  'shared_preload_libraries=pg_stat_statements',
+  'pg_stat_statements.track=all',
+  'pg_stat_statements.max=10000',
+];
+
+async function onPg<T>(url: string, use: (c: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await use(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Emails and recipients by status in PostgreSQL. */
+const pgCounts = (url: string) =>
+  onPg(url, async (client) => {
+    const by = async (table: string) =>
+      Object.fromEntries(
+        (
+          await client.query<{ status: string; n: string }>(
+            `SELECT status, count(*)::text AS n FROM ${table} GROUP BY status`,
+          )
+        ).rows.map((r) => [r.status, Number(r.n)]),
+      );
+    return { emails: await by('emails'), recipients: await by('recipients') };
+  });
+
+const resetStatements = (url: string) =>
+  onPg(url, async (c) => {
+    await c.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+    await c.query('SELECT pg_stat_statements_reset()');
+  });
+
+const readStatements = (url: string): Promise<Statements> =>
+  onPg(url, async (c) => {
+    const { rows } = await c.query<{ query: string; calls: string; toplevel: boolean }>(
+      `SELECT query, calls::text AS calls, toplevel FROM pg_stat_statements
+       WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+         AND query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%count(*)::text AS n%'
+       ORDER BY pg_stat_statements.calls DESC`,
+    );
+    const calls = rows.map((r) => ({
+      calls: Number(r.calls),
+      query: r.query.replace(/\s+/g, ' ').slice(0, 110),
+      nested: !r.toplevel,
+    }));
+    const control = /^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i;
+    return {
+      total: calls.reduce((n, r) => n + r.calls, 0),
+      sent: calls.filter((r) => !r.nested).reduce((n, r) => n + r.calls, 0),
+      transactionControl: calls.filter((r) => control.test(r.query)).reduce((n, r) => n + r.calls, 0),
+      top: calls.slice(0, 25),
+    };
+  });
+
 interface Result {
   kind: Kind;
+  statements: Statements | undefined;
   rate: number;
   seconds: number;
   acceptRate: number;
@@ -158,7 +215,8 @@ async function run(kind: Kind, sink: Sink, dnsServer: string, dkim: ReturnType<t
   const dir = ownTempDir(`nodes-${kind}`);
   const dataDir = join(dir, 'data');
   const problems: string[] = [];
-  const pgServer = kind === 'sqlite' ? undefined : await startTestPostgres({ durable: true });
+  const pgServer =
+    kind === 'sqlite' ? undefined : await startTestPostgres({ durable: true, settings: STATEMENT_SETTINGS });
   const nodes: SvcProcess[] = [];
   try {
     const key = pgServer ? await preparePg(pgServer.url, dkim, dir) : await prepareDataDir(dataDir, dkim);
@@ -189,6 +247,7 @@ async function run(kind: Kind, sink: Sink, dnsServer: string, dkim: ReturnType<t
     const pools = nodes.map((n) => new Pool(n.url, { connections: CLIENTS, pipelining: 1, keepAliveTimeout: 60_000 }));
     const bodies = Array.from({ length: MESSAGES }, (_, i) => JSON.stringify(emailBody5k(i)));
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+    if (pgServer) await resetStatements(pgServer.url);
     const base = sink.count();
     const cpu0 = nodes.reduce((s, n) => s + cpuMs(n.pid), 0);
     const db0 = pgServer ? postgresCpuMs() : 0;
@@ -216,6 +275,7 @@ async function run(kind: Kind, sink: Sink, dnsServer: string, dkim: ReturnType<t
       await sleep(100);
       counts = pgServer ? await pgCounts(pgServer.url) : statusCounts(dataDir);
     }
+    const statements = pgServer ? await readStatements(pgServer.url) : undefined;
     await sleep(500);
     const extra = sink.count() - base - accepted * RCPTS;
     if (accepted !== MESSAGES) problems.push(`${MESSAGES - accepted} requests not accepted`);
@@ -229,6 +289,7 @@ async function run(kind: Kind, sink: Sink, dnsServer: string, dkim: ReturnType<t
       acceptRate: accepted / ((tAccepted - t0) / 1000),
       cpuMsPerEmail: (cpu1 - cpu0) / accepted,
       dbCpuMsPerEmail: (db1 - db0) / accepted,
+      statements,
       problems,
     } satisfies Result;
   } finally {
@@ -259,6 +320,18 @@ try {
         (kind === 'sqlite' ? '' : `, PostgreSQL cpu ${fmt(r.dbCpuMsPerEmail, 2)} ms/email`) +
         `  ${r.problems.length ? 'PROBLEM: ' + r.problems.join('; ') : 'ok'}`,
     );
+    if (r.statements) {
+      const per = (n: number) => fmt(n / MESSAGES, 2);
+      console.log(
+        `    statements per delivered email (pg_stat_statements): ${per(r.statements.total)}, ` +
+          `${per(r.statements.sent)} of them sent by svc (round trips, ` +
+          `${per(r.statements.transactionControl)} BEGIN/COMMIT/SAVEPOINT/RELEASE/ROLLBACK), ` +
+          `the rest run by triggers; target ≤ 10`,
+      );
+      for (const t of r.statements.top) {
+        console.log(`      ${per(t.calls).padStart(6)}  ${t.nested ? '(trigger) ' : ''}${t.query}`);
+      }
+    }
   }
 } finally {
   await sink.stop();

@@ -112,6 +112,8 @@ export interface TestPostgresOptions {
    * synchronous_commit on. The tests' default is tmpfs with fsync off.
    */
   durable?: boolean;
+  /** More server settings, each `name=value` (a `-c`), e.g. `shared_preload_libraries=pg_stat_statements`. */
+  settings?: string[];
 }
 
 export async function startTestPostgres(opts: TestPostgresOptions = {}): Promise<TestPostgres> {
@@ -140,6 +142,7 @@ export async function startTestPostgres(opts: TestPostgresOptions = {}): Promise
     ...(opts.durable ? [] : ['-c', 'autovacuum=off']),
     // Deadlocks between the tests' groups are found in 50 ms rather than in PostgreSQL's default second.
     ...['-c', 'deadlock_timeout=50ms'],
+    ...(opts.settings ?? []).flatMap((s) => ['-c', s]),
   ];
   const [cmd, args, spawnIds]: [string, string[], object] = isRoot
     ? [
