@@ -171,7 +171,8 @@ const readStatements = (url: string): Promise<Statements> =>
     const calls = rows.map((r) => ({
       calls: Number(r.calls),
       query: r.query.replace(/\s+/g, ' ').slice(0, 110),
-      nested: !r.toplevel,
+      // A deferred trigger (the stats rollup) runs at COMMIT, at the top level: its text names NEW.
+      nested: !r.toplevel || /\bNEW\./.test(r.query),
     }));
     const control = /^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)\b/i;
     return {

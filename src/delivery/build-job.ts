@@ -2,12 +2,15 @@ import type { ClaimedEmail, DueRow } from './repo.ts';
 import type { DeliveryJob } from './job.ts';
 import type { SigningKeys } from './engine.ts';
 import { returnPathAddress } from './return-path.ts';
+import type { TrackingSettings } from '../tracking/index.ts';
 
 const parse = <T>(v: unknown): T => (v == null ? (null as T) : (JSON.parse(v as string) as T));
 
 /** Rewrites a LIVE email's HTML as it goes out (click and open tracking); the stored body stays as sent by the customer. */
 export interface HtmlTracking {
-  prepareHtml(emailId: string, projectId: string, html: string): Promise<string>;
+  /** The project's settings, read at most once per message and given to the two below. */
+  settings(projectId: string): Promise<TrackingSettings>;
+  prepareHtml(emailId: string, settings: TrackingSettings, html: string): Promise<string>;
   /**
    * The List-Unsubscribe headers of each recipient's copy, in order; null when the email (its
    * own choice, else its project's setting) goes without.
@@ -15,6 +18,7 @@ export interface HtmlTracking {
   listUnsubscribe?(
     email: { id: string; projectId: string; fromDomain: string; asked: boolean | null },
     recipients: string[],
+    settings: () => Promise<TrackingSettings>,
   ): Promise<Record<string, string>[] | null>;
 }
 
@@ -23,7 +27,13 @@ export interface HtmlTracking {
  * recipient, so one recipient's go in `headers`, several recipients' in `perRecipient` (each
  * then gets a copy of its own: job.ts recipient_headers). A customer's own List-Unsubscribe wins.
  */
-async function headersOf(e: ClaimedEmail['row'], rows: DueRow[], fromDomain: string, tracking?: HtmlTracking) {
+async function headersOf(
+  e: ClaimedEmail['row'],
+  rows: DueRow[],
+  fromDomain: string,
+  tracking: HtmlTracking | undefined,
+  settings: () => Promise<TrackingSettings>,
+) {
   const written = parse<Record<string, string>>(e.headers) ?? {};
   const mine = Object.keys(written).some((h) => h.toLowerCase().startsWith('list-unsubscribe'));
   // A message passed through keeps its own fields in its bytes: only svc's are added (raw-out.ts).
@@ -36,6 +46,7 @@ async function headersOf(e: ClaimedEmail['row'], rows: DueRow[], fromDomain: str
       : await tracking.listUnsubscribe(
           email,
           rows.map((r) => r.address),
+          settings,
         );
   if (!each) return { headers: own, perRecipient: null };
   if (each.length === 1) return { headers: { ...own, ...each[0] }, perRecipient: null };
@@ -67,7 +78,9 @@ export async function buildJob(
   const fromDomain = e.from_email.slice(e.from_email.lastIndexOf('@') + 1).toLowerCase();
   const dkim = (await keys.getSigningKey(fromDomain)) ?? null;
   const returnPaths = group.rows.map((r) => returnPathAddress(returnPathKey, e.id, r.address, fromDomain));
-  const { headers, perRecipient } = await headersOf(e, group.rows, fromDomain, tracking);
+  let read: Promise<TrackingSettings> | undefined;
+  const settings = () => (read ??= tracking!.settings(e.project_id as string));
+  const { headers, perRecipient } = await headersOf(e, group.rows, fromDomain, tracking, settings);
   const job: DeliveryJob = {
     email_id: e.id,
     destination: group.domain,
@@ -87,7 +100,7 @@ export async function buildJob(
     subject: e.subject as string,
     // A message passed through is never rewritten: tracking applies to relayed mail only when the
     // project asks (relay_tracking), and the relay then stores it composed (smtp/relay.ts).
-    html: html !== null && tracking ? await tracking.prepareHtml(e.id, e.project_id as string, html) : html,
+    html: html !== null && tracking ? await tracking.prepareHtml(e.id, await settings(), html) : html,
     text: e.text_body as string | null,
     headers,
     recipient_headers: perRecipient,

@@ -72,6 +72,19 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
       ).rows[0]?.status === 'VERIFIED',
     findDomainById: async (id: string) => (await rows(`${DOMAIN} WHERE id = $1`, [id]))[0],
     findDomainByName: async (name: string) => (await rows(`${DOMAIN} WHERE name = $1`, [name]))[0],
+    // The keys as JSON: every column of domain_dkim_keys is text, so they read as KEYS reads them.
+    findDomainWithKeys: async (name: string) => {
+      const found = await pool.query<DomainRow & { dkim_keys: DkimKeyRow[] }>(
+        `SELECT d.*, coalesce((SELECT json_agg(k ORDER BY k.created_at, k.id COLLATE "C") FROM domain_dkim_keys k
+                                WHERE k.domain_id = d.id), '[]'::json) AS dkim_keys
+         FROM (${DOMAIN} WHERE name = $1) d`,
+        [name],
+      );
+      const first = found.rows[0];
+      if (!first) return undefined;
+      const { dkim_keys: keys, ...row } = first;
+      return { row, keys };
+    },
     listDomains: (orgId: string) =>
       rows(`${DOMAIN} WHERE organization_id = $1 ORDER BY created_at, id COLLATE "C"`, [orgId]),
     listDomainIds: async () =>

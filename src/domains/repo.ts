@@ -64,6 +64,10 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter): Do
       read(q.bound.get(projectId, domain.toLowerCase())?.status === 'VERIFIED'),
     findDomainById: (id: string) => read(q.byId.get(id)),
     findDomainByName: (name: string) => read(q.byName.get(name)),
+    findDomainWithKeys: (name: string) => {
+      const row = q.byName.get(name);
+      return read(row && { row, keys: q.keys.all(row.id) });
+    },
     listDomains: (orgId: string) => read(q.ofOrg.all(orgId)),
     listDomainIds: () => read(q.allIds.all().map((r) => r.id)),
     listProjectIds: (domainId: string) => read(q.projects.all(domainId).map((r) => r.project_id)),

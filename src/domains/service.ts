@@ -316,14 +316,14 @@ export function createDomainsService(deps: DomainsDeps) {
 
     /** The DKIM keys that sign for a VERIFIED domain (RSA, and Ed25519 when active); undefined for any other domain. */
     async getSigningKey(domainName: string): Promise<SigningKey | undefined> {
-      const row = await repo.findDomainByName(domainName.toLowerCase());
-      if (row?.status !== 'VERIFIED') return undefined;
-      const signing = signingKeys(await keysOfRow(row));
+      const found = await repo.findDomainWithKeys(domainName.toLowerCase());
+      if (found?.row.status !== 'VERIFIED') return undefined;
+      const signing = signingKeys(keysOf(found.row, found.keys));
       const rsa = signing.find((k) => k.algorithm === 'rsa');
       const ed = signing.find((k) => k.algorithm === 'ed25519');
       if (!rsa) return undefined;
       return {
-        domain: row.name,
+        domain: found.row.name,
         selector: rsa.selector,
         privateKeyPem: rsa.private_key,
         ...(ed ? { ed25519: { selector: ed.selector, privateKeyPem: ed.private_key } } : {}),

@@ -53,6 +53,11 @@ export interface DomainsStore {
   findDomainById(id: string): Promise<DomainRow | undefined>;
   /** The domain with this name (compared without case: a name is unique on the server), undefined when none. */
   findDomainByName(name: string): Promise<DomainRow | undefined>;
+  /**
+   * The domain with this name (as findDomainByName) with its stored DKIM keys (as listDkimKeys),
+   * in one read: delivery signs every message with them.
+   */
+  findDomainWithKeys(name: string): Promise<{ row: DomainRow; keys: DkimKeyRow[] } | undefined>;
   /** The organization's domains, oldest first (then by id in byte order). */
   listDomains(orgId: string): Promise<DomainRow[]>;
   /** Every domain's id on the server, oldest first (the periodic checks walk them). */

@@ -91,8 +91,10 @@ export function createTrackingService({ repo, clock, publicUrl, settings, key, m
      * The HTML a LIVE email is sent with: links rewritten and the pixel added
      * per the project's settings. The stored body stays the customer's.
      */
-    async prepareHtml(emailId: string, projectId: string, html: string): Promise<string> {
-      const s = await settings(projectId);
+    /** The project's settings as they are now: read once for a message, given to the two below. */
+    settings: (projectId: string): Promise<TrackingSettings> => settings(projectId),
+
+    async prepareHtml(emailId: string, s: TrackingSettings, html: string): Promise<string> {
       if (!s.click_tracking && !s.open_tracking) return html;
       // htmlparser2 loads with the first tracked email, not with every command.
       const { rewriteHtml } = await import('./rewrite.ts');
@@ -120,8 +122,12 @@ export function createTrackingService({ repo, clock, publicUrl, settings, key, m
      * when the email asks for one-click unsubscribe (its own choice, else its project's
      * setting); null otherwise. The URL, then the mailto while the inbound listener runs.
      */
-    async listUnsubscribe(e: UnsubscribeEmail, recipients: string[]): Promise<Record<string, string>[] | null> {
-      if (!(e.asked ?? (await settings(e.projectId)).one_click_unsubscribe)) return null;
+    async listUnsubscribe(
+      e: UnsubscribeEmail,
+      recipients: string[],
+      s: () => Promise<TrackingSettings>,
+    ): Promise<Record<string, string>[] | null> {
+      if (!(e.asked ?? (await s()).one_click_unsubscribe)) return null;
       const secret = await key();
       return recipients.map((r) => {
         const recipient = r.toLowerCase();

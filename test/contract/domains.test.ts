@@ -136,6 +136,17 @@ describe.each(STORE_KINDS)('DomainsStore on %s', (kind) => {
     expect(await s.store.domains.listDomainIds()).toEqual(['d1', 'd3', 'd2']);
   });
 
+  it('findDomainWithKeys: the row and its keys in one read, as findDomainByName and listDkimKeys', async () => {
+    const one = await s.store.domains.findDomainWithKeys('ONE.Test');
+    expect(one).toEqual({
+      row: await s.store.domains.findDomainByName('one.test'),
+      keys: await s.store.domains.listDkimKeys('d1'),
+    });
+    expect(one?.keys.map((k) => k.id)).toEqual(['k1']);
+    expect((await s.store.domains.findDomainWithKeys('two.test'))?.keys).toEqual([]);
+    expect(await s.store.domains.findDomainWithKeys('none.test')).toBeUndefined();
+  });
+
   it('listDkimKeys: oldest first, none for a domain without stored keys', async () => {
     expect((await s.store.domains.listDkimKeys('d1')).map((k) => k.id)).toEqual(['k1']);
     expect(await s.store.domains.listDkimKeys('d2')).toEqual([]);
