@@ -69,10 +69,11 @@ function stampOf(j: BuiltJob): Stamp {
  * (outcome.ts, 'suppressed').
  */
 async function claim(s: EngineState, groups: Group[], now: number): Promise<void> {
-  const { repo, keys, tracking } = s.deps;
+  const { repo } = s.deps;
+  const { keys, tracking } = readOncePerPass(s);
   const returnPathKey = await s.deps.returnPathKey();
   const host = s.opts.worker.hostname;
-  const emails = await Promise.all(groups.map((g) => repo.findEmail(g.seq)));
+  const emails = await repo.findEmails(groups.map((g) => g.seq));
   const listed = await Promise.all(groups.map((g, i) => listedOf(s, emails[i]!, g)));
   const jobs = await Promise.all(
     groups.flatMap((g, i) => {
@@ -102,6 +103,29 @@ async function claim(s: EngineState, groups: Group[], now: number): Promise<void
   }
   const late = queueClaimed(s, jobs, claimed, lease);
   if (late.length) await repo.release(late, lease);
+}
+
+/**
+ * The signing keys and the projects' settings, each read once for the emails of one claim:
+ * they are as they were when the claim read them, as if read at its start. A claim of 20
+ * emails from one domain and project makes 2 reads instead of 40 (issue 36: statements per
+ * email on PostgreSQL).
+ */
+function readOncePerPass(s: EngineState): Pick<EngineState['deps'], 'keys' | 'tracking'> {
+  const { keys, tracking } = s.deps;
+  const memo = <T>(read: (k: string) => Promise<T>) => {
+    const seen = new Map<string, Promise<T>>();
+    return (k: string) => {
+      let p = seen.get(k);
+      if (!p) seen.set(k, (p = read(k)));
+      return p;
+    };
+  };
+  const getSigningKey = memo((domain) => keys.getSigningKey(domain));
+  return {
+    keys: { getSigningKey },
+    ...(tracking ? { tracking: { ...tracking, settings: memo((id) => tracking.settings(id)) } } : {}),
+  };
 }
 
 /** A scheduled email's recipients now on its project's suppression list, by address; other sends read nothing. */

@@ -192,26 +192,27 @@ export function createPgDeliveryRepo(
         )
       ).rows,
 
-    // The attachments are read only for an email that has some: one round trip per email fewer.
-    findEmail: async (seq) => {
-      const found = await pool.query<ClaimedEmail['row'] & { has_attachments?: boolean }>(
+    // A claim's emails in one statement, and their attachments in one more only when some have any.
+    findEmails: async (seqs) => {
+      const unique = [...new Set(seqs)];
+      const found = await pool.query<ClaimedEmail['row'] & { seq: number; has_attachments?: boolean }>(
         `SELECT e.*, b.html_body, b.text_body, b.raw_message,
                 EXISTS (SELECT 1 FROM attachments a WHERE a.email_seq = e.seq) AS has_attachments
-         FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.seq = $1`,
-        [seq],
+         FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.seq = ANY($1::bigint[])`,
+        [unique],
       );
-      const first = found.rows[0];
-      if (!first) return { seq, row: first!, attachments: [] };
-      const { has_attachments: has, ...row } = first;
-      const attachments = has
-        ? (
-            await pool.query<ClaimedEmail['attachments'][number]>(
-              'SELECT filename, content_type, content, content_id FROM attachments WHERE email_seq = $1 ORDER BY position',
-              [seq],
-            )
-          ).rows
-        : [];
-      return { seq, row, attachments };
+      const rows = new Map(found.rows.map(({ has_attachments: _, ...row }) => [row.seq, row]));
+      const withFiles = found.rows.filter((r) => r.has_attachments).map((r) => r.seq);
+      const files = new Map<number, ClaimedEmail['attachments']>();
+      if (withFiles.length > 0) {
+        const all = await pool.query<ClaimedEmail['attachments'][number] & { email_seq: number }>(
+          `SELECT email_seq, filename, content_type, content, content_id FROM attachments
+           WHERE email_seq = ANY($1::bigint[]) ORDER BY email_seq, position`,
+          [withFiles],
+        );
+        for (const { email_seq, ...a } of all.rows) files.set(email_seq, [...(files.get(email_seq) ?? []), a]);
+      }
+      return seqs.map((seq) => ({ seq, row: rows.get(seq)!, attachments: files.get(seq) ?? [] }));
     },
 
     // Rows another node is claiming at this moment are skipped, not waited for.

@@ -177,7 +177,8 @@ export function createDeliveryRepo(
 
   return {
     findDue: (now, limit) => Promise.resolve(due.all({ now: iso(now), limit })),
-    findEmail: (seq) => Promise.resolve({ seq, row: email.get(seq)!, attachments: attachments.all(seq) }),
+    findEmails: (seqs) =>
+      Promise.resolve(seqs.map((seq) => ({ seq, row: email.get(seq)!, attachments: attachments.all(seq) }))),
 
     claim: (rows, now, leaseMs, stamp) =>
       tx.write((): LeasedRow[] => {

@@ -112,8 +112,12 @@ export interface DeliveryStore {
    * no claim on it.
    */
   findDue(now: number, limit: number): Promise<DueRow[]>;
-  /** The email `seq` (a claimed recipient's, so it exists): its row with its bodies, its attachments in order. */
-  findEmail(seq: number): Promise<ClaimedEmail>;
+  /**
+   * The emails `seqs` (claimed recipients', so they exist), in the order given, in one read (a
+   * claim's emails together): each row with its bodies, its attachments in order. A seq given
+   * twice is read once and returned twice.
+   */
+  findEmails(seqs: number[]): Promise<ClaimedEmail[]>;
   /**
    * Leases those of `rows` still due and not under a live lease at `now` (ms), until
    * `now + leaseMs`, under one new token, in one transaction: each becomes SENDING with one more

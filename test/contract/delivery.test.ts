@@ -141,16 +141,25 @@ describe.each(STORE_KINDS)('DeliveryStore on %s', (kind) => {
     ]);
   });
 
-  it('findEmail: the email with its bodies and its attachments in order', async () => {
+  it('findEmails: each email with its bodies and its attachments in order, in the order asked', async () => {
     const attachments = [
       { filename: 'b.txt', content_type: 'text/plain', content: Buffer.from('B'), content_id: null },
       { filename: 'a.txt', content_type: 'text/plain', content: Buffer.from('A'), content_id: 'cid-a' },
     ];
     const seq = await accept('fe1', ['a@x.test'], { html: '<p>h</p>', text: 't', attachments });
-    const e = await d().findEmail(seq);
-    expect(e.seq).toBe(seq);
-    expect(e.row).toMatchObject({ id: 'fe1', from_email: 'news@example.com', html_body: '<p>h</p>', text_body: 't' });
-    expect(e.attachments).toEqual(attachments);
+    const other = await accept('fe2', ['b@x.test'], { html: null, text: 'plain' });
+    const third = await accept('fe3', ['c@x.test'], { attachments: [attachments[1]!] });
+    const [e, o, again, t] = await d().findEmails([seq, other, seq, third]);
+    expect(e!.seq).toBe(seq);
+    expect(e!.row).toMatchObject({ id: 'fe1', from_email: 'news@example.com', html_body: '<p>h</p>', text_body: 't' });
+    expect(e!.attachments).toEqual(attachments);
+    expect(o!.seq).toBe(other);
+    expect(o!.row).toMatchObject({ id: 'fe2', html_body: null, text_body: 'plain' });
+    expect(o!.attachments).toEqual([]);
+    expect(again).toEqual(e);
+    expect(t!.row).toMatchObject({ id: 'fe3' });
+    expect(t!.attachments).toEqual([attachments[1]]);
+    expect(Object.keys(e!.row)).not.toContain('has_attachments');
   });
 
   it('claim: leases the due rows under one token, stamps the email, then writes a sending event each', async () => {
