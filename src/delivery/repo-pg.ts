@@ -21,6 +21,21 @@ import type {
   StoredStsPolicy,
 } from './store.ts';
 
+/** A recipient's columns that its email's status is summed up from (status.ts RecipientState). */
+const RECIPIENT_STATE_COLUMNS = [
+  'status',
+  'bounce_type',
+  'bounce_category',
+  'bounce_rule',
+  'smtp_code',
+  'smtp_enhanced',
+  'smtp_text',
+  'sent_at',
+  'delivered_at',
+  'updated_at',
+] as const satisfies readonly (keyof RecipientState)[];
+const recipientState = (alias: string) => RECIPIENT_STATE_COLUMNS.map((c) => `${alias}.${c}`).join(', ');
+
 /** Per recipient of an email (by id): where it stands in the queue, and its destination's throttle. */
 export const PG_EXPLAIN_SQL = `SELECT r.address, r.kind, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error,
     r.domain, r.mx_host, r.smtp_code, r.smtp_enhanced, r.smtp_text, r.bounce_type, r.bounce_category, r.bounce_rule,
@@ -84,7 +99,7 @@ export function createPgDeliveryRepo(
     t: PgTx,
     seq: number,
     now: string,
-    opts: { locked: boolean; spf?: SpfFields | null } = { locked: false },
+    opts: { locked: boolean; spf?: SpfFields | null; known?: RecipientState[] | null } = { locked: false },
   ): Promise<void> {
     // The email's row first (unless the caller's statement locked it): two transactions
     // recording different recipients of one email (two groups, or two nodes) would each read
@@ -92,13 +107,15 @@ export function createPgDeliveryRepo(
     // final. Locked, the second waits for the first's commit, and its read of the recipients (a
     // new snapshot, under READ COMMITTED) sees it.
     if (!opts.locked) await t.query('SELECT 1 FROM emails WHERE seq = $1 FOR NO KEY UPDATE', [seq]);
-    const rows = await t.query<RecipientState>(
-      `SELECT status, bounce_type, bounce_category, bounce_rule, smtp_code, smtp_enhanced, smtp_text, sent_at,
-              delivered_at, updated_at
-       FROM recipients WHERE email_seq = $1 ORDER BY id`,
-      [seq],
-    );
-    const s = summarize(rows.rows, now);
+    const rows =
+      opts.known ??
+      (
+        await t.query<RecipientState>(
+          `SELECT ${recipientState('recipients')} FROM recipients WHERE email_seq = $1 ORDER BY id`,
+          [seq],
+        )
+      ).rows;
+    const s = summarize(rows, now);
     const spf = opts.spf ? [opts.spf.spf_aligned ? 1 : 0, opts.spf.spf_authorized_ip ? 1 : 0] : null;
     if (!s) {
       if (spf)
@@ -133,6 +150,11 @@ export function createPgDeliveryRepo(
    * the ids it set (a recipient another claim took since is left alone). The same statement
    * locks the email's row, so that the read of its recipients after it sees every recipient
    * another transaction recorded before (refreshEmail).
+   *
+   * `all`: when the statement set every recipient of the email (one destination, the usual
+   * case), their states as it wrote them, in id order, so refreshEmail need not read them again.
+   * They are current: this transaction holds their rows, and the email's. The count of the
+   * email's recipients never changes after its acceptance, so the statement's snapshot has it right.
    */
   async function setRecipients(
     t: PgTx,
@@ -142,10 +164,10 @@ export function createPgDeliveryRepo(
     lease: string,
     at: string,
     conn: ConnectionInfo | null,
-  ): Promise<Set<number>> {
+  ): Promise<{ set: Set<number>; all: RecipientState[] | null }> {
     const col = <K extends keyof OutcomeState>(k: K) => states.map((s) => s[k]);
     const reply = (k: 'code' | 'enhanced' | 'text') => outcomes.map((o) => o.decision.reply?.[k] ?? null);
-    const r = await t.query<{ id: number }>(
+    const r = await t.query<RecipientState & { id: number; total: number }>(
       `UPDATE recipients r SET status = u.status, next_attempt_at = u.next, lease_until = NULL, lease_token = NULL,
          last_error = u.detail, smtp_code = u.code, smtp_enhanced = u.enhanced, smtp_text = u.text, mx_host = $3,
          bounce_type = u.bounce_type, bounce_category = u.category, bounce_rule = u.rule,
@@ -157,7 +179,8 @@ export function createPgDeliveryRepo(
                    delay_notified),
             (SELECT seq FROM emails WHERE seq = $1 FOR NO KEY UPDATE) AS locked
        WHERE r.id = u.id AND r.email_seq = locked.seq AND r.lease_token = $2
-       RETURNING r.id`,
+       RETURNING r.id, ${recipientState('r')},
+         (SELECT count(*) FROM recipients x WHERE x.email_seq = $1) AS total`,
       [
         seq,
         lease,
@@ -178,7 +201,10 @@ export function createPgDeliveryRepo(
         col('delay_notified'),
       ],
     );
-    return new Set(r.rows.map((x) => Number(x.id)));
+    const set = new Set(r.rows.map((x) => Number(x.id)));
+    const covered = r.rows.length > 0 && r.rows.length === Number(r.rows[0]!.total);
+    const all = covered ? r.rows.sort((x, y) => x.id - y.id).map(({ id: _, total: __, ...state }) => state) : null;
+    return { set, all };
   }
 
   return {
@@ -283,7 +309,7 @@ export function createPgDeliveryRepo(
         const at = iso(now);
         const writes = outcomes.map((o) => outcomeWrites(o, conn, at));
         const states = writes.map((w) => w.state);
-        const set = await setRecipients(t, seq, outcomes, states, lease, at, conn);
+        const { set, all } = await setRecipients(t, seq, outcomes, states, lease, at, conn);
         const events: NewEvent[] = [];
         for (const [i, o] of outcomes.entries()) {
           if (!set.has(o.recipient_id)) continue;
@@ -293,7 +319,7 @@ export function createPgDeliveryRepo(
         }
         // The email's status, then the events (outcome-writes.ts, "status, then events").
         // setRecipients locked the email's row.
-        if (set.size > 0) await refreshEmail(t, seq, at, { locked: true, spf });
+        if (set.size > 0) await refreshEmail(t, seq, at, { locked: true, spf, known: all });
         await addEvents(t, events, at);
         return set.size;
       }),
