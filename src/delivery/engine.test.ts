@@ -58,23 +58,25 @@ function memoryQueue(clock: FakeClock) {
             last_error,
           })),
       ),
-    findEmail: (seq: number) =>
-      Promise.resolve({
-        seq,
-        row: {
-          id: `email-${seq}`,
-          project_id: 'project',
-          from_email: 'news@sender.test',
-          from_name: null,
-          to_emails: '[]',
-          subject: 'Hello',
-          text_body: 'Hi',
-          html_body: null,
-          headers: null,
-          created_at: new Date(clock.now()).toISOString(),
-        },
-        attachments: [],
-      }),
+    findEmails: (seqs: number[]) =>
+      Promise.resolve(
+        seqs.map((seq) => ({
+          seq,
+          row: {
+            id: `email-${seq}`,
+            project_id: 'project',
+            from_email: 'news@sender.test',
+            from_name: null,
+            to_emails: '[]',
+            subject: 'Hello',
+            text_body: 'Hi',
+            html_body: null,
+            headers: null,
+            created_at: new Date(clock.now()).toISOString(),
+          },
+          attachments: [],
+        })),
+      ),
     async claim<T extends { id: number }>(due: T[], now: number, leaseMs: number) {
       if (gate) await gate.promise;
       const token = `claim-${++claims}`;
