@@ -8,7 +8,7 @@ const parse = <T>(v: unknown): T => (v == null ? (null as T) : (JSON.parse(v as 
 
 /** Rewrites a LIVE email's HTML as it goes out (click and open tracking); the stored body stays as sent by the customer. */
 export interface HtmlTracking {
-  /** The project's settings, read at most once per message and given to the two below. */
+  /** The project's settings, given to the two below (a claim reads them once per project). */
   settings(projectId: string): Promise<TrackingSettings>;
   prepareHtml(emailId: string, settings: TrackingSettings, html: string): Promise<string>;
   /**
@@ -78,8 +78,8 @@ export async function buildJob(
   const fromDomain = e.from_email.slice(e.from_email.lastIndexOf('@') + 1).toLowerCase();
   const dkim = (await keys.getSigningKey(fromDomain)) ?? null;
   const returnPaths = group.rows.map((r) => returnPathAddress(returnPathKey, e.id, r.address, fromDomain));
-  let read: Promise<TrackingSettings> | undefined;
-  const settings = () => (read ??= tracking!.settings(e.project_id as string));
+  // Read when needed; the claim keeps each project's for all its emails (engine-claim.ts).
+  const settings = () => tracking!.settings(e.project_id as string);
   const { headers, perRecipient } = await headersOf(e, group.rows, fromDomain, tracking, settings);
   const job: DeliveryJob = {
     email_id: e.id,

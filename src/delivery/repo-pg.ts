@@ -236,7 +236,11 @@ export function createPgDeliveryRepo(
            WHERE email_seq = ANY($1::bigint[]) ORDER BY email_seq, position`,
           [withFiles],
         );
-        for (const { email_seq, ...a } of all.rows) files.set(email_seq, [...(files.get(email_seq) ?? []), a]);
+        for (const { email_seq, ...a } of all.rows) {
+          const list = files.get(email_seq);
+          if (list) list.push(a);
+          else files.set(email_seq, [a]);
+        }
       }
       return seqs.map((seq) => ({ seq, row: rows.get(seq)!, attachments: files.get(seq) ?? [] }));
     },

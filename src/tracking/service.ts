@@ -87,13 +87,13 @@ export function createTrackingService({ repo, clock, publicUrl, settings, key, m
   }
 
   return {
+    /** The project's settings as they are now, given to the two below (delivery reads them once per claim). */
+    settings: (projectId: string): Promise<TrackingSettings> => settings(projectId),
+
     /**
      * The HTML a LIVE email is sent with: links rewritten and the pixel added
      * per the project's settings. The stored body stays the customer's.
      */
-    /** The project's settings as they are now: read once for a message, given to the two below. */
-    settings: (projectId: string): Promise<TrackingSettings> => settings(projectId),
-
     async prepareHtml(emailId: string, s: TrackingSettings, html: string): Promise<string> {
       if (!s.click_tracking && !s.open_tracking) return html;
       // htmlparser2 loads with the first tracked email, not with every command.
