@@ -9,6 +9,7 @@ import { count, createTestEnv, type TestEnv } from './harness.ts';
 import { signingDomainRows } from './signing-domain.ts';
 import type { ConfigInput } from '../src/config/schema.ts';
 import { sleep } from '../src/lib/sleep.ts';
+import { createInboundListener, type InboundListener } from '../src/smtp/index.ts';
 
 export const SELECTOR = 'svc202603';
 
@@ -200,4 +201,16 @@ export async function startHookedDelivery(
       await dns.close();
     },
   };
+}
+
+/** svc's inbound MX for `env`'s app, listening on a loopback port of its own. */
+export async function listenInbound(env: TestEnv): Promise<{ inbound: InboundListener; port: number }> {
+  const inbound = createInboundListener(env.app, {
+    host: '127.0.0.1',
+    port: 0,
+    maxSessions: 10,
+    idleTimeoutMs: 10_000,
+    closeTimeoutMs: 50,
+  });
+  return { inbound, port: await inbound.listen() };
 }

@@ -8,7 +8,7 @@ import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
 import { count, verifyDomain } from './harness.ts';
 import { runSvc } from './cli-runner.ts';
-import { settle, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
+import { listenInbound, settle, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
 import { login } from './management-helpers.ts';
 
 // DMARC aggregate reports come home (issue 28 item 7): receivers mail them to the rua= of
@@ -33,14 +33,7 @@ beforeAll(async () => {
   // svc's own outbound address: what its host name resolves to (the a:<hostname> of its SPF).
   dns.set('mta.svc.test', { A: [SVC_IP] });
   d = await startDeliveryEnv(dns, { mxPort: String(mx.port) });
-  inbound = createInboundListener(d.env.app, {
-    host: '127.0.0.1',
-    port: 0,
-    maxSessions: 10,
-    idleTimeoutMs: 10_000,
-    closeTimeoutMs: 50,
-  });
-  port = await inbound.listen();
+  ({ inbound, port } = await listenInbound(d.env));
 });
 
 afterAll(async () => {

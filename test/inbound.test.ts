@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInboundListener, type InboundListener } from '../src/smtp/index.ts';
+import type { InboundListener } from '../src/smtp/index.ts';
 import { parseDeliveryStatus } from '../src/inbound/index.ts';
 import { startDnsServer, type DnsServer } from './peers/dns.ts';
 import { startMxPeer, type MxPeer } from './peers/mx.ts';
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { count } from './harness.ts';
 import { runSvc } from './cli-runner.ts';
 import { classifyReply, describeRule } from '../src/delivery/classify.ts';
-import { settle, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
+import { listenInbound, settle, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
 
 // Bounces that come back after the 250 (issue 15): DSNs mailed to an email's return
 // path, through the inbound MX listener, on real sockets.
@@ -28,14 +28,7 @@ beforeAll(async () => {
     dns.set(`mx.${domain}`, { A: ['127.0.0.1'] });
   }
   d = await startDeliveryEnv(dns, { mxPort: String(mx.port) });
-  inbound = createInboundListener(d.env.app, {
-    host: '127.0.0.1',
-    port: 0,
-    maxSessions: 10,
-    idleTimeoutMs: 10_000,
-    closeTimeoutMs: 50,
-  });
-  port = await inbound.listen();
+  ({ inbound, port } = await listenInbound(d.env));
 });
 
 afterAll(async () => {
@@ -701,12 +694,20 @@ describe('parseDeliveryStatus', () => {
     expect(parseDeliveryStatus(body)).toEqual([
       {
         address: 'a@example.com',
+        original: null,
         action: 'failed',
         status: '5.1.1',
         diagnostic: { code: 550, text: '550 5.1.1 <a@example.com>: Recipient address rejected' },
         remoteMta: null,
       },
-      { address: 'b@example.com', action: 'delayed', status: '4.4.7', diagnostic: null, remoteMta: null },
+      {
+        address: 'b@example.com',
+        original: 'b@example.com',
+        action: 'delayed',
+        status: '4.4.7',
+        diagnostic: null,
+        remoteMta: null,
+      },
     ]);
   });
 });

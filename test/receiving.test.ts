@@ -10,7 +10,13 @@ import { startMxPeer, type MxPeer } from './peers/mx.ts';
 import { smtpTalk } from './peers/smtp-talk.ts';
 import { makeCertificate } from './peers/certificates.ts';
 import { startWebhookReceiver, type WebhookReceiver } from './peers/webhook-receiver.ts';
-import { authenticateReceived, receivedFor, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
+import {
+  authenticateReceived,
+  listenInbound,
+  receivedFor,
+  startDeliveryEnv,
+  type DeliveryEnv,
+} from './delivery-helpers.ts';
 import { caller, signInMembers } from './management-helpers.ts';
 import { runSvc } from './cli-runner.ts';
 
@@ -62,14 +68,7 @@ beforeAll(async () => {
     events: ['delivered'],
   });
   hook = { id: made.id, secret: made.secret! };
-  inbound = createInboundListener(d.env.app, {
-    host: '127.0.0.1',
-    port: 0,
-    maxSessions: 10,
-    idleTimeoutMs: 10_000,
-    closeTimeoutMs: 50,
-  });
-  port = await inbound.listen();
+  ({ inbound, port } = await listenInbound(d.env));
 });
 
 afterAll(async () => {

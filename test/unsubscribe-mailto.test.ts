@@ -9,8 +9,8 @@ import {
   suppressed as suppressedIn,
   unsubscribedEvents as unsubscribedEventsOf,
 } from './unsubscribe-helpers.ts';
-import { receivedFor, startDeliveryEnv, verifyDkim, type DeliveryEnv } from './delivery-helpers.ts';
-import { createInboundListener, type InboundListener } from '../src/smtp/index.ts';
+import { listenInbound, receivedFor, startDeliveryEnv, verifyDkim, type DeliveryEnv } from './delivery-helpers.ts';
+import type { InboundListener } from '../src/smtp/index.ts';
 
 // One-click unsubscribe's webhook and its mailto (RFC 8058, RFC 2369; issue 32, item 4): an
 // unsubscribe fires `email.unsubscribed` once to a real HTTPS receiver, by the URL's POST or by
@@ -44,14 +44,7 @@ beforeAll(async () => {
     undefined,
     { webhookCa: [hooks.ca] },
   );
-  inbound = createInboundListener(d.env.app, {
-    host: '127.0.0.1',
-    port: 0,
-    maxSessions: 10,
-    idleTimeoutMs: 10_000,
-    closeTimeoutMs: 50,
-  });
-  inboundPort = await inbound.listen();
+  ({ inbound, port: inboundPort } = await listenInbound(d.env));
   await d.env.app.accounts.updateProjectSettings(d.env.init.project_id, { one_click_unsubscribe: true });
   await d.env.app.webhooks.create(d.env.init.project_id, {
     url: `https://hook.test:${hooks.port}/hooks`,

@@ -142,11 +142,20 @@ function resultsOfError(recipients: string[], e: SendError): RecipientResult[] {
 type SendInfo = { accepted: string[]; rejectedErrors?: SendError[]; response: string };
 type RawSend = (envelope: object, message: Buffer, cb: (err: SendError | null, info: SendInfo) => void) => void;
 
+/**
+ * ORCPT (RFC 3461 4.2) for a transaction of one recipient, where the server offers DSN (nodemailer
+ * adds it only then): a relay passes it on, so a bounce from past a forward still names the address
+ * svc sent to in its Original-Recipient (inbound/service.ts). xtext carries ASCII only; a UTF-8
+ * address goes without it (RFC 6533's utf-8 type is not what nodemailer writes).
+ */
+const dsnOf = (to: string[]) =>
+  to.length === 1 && /^[\x21-\x7e]+$/.test(to[0]!) ? { dsn: { orcpt: `rfc822;${to[0]}` } } : {};
+
 function send(session: Session, envelope: Envelope, params: MailParams) {
   return new Promise<SendInfo>((resolve, reject) => {
     const go = () =>
       (session.conn.send.bind(session.conn) as unknown as RawSend)(
-        { from: envelope.from, to: envelope.to, use8BitMime: params.eightBit },
+        { from: envelope.from, to: envelope.to, use8BitMime: params.eightBit, ...dsnOf(envelope.to) },
         envelope.raw,
         (err, info) => (err ? reject(err) : resolve(info)),
       );

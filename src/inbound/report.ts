@@ -4,6 +4,11 @@ import type { ParsedMail } from 'mailparser';
 export interface DsnRecipient {
   /** Final-Recipient (else Original-Recipient), the address only. */
   address: string;
+  /**
+   * Original-Recipient, when the block has one: the ORCPT svc sent (RFC 3461), which a relay
+   * passes on, so it still names svc's recipient when Final-Recipient is a forward's target.
+   */
+  original: string | null;
   /** failed, delayed, delivered, relayed or expanded. */
   action: string;
   /** The enhanced status code (Status), when valid. */
@@ -59,10 +64,12 @@ export async function readReport(raw: Buffer): Promise<InboundReport> {
     if (recipients.length > MAX_DSN_RECIPIENTS) return { kind: 'other', reason: 'too many recipient blocks' };
     return { kind: 'dsn', recipients };
   }
-  if (isAutoReply(mail)) return { kind: 'auto-reply' };
+  // Before the auto-reply test: MTAs mark their bounces "Auto-Submitted: auto-replied" too (Exim,
+  // Postfix), and a text bounce must read as one from its sender or subject and its wording.
   const text = textBounce(mail);
   if (text.length > MAX_DSN_RECIPIENTS) return { kind: 'other', reason: 'too many recipients in a text bounce' };
   if (text.length) return { kind: 'dsn', recipients: text };
+  if (isAutoReply(mail)) return { kind: 'auto-reply' };
   return { kind: 'other', reason: 'no delivery-status part' };
 }
 
@@ -105,6 +112,7 @@ function textBounce(mail: ParsedMail): DsnRecipient[] {
     const code = /\b([45]\d\d)[ -]/.exec(text)?.[1];
     out.push({
       address,
+      original: null,
       action: 'failed',
       status: ENHANCED_IN_TEXT.exec(text)?.[1] ?? null,
       diagnostic: { code: code ? Number(code) : null, text },
@@ -144,12 +152,14 @@ export function parseDeliveryStatus(body: string): DsnRecipient[] {
     .filter((f) => f.size > 0);
   const out: DsnRecipient[] = [];
   for (const f of blocks) {
-    const address = addressOf(f.get('final-recipient') ?? f.get('original-recipient'));
+    const original = addressOf(f.get('original-recipient'));
+    const address = addressOf(f.get('final-recipient')) ?? original;
     const action = f.get('action')?.toLowerCase();
     if (!address || !action) continue;
     const status = f.get('status')?.split(/\s/)[0] ?? null;
     out.push({
       address,
+      original,
       action,
       status: status && STATUS.test(status) ? status : null,
       diagnostic: diagnosticOf(f.get('diagnostic-code')),

@@ -17,7 +17,7 @@ import type { DmarcReports, ReportReceipt } from './dmarc-service.ts';
 export interface InboundDeps {
   /** DMARC aggregate reports mailed to dmarc@bounces.<domain>. */
   dmarc?: Pick<DmarcReports, 'accepts' | 'isReportAddress' | 'receive'>;
-  delivery: Pick<DeliveryStore, 'findRecipient' | 'recordLateBounce' | 'recordComplaint'>;
+  delivery: Pick<DeliveryStore, 'findRecipient' | 'recordLateBounce' | 'recordComplaint' | 'explain'>;
   /** The email a return path names: its seq, project, sender and environment. */
   findEmail(
     id: string,
@@ -51,6 +51,10 @@ export interface InboundResult {
 
 type Bounced = Extract<Decision, { kind: 'bounced' }>;
 
+/** An ORCPT as sent (xtext, RFC 3461 4): "+2B" for "+"; a reporter may copy it undecoded. */
+const xtextDecoded = (a: string) =>
+  a.replace(/\+([0-9a-f]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
+
 /** The only address of a header section's To field, or null when it has none or several. */
 function onlyTo(headers: string): string | null {
   const to = /^to:[ \t]*(.*(?:\r?\n[ \t].*)*)/im.exec(headers)?.[1] ?? '';
@@ -76,10 +80,37 @@ export function createInboundService(deps: InboundDeps) {
     return from.slice(from.lastIndexOf('@') + 1) === rp.fromDomain ? { rp, email } : null;
   }
 
+  /**
+   * Which recipient of the email a report sent to `target`'s return path is about, when it names
+   * `named` (a block's Final- and Original-Recipient, a complaint's Original-Rcpt-To or To):
+   * - a named address the return path's tag was made for;
+   * - else, when `alone` (the report's only block) and it names no recipient of this email (a
+   *   forward's target without ORCPT, a redacted complaint), the recipient the tag was made for:
+   *   only that recipient's copy carried the address, so only its mail chain can answer to it;
+   * - else nobody: a report to one recipient's return path naming a co-recipient is forged.
+   * docs/decisions.md, "Bounces are matched by their return path".
+   */
+  async function subjectOf(
+    target: NonNullable<Awaited<ReturnType<typeof emailOf>>>,
+    named: (string | null)[],
+    alone: boolean,
+  ): Promise<{ address: string; byTag: boolean } | { why: string }> {
+    const key = await deps.returnPathKey();
+    const names = [...new Set(named.flatMap((a) => (a ? [a.toLowerCase(), xtextDecoded(a.toLowerCase())] : [])))];
+    const covered = names.find((a) => returnPathCovers(key, target.rp, a));
+    if (covered) return { address: covered, byTag: false };
+    const recipients = (await deps.delivery.explain(target.email.id)).map((r) => r.address.toLowerCase());
+    const owner = recipients.find((a) => returnPathCovers(key, target.rp, a));
+    if (!owner) return { why: 'the return path was not made for a recipient of this email' };
+    if (names.some((a) => recipients.includes(a))) return { why: 'the return path was not made for this recipient' };
+    if (!alone) return { why: 'the report names several addresses, none of them the return path’s recipient' };
+    return { address: owner, byTag: true };
+  }
+
   async function apply(address: string, report: Extract<InboundReport, { kind: 'dsn' }>, result: InboundResult) {
     const target = await emailOf(address);
     if (!target) return void result.ignored.push({ recipient: null, why: `${address} is not a return path of ours` });
-    const key = await deps.returnPathKey();
+    const failed = report.recipients.filter((r) => r.action === 'failed').length;
     for (const r of report.recipients) {
       // The DSN came to our return path: the sender it may name is that address, or our From.
       const decision = decisionOf(r, [address, String(target.email.from_email)]);
@@ -88,11 +119,12 @@ export function createInboundService(deps: InboundDeps) {
         continue;
       }
       // The tag was made for one recipient: a DSN naming anyone else is forged.
-      if (!returnPathCovers(key, target.rp, r.address)) {
-        result.ignored.push({ recipient: r.address, why: 'the return path was not made for this recipient' });
+      const subject = await subjectOf(target, [r.address, r.original], failed === 1);
+      if ('why' in subject) {
+        result.ignored.push({ recipient: r.address, why: subject.why });
         continue;
       }
-      const row = await deps.delivery.findRecipient(target.email.seq, r.address);
+      const row = await deps.delivery.findRecipient(target.email.seq, subject.address);
       if (!row) {
         result.ignored.push({ recipient: r.address, why: 'not a recipient of this email' });
         continue;
@@ -135,13 +167,10 @@ export function createInboundService(deps: InboundDeps) {
       if ((target = await emailOf(address))) break;
     }
     if (!target) return void result.ignored.push({ recipient: null, why: 'the report names no email of ours' });
-    const recipient = report.originalRcptTo ?? onlyTo(report.originalHeaders);
-    if (!recipient) {
-      return void result.ignored.push({ recipient: null, why: 'the report does not say which recipient complained' });
-    }
-    if (!returnPathCovers(await deps.returnPathKey(), target.rp, recipient)) {
-      return void result.ignored.push({ recipient, why: 'the return path was not made for this recipient' });
-    }
+    const named = report.originalRcptTo ?? onlyTo(report.originalHeaders);
+    const subject = await subjectOf(target, [named], true);
+    if ('why' in subject) return void result.ignored.push({ recipient: named, why: subject.why });
+    const recipient = subject.address;
     const row = await deps.delivery.findRecipient(target.email.seq, recipient);
     if (!row) return void result.ignored.push({ recipient, why: 'not a recipient of this email' });
     const r = {

@@ -12,6 +12,8 @@ export interface Received {
   remoteAddress: string;
   /** The MAIL FROM parameters, upper-case names (`BODY`: '8BITMIME', `SMTPUTF8`: true). */
   mailParams: Record<string, string | true>;
+  /** Each recipient's ORCPT parameter (RFC 3461, as sent: xtext), in the order of `to`; null without one. */
+  orcpt: (string | null)[];
   /** When the peer had the whole message (wall clock, ms): a schedule's test reads it against the sender's time. */
   dataEndedAt: number;
 }
@@ -79,6 +81,8 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
     ...(opts.tls ? { key: opts.tls.key, cert: opts.tls.cert } : {}),
     ...(opts.sni ? { sniOptions: opts.sni } : {}),
     logger: false,
+    // Offers DSN (RFC 3461), as Postfix does by default: svc then names each recipient in ORCPT.
+    hideDSN: false,
     onMailFrom(_address, _session, cb) {
       const b = behaviour.get(MAIL_FROM);
       if (b && 'mailFrom' in b) return cb(fail(b.mailFrom[0], b.mailFrom[1]));
@@ -128,6 +132,7 @@ export async function startMxPeer(opts: MxPeerOptions = {}): Promise<MxPeer> {
             Object.entries((mailFrom ? mailFrom.args : null) || {}).map(([k, v]) => [k.toUpperCase(), v]),
           ),
           dataEndedAt,
+          orcpt: session.envelope.rcptTo.map((r) => (r as { dsn?: { orcpt?: string } }).dsn?.orcpt ?? null),
         });
         answer();
       };
