@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { statSync, type fdatasync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from './lib/clock.ts';
 import { iso } from './lib/clock.ts';
@@ -148,6 +148,8 @@ export interface StoreOptions {
   clock: Clock;
   /** Where the server says that the disk is full, and full no more. */
   logger?: Logger;
+  /** The WAL's sync (store/wal-sync.ts): node's fdatasync, or a test's that holds one. */
+  fdatasync?: typeof fdatasync;
 }
 
 /** The SQLite store of a data dir: one connection, one group-commit writer. */
@@ -167,6 +169,16 @@ export function openSqliteStore(dataDir: string, opts: StoreOptions): Store {
     onCommit: (s) => opts.onCommit?.(s),
     onStorageFull: () => storage.noteFull(),
     refusing: () => storage.refusing(),
+    // The WAL is synced off the event loop (store/wal-sync.ts). If a sync fails, nothing written
+    // since can be acknowledged, and the page cache may already have dropped it: the process
+    // stops (SIGTERM, a clean stop that refuses every write) and SQLite recovers what is on disk.
+    walSync: {
+      ...(opts.fdatasync ? { fdatasync: opts.fdatasync } : {}),
+      onFailure: (e) => {
+        (opts.logger ?? silentLogger).fatal({ err: e }, 'syncing the database failed: stopping');
+        process.kill(process.pid, 'SIGTERM');
+      },
+    },
   });
   const settings = createServerSettings(db, tx);
   // Every management write commits with its audit row (issue 11).

@@ -158,7 +158,19 @@ describe('the readings of svc top, on the test clock', () => {
   it('shows the relay sessions of the running servers, from their rows in nodes', async () => {
     let sessions = 3;
     const logger = createLogger({ level: 'silent', format: 'json' });
-    const beat = startHeartbeat({ repo: d.env.app.nodes, clock: d.env.clock, logger, relaySessions: () => sessions });
+    // The heartbeat's writes, to wait for: a row is seen at its COMMIT, and the write ends at the
+    // WAL's sync a moment later (store/wal-sync.ts); a look while it is in flight is skipped.
+    const saves: Promise<void>[] = [];
+    const nodes = d.env.app.nodes;
+    const repo: typeof nodes = {
+      ...nodes,
+      save: (r) => {
+        const p = nodes.save(r);
+        saves.push(p);
+        return p;
+      },
+    };
+    const beat = startHeartbeat({ repo, clock: d.env.clock, logger, relaySessions: () => sessions });
     const { reader, close } = topReader();
     try {
       // The heartbeat writes on its own; wait for the write (under load it can take longer than a tick).
@@ -168,6 +180,7 @@ describe('the readings of svc top, on the test clock', () => {
           interval: 20,
         });
       await reads({ nodes: 1, sessions: 3 });
+      await Promise.all(saves);
       // A change is written within a second (of the test clock).
       sessions = 5;
       d.env.clock.advance(1000);

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { captureLogger } from './domains-helpers.ts';
 import { count, createTestEnv, testStore, type TestEnv } from './harness.ts';
 import { caller, codeOf, login, MEMBER_PASSWORD, signInMembers } from './management-helpers.ts';
@@ -325,9 +325,8 @@ describe('delivering events', () => {
 
 // SQLite's dispatcher thread yields to the accept's writes; PostgreSQL has no single writer to yield to.
 describe.skipIf(testStore() === 'postgres')('the dispatcher while the accept is busy', () => {
-  it('holds new events back until the accept is free, or until the oldest has waited maxLagMs', async () => {
-    await setup();
-    await subscribe(['simulated']);
+  /** A dispatcher on a connection of its own, as in the dispatch thread, with `deps` added. */
+  function threadDispatcher(deps: { busy?: () => boolean; durable?: () => Promise<void> }) {
     const db = env.app.db;
     const repo = createWebhooksRepo(db, createCommitter(db), createAuditWriter(db));
     const agent = createWebhookAgent({
@@ -335,12 +334,16 @@ describe.skipIf(testStore() === 'postgres')('the dispatcher while the accept is 
       allowInsecure: true,
       ca: [receiver.ca],
     });
-    let busy = true;
     const opts = { retrySchedule: [60_000], allowInsecure: true, tickMs: 100, concurrency: 8, maxLagMs: 30_000 };
-    const d = createWebhookDispatcher(
-      { repo, clock: env.clock, logger: captureLogger().logger, agent, busy: () => busy },
-      opts,
-    );
+    const d = createWebhookDispatcher({ repo, clock: env.clock, logger: captureLogger().logger, agent, ...deps }, opts);
+    return { d, agent };
+  }
+
+  it('holds new events back until the accept is free, or until the oldest has waited maxLagMs', async () => {
+    await setup();
+    await subscribe(['simulated']);
+    let busy = true;
+    const { d, agent } = threadDispatcher({ busy: () => busy });
     try {
       await sendTest('one');
       await sendTest('two');
@@ -361,6 +364,34 @@ describe.skipIf(testStore() === 'postgres')('the dispatcher while the accept is 
       await d.runOnce();
       expect(receiver.requests).toHaveLength(3);
       expect(await count(env, 'webhook_outbox')).toBe(0);
+    } finally {
+      await d.stop();
+      await agent.destroy();
+    }
+  });
+
+  // The dispatch thread reads what the main thread committed, which is synced a moment after its
+  // COMMIT (store/wal-sync.ts): an event is never POSTed before it is on disk.
+  it('posts nothing it claimed until what it read is on disk', async () => {
+    await setup();
+    await subscribe(['simulated']);
+    let synced!: () => void;
+    let asked = 0;
+    const durable = () => {
+      asked++;
+      return new Promise<void>((resolve) => (synced = resolve));
+    };
+    const { d, agent } = threadDispatcher({ durable });
+    try {
+      await sendTest('one');
+      const run = d.runOnce();
+      await vi.waitFor(() => expect(asked).toBe(1));
+      // Claimed, waiting for the disk: nothing on the wire yet.
+      await new Promise((r) => setTimeout(r, 50));
+      expect(receiver.requests).toHaveLength(0);
+      synced();
+      await run;
+      await vi.waitFor(() => expect(receiver.requests).toHaveLength(1));
     } finally {
       await d.stop();
       await agent.destroy();

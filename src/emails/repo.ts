@@ -238,11 +238,14 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
     acceptEmails: (items: readonly AcceptItem[]) =>
       Promise.allSettled(items.map((i) => tx.write(() => accept(i.email, i.recipients, i.opts)))),
     // A refusal (replayOf throws) is a rejected promise, as on PostgreSQL, not a throw.
-    findIdempotent: (projectId: string, key: string, hash: string, nowIso: string) =>
-      new Promise<AcceptResult | undefined>((resolve) => {
-        const prior = deps.idempotency.find(projectId, key, nowIso);
-        resolve(prior && replayOf(prior, hash));
-      }),
+    findIdempotent: async (projectId: string, key: string, hash: string, nowIso: string) => {
+      const prior = deps.idempotency.find(projectId, key, nowIso);
+      if (!prior) return undefined;
+      // The first send may be committed and not yet synced (committer.ts, walSync): its replay is
+      // a 202 too, so it waits for the disk as the first one does.
+      await tx.durable();
+      return replayOf(prior, hash);
+    },
     resendEmail: (
       e: NewEmail,
       recipients: Recipient[],

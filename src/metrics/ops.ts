@@ -44,7 +44,7 @@ export function createOpsMetrics() {
   });
   const commit = new Histogram({
     name: 'svc_store_commit_seconds',
-    help: 'Time of each group COMMIT (its fsync): what every 202 and 250 waits for',
+    help: 'Time of each group COMMIT and the WAL sync after it: what every 202 and 250 waits for',
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry],
   });

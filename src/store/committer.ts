@@ -1,7 +1,9 @@
+import type { fdatasync } from 'node:fs';
 import type { Db } from './db.ts';
 import { ioTimeout, type Timer } from '../lib/clock.ts';
 import { withBusyTimeout } from './busy-timeout.ts';
 import { isStorageFull, storageFailureOf, storageFullError } from './errors.ts';
+import { createWalSync } from './wal-sync.ts';
 
 export interface Committer {
   /**
@@ -16,6 +18,12 @@ export interface Committer {
   write<T>(work: (db: Db) => T): Promise<T>;
   /** Commits whatever is queued now. */
   flush(): void;
+  /**
+   * Resolves once every commit this connection can see now is on disk. With `walSync`, a group
+   * is visible from its COMMIT but synced a moment later: a read that answers a client as if
+   * it were durable (an idempotent replay) waits for this first. Without, at once.
+   */
+  durable(): Promise<void>;
   close(): void;
 }
 
@@ -38,6 +46,13 @@ export interface CommitterOptions {
   onStorageFull?: () => void;
   /** True while the disk is known full: a write is then answered `storage_full` without being tried. */
   refusing?: () => boolean;
+  /**
+   * Sync the WAL from libuv's pool (wal-sync.ts): each group commits with synchronous=NORMAL
+   * and is answered once an fdatasync of the WAL begun after its COMMIT returns. The connection
+   * stays FULL for every other statement. `onFailure`: told once if an fdatasync fails; every
+   * write is refused from then on.
+   */
+  walSync?: { onFailure: (e: Error) => void; fdatasync?: typeof fdatasync };
 }
 
 /** Pause between two tries for a write lock held by another connection. */
@@ -68,6 +83,10 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
   // A savepoint makes SQLite copy every page it touches into a statement journal
   // (in memory, not a temp file past 64 KiB).
   db.pragma('temp_store = MEMORY');
+  const wal = opts.walSync ? createWalSync(db.name, opts.walSync.onFailure, opts.walSync.fdatasync) : null;
+  /** The group's COMMIT skips the fsync that `wal` then does off the event loop; FULL again after it. */
+  const syncNormal = wal ? db.prepare('PRAGMA synchronous = NORMAL') : null;
+  const syncFull = wal ? db.prepare('PRAGMA synchronous = FULL') : null;
 
   type Result = { ok: boolean; value: unknown };
   /** Whether an item of the group being run failed for lack of space (see failureOf). */
@@ -152,6 +171,17 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
     timer?.cancel();
     timer = undefined;
     if (queue.length === 0) return;
+    if (!syncNormal) return flushGroup(wait);
+    // SQLite refuses to change the safety level inside a transaction: around it, then.
+    syncNormal.run();
+    try {
+      flushGroup(wait);
+    } finally {
+      syncFull!.run();
+    }
+  }
+
+  function flushGroup(wait: boolean): void {
     try {
       if (wait) begin.run();
       else if (!tryBegin()) {
@@ -169,6 +199,7 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
     queue = [];
     groupFull = false;
     let results: Result[] | null;
+    let t0 = 0;
     try {
       results = runOptimistic(batch);
       if (!results) {
@@ -176,26 +207,37 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
         begin.run();
         results = runIsolated(batch);
       }
-      const t0 = performance.now();
+      t0 = performance.now();
       commit.run();
-      const seconds = (performance.now() - t0) / 1000;
-      // After the commit: an observer's failure must not look like a failed write.
-      try {
-        opts.onCommit?.(seconds, batch.length);
-      } catch {
-        /* metrics only */
-      }
     } catch (e) {
       if (db.inTransaction) rollback.run();
       const err = failureOf(e, groupFull);
       for (const p of batch) p.reject(err);
       return;
     }
-    batch.forEach((p, i) => {
-      const r = results[i]!;
-      if (r.ok) p.resolve(r.value);
-      else p.reject(failureOf(r.value, false));
+    const answer = () => {
+      observe(t0, batch.length);
+      batch.forEach((p, i) => {
+        const r = results[i]!;
+        if (r.ok) p.resolve(r.value);
+        else p.reject(failureOf(r.value, false));
+      });
+    };
+    if (!wal) return answer();
+    // "A 202 means on disk": the group is answered when the WAL it was written to is synced.
+    wal.after().then(answer, (e: unknown) => {
+      for (const p of batch) p.reject(e);
     });
+  }
+
+  /** The group's wait for the disk (its COMMIT, and the sync after it with `walSync`), for /metrics. */
+  function observe(t0: number, writes: number): void {
+    // After the commit: an observer's failure must not look like a failed write.
+    try {
+      opts.onCommit?.((performance.now() - t0) / 1000, writes);
+    } catch {
+      /* metrics only */
+    }
   }
 
   return {
@@ -204,6 +246,9 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
       // "While writes fail for lack of space ... every write is answered storage_full"
       // (store/disk.ts): the reserve it released is the checkpoint's, not the next write's.
       if (opts.refusing?.()) return Promise.reject(storageFullError());
+      // After a failed sync nothing is committed: it could not be acknowledged as on disk.
+      const lost = wal?.failure();
+      if (lost) return Promise.reject(lost);
       return new Promise<T>((resolve, reject) => {
         queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
         // While waiting for another connection's lock, the retry timer flushes.
@@ -212,9 +257,11 @@ export function createCommitter(db: Db, opts: CommitterOptions = { windowMs: 2, 
       });
     },
     flush: () => flush(),
+    durable: () => (wal ? wal.after() : Promise.resolve()),
     close() {
       flush(true);
       closed = true;
+      wal?.close();
     },
   };
 }

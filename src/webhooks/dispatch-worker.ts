@@ -13,6 +13,7 @@ import { readBusySignal } from '../lib/busy-signal.ts';
 import { openLogger, type Logger, type LoggerOptions } from '../lib/logger.ts';
 import { createCommitter } from '../store/committer.ts';
 import { openDatabase } from '../store/db.ts';
+import { createWalSync } from '../store/wal-sync.ts';
 import { createWebhookDispatcher, type DispatcherOptions, type WebhookDispatcher } from './dispatcher.ts';
 import { createWebhooksRepo } from './repo.ts';
 import { createWebhookAgent, resolverFromDns } from './url-guard.ts';
@@ -39,6 +40,11 @@ store.db.pragma('synchronous = NORMAL');
 // Attempt records are not waited on by a client: groups of up to 20 ms take the shared
 // write lock a few times a second rather than hundreds.
 const tx = createCommitter(store.db, { windowMs: 20, maxBatch: 1000 });
+// The main thread's groups are visible from their COMMIT and synced a moment later: an event is
+// POSTed only once the WAL it was read from is on disk (the sync is also the main thread's).
+// A failed sync refuses every claim after it (the dispatcher logs each); the main thread's
+// sync of the same file reports the same failure and stops the server.
+const wal = createWalSync(store.db.name, () => {});
 const repo = createWebhooksRepo(store.db, tx, createAuditWriter(store.db));
 const agent = createWebhookAgent({
   resolve: resolverFromDns(createDnsResolver(data.dnsServers)),
@@ -53,7 +59,10 @@ const busy = readBusySignal(data.mainBusy, 0.8);
 void openLogger(data.log).then((logger) => run(logger.child({ thread: 'webhooks' })));
 
 function run(logger: Logger): void {
-  const dispatcher = createWebhookDispatcher({ repo, clock: systemClock, logger, agent, busy }, data.options);
+  const dispatcher = createWebhookDispatcher(
+    { repo, clock: systemClock, logger, agent, busy, durable: () => wal.after() },
+    data.options,
+  );
   void dispatcher.start();
   const report = setInterval(() => parentPort!.postMessage({ type: 'stats', stats: dispatcher.stats }), 1000);
   parentPort!.on('message', (msg: unknown) => onMessage(msg, dispatcher, report));
@@ -66,6 +75,7 @@ function onMessage(msg: unknown, dispatcher: WebhookDispatcher, report: NodeJS.T
     await dispatcher.stop();
     await agent.close();
     tx.close();
+    wal.close();
     await store.close();
     parentPort!.postMessage({ type: 'stats', stats: dispatcher.stats });
     parentPort!.postMessage({ type: 'stopped' });

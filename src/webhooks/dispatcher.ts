@@ -43,7 +43,19 @@ const LEASE_MS = 60_000;
  * One POST per (event, webhook); order per webhook is not promised.
  */
 export function createWebhookDispatcher(
-  deps: { repo: WebhooksStore; clock: Clock; logger: Logger; agent: Dispatcher; busy?: () => boolean },
+  deps: {
+    repo: WebhooksStore;
+    clock: Clock;
+    logger: Logger;
+    agent: Dispatcher;
+    busy?: () => boolean;
+    /**
+     * Resolves once what this connection can see is on disk. The dispatch thread reads the events
+     * another connection committed, which may not be synced yet (store/wal-sync.ts): none is
+     * POSTed before it is.
+     */
+    durable?: () => Promise<void>;
+  },
   opts: DispatcherOptions,
 ) {
   const { repo, clock, logger, agent } = deps;
@@ -69,6 +81,7 @@ export function createWebhookDispatcher(
       if (oldest === undefined || now - Date.parse(oldest) < opts.maxLagMs) return;
     }
     const rows = await repo.claimDue(iso(now), free, LEASE_MS, busy);
+    if (rows.length > 0) await deps.durable?.();
     for (const row of rows) {
       busy.add(row.seq);
       posting++;
