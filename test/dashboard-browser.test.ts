@@ -166,11 +166,28 @@ describe.skipIf(!CHROMIUM)('the web dashboard in Chromium', () => {
     await expect.poll(() => page.locator('.events li strong').allTextContents()).toEqual(['simulated']);
   });
 
-  it('exports the emails the filter matches as CSV', async () => {
+  // The list answers while the user types: what they typed stays and is searched for.
+  it('keeps a filter typed while the list is still loading', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const list = `**/v1/organizations/${orgId}/projects/${projectId}/emails?*`;
+    await page.route(list, async (route) => {
+      await held;
+      await route.continue();
+    });
     await page.getByRole('link', { name: '← Emails' }).click();
     await page.getByLabel('Recipient').fill('cy@example.org');
+    await page.unroute(list);
+    release();
+    await expect.poll(() => page.getByRole('row').count()).toBeGreaterThan(3);
+    expect(await page.getByLabel('Recipient').inputValue()).toBe('cy@example.org');
     await page.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => page.getByRole('row').count()).toBe(3);
+  });
+
+  it('exports the emails the filter matches as CSV', async () => {
+    // The list the search above left: the emails to cy@example.org.
+    expect(page.url()).toContain('to_email=cy%40example.org');
     const [file] = await Promise.all([
       page.waitForEvent('download'),
       page.getByRole('button', { name: 'Export CSV' }).click(),

@@ -94,17 +94,17 @@ export function createInboundService(deps: InboundDeps) {
     target: NonNullable<Awaited<ReturnType<typeof emailOf>>>,
     named: (string | null)[],
     alone: boolean,
-  ): Promise<{ address: string; byTag: boolean } | { why: string }> {
+  ): Promise<{ address: string } | { why: string }> {
     const key = await deps.returnPathKey();
     const names = [...new Set(named.flatMap((a) => (a ? [a.toLowerCase(), xtextDecoded(a.toLowerCase())] : [])))];
     const covered = names.find((a) => returnPathCovers(key, target.rp, a));
-    if (covered) return { address: covered, byTag: false };
+    if (covered) return { address: covered };
     const recipients = (await deps.delivery.explain(target.email.id)).map((r) => r.address.toLowerCase());
     const owner = recipients.find((a) => returnPathCovers(key, target.rp, a));
     if (!owner) return { why: 'the return path was not made for a recipient of this email' };
     if (names.some((a) => recipients.includes(a))) return { why: 'the return path was not made for this recipient' };
     if (!alone) return { why: 'the report names several addresses, none of them the return path’s recipient' };
-    return { address: owner, byTag: true };
+    return { address: owner };
   }
 
   async function apply(address: string, report: Extract<InboundReport, { kind: 'dsn' }>, result: InboundResult) {

@@ -105,44 +105,50 @@ function Emails(props: PageProps) {
   return (
     <main>
       <h1>Emails</h1>
-      <form class="filters" onSubmit={search} role="search">
+      {/* The fields hold what the user types: a list arriving (every few seconds) leaves them be, and
+          a new search, which changes the query, starts the form again from it. */}
+      <form class="filters" onSubmit={search} role="search" key={key}>
         <label>
           Recipient
-          <input name="to_email" type="search" value={query.get('to_email') ?? ''} />
+          <input name="to_email" type="search" defaultValue={query.get('to_email') ?? ''} />
         </label>
         <label>
           Subject
-          <input name="subject" type="search" value={query.get('subject') ?? ''} />
+          <input name="subject" type="search" defaultValue={query.get('subject') ?? ''} />
         </label>
         <label>
           Sender
-          <input name="from_email" type="search" value={query.get('from_email') ?? ''} />
+          <input name="from_email" type="search" defaultValue={query.get('from_email') ?? ''} />
         </label>
         <label>
           Status
-          <select name="status" value={query.get('status') ?? ''}>
+          <select name="status">
             <option value="">any</option>
             {STATUSES.map((s) => (
-              <option value={s}>{s}</option>
+              <option value={s} selected={query.get('status') === s}>
+                {s}
+              </option>
             ))}
           </select>
         </label>
         <label>
           Source
-          <select name="source" value={query.get('source') ?? ''}>
+          <select name="source">
             <option value="">any</option>
             {SOURCES.map((s) => (
-              <option value={s}>{s}</option>
+              <option value={s} selected={query.get('source') === s}>
+                {s}
+              </option>
             ))}
           </select>
         </label>
         {keys && (
           <label>
             API key
-            <select name="api_key_id" value={query.get('api_key_id') ?? ''}>
+            <select name="api_key_id">
               <option value="">any</option>
               {keys.map((k) => (
-                <option value={k.id}>
+                <option value={k.id} selected={query.get('api_key_id') === k.id}>
                   {k.name} ({k.prefix}){k.revoked_at ? ', revoked' : ''}
                 </option>
               ))}
@@ -151,15 +157,15 @@ function Emails(props: PageProps) {
         )}
         <label>
           Tag
-          <input name="tag" value={query.get('tag') ?? ''} />
+          <input name="tag" defaultValue={query.get('tag') ?? ''} />
         </label>
         <label>
           From
-          <input name="from" type="datetime-local" value={local('from')} />
+          <input name="from" type="datetime-local" defaultValue={local('from')} />
         </label>
         <label>
           To
-          <input name="to" type="datetime-local" value={local('to')} />
+          <input name="to" type="datetime-local" defaultValue={local('to')} />
         </label>
         <button type="submit">Search</button>
         <button type="button" class="secondary" onClick={() => void exportCsv()}>
