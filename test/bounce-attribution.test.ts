@@ -1,10 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InboundListener } from '../src/smtp/index.ts';
 import { readReport } from '../src/inbound/index.ts';
-import type { DnsServer } from './peers/dns.ts';
 import type { MxPeer, Received } from './peers/mx.ts';
-import { smtpTalk } from './peers/smtp-talk.ts';
-import { listenInbound, settle, startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
+import { mailNullSender, settle, startBounceEnv, type BounceEnv, type DeliveryEnv } from './delivery-helpers.ts';
 import {
   CASES,
   addressIn,
@@ -22,40 +19,22 @@ import {
 // case's email is delivered to a real SMTP peer, and the reports go to svc's inbound listener on
 // the return paths the peer saw. `npm run bounces:attribution` prints both schemes' figures.
 
-let dns: DnsServer;
+let b: BounceEnv;
 let mx: MxPeer;
 let d: DeliveryEnv;
-let inbound: InboundListener;
-let port: number;
 
 beforeAll(async () => {
-  ({ dns, mx } = await startDestinations(['dest.test', 'other.test', 'evil.test']));
-  d = await startDeliveryEnv(dns, { mxPort: String(mx.port) });
-  ({ inbound, port } = await listenInbound(d.env));
+  b = await startBounceEnv(['dest.test', 'other.test', 'evil.test']);
+  ({ mx, d } = b);
 });
 
-afterAll(async () => {
-  await inbound.close();
-  await d.env.close();
-  await mx.close();
-  await dns.close();
-});
+afterAll(() => b.close());
 
-/** A report mailed to `rcpt` with the null sender, as reports come. */
+/** A report mailed to `rcpt` with the null sender, as reports come: taken (250) at RCPT and at the dot. */
 async function mail(rcpt: string, body: string): Promise<void> {
-  const s = await smtpTalk(port);
-  try {
-    await s.reply();
-    await s.send('EHLO mx.dest.test');
-    await s.send('MAIL FROM:<>');
-    const reply = await s.send(`RCPT TO:<${rcpt}>`);
-    if (!reply.startsWith('250')) throw new Error(`RCPT TO:<${rcpt}>: ${reply}`);
-    await s.send('DATA');
-    s.write(`${body.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}\r\n.\r\n`);
-    expect(await s.reply()).toMatch(/^250 /);
-  } finally {
-    s.close();
-  }
+  const r = await mailNullSender(b.port, rcpt, body);
+  expect(r.rcpt, `RCPT TO:<${rcpt}>`).toMatch(/^250 /);
+  expect(r.data).toMatch(/^250 /);
 }
 
 /** Delivers an email to `to` and returns its id and, per address, the transaction the peer received. */

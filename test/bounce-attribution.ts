@@ -7,7 +7,7 @@
 // scheme through svc itself; the per-destination scheme is the rule `perDestination` below, since
 // svc has no such mode. Figures and the decision: docs/decisions.md, "Bounces are matched by their
 // return path".
-import type { InboundReport } from '../src/inbound/report.ts';
+import { xtextDecoded, type InboundReport } from '../src/inbound/index.ts';
 
 /** The formats a report is written in: RFC 3464 DSNs as each MTA writes them, plain-text bounces, ARF. */
 export type Style = 'postfix' | 'exchange' | 'gmail' | 'sendmail' | 'exim' | 'qmail-text' | 'exim-text' | 'arf';
@@ -648,9 +648,8 @@ function arfText(to: string, rcpt: string): string {
 export function perDestination(report: InboundReport, recipientsAtDestination: string[], tagValid: boolean): string[] {
   if (!tagValid) return [];
   const mine = new Set(recipientsAtDestination.map((a) => a.toLowerCase()));
-  const decode = (a: string) => a.replace(/\+([0-9a-f]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
   const pick = (names: (string | null)[]) =>
-    names.flatMap((a) => (a ? [a.toLowerCase(), decode(a.toLowerCase())] : [])).find((a) => mine.has(a));
+    names.flatMap((a) => (a ? [a.toLowerCase(), xtextDecoded(a.toLowerCase())] : [])).find((a) => mine.has(a));
   const marked = new Set<string>();
   if (report.kind === 'dsn') {
     for (const r of report.recipients) {

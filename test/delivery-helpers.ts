@@ -10,6 +10,7 @@ import { signingDomainRows } from './signing-domain.ts';
 import type { ConfigInput } from '../src/config/schema.ts';
 import { sleep } from '../src/lib/sleep.ts';
 import { createInboundListener, type InboundListener } from '../src/smtp/index.ts';
+import { smtpTalk } from './peers/smtp-talk.ts';
 
 export const SELECTOR = 'svc202603';
 
@@ -213,4 +214,53 @@ export async function listenInbound(env: TestEnv): Promise<{ inbound: InboundLis
     closeTimeoutMs: 50,
   });
   return { inbound, port: await inbound.listen() };
+}
+
+/** One message to `rcpt` on port `port`, with the null sender as bounces come; the replies to RCPT and to the dot. */
+export async function mailNullSender(
+  port: number,
+  rcpt: string,
+  body: string,
+): Promise<{ rcpt: string; data: string }> {
+  const s = await smtpTalk(port);
+  try {
+    await s.reply();
+    await s.send('EHLO mx.dest.test');
+    await s.send('MAIL FROM:<>');
+    const rcptReply = await s.send(`RCPT TO:<${rcpt}>`);
+    if (!rcptReply.startsWith('250')) return { rcpt: rcptReply, data: '' };
+    await s.send('DATA');
+    s.write(`${body.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}\r\n.\r\n`);
+    return { rcpt: rcptReply, data: await s.reply() };
+  } finally {
+    s.close();
+  }
+}
+
+/** Where bounces come back: a delivery env with the test MX at `domains`, and svc's inbound MX listening. */
+export interface BounceEnv {
+  dns: DnsServer;
+  mx: MxPeer;
+  d: DeliveryEnv;
+  /** The inbound MX's port. */
+  port: number;
+  close(this: void): Promise<void>;
+}
+
+export async function startBounceEnv(domains: string[]): Promise<BounceEnv> {
+  const { dns, mx } = await startDestinations(domains);
+  const d = await startDeliveryEnv(dns, { mxPort: String(mx.port) });
+  const { inbound, port } = await listenInbound(d.env);
+  return {
+    dns,
+    mx,
+    d,
+    port,
+    async close() {
+      await inbound.close();
+      await d.env.close();
+      await mx.close();
+      await dns.close();
+    },
+  };
 }

@@ -1,42 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InboundListener } from '../src/smtp/index.ts';
 import { parseDeliveryStatus } from '../src/inbound/index.ts';
-import { startDnsServer, type DnsServer } from './peers/dns.ts';
-import { startMxPeer, type MxPeer } from './peers/mx.ts';
+import type { MxPeer } from './peers/mx.ts';
 import { smtpTalk } from './peers/smtp-talk.ts';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { count } from './harness.ts';
 import { runSvc } from './cli-runner.ts';
 import { classifyReply, describeRule } from '../src/delivery/classify.ts';
-import { listenInbound, settle, startDeliveryEnv, type DeliveryEnv } from './delivery-helpers.ts';
+import { mailNullSender, settle, startBounceEnv, type BounceEnv, type DeliveryEnv } from './delivery-helpers.ts';
 
 // Bounces that come back after the 250 (issue 15): DSNs mailed to an email's return
 // path, through the inbound MX listener, on real sockets.
 
-let dns: DnsServer;
+let b: BounceEnv;
 let mx: MxPeer;
 let d: DeliveryEnv;
-let inbound: InboundListener;
 let port: number;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  mx = await startMxPeer();
-  for (const domain of ['dest.test', 'other.test']) {
-    dns.set(domain, { MX: [{ exchange: `mx.${domain}`, priority: 10 }] });
-    dns.set(`mx.${domain}`, { A: ['127.0.0.1'] });
-  }
-  d = await startDeliveryEnv(dns, { mxPort: String(mx.port) });
-  ({ inbound, port } = await listenInbound(d.env));
+  b = await startBounceEnv(['dest.test', 'other.test']);
+  ({ mx, d, port } = b);
 });
 
-afterAll(async () => {
-  await inbound.close();
-  await d.env.close();
-  await mx.close();
-  await dns.close();
-});
+afterAll(() => b.close());
 
 /** Sends a LIVE email, delivers it, and returns its id and the return path each destination saw. */
 async function delivered(to: string[]): Promise<{ id: string; returnPath: (domain: string) => string }> {
@@ -99,21 +85,7 @@ function dsn(to: string, recipients: { address: string; action?: string; status:
 }
 
 /** One message to `rcpt` with the null sender, as bounces come; resolves with the replies to RCPT and to the dot. */
-async function mail(rcpt: string, body: string): Promise<{ rcpt: string; data: string }> {
-  const s = await smtpTalk(port);
-  try {
-    await s.reply();
-    await s.send('EHLO mx.dest.test');
-    await s.send('MAIL FROM:<>');
-    const rcptReply = await s.send(`RCPT TO:<${rcpt}>`);
-    if (!rcptReply.startsWith('250')) return { rcpt: rcptReply, data: '' };
-    await s.send('DATA');
-    s.write(`${body.replace(/\r?\n/g, '\r\n').replace(/^\./gm, '..')}\r\n.\r\n`);
-    return { rcpt: rcptReply, data: await s.reply() };
-  } finally {
-    s.close();
-  }
-}
+const mail = (rcpt: string, body: string) => mailNullSender(port, rcpt, body);
 
 const suppressed = (address: string) =>
   count(d.env, 'suppressions', 'project_id = ? AND email = ?', d.env.init.project_id, address);

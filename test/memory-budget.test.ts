@@ -3,7 +3,8 @@ import { connect, type Socket } from 'node:net';
 import { createHttpServer } from '../src/http/server.ts';
 import type * as Limits from '../src/limits/constants.ts';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createInboundListener, type SmtpRelay } from '../src/smtp/index.ts';
+import type { SmtpRelay } from '../src/smtp/index.ts';
+import { listenInbound } from './delivery-helpers.ts';
 import { createTestEnv, type TestEnv } from './harness.ts';
 import { email } from './http-helpers.ts';
 import { smtpTalk, type SmtpTalk } from './peers/smtp-talk.ts';
@@ -266,14 +267,7 @@ describe('the budget of bytes in flight on the SMTP relay', () => {
 
 describe('the budget of bytes in flight on the inbound MX', () => {
   it('refuses at MAIL FROM by SIZE and at the final dot by count with 452 4.3.1, and gives back on close', async () => {
-    const inbound = createInboundListener(env.app, {
-      host: '127.0.0.1',
-      port: 0,
-      maxSessions: 10,
-      idleTimeoutMs: 10_000,
-      closeTimeoutMs: 50,
-    });
-    const port = await inbound.listen();
+    const { inbound, port } = await listenInbound(env);
     // Every address here is a return path: this test is about the bytes, not the recipients.
     const accepts = vi.spyOn(env.app.inbound, 'accepts').mockResolvedValue(true);
     const open = async () => {

@@ -211,6 +211,10 @@ function typed(v: string | undefined): { type: string; value: string } | null {
     : { type: v.slice(0, semi).trim().toLowerCase(), value: v.slice(semi + 1).trim() };
 }
 
+/** An ORCPT as sent (xtext, RFC 3461 4): "+2B" for "+". A reporter may copy it undecoded into Original-Recipient. */
+export const xtextDecoded = (a: string) =>
+  a.replace(/\+([0-9a-f]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
+
 function addressOf(v: string | undefined): string | null {
   const t = typed(v);
   const a = t?.value.replace(/^<|>$/g, '').trim();

@@ -11,7 +11,7 @@ import {
   type DeliveryStore,
   type ReturnPath,
 } from '../delivery/index.ts';
-import { readReport, type DsnRecipient, type InboundReport } from './report.ts';
+import { readReport, xtextDecoded, type DsnRecipient, type InboundReport } from './report.ts';
 import type { DmarcReports, ReportReceipt } from './dmarc-service.ts';
 
 export interface InboundDeps {
@@ -50,10 +50,6 @@ export interface InboundResult {
 }
 
 type Bounced = Extract<Decision, { kind: 'bounced' }>;
-
-/** An ORCPT as sent (xtext, RFC 3461 4): "+2B" for "+"; a reporter may copy it undecoded. */
-const xtextDecoded = (a: string) =>
-  a.replace(/\+([0-9a-f]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
 
 /** The only address of a header section's To field, or null when it has none or several. */
 function onlyTo(headers: string): string | null {

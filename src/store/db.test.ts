@@ -1,8 +1,8 @@
 import Database from 'better-sqlite3';
-import { fdatasync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { loadMigrations, openDatabase, readMigrations, StoreOpenError, type OpenOptions } from './db.ts';
 import { createCommitter, type CommitterOptions } from './committer.ts';
 
@@ -377,99 +377,6 @@ describe('group commit', () => {
     const { s, tx, close } = committerOn('CREATE TABLE t (v INTEGER)', { windowMs: 60_000, maxBatch: 3 });
     await Promise.all([1, 2, 3].map((v) => tx.write((db) => db.prepare('INSERT INTO t VALUES (?)').run(v))));
     expect(s.db.prepare('SELECT count(*) FROM t').pluck().get()).toBe(3);
-    await close();
-  });
-});
-
-describe('group commit with the WAL synced off the event loop', () => {
-  /** An fdatasync that waits for the test: `held` are the syncs asked for, each released by a call. */
-  function heldSync() {
-    const held: { fd: number; done: (err: NodeJS.ErrnoException | null) => void }[] = [];
-    const sync = ((fd: number, done: (err: NodeJS.ErrnoException | null) => void) =>
-      void held.push({ fd, done })) as unknown as typeof fdatasync;
-    /** Runs the sync held first (a real fdatasync), or fails it with `err`. */
-    const release = (err?: NodeJS.ErrnoException) => {
-      const h = held.shift()!;
-      if (err) return h.done(err);
-      fdatasync(h.fd, h.done);
-    };
-    return { held, sync, release };
-  }
-  const settled = async <T>(p: Promise<T>) => {
-    let state = 'pending';
-    p.then(
-      () => (state = 'resolved'),
-      () => (state = 'rejected'),
-    );
-    await new Promise((r) => setImmediate(r));
-    return state;
-  };
-
-  it('answers a group once an fdatasync begun after its COMMIT returns; other statements stay FULL', async () => {
-    const h = heldSync();
-    const { dir, s, tx, close } = committerOn('CREATE TABLE t (v INTEGER)', {
-      windowMs: 1,
-      maxBatch: 100,
-      walSync: { onFailure: () => {}, fdatasync: h.sync },
-    });
-    const write = tx.write((db) => db.prepare('INSERT INTO t VALUES (1)').run().changes);
-    await vi.waitFor(() => expect(h.held).toHaveLength(1));
-    // Committed (another connection sees it), not answered: the sync has not returned.
-    const other = new Database(join(dir, 'svc.sqlite'), { readonly: true });
-    expect(other.prepare('SELECT count(*) FROM t').pluck().get()).toBe(1);
-    other.close();
-    expect(await settled(write)).toBe('pending');
-    // The connection is FULL again outside the group's COMMIT (2 = FULL).
-    expect(s.db.pragma('synchronous', { simple: true })).toBe(2);
-    h.release();
-    await expect(write).resolves.toBe(1);
-    await close();
-  });
-
-  it('shares one sync among the groups committed while another is in flight', async () => {
-    const h = heldSync();
-    const { tx, close } = committerOn('CREATE TABLE t (v INTEGER)', {
-      windowMs: 1,
-      maxBatch: 100,
-      walSync: { onFailure: () => {}, fdatasync: h.sync },
-    });
-    const first = tx.write((db) => db.prepare('INSERT INTO t VALUES (1)').run().changes);
-    await vi.waitFor(() => expect(h.held).toHaveLength(1));
-    // Two more groups commit while the first group's sync is in flight: that sync began before
-    // their COMMITs, so it cannot answer them; one more sync, begun after it returns, answers both.
-    const second = tx.write((db) => db.prepare('INSERT INTO t VALUES (2)').run().changes);
-    await vi.waitFor(async () => expect(await settled(second)).toBe('pending'));
-    tx.flush();
-    const third = tx.write((db) => db.prepare('INSERT INTO t VALUES (3)').run().changes);
-    tx.flush();
-    const durable = tx.durable();
-    expect(h.held).toHaveLength(1);
-    h.release();
-    await expect(first).resolves.toBe(1);
-    expect(await settled(second)).toBe('pending');
-    await vi.waitFor(() => expect(h.held).toHaveLength(1));
-    h.release();
-    await expect(Promise.all([second, third, durable])).resolves.toEqual([1, 1, undefined]);
-    await close();
-  });
-
-  it('refuses every write after a failed sync, without running it, and says so once', async () => {
-    const h = heldSync();
-    const failures: Error[] = [];
-    const { tx, close } = committerOn('CREATE TABLE t (v INTEGER)', {
-      windowMs: 1,
-      maxBatch: 100,
-      walSync: { onFailure: (e) => failures.push(e), fdatasync: h.sync },
-    });
-    const write = tx.write((db) => db.prepare('INSERT INTO t VALUES (1)').run().changes);
-    await vi.waitFor(() => expect(h.held).toHaveLength(1));
-    h.release(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
-    await expect(write).rejects.toThrow(/fdatasync of .*svc\.sqlite-wal failed: EIO/);
-    let runs = 0;
-    await expect(tx.write(() => runs++)).rejects.toThrow(/fdatasync/);
-    await expect(tx.durable()).rejects.toThrow(/fdatasync/);
-    expect(runs).toBe(0);
-    expect(failures).toHaveLength(1);
     await close();
   });
 });
