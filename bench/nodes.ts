@@ -115,8 +115,13 @@ interface Statements {
   sent: number;
   /** BEGIN, COMMIT, ROLLBACK, SAVEPOINT and RELEASE among them. */
   transactionControl: number;
+  /** Milliseconds the server spent planning and executing the statements svc sent (triggers' time inside them). */
+  execMs: number;
+  /** WAL written by the statements svc sent, bytes, and how many full-page images it held. */
+  walBytes: number;
+  fpi: number;
   /** The statements with the most calls, their text shortened; `nested`: run by a trigger. */
-  top: { calls: number; query: string; nested: boolean }[];
+  top: { calls: number; execMs: number; query: string; nested: boolean }[];
 }
 
 /**
@@ -128,6 +133,7 @@ const STATEMENT_SETTINGS = [
   'shared_preload_libraries=pg_stat_statements',
   'pg_stat_statements.track=all',
   'pg_stat_statements.max=10000',
+  'pg_stat_statements.track_planning=on',
 ];
 
 async function onPg<T>(url: string, use: (c: pg.Client) => Promise<T>): Promise<T> {
@@ -162,14 +168,25 @@ const resetStatements = (url: string) =>
 
 const readStatements = (url: string): Promise<Statements> =>
   onPg(url, async (c) => {
-    const { rows } = await c.query<{ query: string; calls: string; toplevel: boolean }>(
-      `SELECT query, calls::text AS calls, toplevel FROM pg_stat_statements
+    const { rows } = await c.query<{
+      query: string;
+      calls: string;
+      ms: number;
+      wal: string;
+      fpi: string;
+      toplevel: boolean;
+    }>(
+      `SELECT query, calls::text AS calls, total_exec_time + total_plan_time AS ms, wal_bytes::text AS wal,
+              wal_fpi::text AS fpi, toplevel FROM pg_stat_statements
        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
          AND query NOT LIKE '%pg_stat_statements%' AND query NOT LIKE '%count(*)::text AS n%'
        ORDER BY pg_stat_statements.calls DESC`,
     );
     const calls = rows.map((r) => ({
       calls: Number(r.calls),
+      execMs: r.ms,
+      walBytes: r.toplevel ? Number(r.wal) : 0,
+      fpi: r.toplevel ? Number(r.fpi) : 0,
       query: r.query.replace(/\s+/g, ' ').slice(0, 110),
       // A deferred trigger (the stats rollup) runs at COMMIT, at the top level: its text names NEW.
       nested: !r.toplevel || /\bNEW\./.test(r.query),
@@ -179,6 +196,9 @@ const readStatements = (url: string): Promise<Statements> =>
       total: calls.reduce((n, r) => n + r.calls, 0),
       sent: calls.filter((r) => !r.nested).reduce((n, r) => n + r.calls, 0),
       transactionControl: calls.filter((r) => control.test(r.query)).reduce((n, r) => n + r.calls, 0),
+      execMs: calls.filter((r) => !r.nested).reduce((n, r) => n + r.execMs, 0),
+      walBytes: calls.reduce((n, r) => n + r.walBytes, 0),
+      fpi: calls.reduce((n, r) => n + r.fpi, 0),
       top: calls.slice(0, 25),
     };
   });
@@ -329,8 +349,15 @@ try {
           `${per(r.statements.transactionControl)} BEGIN/COMMIT/SAVEPOINT/RELEASE/ROLLBACK), ` +
           `the rest run by triggers; target ≤ 10`,
       );
+      console.log(
+        `    planning and executing them took ${fmt((r.statements.execMs * 1000) / MESSAGES)} µs per email ` +
+          `(the rest of PostgreSQL's CPU is parsing, the protocol, commits and its background processes); ` +
+          `WAL ${fmt(r.statements.walBytes / MESSAGES)} bytes per email, ${per(r.statements.fpi)} full-page images`,
+      );
+      console.log('       calls  µs/email');
       for (const t of r.statements.top) {
-        console.log(`      ${per(t.calls).padStart(6)}  ${t.nested ? '(trigger) ' : ''}${t.query}`);
+        const us = fmt((t.execMs * 1000) / MESSAGES).padStart(8);
+        console.log(`      ${per(t.calls).padStart(6)}  ${us}  ${t.nested ? '(trigger) ' : ''}${t.query}`);
       }
     }
   }
