@@ -4,9 +4,12 @@ import { setFlagsFromString } from 'node:v8';
 /**
  * Node flags `svc serve` runs with. V8 gives each isolate a young generation of
  * up to 3 × 32–64 MB by default; for a server whose garbage is per-request
- * buffers that is only resident memory (docs/performance.md, "RSS").
+ * buffers that is only resident memory (docs/performance.md, "RSS"). 8 rather
+ * than 16: bench:deliver's peak RSS on the executable 283–284 → 249–253 MB, and
+ * the accept's p99 and CPU per request the same in alternated runs (docs/performance.md,
+ * "Hot paths again (issue 36), fourth session").
  */
-export const SERVER_NODE_FLAGS = ['--max-semi-space-size=16'];
+export const SERVER_NODE_FLAGS = ['--max-semi-space-size=8'];
 
 /** Environment of the re-executed server; read by the C library when a process starts. */
 export const SERVER_ENV: Record<string, string> = { MALLOC_ARENA_MAX: '2' };

@@ -90,9 +90,10 @@ function openFile(file: string, opts: OpenOptions): { db: Db; close: () => Promi
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  // 8 MiB of page cache: 64 MiB cost ~50 MB of RSS under load for no throughput, and 16 MiB
-  // 10–20 MB more than 8 under bench:deliver, again for no throughput (docs/performance.md).
-  db.pragma('cache_size = -8192');
+  // 4 MiB of page cache: 64 MiB cost ~50 MB of RSS under load for no throughput, 16 MiB
+  // 10–20 MB more than 8, and 8 7–15 MB more than 4 under bench:deliver, with the accept's CPU
+  // per request the same; a page not cached is a read from the OS's cache (docs/performance.md).
+  db.pragma('cache_size = -4096');
   // The automatic checkpoint would run inside a commit on the event loop and
   // cause the tail latency; a worker thread checkpoints instead (benchmarks.md).
   if (opts.checkpointWorker) db.pragma('wal_autocheckpoint = 0');
@@ -173,6 +174,8 @@ function startCheckpointer(file: string, settings: CheckpointerSettings): Checkp
   const worker = new Worker(fileURLToPath(checkpointWorkerUrl()), {
     workerData: { file, ...settings },
     name: 'svc-checkpoint',
+    // It allocates almost nothing (a pragma's row per pass): V8's default nursery is only RSS.
+    resourceLimits: { maxYoungGenerationSizeMb: 2 },
   });
   worker.unref();
   return {

@@ -135,7 +135,7 @@ describe('the packaged executable', () => {
     expect(((await res.json()) as { data: { status: string } }).data.status).toBe('SIMULATED');
     // The server replaced itself (same pid) to run with its heap flags and malloc setting (src/lib/server-flags.ts).
     const environ = readFileSync(`/proc/${server!.pid}/environ`, 'utf8').split('\0');
-    expect(environ).toContain('NODE_OPTIONS=--max-semi-space-size=16');
+    expect(environ).toContain('NODE_OPTIONS=--max-semi-space-size=8');
     expect(environ).toContain('MALLOC_ARENA_MAX=2');
     const sent = await svc(
       'send',
