@@ -143,6 +143,21 @@ describe('the PostgreSQL group commit', () => {
     expect((await other.query('SELECT id FROM t ORDER BY id')).rows).toEqual([{ id: 1 }]);
   });
 
+  it('undoes the writes of an item that wrote through a WITH … INSERT, though its command tag says SELECT', async () => {
+    const c = start({ parallel: 1 });
+    const results = await Promise.allSettled([
+      c.write((tx) => tx.query("INSERT INTO t VALUES (1, 'a')")),
+      // The accept's statement has this shape: PostgreSQL tags it SELECT, with the SELECT's rows.
+      c.write(async (tx) => {
+        const r = await tx.query("WITH i AS (INSERT INTO t VALUES (2, 'cte') RETURNING id) SELECT count(*) FROM i");
+        expect(r.command).toBe('SELECT');
+        throw new Error('after writing');
+      }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected']);
+    expect((await other.query('SELECT id FROM t ORDER BY id')).rows).toEqual([{ id: 1 }]);
+  });
+
   it('runs again a group that deadlocked with another, so both writes succeed', async () => {
     await pool.query("INSERT INTO t VALUES (1, 'x'), (2, 'y')");
     const c = start({ parallel: 2, maxBatch: 1 });

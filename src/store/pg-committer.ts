@@ -90,6 +90,22 @@ const isServerError = (e: unknown) => /^[0-9A-Z]{5}$/.test(String((e as { code?:
 
 const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
 
+const withWrites = new Map<string, boolean>();
+/**
+ * A `WITH` statement with an INSERT, UPDATE, DELETE or MERGE among its parts (the accept's
+ * statement): PostgreSQL tags it by its last part, SELECT, with that part's row count, so its
+ * writes do not show in the result. It counts as a write whatever it returned (a `FOR UPDATE`
+ * read counts too: the item's failure then costs a run with savepoints, never a wrong commit).
+ */
+function writesInWith(sql: string): boolean {
+  let writes = withWrites.get(sql);
+  if (writes === undefined) {
+    writes = /^\s*WITH\b/i.test(sql) && /\b(INSERT|UPDATE|DELETE|MERGE)\b/i.test(sql);
+    withWrites.set(sql, writes);
+  }
+  return writes;
+}
+
 const names = new Map<string, string>();
 /**
  * Statements run in groups are prepared once per connection, by a name made of their text:
@@ -124,7 +140,9 @@ class ItemTx implements PgTx {
     try {
       const r = await this.client.query<R>({ name: statementName(sql), text: sql, values: params });
       // A DML statement that changed no row wrote nothing; any other but a SELECT may have.
-      if (WRITES.has(r.command) ? (r.rowCount ?? 0) > 0 : r.command !== 'SELECT') this.wrote = true;
+      if (writesInWith(sql) || (WRITES.has(r.command) ? (r.rowCount ?? 0) > 0 : r.command !== 'SELECT')) {
+        this.wrote = true;
+      }
       return r;
     } catch (e) {
       if (isServerError(e)) this.aborted = true;
