@@ -15,7 +15,11 @@ export function createPgKeysRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWr
   return {
     // One row read (the epoch) while the key is kept.
     async findPrincipalByHash(hash: string): Promise<KeyPrincipal | undefined> {
-      const epoch = await pool.query<{ n: number }>('SELECT n FROM auth_epoch WHERE id = 1');
+      // Named: prepared once per connection, not parsed and planned on every request.
+      const epoch = await pool.query<{ n: number }>({
+        name: 'svc_auth_epoch',
+        text: 'SELECT n FROM auth_epoch WHERE id = 1',
+      });
       found.at(epoch.rows[0]!.n);
       const kept = found.get(hash);
       if (kept) return kept;
