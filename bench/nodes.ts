@@ -13,7 +13,8 @@
 // harness: the two-node figure shows what one more process costs on one machine, not what a
 // second machine adds.
 //
-// Settings (env): BENCH_MESSAGES (3000), BENCH_CLIENTS (20), BENCH_ONLY=sqlite|pg1|pg2.
+// Settings (env): BENCH_MESSAGES (3000), BENCH_CLIENTS (20), BENCH_ONLY=sqlite|pg1|pg2,
+// BENCH_NODE_ARGS (extra node flags for each svc, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,6 +40,7 @@ import { cpuMs, env, fmt, machine, verdict } from './lib.ts';
 const MESSAGES = env.num('BENCH_MESSAGES', 3000);
 const CLIENTS = env.num('BENCH_CLIENTS', 20);
 const ONLY = process.env.BENCH_ONLY as Kind | undefined;
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const RCPTS = 3;
 const STALL_MS = 60_000;
 
@@ -249,7 +251,7 @@ async function run(kind: Kind, sink: Sink, dnsServer: string, dkim: ReturnType<t
           dataDir: pgServer ? join(dir, `node-${i}`) : dataDir,
           dnsServer,
           mxPort: sink.port,
-          nodeArgs: [],
+          nodeArgs: NODE_ARGS,
           extraArgs: pgServer ? ['--database', pgServer.url] : [],
         }),
       );
