@@ -1,6 +1,6 @@
 import type { Audited } from '../audit/index.ts';
 import type { PgAuditWriter } from '../audit/index.ts';
-import type { PgPool } from '../store/pg.ts';
+import { prepared, type PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type { DkimKeyRow } from './dkim-keys.ts';
 import type { DomainRow, DomainsStore, KeyWrite, NewDomainRow, PlanKeys } from './store.ts';
@@ -62,16 +62,16 @@ export function createPgDomainsRepo(pool: PgPool, tx: PgCommitter, audit: PgAudi
     return row && { row, keys: (await t.query<DkimKeyRow>(KEYS, [id])).rows };
   };
   return {
-    // Every LIVE send asks this: named, so it is prepared once per connection, not parsed and
-    // planned each time.
+    // Every LIVE send asks this.
     isVerifiedForProject: async (projectId: string, domain: string) =>
       (
-        await pool.query<{ status: string }>({
-          name: 'svc_domain_verified_for_project',
-          text: `SELECT d.status FROM domains d JOIN project_domains pd ON pd.domain_id = d.id
-                 WHERE pd.project_id = $1 AND d.name = $2`,
-          values: [projectId, domain.toLowerCase()],
-        })
+        await pool.query<{ status: string }>(
+          prepared(
+            `SELECT d.status FROM domains d JOIN project_domains pd ON pd.domain_id = d.id
+             WHERE pd.project_id = $1 AND d.name = $2`,
+            [projectId, domain.toLowerCase()],
+          ),
+        )
       ).rows[0]?.status === 'VERIFIED',
     findDomainById: async (id: string) => (await rows(`${DOMAIN} WHERE id = $1`, [id]))[0],
     findDomainByName: async (name: string) => (await rows(`${DOMAIN} WHERE name = $1`, [name]))[0],

@@ -1,6 +1,6 @@
 import type { Audited } from '../audit/index.ts';
 import type { PgAuditWriter } from '../audit/index.ts';
-import type { PgPool } from '../store/pg.ts';
+import { prepared, type PgPool } from '../store/pg.ts';
 import type { PgCommitter } from '../store/pg-committer.ts';
 import { createPrincipalCache } from './repo.ts';
 import type { KeyPrincipal, KeyRow, KeysStore, NewKey } from './store.ts';
@@ -15,11 +15,7 @@ export function createPgKeysRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWr
   return {
     // One row read (the epoch) while the key is kept.
     async findPrincipalByHash(hash: string): Promise<KeyPrincipal | undefined> {
-      // Named: prepared once per connection, not parsed and planned on every request.
-      const epoch = await pool.query<{ n: number }>({
-        name: 'svc_auth_epoch',
-        text: 'SELECT n FROM auth_epoch WHERE id = 1',
-      });
+      const epoch = await pool.query<{ n: number }>(prepared('SELECT n FROM auth_epoch WHERE id = 1'));
       found.at(epoch.rows[0]!.n);
       const kept = found.get(hash);
       if (kept) return kept;

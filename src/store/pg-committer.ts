@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { ioTimeout, type Timer } from '../lib/clock.ts';
-import type { PgPool } from './pg.ts';
+import { prepared, type PgPool } from './pg.ts';
 import { storageFailureOf } from './errors.ts';
 
 /** What a write's work may do: run statements inside its group's transaction. */
@@ -90,33 +89,13 @@ const isServerError = (e: unknown) => /^[0-9A-Z]{5}$/.test(String((e as { code?:
 
 const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
 
-const withWrites = new Map<string, boolean>();
 /**
  * A `WITH` statement with an INSERT, UPDATE, DELETE or MERGE among its parts (the accept's
  * statement): PostgreSQL tags it by its last part, SELECT, with that part's row count, so its
  * writes do not show in the result. It counts as a write whatever it returned (a `FOR UPDATE`
  * read counts too: the item's failure then costs a run with savepoints, never a wrong commit).
  */
-function writesInWith(sql: string): boolean {
-  let writes = withWrites.get(sql);
-  if (writes === undefined) {
-    writes = /^\s*WITH\b/i.test(sql) && /\b(INSERT|UPDATE|DELETE|MERGE)\b/i.test(sql);
-    withWrites.set(sql, writes);
-  }
-  return writes;
-}
-
-const names = new Map<string, string>();
-/**
- * Statements run in groups are prepared once per connection, by a name made of their text:
- * parsing and planning the accept's statement each time cost PostgreSQL more than running it.
- * The repositories' SQL is fixed text (lists go in as arrays), so the names are few.
- */
-function statementName(sql: string): string {
-  let name = names.get(sql);
-  if (!name) names.set(sql, (name = `svc_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`));
-  return name;
-}
+const writesInWith = (sql: string) => /^\s*WITH\b/i.test(sql) && /\b(INSERT|UPDATE|DELETE|MERGE)\b/i.test(sql);
 
 /** The transaction as one item sees it: it notes whether the item wrote, or broke the transaction. */
 class ItemTx implements PgTx {
@@ -138,9 +117,9 @@ class ItemTx implements PgTx {
   }
   async query<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
     try {
-      const r = await this.client.query<R>({ name: statementName(sql), text: sql, values: params });
-      // A DML statement that changed no row wrote nothing; any other but a SELECT may have.
-      if (writesInWith(sql) || (WRITES.has(r.command) ? (r.rowCount ?? 0) > 0 : r.command !== 'SELECT')) {
+      const r = await this.client.query<R>(prepared(sql, params));
+      // A DML statement that changed no row wrote nothing; any other but a plain SELECT may have.
+      if (WRITES.has(r.command) ? (r.rowCount ?? 0) > 0 : r.command !== 'SELECT' || writesInWith(sql)) {
         this.wrote = true;
       }
       return r;
