@@ -1,6 +1,7 @@
 import type { Audited } from '../audit/index.ts';
 import type { PgAuditWriter } from '../audit/index.ts';
-import { prepared, type PgPool } from '../store/pg.ts';
+import type { PgPool } from '../store/pg.ts';
+import { prepared } from '../store/pg-prepared.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type { DkimKeyRow } from './dkim-keys.ts';
 import type { DomainRow, DomainsStore, KeyWrite, NewDomainRow, PlanKeys } from './store.ts';

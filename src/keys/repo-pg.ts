@@ -1,6 +1,7 @@
 import type { Audited } from '../audit/index.ts';
 import type { PgAuditWriter } from '../audit/index.ts';
-import { prepared, type PgPool } from '../store/pg.ts';
+import type { PgPool } from '../store/pg.ts';
+import { prepared } from '../store/pg-prepared.ts';
 import type { PgCommitter } from '../store/pg-committer.ts';
 import { createPrincipalCache } from './repo.ts';
 import type { KeyPrincipal, KeyRow, KeysStore, NewKey } from './store.ts';

@@ -1,6 +1,7 @@
 import type { PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { ioTimeout, type Timer } from '../lib/clock.ts';
-import { prepared, type PgPool } from './pg.ts';
+import type { PgPool } from './pg.ts';
+import { prepared } from './pg-prepared.ts';
 import { storageFailureOf } from './errors.ts';
 
 /** What a write's work may do: run statements inside its group's transaction. */

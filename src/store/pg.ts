@@ -1,5 +1,4 @@
 import pg from 'pg';
-import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { readMigrations } from './db.ts';
 import { StoreOpenError } from './open-error.ts';
@@ -9,19 +8,6 @@ import { StoreOpenError } from './open-error.ts';
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 
 export type PgPool = pg.Pool;
-
-const names = new Map<string, string>();
-/**
- * A statement prepared once per connection, by a name made of its text: parsing and planning
- * the accept's statement each time cost PostgreSQL more than running it. The group commit runs
- * every statement this way, and so do the reads every send makes outside it. The
- * repositories' SQL is fixed text (lists go in as arrays), so the names are few.
- */
-export function prepared(text: string, values?: unknown[]): pg.QueryConfig {
-  let name = names.get(text);
-  if (!name) names.set(text, (name = `svc_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`));
-  return values ? { name, text, values } : { name, text };
-}
 
 // Beside this module in src/store/ and beside the bundle in dist/ (copied by scripts/bundle.ts).
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations-pg/', import.meta.url));
