@@ -1,28 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { DATABASE_FILE } from '../src/store/data-dir.ts';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PassThrough } from 'node:stream';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestEnv, type TestEnv } from './harness.ts';
-import { call, email, runCase, type Case } from './http-helpers.ts';
+import { call, delta, elsewhere, email, NOTHING, runCase, snapshot, type Case } from './http-helpers.ts';
 
 // Authentication 1–6 and the per-key request rate (decisions.md).
 
 let env: TestEnv | undefined;
-
-/**
- * Writes as another process would (`svc keys revoke` beside the server): a second connection to
- * the file on SQLite; on PostgreSQL, the harness's own pool.
- */
-function elsewhere(e: TestEnv) {
-  if (e.store === 'postgres') {
-    return { run: async (sql: string, ...p: unknown[]) => void (await e.query(sql, ...p)), close: () => {} };
-  }
-  const db = new Database(join(e.app.config.dataDir, DATABASE_FILE));
-  db.pragma('foreign_keys = ON');
-  const run = (sql: string, ...p: unknown[]) => Promise.resolve(void db.prepare(sql).run(...p));
-  return { run, close: () => db.close() };
-}
 
 /** A trigger's definition, as its store prints it. */
 async function triggerSql(e: TestEnv, name: string): Promise<string> {
@@ -285,5 +269,111 @@ describe('per-key request rate', () => {
     await runCase(env, k, { name: '2', status: 200, resHeaders: limited('2', '0') });
     const third = await runCase(env, k, { name: '3', body: email(), status: 429, code: 'rps_exceeded' });
     expect(third.json().error.message).toBe('More than 2 requests per second');
+  });
+});
+
+// POST /v1/emails takes a key kept in memory without reading the auth epoch, and confirms the
+// epoch inside the accept's transaction or before any answer that writes nothing
+// (src/keys/epoch.ts). Each case warms the key first, then changes it as another process would.
+describe('a key kept in memory (POST /v1/emails): revocation still applies at once', () => {
+  /** The key's token, warmed by one accepted send. */
+  async function warmed(e: TestEnv): Promise<{ id: string; key: string }> {
+    const k = await e.app.keys.createKey(e.init.project_id, { name: 'kept', env: 'TEST' });
+    await runCase(e, k.key!, { name: 'warm', body: email(), status: 202 });
+    return { id: k.id, key: k.key! };
+  }
+  const revokeElsewhere = async (e: TestEnv, id: string) => {
+    const other = elsewhere(e);
+    await other.run('UPDATE api_keys SET revoked_at = ? WHERE id = ?', '2026-03-15T12:00:00.000Z', id);
+    other.close();
+  };
+
+  it('serves a warmed key from memory, and the accept confirms it (SQLite; PostgreSQL reads every time)', async () => {
+    env = await createTestEnv();
+    const k = await warmed(env);
+    const spy = vi.spyOn(env.app.keys, 'authenticateKept');
+    await runCase(env, k.key, { name: 'again', body: email(), status: 202, rows: { emails: 1 } });
+    const { check } = await spy.mock.results[0]!.value;
+    if (env.store === 'sqlite') expect(check).toMatchObject({ verified: true });
+    else expect(check).toBeNull();
+    // Other Public API routes read the epoch on every request.
+    await runCase(env, k.key, { name: 'read', status: 200 });
+    expect(spy).toHaveBeenCalledTimes(1);
+  });
+
+  // Each on a server of its own: a moved epoch, once seen, empties the memory of every key.
+  it.each([
+    { name: 'a body the schema refuses (422)', body: { to: 1 } },
+    { name: 'a body that is not JSON (400)', body: '{"to":' },
+    { name: 'a valid body', body: email() },
+  ])('answers 401 to a key revoked elsewhere, with $name', async ({ body }) => {
+    env = await createTestEnv();
+    const k = await warmed(env);
+    await revokeElsewhere(env, k.id);
+    const headers = { 'content-type': 'application/json' };
+    await runCase(env, k.key, { name: 'revoked', body, headers, status: 401, code: 'unauthorized' });
+  });
+
+  it('writes nothing for a key taken from memory and revoked before the write (SQLite)', async () => {
+    env = await createTestEnv();
+    const k = await warmed(env);
+    const spy = vi.spyOn(env.app.keys, 'authenticateKept');
+    const before = await snapshot(env);
+    const body = new PassThrough();
+    const text = JSON.stringify(email());
+    const pending = env.server.inject({
+      method: 'POST',
+      url: '/v1/emails',
+      headers: {
+        authorization: `Bearer ${k.key}`,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(text)),
+      },
+      payload: body,
+    });
+    // The key is authenticated from its headers; the body has not come yet.
+    await vi.waitFor(() => expect(spy).toHaveBeenCalled());
+    await spy.mock.results[0]!.value;
+    await revokeElsewhere(env, k.id);
+    body.end(text);
+    const res = await pending;
+    if (env.store === 'postgres') {
+      // PostgreSQL read the key when the headers came, and the request is ordered before the
+      // revocation, as every route's request on both stores was before keys were kept.
+      expect(res.statusCode, res.body).toBe(202);
+      return;
+    }
+    // SQLite took the key from memory: the accept's transaction finds the epoch moved.
+    expect(res.statusCode, res.body).toBe(401);
+    expect(res.json().error.code).toBe('unauthorized');
+    expect(await delta(env, before)).toMatchObject(NOTHING);
+  });
+
+  it('does not replay an idempotent request to a key revoked since', async () => {
+    env = await createTestEnv();
+    const k = await warmed(env);
+    const c = { body: email(), headers: { 'idempotency-key': 'once' } };
+    await runCase(env, k.key, { name: 'first', ...c, status: 202 });
+    await runCase(env, k.key, { name: 'replay', ...c, status: 200 });
+    await revokeElsewhere(env, k.id);
+    await runCase(env, k.key, { name: 'replay after revoke', ...c, status: 401, code: 'unauthorized' });
+  });
+
+  it('answers 401 without X-RateLimit headers to a key both over its rate and revoked elsewhere', async () => {
+    env = await createTestEnv({}, 'FREE');
+    const k = await warmed(env);
+    await revokeElsewhere(env, k.id);
+    const res = await runCase(env, k.key, { name: 'same second', body: email(), status: 401, code: 'unauthorized' });
+    expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+  });
+
+  it('answers 403 to a key narrowed elsewhere, counting its rate once', async () => {
+    env = await createTestEnv({}, 'FREE');
+    const k = await warmed(env);
+    const other = elsewhere(env);
+    await other.run("UPDATE api_keys SET permissions = 'READ_ONLY' WHERE id = ?", k.id);
+    other.close();
+    env.clock.advance(1000);
+    await runCase(env, k.key, { name: 'narrowed', body: email(), status: 403, code: 'forbidden' });
   });
 });

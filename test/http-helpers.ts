@@ -1,3 +1,6 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { DATABASE_FILE } from '../src/store/data-dir.ts';
 import { expect } from 'vitest';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import type { TestEnv } from './harness.ts';
@@ -177,4 +180,18 @@ export async function row<T>(env: TestEnv, sql: string, ...params: unknown[]): P
 /** The rows of a query with `?` placeholders, on whichever store runs. */
 export function rows<T>(env: TestEnv, sql: string, ...params: unknown[]): Promise<T[]> {
   return env.query<T>(sql, ...params);
+}
+
+/**
+ * Writes as another process would (`svc keys revoke` beside the server): a second connection to
+ * the file on SQLite; on PostgreSQL, the harness's own pool.
+ */
+export function elsewhere(e: TestEnv) {
+  if (e.store === 'postgres') {
+    return { run: async (sql: string, ...p: unknown[]) => void (await e.query(sql, ...p)), close: () => {} };
+  }
+  const db = new Database(join(e.app.config.dataDir, DATABASE_FILE));
+  db.pragma('foreign_keys = ON');
+  const run = (sql: string, ...p: unknown[]) => Promise.resolve(void db.prepare(sql).run(...p));
+  return { run, close: () => db.close() };
 }

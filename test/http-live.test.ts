@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestEnv, verifyDomain, type TestEnv } from './harness.ts';
-import { addrs, call, email, row, rows, runCase, snapshot } from './http-helpers.ts';
+import { addrs, call, elsewhere, email, row, rows, runCase, snapshot } from './http-helpers.ts';
 
 // LIVE keys: DPA, verified domain, suppression, monthly volume and the daily
 // ceiling (send rules 1, 3, 7; decisions.md "Plans, volume and rate limits").
@@ -49,6 +49,25 @@ describe('LIVE sender checks', () => {
     }
     const test = (await env.app.keys.createKey(project.id, { name: 't', env: 'TEST' })).key!;
     await runCase(env, test, { name: 'test key', body: email(), status: 202, rows: { emails: 1 } });
+  });
+
+  it('answers on fresh data once the DPA is signed by another process (a key kept in memory)', async () => {
+    const { key } = await liveEnv();
+    const other = elsewhere(env);
+    const dpa = (at: string | null) => other.run('UPDATE organizations SET dpa_accepted_at = ?', at);
+    try {
+      await dpa(null);
+      await runCase(env, key, { name: 'unsigned', body: email({ from: FROM }), status: 422, code: 'dpa_not_signed' });
+      await dpa(new Date(env.clock.now()).toISOString());
+      await runCase(env, key, {
+        name: 'signed elsewhere',
+        body: email({ from: FROM }),
+        status: 202,
+        rows: { emails: 1 },
+      });
+    } finally {
+      other.close();
+    }
   });
 
   it.each([

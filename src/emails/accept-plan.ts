@@ -4,6 +4,7 @@
 // with a round trip per ask (runPlanAsync). The steps, their order and every refusal live
 // here; how each store reads and writes stays in repo.ts and repo-pg.ts.
 import { AppError } from '../errors.ts';
+import { AuthEpochMoved } from '../keys/index.ts';
 import { dropSuppressed } from './suppression-step.ts';
 import type { AcceptOptions, AcceptResult, NewEmail, Recipient, SendResponse } from './store.ts';
 
@@ -15,6 +16,8 @@ export interface PriorRequest {
 
 /** What the plan asks its store, one step at a time, with the answer each expects. */
 export type AcceptAsk =
+  /** Whether the sender's kept key still stands: `confirmed(opts.auth)` inside the transaction (keys/epoch.ts): boolean. */
+  | { step: 'epoch' }
   /** The record of `opts.idempotency.key` (PostgreSQL claims the key here): PriorRequest | undefined. */
   | { step: 'prior' }
   /** Whether the project has sent its one trial email already: boolean. */
@@ -48,6 +51,9 @@ export function replayOf(prior: PriorRequest, hash: string): AcceptResult {
  * The store runs every ask inside one transaction, so a refusal leaves nothing written.
  */
 export function* acceptPlan(e: NewEmail, recipients: Recipient[], opts: AcceptOptions): AcceptPlan {
+  // First, before a replay or a refusal: a key revoked since it was kept writes nothing and
+  // learns nothing (the request runs again on fresh data, http/auth.ts runKept).
+  if (opts.auth && !((yield { step: 'epoch' }) as boolean)) throw new AuthEpochMoved();
   if (opts.idempotency) {
     const prior = (yield { step: 'prior' }) as PriorRequest | undefined;
     if (prior) return replayOf(prior, opts.idempotency.hash);

@@ -112,6 +112,9 @@ export function createPgEmailsRepo(
   function accept(t: PgTx, e: NewEmail, recipients: Recipient[], opts: AcceptOptions): Promise<AcceptResult> {
     return runPlanAsync(acceptPlan(e, recipients, opts), async (ask) => {
       switch (ask.step) {
+        // PostgreSQL keeps no key without reading the epoch (keys/store.ts, findKept).
+        case 'epoch':
+          throw new Error('a kept key on PostgreSQL');
         case 'prior': {
           const { key, hash, expiresAt } = opts.idempotency!;
           return deps.idempotency.claim(t, e.project_id, key, hash, e.created_at, expiresAt);

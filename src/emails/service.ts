@@ -6,6 +6,7 @@ import type { IdempotencyGate } from '../idempotency/index.ts';
 import { LIMITS, PLAN_LIMITS, type Plan } from '../limits/index.ts';
 import type { DomainsStore } from '../domains/index.ts';
 import type { Actor, Audited } from '../audit/index.ts';
+import type { AuthCheck } from '../keys/index.ts';
 import { parseInput } from '../validation.ts';
 import { checkHeaders, checkMessageSize, decodeAttachments, type Attachment } from './content.ts';
 import type { Envelope } from './header-fields.ts';
@@ -282,9 +283,10 @@ export function createEmailsService(deps: EmailsDeps) {
     r: SendRequest,
     idem: AcceptOptions['idempotency'] = null,
     origin: Origin = API_ORIGIN,
+    auth?: AuthCheck,
   ) {
     const { email, recipients } = await buildEmail(sender, r, origin);
-    return acceptBuilt(sender, email, recipients, idem);
+    return acceptBuilt(sender, email, recipients, idem, auth);
   }
 
   async function acceptBuilt(
@@ -292,8 +294,10 @@ export function createEmailsService(deps: EmailsDeps) {
     email: NewEmail,
     recipients: Recipient[],
     idem: AcceptOptions['idempotency'],
+    auth?: AuthCheck,
   ) {
-    const result = await repo.acceptEmail(email, recipients, acceptOptions(sender, idem));
+    const opts = acceptOptions(sender, idem);
+    const result = await repo.acceptEmail(email, recipients, auth ? { ...opts, auth } : opts);
     if (!result.replay) deps.onAccepted?.(email.env, email.source);
     return result;
   }
@@ -333,9 +337,10 @@ export function createEmailsService(deps: EmailsDeps) {
       sender: Sender,
       body: unknown,
       idempotencyKey?: string,
+      auth?: AuthCheck,
     ): Promise<{ replay: boolean; response: SendResponse }> {
       const r = parseInput(sendRequestSchema, body);
-      return withIdempotency(sender, body, idempotencyKey, (idem) => sendParsed(sender, r, idem));
+      return withIdempotency(sender, body, idempotencyKey, (idem) => sendParsed(sender, r, idem, API_ORIGIN, auth));
     },
 
     /**

@@ -2,6 +2,7 @@
 // and repo-pg.ts (PostgreSQL) implement it; test/contract/emails.test.ts holds both to it.
 import type { Audited } from '../audit/index.ts';
 import type { VolumeLimits } from '../limits/index.ts';
+import type { AuthCheck } from '../keys/index.ts';
 import type { Attachment } from './content.ts';
 import type { EmailStatus, EventType, ListQuery } from './schema.ts';
 
@@ -97,6 +98,12 @@ export interface AcceptOptions {
   /** Count recipients against the organization's volume (LIVE only). */
   volume: { orgId: string; limits: VolumeLimits; now: number } | null;
   idempotency: { key: string; hash: string; expiresAt: string } | null;
+  /**
+   * The auth epoch the sender's key was kept under (keys/epoch.ts), confirmed before anything
+   * else inside the transaction: AuthEpochMoved when it moved, and nothing is written. Only on
+   * a store whose reads are synchronous (SQLite's findKept gives it).
+   */
+  auth?: AuthCheck;
 }
 
 /** One email of a batch, ready to accept. */

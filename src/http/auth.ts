@@ -2,12 +2,23 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
 import type { App } from '../app.ts';
 import { requestRateOf } from '../limits/index.ts';
-import { assertAllowed, type Access, type KeyPrincipal } from '../keys/index.ts';
+import {
+  allows,
+  assertAllowed,
+  AuthEpochMoved,
+  confirmed,
+  type Access,
+  type AuthCheck,
+  type KeyPrincipal,
+} from '../keys/index.ts';
+import { sendError } from './envelope.ts';
 import type { SessionPrincipal } from '../sessions/index.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: KeyPrincipal;
+    /** The auth epoch a kept key stands on, until it is confirmed (requireKey's `kept`). */
+    authCheck?: AuthCheck | undefined;
     session?: SessionPrincipal;
   }
 }
@@ -22,8 +33,13 @@ export function bearer(req: FastifyRequest): string | undefined {
  * A preHandler for Public API routes: 401 for a missing, unknown, revoked or
  * expired key (or a session token), 429 rps_exceeded over the key's rate with
  * the X-RateLimit-* headers, 403 when the key's permission does not cover `access`.
+ *
+ * With `kept`, a key the store keeps in memory is taken from there without reading the auth
+ * epoch (keys/epoch.ts): the request's `authCheck` then holds the epoch, and the route confirms
+ * it before its answer takes effect (`runKept`, `keptErrorHandler`). A refusal here is given
+ * only once the epoch is confirmed, or on a fresh lookup when it moved.
  */
-export function requireKey(app: App, access: Access) {
+export function requireKey(app: App, access: Access, opts: { kept?: boolean } = {}) {
   // The callback form, not async: this runs on every Public API request (see server.ts).
   return (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void => {
     authorize(req, reply).then(
@@ -33,10 +49,19 @@ export function requireKey(app: App, access: Access) {
   };
 
   async function authorize(req: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const principal = await app.keys.authenticate(bearer(req));
+    const token = bearer(req);
+    let { principal, check } = opts.kept
+      ? await app.keys.authenticateKept(token)
+      : { principal: await app.keys.authenticate(token), check: null };
     const limit = requestRateOf(principal.plan, principal.rate_limit_per_second, app.config.rateLimitPerSecond);
-    if (limit !== null) {
-      const r = await app.rateLimiter.hit(principal.id, limit);
+    // The rate is counted once a request, against the limit it arrived under.
+    const r = limit === null ? null : await app.rateLimiter.hit(principal.id, limit);
+    if (check && (r?.allowed === false || !allows(principal.permissions, access)) && !confirmed(check)) {
+      // Memory would refuse, and the key changed since: the refusal is decided on fresh data.
+      principal = await app.keys.authenticate(token);
+      check = null;
+    }
+    if (r) {
       void reply.headers({
         'X-RateLimit-Limit': String(r.limit),
         'X-RateLimit-Remaining': String(r.remaining),
@@ -45,14 +70,74 @@ export function requireKey(app: App, access: Access) {
       if (!r.allowed)
         throw new AppError(
           'rps_exceeded',
-          `More than ${limit} ${limit === 1 ? 'request' : 'requests'} per second`,
-          { limit },
+          `More than ${r.limit} ${r.limit === 1 ? 'request' : 'requests'} per second`,
+          { limit: r.limit },
           r.reset,
         );
     }
     assertAllowed(principal.permissions, access);
     req.principal = principal;
+    if (check) req.authCheck = check;
   }
+}
+
+/**
+ * Authenticates and authorizes the request again on fresh data (its rate already counted):
+ * for a kept key whose auth epoch moved. Throws the 401 or 403 fresh data gives, without the
+ * X-RateLimit-* headers of a request that is refused for its key.
+ */
+async function reauthorize(app: App, req: FastifyRequest, reply: FastifyReply, access: Access): Promise<void> {
+  req.authCheck = undefined;
+  try {
+    const principal = await app.keys.authenticate(bearer(req));
+    assertAllowed(principal.permissions, access);
+    req.principal = principal;
+  } catch (e) {
+    for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) reply.removeHeader(h);
+    throw e;
+  }
+}
+
+/**
+ * Runs a handler's work on the request's principal. When that principal is a kept key whose
+ * epoch the work did not confirm (an answer that wrote nothing: a refusal, a replay) and the
+ * epoch moved, or the work found it moved (AuthEpochMoved, before writing), the request is
+ * authorized again on fresh data and the work runs once more: answers such as
+ * `dpa_not_signed` come from the principal.
+ */
+export async function runKept<T>(
+  app: App,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  access: Access,
+  work: (principal: KeyPrincipal, check: AuthCheck | undefined) => Promise<T>,
+): Promise<T> {
+  const check = req.authCheck;
+  if (!check) return work(principalOf(req), undefined);
+  try {
+    const out = await work(principalOf(req), check);
+    if (confirmed(check)) return out;
+  } catch (e) {
+    if (!(e instanceof AuthEpochMoved) && confirmed(check)) throw e;
+  }
+  await reauthorize(app, req, reply, access);
+  return work(principalOf(req), undefined);
+}
+
+/**
+ * The error handler of a route with kept keys: an error met before its handler ran (the body's
+ * 400, 413 or 503) is sent only once the key's epoch is confirmed; when it moved, the 401 or 403
+ * fresh data gives goes first.
+ */
+export function keptErrorHandler(app: App, access: Access) {
+  return (err: unknown, req: FastifyRequest, reply: FastifyReply): void => {
+    const check = req.authCheck;
+    if (!check || confirmed(check)) return void sendError(req, reply, err);
+    reauthorize(app, req, reply, access).then(
+      () => sendError(req, reply, err),
+      (e: unknown) => sendError(req, reply, e),
+    );
+  };
 }
 
 export function principalOf(req: FastifyRequest): KeyPrincipal {

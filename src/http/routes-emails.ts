@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { principalOf } from './auth.ts';
+import { principalOf, runKept } from './auth.ts';
 import type { Handler } from './handler.ts';
 
 /** The Public API: five endpoints, each a thin call into the emails service. */
@@ -12,7 +12,11 @@ const idempotencyKeyOf = (req: FastifyRequest) => {
 };
 
 export const sendEmail: Handler = async (req, reply, { app }) => {
-  const { replay, response } = await app.emails.send(principalOf(req), req.body, idempotencyKeyOf(req));
+  const key = idempotencyKeyOf(req);
+  // Its key may be kept in memory (routes.ts, SEND_KEPT): the accept confirms it, or it runs again.
+  const { replay, response } = await runKept(app, req, reply, 'send', (principal, check) =>
+    app.emails.send(principal, req.body, key, check),
+  );
   if (replay) void reply.header('Idempotent-Replayed', 'true');
   return reply.code(replay ? 200 : 202).send({ data: response });
 };

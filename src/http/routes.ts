@@ -2,7 +2,7 @@ import fastifyCookie from '@fastify/cookie';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { minRoleOf, type Role } from '../accounts/index.ts';
 import type { Access } from '../keys/index.ts';
-import { requireKey, requireSession } from './auth.ts';
+import { keptErrorHandler, requireKey, requireSession } from './auth.ts';
 import type { Handler, HttpDeps } from './handler.ts';
 import {
   memberRoute,
@@ -30,7 +30,7 @@ import * as web from './routes-web.ts';
 import * as webhooks from './routes-webhooks.ts';
 
 /** Who may call a route. */
-type Open = { kind: 'public' } | { kind: 'key'; access: Access } | { kind: 'session' };
+type Open = { kind: 'public' } | { kind: 'key'; access: Access; kept?: true } | { kind: 'session' };
 type Member = { kind: 'member'; role: Role };
 export type Who = Open | Member;
 
@@ -38,6 +38,12 @@ export type Who = Open | Member;
 const PUBLIC: Open = { kind: 'public' };
 /** An API key whose permission covers sending (contract, "Authentication" 1-6), checked before the body is read. */
 const SEND: Open = { kind: 'key', access: 'send' };
+/**
+ * SEND, with a key kept in memory taken from there without reading the auth epoch: the accept
+ * confirms the epoch inside its write transaction (keys/epoch.ts). Only `POST /v1/emails`: a
+ * batch's emails can land in two transactions, and a raw send's few requests would gain little.
+ */
+const SEND_KEPT: Open = { kind: 'key', access: 'send', kept: true };
 /** An API key whose permission covers reading. */
 const READ: Open = { kind: 'key', access: 'read' };
 /** Any signed-in user: a session token from login, never an API key (contract, "Authentication" 7). */
@@ -80,7 +86,7 @@ export const ROUTES: readonly Route[] = [
   route('GET',    '/assets/:file',                              PUBLIC,    web.getDashboardAsset),
 
   // Public API (API key)
-  route('POST',   '/v1/emails',                                 SEND,      emails.sendEmail),
+  route('POST',   '/v1/emails',                                 SEND_KEPT, emails.sendEmail),
   route('POST',   '/v1/emails/batch',                           SEND,      emails.sendBatch),
   route('POST',   '/v1/emails/raw',                             SEND,      emails.sendRawEmail),
   route('GET',    '/v1/emails',                                 READ,      emails.listEmails),
@@ -230,8 +236,16 @@ function fastifyRouteOf(r: Route, deps: HttpDeps): RouteOptions {
   switch (r.who.kind) {
     case 'public':
       return { ...at, handler };
-    case 'key':
-      return { ...at, onRequest: requireKey(app, r.who.access), handler };
+    case 'key': {
+      const { access, kept } = r.who;
+      if (!kept) return { ...at, onRequest: requireKey(app, access), handler };
+      return {
+        ...at,
+        onRequest: requireKey(app, access, { kept }),
+        handler,
+        errorHandler: keptErrorHandler(app, access),
+      };
+    }
     case 'session':
       return { ...at, preHandler: requireSession(app), handler };
   }

@@ -10,9 +10,14 @@ const ALLOWED: Record<Permission, readonly Access[]> = {
   READ_ONLY: ['read'],
 };
 
+/** Whether `permission` covers `access`. */
+export function allows(permission: Permission, access: Access): boolean {
+  return ALLOWED[permission].includes(access);
+}
+
 /** Throws 403 forbidden when `permission` does not cover `access`; the key stays valid (Authentication 6). */
 export function assertAllowed(permission: Permission, access: Access): void {
-  if (!ALLOWED[permission].includes(access)) {
+  if (!allows(permission, access)) {
     throw new AppError('forbidden', `This key's permission ${permission} does not allow this`);
   }
 }

@@ -1,7 +1,7 @@
 import type { Db } from '../store/db.ts';
 import type { Committer } from '../store/committer.ts';
 import type { Audited, AuditWriter } from '../audit/index.ts';
-import type { KeyPrincipal, KeyRow, KeysStore, NewKey } from './store.ts';
+import type { KeptPrincipal, KeyPrincipal, KeyRow, KeysStore, NewKey } from './store.ts';
 
 export type { KeyPrincipal, KeyRow, NewKey } from './store.ts';
 
@@ -18,6 +18,7 @@ export function createKeysRepo(db: Db, tx: Committer, audit: AuditWriter): KeysS
   );
   const epochNow = db.prepare<[], number>('SELECT n FROM auth_epoch WHERE id = 1').pluck();
   const found = createPrincipalCache();
+  const readEpoch = () => epochNow.get()!;
   const byId = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?');
   const ofProject = db.prepare<[string, number], KeyRow>(
     'SELECT * FROM api_keys WHERE project_id = ? AND (? OR revoked_at IS NULL) ORDER BY created_at DESC, id DESC',
@@ -32,12 +33,16 @@ export function createKeysRepo(db: Db, tx: Committer, audit: AuditWriter): KeysS
     // Found keys are kept while the auth epoch stands still: one row read per request instead
     // of a three-table join.
     findPrincipalByHash(hash: string): Promise<KeyPrincipal | undefined> {
-      found.at(epochNow.get()!);
+      found.at(readEpoch());
       const kept = found.get(hash);
       if (kept) return Promise.resolve(kept);
       const principal = byHash.get(hash);
       if (principal) found.set(hash, Object.freeze(principal));
       return Promise.resolve(principal);
+    },
+    findKept(hash: string): KeptPrincipal | undefined {
+      const principal = found.get(hash);
+      return principal && { principal, check: { epoch: found.epoch()!, verified: false, read: readEpoch } };
     },
     findKeyById: (id: string) => Promise.resolve(byId.get(id)),
     listKeys: (projectId: string, includeRevoked: boolean) =>
@@ -71,6 +76,8 @@ export function createPrincipalCache() {
       epoch = now;
     },
     get: (hash: string) => kept.get(hash),
+    /** The epoch every kept key was read under (undefined before the first read). */
+    epoch: () => epoch,
     set(hash: string, p: KeyPrincipal): void {
       if (kept.size >= MAX_KEPT) kept.delete(kept.keys().next().value!);
       kept.set(hash, p);

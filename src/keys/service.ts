@@ -4,6 +4,7 @@ import { isUuid, newId, randomToken, sha256Hex } from '../lib/ids.ts';
 import { operator, type Actor } from '../audit/index.ts';
 import { uniqueOrConflict } from '../store/errors.ts';
 import { parseInput } from '../validation.ts';
+import type { AuthCheck } from './epoch.ts';
 import type { KeyPrincipal, KeyRow, KeysStore } from './store.ts';
 import { KEY_PREFIX, createKeySchema, type CreateKeyInput, type KeyEnv } from './schema.ts';
 
@@ -100,25 +101,57 @@ export function createKeysService({ repo, clock }: KeysDeps) {
      * 401 for a missing, malformed, unknown, revoked or expired key.
      */
     async authenticate(token: string | undefined): Promise<KeyPrincipal> {
-      const env = envOf(token);
-      if (!token || !env) throw new AppError('unauthorized', 'Missing or invalid API key');
       // Checked against the store's auth epoch on every request: a key revoked through one
       // node is refused by every node at its next request (issue 17).
-      const principal = await repo.findPrincipalByHash(sha256Hex(token));
-      if (!principal || principal.env !== env) throw new AppError('unauthorized', 'Invalid API key');
-      if (principal.revoked_at) throw new AppError('unauthorized', 'This API key was revoked');
-      const now = clock.now();
-      if (principal.expires_at && Date.parse(principal.expires_at) <= now) {
-        throw new AppError('unauthorized', 'This API key has expired');
-      }
-      const last = touched.get(principal.id) ?? 0;
-      if (now - last >= TOUCH_EVERY_MS) {
-        touched.set(principal.id, now);
-        void repo.touchKeys([principal.id], iso(now)).catch(() => touched.delete(principal.id));
-      }
-      return principal;
+      return accepted(await repo.findPrincipalByHash(hashOf(token)), token);
+    },
+
+    /**
+     * As `authenticate`, from memory when the store keeps the key (SQLite), reading nothing:
+     * then `check` holds the auth epoch the answer stands on, and the caller confirms it before
+     * its answer takes effect (epoch.ts). A key memory would refuse is looked up afresh instead,
+     * so a refusal is never given on memory alone. `check` is null when the key was read now.
+     */
+    async authenticateKept(token: string | undefined): Promise<{ principal: KeyPrincipal; check: AuthCheck | null }> {
+      const hash = hashOf(token);
+      const kept = repo.findKept?.(hash);
+      if (kept && refusalOf(kept.principal, token) === null)
+        return { principal: used(kept.principal), check: kept.check };
+      return { principal: accepted(await repo.findPrincipalByHash(hash), token), check: null };
     },
   };
+
+  /** The hash a token is stored under; 401 for a missing token or one of no environment. */
+  function hashOf(token: string | undefined): string {
+    if (!token || !envOf(token)) throw new AppError('unauthorized', 'Missing or invalid API key');
+    return sha256Hex(token);
+  }
+
+  /** The principal, its use noted; else the 401 refusing it. */
+  function accepted(principal: KeyPrincipal | undefined, token: string | undefined): KeyPrincipal {
+    const refusal = refusalOf(principal, token);
+    if (refusal !== null) throw new AppError('unauthorized', refusal);
+    return used(principal!);
+  }
+
+  /** Notes the key's use: its last_used_at is written at most once a minute. */
+  function used(principal: KeyPrincipal): KeyPrincipal {
+    const now = clock.now();
+    const last = touched.get(principal.id) ?? 0;
+    if (now - last >= TOUCH_EVERY_MS) {
+      touched.set(principal.id, now);
+      void repo.touchKeys([principal.id], iso(now)).catch(() => touched.delete(principal.id));
+    }
+    return principal;
+  }
+
+  /** Why this key may not be used now, or null when it may. */
+  function refusalOf(principal: KeyPrincipal | undefined, token: string | undefined): string | null {
+    if (!principal || principal.env !== envOf(token)) return 'Invalid API key';
+    if (principal.revoked_at) return 'This API key was revoked';
+    if (principal.expires_at && Date.parse(principal.expires_at) <= clock.now()) return 'This API key has expired';
+    return null;
+  }
 }
 
 function envOf(token: string | undefined): KeyEnv | undefined {

@@ -2,6 +2,7 @@
 // repo-pg.ts (PostgreSQL) implement it; test/contract/keys.test.ts holds both to it.
 import type { Audited } from '../audit/index.ts';
 import type { Plan } from '../limits/index.ts';
+import type { AuthCheck } from './epoch.ts';
 import type { KeyEnv, Permission } from './schema.ts';
 
 /** An API key as stored: its token only as a SHA-256 hash. */
@@ -30,6 +31,12 @@ export interface KeyPrincipal extends KeyRow {
   dpa_accepted_at: string | null;
 }
 
+/** A principal from memory, and the auth epoch its answers must be confirmed under (epoch.ts). */
+export interface KeptPrincipal {
+  principal: KeyPrincipal;
+  check: AuthCheck;
+}
+
 /** A key as it is created: never used, not revoked. */
 export type NewKey = Omit<KeyRow, 'last_used_at' | 'revoked_at'>;
 
@@ -43,6 +50,15 @@ export interface KeysStore {
    * elsewhere is seen at the next call. Its last_used_at may be older than the row's.
    */
   findPrincipalByHash(hash: string): Promise<KeyPrincipal | undefined>;
+  /**
+   * The key findPrincipalByHash last found for `hash`, from memory, without reading anything;
+   * undefined when it keeps none. Its `check` holds the auth epoch it was kept under and reads
+   * the epoch synchronously on the store's connection, so that inside the store's write
+   * transaction it reads that transaction's view (epoch.ts says why that is sound). Only a store
+   * whose reads are synchronous has it (SQLite): on PostgreSQL that read would be one more round
+   * trip inside the accept's transaction, and every request reads the epoch instead.
+   */
+  findKept?(hash: string): KeptPrincipal | undefined;
   /** The key, of any project, revoked or not; undefined when absent. */
   findKeyById(id: string): Promise<KeyRow | undefined>;
   /**

@@ -1,7 +1,7 @@
 // The keys store (src/keys/store.ts) on both stores.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Audited } from '../../src/audit/index.ts';
-import type { NewKey } from '../../src/keys/index.ts';
+import type { KeysStore, NewKey } from '../../src/keys/index.ts';
 import { isUniqueViolation } from '../../src/store/errors.ts';
 import { collateNotByBytes } from './collation.ts';
 import { AT, openStore, STORE_KINDS, type OpenedStore } from './stores.ts';
@@ -144,6 +144,30 @@ describe.each(STORE_KINDS)('KeysStore on %s', (kind) => {
     expect((await s.store.keys.findPrincipalByHash('hash-k7'))?.plan).toBe('PAID');
     await s.exec(`UPDATE api_keys SET permissions = 'READ_ONLY' WHERE id = 'k7'`);
     expect((await s.store.keys.findPrincipalByHash('hash-k7'))?.permissions).toBe('READ_ONLY');
+  });
+
+  it('findKept: the key findPrincipalByHash last found, from memory, with the epoch it stands on (SQLite only)', async () => {
+    if (kind === 'postgres') {
+      expect('findKept' in s.store.keys).toBe(false);
+      return;
+    }
+    const keys = s.store.keys as Required<KeysStore>;
+    const findKept = (hash: string) => keys.findKept(hash);
+    await s.store.keys.createKey(key('k8'), audited('k8'));
+    expect(findKept('hash-k8')).toBeUndefined();
+    const found = await s.store.keys.findPrincipalByHash('hash-k8');
+    const kept = findKept('hash-k8')!;
+    expect(kept.principal).toEqual(found);
+    expect(kept.check).toMatchObject({ epoch: await epoch(), verified: false });
+    expect(kept.check.read()).toBe(await epoch());
+    // Another process's change moves the epoch: the check reads it, the memory answers as before.
+    await s.exec(`UPDATE organizations SET plan = 'PAID' WHERE id = 'o1'`);
+    expect(kept.check.read()).toBe(kept.check.epoch + 1);
+    expect(findKept('hash-k8')?.check.epoch).toBe(kept.check.epoch);
+    // The next lookup reads the epoch and forgets every key kept under the old one.
+    expect(findKept('no-such-hash')).toBeUndefined();
+    await s.store.keys.findPrincipalByHash('no-such-hash');
+    expect(findKept('hash-k8')).toBeUndefined();
   });
 
   it('touchKeys: sets last_used_at on each key given, unknown ones skipped; no audit row, the epoch stays', async () => {
