@@ -167,6 +167,25 @@ describe('the budget of bytes in flight on the API', () => {
     for (const s of [...stalled, over.socket]) s.destroy();
   });
 
+  it('holds a small body at its declared length until it is answered, and refuses it when that does not fit', async () => {
+    const small = await rawSocket(base.port);
+    small.socket.write(
+      `POST /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 16384\r\n\r\n`,
+    );
+    await expect.poll(inFlight).toBe(16 * KiB);
+    small.socket.destroy();
+    await expect.poll(inFlight).toBe(0);
+    // With the budget all but taken, a small body that would pass it is refused before it is read.
+    const a = post(2040 * KiB, 2040 * KiB);
+    await expect.poll(inFlight).toBeGreaterThanOrEqual(2040 * KiB);
+    const refused = await post(10 * KiB).response;
+    expect(refused.status).toBe(503);
+    expect(refused.body.error).toMatchObject({ code: 'server_busy' });
+    a.finish();
+    expect((await a.response).status).toBe(202);
+    await expect.poll(inFlight).toBe(0);
+  });
+
   it('cuts a body that stalls after the request timeout and gives its bytes back', async () => {
     const server = createHttpServer(env.app, { requestTimeoutMs: 200 });
     const port = Number(new URL(await server.listen({ port: 0, host: '127.0.0.1' })).port);
