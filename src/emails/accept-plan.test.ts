@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { newEmail } from '../../test/postgres/email-fixture.ts';
+import { AuthEpochMoved } from '../keys/index.ts';
 import { acceptPlan, runPlan, runPlanAsync, type AcceptAsk } from './accept-plan.ts';
 import type { AcceptOptions, Recipient } from './store.ts';
 
@@ -42,6 +43,17 @@ describe('acceptPlan', () => {
     expect(result).toEqual({ replay: true, response: { id: 'e0', status: 'QUEUED', skipped_recipients: [] } });
     expect(() => run(ALL, { prior: { ...prior, request_hash: 'h2' } })).toThrow(
       expect.objectContaining({ code: 'idempotency_key_reused' }),
+    );
+  });
+
+  it("confirms a kept key's epoch before anything else, and asks nothing more when it moved", () => {
+    const auth = { epoch: 7, verified: false, read: () => 7 };
+    const { asked } = run({ ...ALL, auth }, { epoch: true, reasons: () => undefined });
+    expect(asked.map((a) => a.step)).toEqual(['epoch', 'prior', 'reasons', 'reserve', 'insert', 'save']);
+    const moved = { ...ALL, auth: { ...auth, read: () => 8 } };
+    expect(() => run(moved, { epoch: false })).toThrow(AuthEpochMoved);
+    expect(() => run({ ...ALL, auth }, { epoch: false, prior: { request_hash: 'h1', response: '{}' } })).toThrow(
+      AuthEpochMoved,
     );
   });
 

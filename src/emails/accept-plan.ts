@@ -46,8 +46,9 @@ export function replayOf(prior: PriorRequest, hash: string): AcceptResult {
 }
 
 /**
- * Accepts one email (store.ts, acceptEmail): replay of an idempotent request, the trial's
- * one email, the suppression list, the volume, then the email and its idempotency record.
+ * Accepts one email (store.ts, acceptEmail): a kept key's auth epoch, replay of an idempotent
+ * request, the trial's one email, the suppression list, the volume, then the email and its
+ * idempotency record.
  * The store runs every ask inside one transaction, so a refusal leaves nothing written.
  */
 export function* acceptPlan(e: NewEmail, recipients: Recipient[], opts: AcceptOptions): AcceptPlan {
