@@ -186,6 +186,50 @@ describe('the budget of bytes in flight on the API', () => {
     await expect.poll(inFlight).toBe(0);
   });
 
+  it('holds nothing for a small body without a key, nor for one whose client left while its key was checked', async () => {
+    const head = (auth: string) =>
+      `POST /v1/auth/login HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: 1024\r\n\r\n`;
+    // No key: counted as its bytes come, and none come.
+    const take = vi.spyOn(env.app.inFlight, 'take');
+    const login = await rawSocket(base.port);
+    login.socket.write(head(''));
+    await vi.waitFor(() => expect(take).toHaveBeenCalled());
+    expect(take.mock.calls).toEqual([[0]]);
+    expect(inFlight()).toBe(0);
+    take.mockRestore();
+    login.socket.destroy();
+    // A key whose check is still running when its client goes away.
+    let pass!: () => void;
+    const held = new Promise<void>((resolve) => (pass = resolve));
+    const real = env.app.keys.authenticateKept.bind(env.app.keys);
+    const spy = vi.spyOn(env.app.keys, 'authenticateKept').mockImplementation(async (token) => {
+      await held;
+      return real(token);
+    });
+    try {
+      const connections = () =>
+        new Promise<number>((resolve, reject) =>
+          env.server.server.getConnections((e, n) => (e ? reject(e) : resolve(n))),
+        );
+      const gone = await rawSocket(base.port);
+      gone.socket.write(
+        `POST /v1/emails HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 1024\r\n\r\n`,
+      );
+      await vi.waitFor(() => expect(spy).toHaveBeenCalled());
+      const open = await connections();
+      gone.socket.destroy();
+      await expect.poll(connections).toBe(open - 1);
+      pass();
+      await spy.mock.results[0]!.value;
+      await expect.poll(inFlight).toBe(0);
+      // And it stays so once the server has gone through the request's hooks.
+      expect((await post(1 * KiB).response).status).toBe(202);
+      expect(inFlight()).toBe(0);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('cuts a body that stalls after the request timeout and gives its bytes back', async () => {
     const server = createHttpServer(env.app, { requestTimeoutMs: 200 });
     const port = Number(new URL(await server.listen({ port: 0, host: '127.0.0.1' })).port);

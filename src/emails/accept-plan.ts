@@ -16,7 +16,7 @@ export interface PriorRequest {
 
 /** What the plan asks its store, one step at a time, with the answer each expects. */
 export type AcceptAsk =
-  /** Whether the sender's kept key still stands: `confirmed(opts.auth)` inside the transaction (keys/epoch.ts): boolean. */
+  /** Whether the sender's kept key still stands: `confirmedNow(opts.auth)` inside the transaction (keys/epoch.ts): boolean. */
   | { step: 'epoch' }
   /** The record of `opts.idempotency.key` (PostgreSQL claims the key here): PriorRequest | undefined. */
   | { step: 'prior' }

@@ -5,7 +5,7 @@ import type { Attachment } from './content.ts';
 import type { ListQuery } from './schema.ts';
 import type { IdempotencySql } from '../idempotency/index.ts';
 import type { UsageSql } from '../limits/index.ts';
-import { confirmed } from '../keys/index.ts';
+import { confirmedNow } from '../keys/index.ts';
 import { acceptPlan, replayOf, runPlan } from './accept-plan.ts';
 import { emailsListStatement, SQLITE_LIST } from './list-query.ts';
 import { planRetentionBatch, type RetentionRow } from './retention-plan.ts';
@@ -215,7 +215,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
     return runPlan(acceptPlan(e, recipients, opts), (ask) => {
       switch (ask.step) {
         case 'epoch':
-          return confirmed(opts.auth!);
+          return confirmedNow(opts.auth!);
         case 'prior':
           return deps.idempotency.find(e.project_id, opts.idempotency!.key, e.created_at);
         case 'trial':

@@ -54,7 +54,8 @@ export function requireKey(app: App, access: Access, opts: { kept?: boolean } = 
       ? await app.keys.authenticateKept(token)
       : { principal: await app.keys.authenticate(token), check: null };
     const limit = requestRateOf(principal.plan, principal.rate_limit_per_second, app.config.rateLimitPerSecond);
-    // The rate is counted once a request, against the limit it arrived under.
+    // The rate is counted once a request, against the limit of the key as first found: a limit
+    // changed at that moment applies from the key's next request (decisions.md).
     const r = limit === null ? null : await app.rateLimiter.hit(principal.id, limit);
     if (check && (r?.allowed === false || !allows(principal.permissions, access)) && !confirmed(check)) {
       // Memory would refuse, and the key changed since: the refusal is decided on fresh data.
@@ -83,8 +84,8 @@ export function requireKey(app: App, access: Access, opts: { kept?: boolean } = 
 
 /**
  * Authenticates and authorizes the request again on fresh data (its rate already counted):
- * for a kept key whose auth epoch moved. Throws the 401 or 403 fresh data gives, without the
- * X-RateLimit-* headers of a request that is refused for its key.
+ * for a kept key whose auth epoch moved. Throws the 401 or 403 fresh data gives; a 401 without
+ * the X-RateLimit-* headers, as a key refused before its rate is counted has none.
  */
 async function reauthorize(app: App, req: FastifyRequest, reply: FastifyReply, access: Access): Promise<void> {
   req.authCheck = undefined;
@@ -93,7 +94,9 @@ async function reauthorize(app: App, req: FastifyRequest, reply: FastifyReply, a
     assertAllowed(principal.permissions, access);
     req.principal = principal;
   } catch (e) {
-    for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) reply.removeHeader(h);
+    if (e instanceof AppError && e.code === 'unauthorized') {
+      for (const h of ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset']) reply.removeHeader(h);
+    }
     throw e;
   }
 }

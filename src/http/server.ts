@@ -117,12 +117,16 @@ function countBodyBytes(server: FastifyInstance, app: App): void {
   server.addHook('preParsing', (req, reply, payload, done) => {
     const { 'content-length': length, 'transfer-encoding': chunked } = req.headers;
     if ((length === undefined || length === '0') && chunked === undefined) return done(null, payload);
-    // A small body is held at its declared length from the start: Node reads no more than that
+    // A small body of a request whose API key passed (routes.ts: a key is checked on request,
+    // before this) is held at its declared length from the start: Node reads no more than that
     // as its body, and a stream to count a few hundred bytes cost ~5 % of what a send
-    // allocates (docs/performance.md). A client that declares it and sends nothing holds at
-    // most SMALL_BODY_BYTES, as an SMTP client holds its declared SIZE.
-    const declared = chunked === undefined ? Number(length) : NaN;
+    // allocates (docs/performance.md). Such a client that declares it and sends nothing holds
+    // at most SMALL_BODY_BYTES, as an SMTP client holds its declared SIZE; one without a key
+    // holds nothing until its bytes come. A client gone while its key was checked holds nothing:
+    // the close that would give the bytes back has already been.
+    const declared = chunked === undefined && req.principal !== undefined ? Number(length) : NaN;
     if (declared <= SMALL_BODY_BYTES) {
+      if (req.raw.socket?.destroyed !== false) return done(null, payload);
       const hold = app.inFlight.take(declared);
       if (!hold) return done(serverBusy(), undefined);
       reply.raw.once('close', () => hold.release());

@@ -38,3 +38,13 @@ export function confirmed(check: AuthCheck): boolean {
   if (!check.verified) check.verified = check.read() === check.epoch;
   return check.verified;
 }
+
+/**
+ * Reads the epoch whatever was found before: inside a write transaction, which the group
+ * commit may roll back and run again in a later one (store/committer.ts), a revocation
+ * committed in between must be seen by the second run.
+ */
+export function confirmedNow(check: AuthCheck): boolean {
+  check.verified = check.read() === check.epoch;
+  return check.verified;
+}

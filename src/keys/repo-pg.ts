@@ -72,7 +72,10 @@ export function createPgKeysRepo(pool: PgPool, tx: PgCommitter, audit: PgAuditWr
       }),
     touchKeys: (ids: string[], at: string) =>
       tx.write(async (t) => {
-        await t.query('UPDATE api_keys SET last_used_at = $1 WHERE id = ANY($2::text[])', [at, ids]);
+        await t.query('UPDATE api_keys SET last_used_at = $1 WHERE id = ANY($2::text[]) AND revoked_at IS NULL', [
+          at,
+          ids,
+        ]);
       }),
   };
 }

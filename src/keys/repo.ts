@@ -28,7 +28,7 @@ export function createKeysRepo(db: Db, tx: Committer, audit: AuditWriter): KeysS
      VALUES (@id, @project_id, @name, @prefix, @key_hash, @permissions, @env, @created_by, @expires_at, @created_at)`,
   );
   const revoke = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
-  const touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+  const touch = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ? AND revoked_at IS NULL');
   return {
     // Found keys are kept while the auth epoch stands still: one row read per request instead
     // of a three-table join.

@@ -79,8 +79,9 @@ export interface KeysStore {
    */
   revokeKey(id: string, at: string, a: Audited): Promise<boolean>;
   /**
-   * Sets last_used_at to `at` on each key of `ids` (unknown ones are skipped), in one
-   * transaction; no audit row, and the auth epoch stays: keys kept in memory are kept.
+   * Sets last_used_at to `at` on each key of `ids` (unknown and revoked ones are skipped: a key
+   * kept in memory is noted used before its request learns of a revocation made elsewhere), in
+   * one transaction; no audit row, and the auth epoch stays: keys kept in memory are kept.
    */
   touchKeys(ids: string[], at: string): Promise<void>;
 }

@@ -170,9 +170,10 @@ describe.each(STORE_KINDS)('KeysStore on %s', (kind) => {
     expect(findKept('hash-k8')).toBeUndefined();
   });
 
-  it('touchKeys: sets last_used_at on each key given, unknown ones skipped; no audit row, the epoch stays', async () => {
+  it('touchKeys: sets last_used_at on each key given, unknown and revoked ones skipped; no audit row, the epoch stays', async () => {
     const before = await epoch();
-    await s.store.keys.touchKeys(['k1', 'k3', 'missing'], LATER);
+    await s.store.keys.touchKeys(['k1', 'k3', 'k5', 'missing'], LATER);
+    expect((await s.store.keys.findKeyById('k5'))?.last_used_at).toBeNull();
     expect((await s.store.keys.findKeyById('k1'))?.last_used_at).toBe(LATER);
     expect((await s.store.keys.findKeyById('k3'))?.last_used_at).toBe(LATER);
     expect((await s.store.keys.findKeyById('k6'))?.last_used_at).toBeNull();
