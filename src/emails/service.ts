@@ -267,6 +267,7 @@ export function createEmailsService(deps: EmailsDeps) {
   function acceptOptions(
     sender: Pick<Sender, 'env' | 'organization_id' | 'plan' | 'daily_limit'>,
     idem: AcceptOptions['idempotency'],
+    auth?: AuthCheck,
   ): AcceptOptions {
     const live = sender.env === 'LIVE';
     const now = clock.now();
@@ -275,6 +276,7 @@ export function createEmailsService(deps: EmailsDeps) {
       suppress: live,
       volume: live ? { orgId: sender.organization_id, limits, now } : null,
       idempotency: idem,
+      ...(auth ? { auth } : {}),
     };
   }
 
@@ -296,8 +298,7 @@ export function createEmailsService(deps: EmailsDeps) {
     idem: AcceptOptions['idempotency'],
     auth?: AuthCheck,
   ) {
-    const opts = acceptOptions(sender, idem);
-    const result = await repo.acceptEmail(email, recipients, auth ? { ...opts, auth } : opts);
+    const result = await repo.acceptEmail(email, recipients, acceptOptions(sender, idem, auth));
     if (!result.replay) deps.onAccepted?.(email.env, email.source);
     return result;
   }

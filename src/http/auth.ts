@@ -17,8 +17,8 @@ import type { SessionPrincipal } from '../sessions/index.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     principal?: KeyPrincipal;
-    /** The auth epoch a kept key stands on, until it is confirmed (requireKey's `kept`). */
-    authCheck?: AuthCheck | undefined;
+    /** A kept key's auth epoch, until it is confirmed, and what the route asked of the key (requireKey's `kept`). */
+    kept?: { check: AuthCheck; access: Access } | undefined;
     session?: SessionPrincipal;
   }
 }
@@ -35,7 +35,7 @@ export function bearer(req: FastifyRequest): string | undefined {
  * the X-RateLimit-* headers, 403 when the key's permission does not cover `access`.
  *
  * With `kept`, a key the store keeps in memory is taken from there without reading the auth
- * epoch (keys/epoch.ts): the request's `authCheck` then holds the epoch, and the route confirms
+ * epoch (keys/epoch.ts): the request's `kept` then holds the epoch, and the route confirms
  * it before its answer takes effect (`runKept`, `keptErrorHandler`). A refusal here is given
  * only once the epoch is confirmed, or on a fresh lookup when it moved.
  */
@@ -78,7 +78,7 @@ export function requireKey(app: App, access: Access, opts: { kept?: boolean } = 
     }
     assertAllowed(principal.permissions, access);
     req.principal = principal;
-    if (check) req.authCheck = check;
+    if (check) req.kept = { check, access };
   }
 }
 
@@ -88,7 +88,7 @@ export function requireKey(app: App, access: Access, opts: { kept?: boolean } = 
  * the X-RateLimit-* headers, as a key refused before its rate is counted has none.
  */
 async function reauthorize(app: App, req: FastifyRequest, reply: FastifyReply, access: Access): Promise<void> {
-  req.authCheck = undefined;
+  req.kept = undefined;
   try {
     const principal = await app.keys.authenticate(bearer(req));
     assertAllowed(principal.permissions, access);
@@ -112,18 +112,17 @@ export async function runKept<T>(
   app: App,
   req: FastifyRequest,
   reply: FastifyReply,
-  access: Access,
   work: (principal: KeyPrincipal, check: AuthCheck | undefined) => Promise<T>,
 ): Promise<T> {
-  const check = req.authCheck;
-  if (!check) return work(principalOf(req), undefined);
+  const kept = req.kept;
+  if (!kept) return work(principalOf(req), undefined);
   try {
-    const out = await work(principalOf(req), check);
-    if (confirmed(check)) return out;
+    const out = await work(principalOf(req), kept.check);
+    if (confirmed(kept.check)) return out;
   } catch (e) {
-    if (!(e instanceof AuthEpochMoved) && confirmed(check)) throw e;
+    if (!(e instanceof AuthEpochMoved) && confirmed(kept.check)) throw e;
   }
-  await reauthorize(app, req, reply, access);
+  await reauthorize(app, req, reply, kept.access);
   return work(principalOf(req), undefined);
 }
 
@@ -132,11 +131,11 @@ export async function runKept<T>(
  * 400, 413 or 503) is sent only once the key's epoch is confirmed; when it moved, the 401 or 403
  * fresh data gives goes first.
  */
-export function keptErrorHandler(app: App, access: Access) {
+export function keptErrorHandler(app: App) {
   return (err: unknown, req: FastifyRequest, reply: FastifyReply): void => {
-    const check = req.authCheck;
-    if (!check || confirmed(check)) return void sendError(req, reply, err);
-    reauthorize(app, req, reply, access).then(
+    const kept = req.kept;
+    if (!kept || confirmed(kept.check)) return void sendError(req, reply, err);
+    reauthorize(app, req, reply, kept.access).then(
       () => sendError(req, reply, err),
       (e: unknown) => sendError(req, reply, e),
     );

@@ -14,7 +14,7 @@ const idempotencyKeyOf = (req: FastifyRequest) => {
 export const sendEmail: Handler = async (req, reply, { app }) => {
   const key = idempotencyKeyOf(req);
   // Its key may be kept in memory (routes.ts, SEND_KEPT): the accept confirms it, or it runs again.
-  const { replay, response } = await runKept(app, req, reply, 'send', (principal, check) =>
+  const { replay, response } = await runKept(app, req, reply, (principal, check) =>
     app.emails.send(principal, req.body, key, check),
   );
   if (replay) void reply.header('Idempotent-Replayed', 'true');

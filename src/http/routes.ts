@@ -243,7 +243,7 @@ function fastifyRouteOf(r: Route, deps: HttpDeps): RouteOptions {
         ...at,
         onRequest: requireKey(app, access, { kept }),
         handler,
-        errorHandler: keptErrorHandler(app, access),
+        errorHandler: keptErrorHandler(app),
       };
     }
     case 'session':
