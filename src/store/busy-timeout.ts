@@ -2,14 +2,15 @@ import type Database from 'better-sqlite3';
 
 /**
  * Runs `fn` with the connection's busy timeout at `ms`, then sets it to `after`.
- * A pragma, not a prepared statement: SQLite applies `PRAGMA busy_timeout = N`
- * when it compiles it, so a prepared one would not change it again.
+ * SQLite applies `PRAGMA busy_timeout = N` when it compiles it, and `exec`
+ * compiles it every time. `exec`, not `db.pragma`: `db.pragma` also builds a
+ * Statement and reads its rows, ~20 µs against ~1 µs (twice per group commit).
  */
 export function withBusyTimeout<T>(db: Database.Database, ms: number, after: number, fn: () => T): T {
-  db.pragma(`busy_timeout = ${ms}`);
+  db.exec(`PRAGMA busy_timeout = ${ms}`);
   try {
     return fn();
   } finally {
-    db.pragma(`busy_timeout = ${after}`);
+    db.exec(`PRAGMA busy_timeout = ${after}`);
   }
 }
