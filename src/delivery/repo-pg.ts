@@ -72,33 +72,45 @@ export function createPgDeliveryRepo(
 ): DeliveryStore {
   /** An event to write with others in one statement (each statement is a round trip). */
   type NewEvent = [seq: number, type: string, data: object];
-  /** Writes `events` in their order, in one statement; their triggers run per row as for one. */
-  const addEvents = async (t: PgTx, events: NewEvent[], at: string): Promise<void> => {
-    if (events.length === 0) return;
+  /**
+   * The INSERT of `events`, in their order: its text and its parameters, numbered from `$from`.
+   * Their triggers run per row, at the end of the whole statement: as a part of a `WITH`, they
+   * see what its other parts changed (the email's status).
+   */
+  const eventsInsert = (events: NewEvent[], at: string, from: number) => {
     const stamp = Date.parse(at);
-    await t.query(
-      `INSERT INTO email_events (id, email_seq, type, data, created_at)
-       SELECT id, seq, type, data, $5 FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[]) AS e(id, seq, type, data)`,
-      [
+    const [ids, seqs, types, data, when] = [from, from + 1, from + 2, from + 3, from + 4].map((n) => `$${n}`);
+    return {
+      sql: `INSERT INTO email_events (id, email_seq, type, data, created_at)
+        SELECT id, seq, type, data, ${when} FROM unnest(${ids}::text[], ${seqs}::bigint[], ${types}::text[], ${data}::text[])
+        AS e(id, seq, type, data)`,
+      params: [
         events.map(() => newId(stamp)),
         events.map((e) => e[0]),
         events.map((e) => e[1]),
         events.map((e) => JSON.stringify(e[2])),
         at,
       ],
-    );
+    };
   };
-  const addEvent = (t: PgTx, seq: number, type: string, data: object, at: string) =>
-    addEvents(t, [[seq, type, data]], at);
+  /** Writes `events` in their order, in one statement. */
+  const addEvents = async (t: PgTx, events: NewEvent[], at: string): Promise<void> => {
+    if (events.length === 0) return;
+    const insert = eventsInsert(events, at, 1);
+    await t.query(insert.sql, insert.params);
+  };
 
   /**
-   * The email's status from its recipients; with `spf`, the SPF verdict of the address the
-   * message left from, in the same statement (one round trip fewer per delivered email).
+   * The email's status from its recipients, then `events` (outcome-writes.ts, "status, then
+   * events"), in the same statement when the status changes: one round trip per recorded
+   * outcome instead of two. With `spf`, the SPF verdict of the address the message left from
+   * goes in the same statement too.
    */
   async function refreshEmail(
     t: PgTx,
     seq: number,
     now: string,
+    events: NewEvent[],
     opts: { locked: boolean; spf?: SpfFields | null; known?: RecipientState[] | null } = { locked: false },
   ): Promise<void> {
     // The email's row first (unless the caller's statement locked it): two transactions
@@ -117,32 +129,36 @@ export function createPgDeliveryRepo(
       ).rows;
     const s = summarize(rows, now);
     const spf = opts.spf ? [opts.spf.spf_aligned ? 1 : 0, opts.spf.spf_authorized_ip ? 1 : 0] : null;
-    if (!s) {
-      if (spf)
-        await t.query('UPDATE emails SET spf_aligned = $2, spf_authorized_ip = $3 WHERE seq = $1', [seq, ...spf]);
-      return;
-    }
-    await t.query(
-      `UPDATE emails SET status = $2, sent_at = $3, delivered_at = $4, failed_at = $5, bounce_type = $6,
+    if (!s && !spf) return addEvents(t, events, now);
+    const update = s
+      ? {
+          sql: `UPDATE emails SET status = $2, sent_at = $3, delivered_at = $4, failed_at = $5, bounce_type = $6,
          bounce_category = $7, final_smtp_code = $8, final_smtp_enhanced = $9, final_smtp_text = $10,
          bounce_rule = $11, spf_aligned = coalesce($12, spf_aligned), spf_authorized_ip = coalesce($13, spf_authorized_ip)
        WHERE seq = $1`,
-      [
-        seq,
-        s.status,
-        s.sent_at,
-        s.delivered_at,
-        s.failed_at,
-        s.bounce_type,
-        s.bounce_category,
-        s.final_smtp_code,
-        s.final_smtp_enhanced,
-        s.final_smtp_text,
-        s.bounce_rule,
-        spf?.[0] ?? null,
-        spf?.[1] ?? null,
-      ],
-    );
+          params: [
+            seq,
+            s.status,
+            s.sent_at,
+            s.delivered_at,
+            s.failed_at,
+            s.bounce_type,
+            s.bounce_category,
+            s.final_smtp_code,
+            s.final_smtp_enhanced,
+            s.final_smtp_text,
+            s.bounce_rule,
+            spf?.[0] ?? null,
+            spf?.[1] ?? null,
+          ],
+        }
+      : { sql: 'UPDATE emails SET spf_aligned = $2, spf_authorized_ip = $3 WHERE seq = $1', params: [seq, ...spf!] };
+    if (events.length === 0) {
+      await t.query(update.sql, update.params);
+      return;
+    }
+    const insert = eventsInsert(events, now, update.params.length + 1);
+    await t.query(`WITH ev AS (${insert.sql}) ${update.sql}`, [...update.params, ...insert.params]);
   }
 
   /**
@@ -321,10 +337,8 @@ export function createPgDeliveryRepo(
           if (writes[i]!.suppress)
             await deps.suppress(t, projectId, o.address.toLowerCase(), emailId, at, 'HARD_BOUNCE');
         }
-        // The email's status, then the events (outcome-writes.ts, "status, then events").
         // setRecipients locked the email's row.
-        if (set.size > 0) await refreshEmail(t, seq, at, { locked: true, spf, known: all });
-        await addEvents(t, events, at);
+        if (set.size > 0) await refreshEmail(t, seq, at, events, { locked: true, spf, known: all });
         return set.size;
       }),
 
@@ -379,8 +393,7 @@ export function createPgDeliveryRepo(
           [r.recipientId, d.bounce_type, d.category, reply.code, reply.enhanced, reply.text, detail, at, rule],
         );
         if (!changed.rowCount) return false;
-        await refreshEmail(t, r.seq, at);
-        await addEvent(t, r.seq, 'bounced', event, at);
+        await refreshEmail(t, r.seq, at, [[r.seq, 'bounced', event]]);
         if (d.suppress) await deps.suppress(t, r.projectId, r.address.toLowerCase(), r.emailId, at, 'HARD_BOUNCE');
         return true;
       }),
@@ -393,8 +406,9 @@ export function createPgDeliveryRepo(
           [r.recipientId, at],
         );
         if (!changed.rowCount) return false;
-        await refreshEmail(t, r.seq, at);
-        await addEvent(t, r.seq, 'complained', { recipient: r.address, feedback_type: feedbackType, source }, at);
+        await refreshEmail(t, r.seq, at, [
+          [r.seq, 'complained', { recipient: r.address, feedback_type: feedbackType, source }],
+        ]);
         await deps.suppress(t, r.projectId, r.address.toLowerCase(), r.emailId, at, 'COMPLAINT');
         return true;
       }),

@@ -92,9 +92,10 @@ const WRITES = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
 
 /**
  * A `WITH` statement with an INSERT, UPDATE, DELETE or MERGE among its parts (the accept's
- * statement): PostgreSQL tags it by its last part, SELECT, with that part's row count, so its
- * writes do not show in the result. It counts as a write whatever it returned (a `FOR UPDATE`
- * read counts too: the item's failure then costs a run with savepoints, never a wrong commit).
+ * statement; an outcome's status with its events): PostgreSQL tags it by its main part (SELECT,
+ * UPDATE) with that part's row count, so the other parts' writes do not show in the result. It
+ * counts as a write whatever it returned (a `FOR UPDATE` read counts too: the item's failure
+ * then costs a run with savepoints, never a wrong commit).
  */
 const writesInWith = (sql: string) => /^\s*WITH\b/i.test(sql) && /\b(INSERT|UPDATE|DELETE|MERGE)\b/i.test(sql);
 
@@ -119,8 +120,9 @@ class ItemTx implements PgTx {
   async query<R extends QueryResultRow = QueryResultRow>(sql: string, params?: unknown[]): Promise<QueryResult<R>> {
     try {
       const r = await this.client.query<R>(prepared(sql, params));
-      // A DML statement that changed no row wrote nothing; any other but a plain SELECT may have.
-      if (WRITES.has(r.command) ? (r.rowCount ?? 0) > 0 : r.command !== 'SELECT' || writesInWith(sql)) {
+      // A DML statement that changed no row wrote nothing; any other but a plain SELECT may have,
+      // and so may one with a data-modifying WITH, whatever its own rows (an UPDATE of none).
+      if (writesInWith(sql) || (WRITES.has(r.command) ? (r.rowCount ?? 0) > 0 : r.command !== 'SELECT')) {
         this.wrote = true;
       }
       return r;
