@@ -29,7 +29,7 @@ const WRITERS = env.num('BENCH_WRITERS', 64);
 const SECONDS = env.num('BENCH_SECONDS', 10);
 const BODY = 'x'.repeat(1000);
 /** PostgreSQL group commit: groups in flight (connections) and the largest group. */
-const PG_PARALLEL = env.num('BENCH_PG_PARALLEL', 4);
+const PG_PARALLEL = env.num('BENCH_PG_PARALLEL', 2);
 const PG_BATCH = env.num('BENCH_PG_BATCH', 500);
 const SHAPES = (process.env.BENCH_STATEMENTS ?? '1,8').split(',').map(Number);
 

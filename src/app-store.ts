@@ -264,6 +264,11 @@ function pgStore(pool: PgPool, where: string, opts: StoreOptions): Store {
   const tx = createPgCommitter(pool, {
     windowMs: 1,
     maxBatch: 200,
+    // Two groups in flight, not four: on 2 cores shared with PostgreSQL, each group costs a
+    // BEGIN, a COMMIT and the counters' upserts, and four made groups half as large for no
+    // more throughput (bench:nodes, 3 alternated pairs: 206–214 against 193–205 emails/s, 13 %
+    // less PostgreSQL CPU an email; bench:commit the same or better). docs/performance.md.
+    parallel: 2,
     onCommit: (s) => opts.onCommit?.(s),
     onStorageFull: () => storage.noteFull(),
   });
