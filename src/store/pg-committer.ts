@@ -58,8 +58,9 @@ export interface PgCommitterOptions {
   /** A group this large commits at once. */
   maxBatch: number;
   /**
-   * Groups in flight at once, each on its own connection. One connection runs one statement
-   * at a time, so a single group in flight would leave the database idle between round trips.
+   * Groups in flight at once, each on its own connection (default 2, as svc runs: app-store.ts).
+   * One connection runs one statement at a time, so a single group in flight would leave the
+   * database idle between round trips.
    */
   parallel?: number;
   /** Times a group is run again after a deadlock or a serialization failure (default 5). */
@@ -142,7 +143,7 @@ class ItemTx implements PgTx {
  */
 // Its timer is I/O batching, not domain time, so it always runs on the real clock.
 export function createPgCommitter(pool: PgPool, opts: PgCommitterOptions): PgCommitter {
-  const parallel = opts.parallel ?? 4;
+  const parallel = opts.parallel ?? 2;
   const retries = opts.retries ?? 5;
   let queue: Pending[] = [];
   let timer: Timer | undefined;
