@@ -74,8 +74,9 @@ export function createPgDeliveryRepo(
   type NewEvent = [seq: number, type: string, data: object];
   /**
    * The INSERT of `events`, in their order: its text and its parameters, numbered from `$from`.
-   * Their triggers run per row, at the end of the whole statement: as a part of a `WITH`, they
-   * see what its other parts changed (the email's status).
+   * The webhook outbox's trigger runs at the end of the whole statement (once per statement,
+   * migration 0023): as a part of a `WITH`, it sees what the other parts changed (the email's
+   * status). The stats rollup's runs at COMMIT.
    */
   const eventsInsert = (events: NewEvent[], at: string, from: number) => {
     const stamp = Date.parse(at);

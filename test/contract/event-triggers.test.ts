@@ -11,7 +11,9 @@ import { openStore, STORE_KINDS, type OpenedStore } from './stores.ts';
  * its function filters the statement's events by.
  */
 function typesFiredFor(sql: string): string[] {
-  const when = /\bWHEN\b([\s\S]*?)\b(?:BEGIN|EXECUTE)\b/i.exec(sql) ?? /\btype IN \(([^)]*)\)/i.exec(sql);
+  const when = /\bFOR EACH STATEMENT\b/i.test(sql)
+    ? /\btype IN \(([^)]*)\)/i.exec(sql)
+    : /\bWHEN\b([\s\S]*?)\b(?:BEGIN|EXECUTE)\b/i.exec(sql);
   if (!when) throw new Error(`no WHEN clause or type IN (…) in ${sql}`);
   return [...when[1]!.matchAll(/'([^']*)'/g)].map((m) => m[1]!).sort();
 }

@@ -2,8 +2,9 @@
 -- writes events, not once per event. A delivered email's outcome writes its events (~9 for three
 -- recipients) in one statement; the per-row trigger ran its function, and its check for any
 -- webhook, once for each (10 nested statements per delivered email in bench:nodes). The rows it
--- writes are the same, in the same order: by event, then by webhook. SQLite keeps its per-row
--- trigger (0034), where a trigger is no round trip and no function call.
+-- writes are the same, ordered by event, then by webhook (the per-row trigger left the order of
+-- one event's webhooks unsaid). SQLite keeps its per-row trigger (0034), where a trigger is no
+-- round trip and no function call.
 
 DROP TRIGGER email_events_webhooks ON email_events;
 DROP FUNCTION svc_email_events_webhooks();
