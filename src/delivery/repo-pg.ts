@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { iso } from '../lib/clock.ts';
-import { newId } from '../lib/ids.ts';
 import type { PgPool } from '../store/pg.ts';
 import type { PgCommitter, PgTx } from '../store/pg-committer.ts';
 import type { ConnectionInfo } from './job.ts';
 import type { SharedThrottle } from './throttle.ts';
 import { summarize, type RecipientState } from './status.ts';
 import { lateBounceWrite, outcomeWrites, type OutcomeState } from './outcome-writes.ts';
+import { stampsUpdate, withEvents, type NewEvent } from './pg-event-writes.ts';
 import { QUEUE_STATS_SQL } from './repo.ts';
 import type { SpfFields } from './spf-verdict.ts';
 import type {
@@ -70,42 +70,10 @@ export function createPgDeliveryRepo(
     ) => Promise<void>;
   },
 ): DeliveryStore {
-  /** An event to write with others in one statement (each statement is a round trip). */
-  type NewEvent = [seq: number, type: string, data: object];
   /**
-   * The INSERT of `events`, in their order: its text and its parameters, numbered from `$from`.
-   * The webhook outbox's trigger runs at the end of the whole statement (once per statement,
-   * migration 0023): as a part of a `WITH`, it sees what the other parts changed (the email's
-   * status). The stats rollup's runs at COMMIT.
-   */
-  const eventsInsert = (events: NewEvent[], at: string, from: number) => {
-    const stamp = Date.parse(at);
-    const [ids, seqs, types, data, when] = [from, from + 1, from + 2, from + 3, from + 4].map((n) => `$${n}`);
-    return {
-      sql: `INSERT INTO email_events (id, email_seq, type, data, created_at)
-        SELECT id, seq, type, data, ${when} FROM unnest(${ids}::text[], ${seqs}::bigint[], ${types}::text[], ${data}::text[])
-        AS e(id, seq, type, data)`,
-      params: [
-        events.map(() => newId(stamp)),
-        events.map((e) => e[0]),
-        events.map((e) => e[1]),
-        events.map((e) => JSON.stringify(e[2])),
-        at,
-      ],
-    };
-  };
-  /** Writes `events` in their order, in one statement. */
-  const addEvents = async (t: PgTx, events: NewEvent[], at: string): Promise<void> => {
-    if (events.length === 0) return;
-    const insert = eventsInsert(events, at, 1);
-    await t.query(insert.sql, insert.params);
-  };
-
-  /**
-   * The email's status from its recipients, then `events` (outcome-writes.ts, "status, then
-   * events"), in the same statement when the status changes: one round trip per recorded
-   * outcome instead of two. With `spf`, the SPF verdict of the address the message left from
-   * goes in the same statement too.
+   * The email's status from its recipients, then `events`, in one statement (withEvents): one
+   * round trip per recorded outcome instead of two. With `spf`, the SPF verdict of the address
+   * the message left from goes in the same statement too.
    */
   async function refreshEmail(
     t: PgTx,
@@ -130,7 +98,6 @@ export function createPgDeliveryRepo(
       ).rows;
     const s = summarize(rows, now);
     const spf = opts.spf ? [opts.spf.spf_aligned ? 1 : 0, opts.spf.spf_authorized_ip ? 1 : 0] : null;
-    if (!s && !spf) return addEvents(t, events, now);
     const update = s
       ? {
           sql: `UPDATE emails SET status = $2, sent_at = $3, delivered_at = $4, failed_at = $5, bounce_type = $6,
@@ -153,13 +120,11 @@ export function createPgDeliveryRepo(
             spf?.[1] ?? null,
           ],
         }
-      : { sql: 'UPDATE emails SET spf_aligned = $2, spf_authorized_ip = $3 WHERE seq = $1', params: [seq, ...spf!] };
-    if (events.length === 0) {
-      await t.query(update.sql, update.params);
-      return;
-    }
-    const insert = eventsInsert(events, now, update.params.length + 1);
-    await t.query(`WITH ev AS (${insert.sql}) ${update.sql}`, [...update.params, ...insert.params]);
+      : spf && {
+          sql: 'UPDATE emails SET spf_aligned = $2, spf_authorized_ip = $3 WHERE seq = $1',
+          params: [seq, ...spf],
+        };
+    await withEvents(t, update, events, now);
   }
 
   /**
@@ -285,32 +250,11 @@ export function createPgDeliveryRepo(
           .filter(([seq]) => seqs.has(seq))
           .map(([seq, st]) => ({ seq, ...st }))
           .sort((x, y) => x.seq - y.seq);
-        if (stamps.length > 0) {
-          await t.query(
-            `UPDATE emails e SET status = 'SENDING', message_id = coalesce(e.message_id, u.message_id), dkim_d = u.d,
-               dkim_selector = u.s, dkim_signing_status = u.signing, dkim_aligned = u.aligned, spf_domain = u.spf,
-               spf_aligned = u.spf_aligned, dmarc_aligned = u.aligned
-             FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[])
-                    AS u(seq, message_id, d, s, signing, aligned, spf, spf_aligned)
-             WHERE e.seq = u.seq AND e.status IN ('QUEUED', 'SENDING')`,
-            [
-              stamps.map((x) => x.seq),
-              stamps.map((x) => x.message_id),
-              stamps.map((x) => x.dkim?.d ?? null),
-              stamps.map((x) => x.dkim?.s ?? null),
-              stamps.map((x) => (x.dkim ? 'expected' : 'not_signed')),
-              // d= is the From domain, so DKIM aligns (and DMARC passes on it) whenever we sign.
-              stamps.map((x) => (x.dkim ? 1 : 0)),
-              stamps.map((x) => x.spf_domain),
-              // Known once a message left: record() writes SPF evaluated for the address it left from.
-              stamps.map(() => null),
-            ],
-          );
-        }
-        // After the emails' status (outcome-writes.ts, "status, then events"). A retry says why
+        // The emails' status, then their events, in one statement (withEvents). A retry says why
         // the previous attempt did not finish, so the events explain the wait.
-        await addEvents(
+        await withEvents(
           t,
+          stampsUpdate(stamps),
           leased.map((r): NewEvent => [
             r.email_seq,
             'sending',
