@@ -13,8 +13,12 @@
 // harness: the two-node figure shows what one more process costs on one machine, not what a
 // second machine adds.
 //
-// Settings (env): BENCH_MESSAGES (3000), BENCH_CLIENTS (20), BENCH_ONLY=sqlite|pg1|pg2,
-// BENCH_NODE_ARGS (extra node flags for each svc, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+// Before the measured load, each store gets BENCH_WARMUP emails (1000) of history, delivered,
+// and PostgreSQL's tables are analyzed, as autovacuum does on a running server.
+//
+// Settings (env): BENCH_MESSAGES (3000), BENCH_WARMUP (1000), BENCH_CLIENTS (20), BENCH_ONLY=sqlite|pg1|pg2,
+// BENCH_NODE_ARGS (extra node flags for each svc, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
+// BENCH_PG_SETTINGS (more server settings, each name=value, e.g. auto_explain's).
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,6 +43,7 @@ import { cpuMs, env, fmt, machine, verdict } from './lib.ts';
 
 const MESSAGES = env.num('BENCH_MESSAGES', 3000);
 const CLIENTS = env.num('BENCH_CLIENTS', 20);
+const WARMUP = env.num('BENCH_WARMUP', 1000);
 const ONLY = process.env.BENCH_ONLY as Kind | undefined;
 const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const RCPTS = 3;
@@ -124,6 +129,8 @@ interface Statements {
   fpi: number;
   /** The statements with the most calls, their text shortened; `nested`: run by a trigger. */
   top: { calls: number; execMs: number; query: string; nested: boolean }[];
+  /** Updates of the hot tables since the reset, and how many were HOT (no index entries written). */
+  updates: { table: string; updates: number; hot: number }[];
 }
 
 /**
@@ -136,6 +143,7 @@ const STATEMENT_SETTINGS = [
   'pg_stat_statements.track=all',
   'pg_stat_statements.max=10000',
   'pg_stat_statements.track_planning=on',
+  ...(process.env.BENCH_PG_SETTINGS ?? '').split(' ').filter(Boolean),
 ];
 
 async function onPg<T>(url: string, use: (c: pg.Client) => Promise<T>): Promise<T> {
@@ -166,6 +174,7 @@ const resetStatements = (url: string) =>
   onPg(url, async (c) => {
     await c.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     await c.query('SELECT pg_stat_statements_reset()');
+    await c.query('SELECT pg_stat_reset()');
   });
 
 const readStatements = (url: string): Promise<Statements> =>
@@ -202,6 +211,12 @@ const readStatements = (url: string): Promise<Statements> =>
       walBytes: calls.reduce((n, r) => n + r.walBytes, 0),
       fpi: calls.reduce((n, r) => n + r.fpi, 0),
       top: calls.slice(0, 25),
+      updates: (
+        await c.query<{ table: string; updates: string; hot: string }>(
+          `SELECT relname AS table, n_tup_upd::text AS updates, n_tup_hot_upd::text AS hot FROM pg_stat_user_tables
+           WHERE relname IN ('emails', 'recipients', 'email_stats', 'usage_counters') ORDER BY relname`,
+        )
+      ).rows.map((r) => ({ table: r.table, updates: Number(r.updates), hot: Number(r.hot) })),
     };
   });
 
@@ -267,42 +282,65 @@ async function run(kind: Kind, sink: Sink, dnsServer: string, dkim: ReturnType<t
         ).every(Boolean);
       while (!(await both()) && Date.now() < until) await sleep(100);
     }
-    const pools = nodes.map((n) => new Pool(n.url, { connections: CLIENTS, pipelining: 1, keepAliveTimeout: 60_000 }));
-    const bodies = Array.from({ length: MESSAGES }, (_, i) => JSON.stringify(emailBody5k(i)));
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
+    const counts = () => (pgServer ? pgCounts(pgServer.url) : Promise.resolve(statusCounts(dataDir)));
+    /** Posts emails [from, to) and waits until the sink has every recipient and every email is DELIVERED. */
+    const load = async (from: number, to: number) => {
+      const pools = nodes.map(
+        (n) => new Pool(n.url, { connections: CLIENTS, pipelining: 1, keepAliveTimeout: 60_000 }),
+      );
+      const bodies = Array.from({ length: to - from }, (_, i) => JSON.stringify(emailBody5k(from + i)));
+      const base = sink.count();
+      let next = 0;
+      let accepted = 0;
+      const t0 = performance.now();
+      const client = async (c: number) => {
+        while (next < bodies.length) {
+          const i = next++;
+          const pool = pools[(c + i) % pools.length]!;
+          const res = await pool.request({ method: 'POST', path: '/v1/emails', headers, body: bodies[i]! });
+          const text = await res.body.text();
+          if (res.statusCode === 202) accepted++;
+          else if (problems.length < 5) problems.push(`${res.statusCode} ${text.slice(0, 200)}`);
+        }
+      };
+      await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
+      const tAccepted = performance.now();
+      await Promise.all(pools.map((p) => p.close()));
+      const t1 = await untilCounted(sink, base, accepted * RCPTS);
+      if (accepted !== bodies.length) problems.push(`${bodies.length - accepted} requests not accepted`);
+      return { t0, tAccepted, t1, base, accepted };
+    };
+    const delivered = async (want: number) => {
+      let c = await counts();
+      for (let i = 0; i < 300 && (c.emails.DELIVERED ?? 0) < want; i++) {
+        await sleep(100);
+        c = await counts();
+      }
+      return c;
+    };
+    // A running deployment's tables have history, and PostgreSQL's autovacuum has analyzed them;
+    // a run on tables created a second ago measures plans made without statistics (seq scans of
+    // recipients, docs/performance.md). The warm-up gives every store the same history, and
+    // ANALYZE stands for autovacuum's pass, which on a live server runs within a minute.
+    if (WARMUP > 0) {
+      await load(MESSAGES, MESSAGES + WARMUP);
+      await delivered(WARMUP);
+      if (pgServer) await onPg(pgServer.url, (c) => c.query('ANALYZE'));
+    }
     if (pgServer) await resetStatements(pgServer.url);
-    const base = sink.count();
     const cpu0 = nodes.reduce((s, n) => s + cpuMs(n.pid), 0);
     const db0 = pgServer ? postgresCpuMs() : 0;
-    let next = 0;
-    let accepted = 0;
-    const t0 = performance.now();
-    const client = async (c: number) => {
-      while (next < MESSAGES) {
-        const i = next++;
-        const pool = pools[(c + i) % pools.length]!;
-        const res = await pool.request({ method: 'POST', path: '/v1/emails', headers, body: bodies[i]! });
-        const text = await res.body.text();
-        if (res.statusCode === 202) accepted++;
-        else if (problems.length < 5) problems.push(`${res.statusCode} ${text.slice(0, 200)}`);
-      }
-    };
-    await Promise.all(Array.from({ length: CLIENTS }, (_, c) => client(c)));
-    const tAccepted = performance.now();
-    await Promise.all(pools.map((p) => p.close()));
-    const t1 = await untilCounted(sink, base, accepted * RCPTS);
+    const { t0, tAccepted, t1, base, accepted } = await load(0, MESSAGES);
     const cpu1 = nodes.reduce((s, n) => s + cpuMs(n.pid), 0);
     const db1 = pgServer ? postgresCpuMs() : 0;
-    let counts = pgServer ? await pgCounts(pgServer.url) : statusCounts(dataDir);
-    for (let i = 0; i < 300 && (counts.emails.DELIVERED ?? 0) < accepted; i++) {
-      await sleep(100);
-      counts = pgServer ? await pgCounts(pgServer.url) : statusCounts(dataDir);
-    }
+    const counted = await delivered(WARMUP + accepted);
     const statements = pgServer ? await readStatements(pgServer.url) : undefined;
     await sleep(500);
     const extra = sink.count() - base - accepted * RCPTS;
-    if (accepted !== MESSAGES) problems.push(`${MESSAGES - accepted} requests not accepted`);
-    if ((counts.emails.DELIVERED ?? 0) !== MESSAGES) problems.push(`emails by status ${JSON.stringify(counts.emails)}`);
+    if ((counted.emails.DELIVERED ?? 0) !== WARMUP + MESSAGES) {
+      problems.push(`emails by status ${JSON.stringify(counted.emails)}`);
+    }
     if (extra !== 0) problems.push(`the sink got ${extra} transactions more than accepted recipients`);
     const seconds = (t1 - t0) / 1000;
     return {
@@ -355,6 +393,10 @@ try {
         `    the server spent ${fmt((r.statements.execMs * 1000) / MESSAGES)} µs per email planning and executing them ` +
           `(elapsed: waits for row locks and for a core included); ` +
           `WAL ${fmt(r.statements.walBytes / MESSAGES)} bytes per email, ${per(r.statements.fpi)} full-page images`,
+      );
+      console.log(
+        '    updates per email, HOT among them (no index entries written): ' +
+          r.statements.updates.map((u) => `${u.table} ${per(u.updates)} (${per(u.hot)} HOT)`).join(', '),
       );
       console.log('       calls  µs/email (elapsed)');
       for (const t of r.statements.top) {
