@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { stampsUpdate } from '../src/delivery/pg-event-writes.ts';
 import { CLAIM_ROWS, createPgDeliveryRepo } from '../src/delivery/repo-pg.ts';
 import type { DeliveryStore } from '../src/delivery/store.ts';
 import type { LeasedRow } from '../src/delivery/repo.ts';
@@ -286,31 +287,56 @@ describe('the delivery queue on PostgreSQL, with two nodes', () => {
   });
 });
 
+// A server's tables are mostly history (delivered recipients, their next_attempt_at NULL, and
+// DELIVERED emails), and PostgreSQL's statistics say so; a burst then fills the queue with rows
+// the statistics have not seen. The group commit runs the claim's statements prepared, planned
+// once for any ids and time (the generic plan): they must find their rows by key, not walk the
+// queue through an index that the statistics take for nearly empty.
 describe('the claim on PostgreSQL, whatever the statistics say', () => {
-  it('finds the rows it leases by their ids, not by walking the queue', async () => {
-    // A table that is mostly history (delivered: next_attempt_at NULL), analyzed so, then a
-    // burst of due rows the statistics have not seen: as a server's queue is after a burst.
+  beforeAll(async () => {
     await queue(1, 0);
-    const seq = (await one<{ seq: number }>('SELECT seq FROM emails')).seq;
+    const at = new Date(T0).toISOString();
+    await a.pool.query(
+      `INSERT INTO emails (id, project_id, env, status, from_email, to_emails, subject, created_at)
+       SELECT 'd' || g, 'p1', 'LIVE', 'DELIVERED', 'a@example.com', '[]', 's', $1 FROM generate_series(1, 3000) g`,
+      [at],
+    );
     await a.pool.query(
       `INSERT INTO recipients (email_seq, project_id, address, address_lc, kind, status, updated_at, domain)
-       SELECT $1, 'p1', 'h' || g || '@example.net', 'h' || g || '@example.net', 'to', 'DELIVERED', 'x', 'example.net'
-       FROM generate_series(1, 3000) g`,
-      [seq],
+       SELECT seq, 'p1', 'h' || seq || '@example.net', 'h' || seq || '@example.net', 'to', 'DELIVERED', $1, 'example.net'
+       FROM emails`,
+      [at],
     );
-    await a.pool.query('ANALYZE recipients');
+    await a.pool.query('ANALYZE emails, recipients');
+    await a.pool.query(
+      `INSERT INTO emails (id, project_id, env, status, from_email, to_emails, subject, created_at)
+       SELECT 'q' || g, 'p1', 'LIVE', 'QUEUED', 'a@example.com', '[]', 's', $1 FROM generate_series(1, 3000) g`,
+      [at],
+    );
     await a.pool.query(
       `INSERT INTO recipients (email_seq, project_id, address, address_lc, kind, status, next_attempt_at, updated_at, domain)
-       SELECT $1, 'p1', 'q' || g || '@example.net', 'q' || g || '@example.net', 'to', 'QUEUED', $2, $2, 'example.net'
-       FROM generate_series(1, 3000) g`,
-      [seq, new Date(T0).toISOString()],
+       SELECT seq, 'p1', 'q' || seq || '@example.net', 'q' || seq || '@example.net', 'to', 'QUEUED', $1, $1, 'example.net'
+       FROM emails WHERE status = 'QUEUED'`,
+      [at],
     );
-    // The group commit runs the claim as a prepared statement, which PostgreSQL plans once for
-    // any ids and time (the generic plan).
-    const plan = (await a.pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (GENERIC_PLAN) ${CLAIM_ROWS}`)).rows
+  });
+
+  const plan = async (sql: string) =>
+    (await a.pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN (GENERIC_PLAN) ${sql}`)).rows
       .map((r) => r['QUERY PLAN'])
       .join('\n');
-    expect(plan).toContain('recipients_pkey');
-    expect(plan).not.toContain('recipients_due');
+
+  it('leases recipients found by their ids, not by walking recipients_due', async () => {
+    const p = await plan(CLAIM_ROWS);
+    expect(p).toContain('recipients_pkey');
+    expect(p).not.toContain('recipients_due');
+  });
+
+  it('stamps emails found by their seq, not by walking the QUEUED ones', async () => {
+    const p = await plan(
+      stampsUpdate([{ seq: 1, message_id: '<m@x>', dkim: null, spf_domain: 'x', from_domain: 'x' }])!.sql,
+    );
+    expect(p).toContain('emails_pkey');
+    expect(p).not.toContain('emails_project_status');
   });
 });

@@ -49,7 +49,13 @@ export const withEvents = async (
   else await t.query(`WITH ev AS (${insert.sql}) ${statement.sql}`, [...statement.params, ...insert.params]);
 };
 
-/** The UPDATE that stamps claimed emails SENDING with their Message-ID, DKIM and SPF as signed; none for none. */
+/**
+ * The UPDATE that stamps claimed emails SENDING with their Message-ID, DKIM and SPF as signed; none
+ * for none. The emails are found by seq alone: `(… IN …) IS TRUE` is no condition
+ * emails_project_status can serve (repo-pg.ts, CLAIM_ROWS, says why). On the statistics of a
+ * mostly delivered table, PostgreSQL read every QUEUED and SENDING email through that index and
+ * matched each against the stamps: 835 emails and 20,016 comparisons for 24 stamps, 24 ms.
+ */
 export function stampsUpdate(stamps: (Stamp & { seq: number })[]): { sql: string; params: unknown[] } | null {
   if (stamps.length === 0) return null;
   return {
@@ -58,7 +64,7 @@ export function stampsUpdate(stamps: (Stamp & { seq: number })[]): { sql: string
        spf_aligned = u.spf_aligned, dmarc_aligned = u.aligned
      FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::int[])
             AS u(seq, message_id, d, s, signing, aligned, spf, spf_aligned)
-     WHERE e.seq = u.seq AND e.status IN ('QUEUED', 'SENDING')`,
+     WHERE e.seq = u.seq AND (e.status IN ('QUEUED', 'SENDING')) IS TRUE`,
     params: [
       stamps.map((x) => x.seq),
       stamps.map((x) => x.message_id),
