@@ -202,6 +202,25 @@ describe.each(STORE_KINDS)('DeliveryStore on %s', (kind) => {
     expect(mine!.lease).not.toBe('');
   });
 
+  it('findDue: a row whose lease ran out and ready rows, earliest due first, within one limit', async () => {
+    await s.exec(`UPDATE recipients SET next_attempt_at = NULL`);
+    const leased = await accept('fx1', ['a@x.test']);
+    const ready = await accept('fx2', ['b@x.test', 'c@x.test']);
+    await s.exec(`UPDATE recipients SET next_attempt_at = '${iso(T0 - 2_000)}' WHERE email_seq = ${leased}`);
+    await s.exec(`UPDATE recipients SET next_attempt_at = '${iso(T0 - 1_000)}' WHERE email_seq = ${ready}`);
+    const [held] = await claimOf(leased);
+    // While the lease holds, only the ready rows are due.
+    expect((await d().findDue(T0, 10)).map((r) => r.email_seq)).toEqual([ready, ready]);
+    // Once it ran out, the leased row is due again, first, as it was due first; the limit
+    // counts it with the ready ones.
+    const later = T0 + LEASE;
+    expect((await d().findDue(later, 2)).map((r) => [r.email_seq, r.attempts])).toEqual([
+      [leased, 1],
+      [ready, 0],
+    ]);
+    expect((await d().findDue(later, 10)).map((r) => r.id)).toContain(held!.id);
+  });
+
   it('claim: a lease that ran out is claimable by another claim, under a new token', async () => {
     const seq = await accept('c3', ['a@x.test']);
     const [first] = await claimOf(seq);
