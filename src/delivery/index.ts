@@ -1,12 +1,5 @@
 export type { DeliveryEngine, SigningKeys } from './engine.ts';
-export {
-  createDeliveryRepo,
-  EXPLAIN_SQL,
-  queuedRecipients,
-  queueStatsSql,
-  waitingLine,
-  type QueueRecipient,
-} from './repo.ts';
+export { createDeliveryRepo, EXPLAIN_SQL, QUEUE_STATS_SQL, waitingLine, type QueueRecipient } from './repo.ts';
 export type { DeliveryStore } from './store.ts';
 export { nextAttemptAt } from './schedule.ts';
 export {

@@ -7,7 +7,7 @@ import type { SharedThrottle } from './throttle.ts';
 import { summarize, type RecipientState } from './status.ts';
 import { lateBounceWrite, outcomeWrites, type OutcomeState } from './outcome-writes.ts';
 import { stampsUpdate, withEvents, type NewEvent } from './pg-event-writes.ts';
-import { dueSql, queueStatsSql } from './repo.ts';
+import { QUEUE_STATS_SQL } from './repo.ts';
 import type { SpfFields } from './spf-verdict.ts';
 import type {
   ClaimedEmail,
@@ -208,9 +208,15 @@ export function createPgDeliveryRepo(
   }
 
   return {
-    // Unnamed, so planned for its values: a merge of the two indexes' first rows. The plan made
-    // once for any values (a prepared statement's) sorts every ready row instead.
-    findDue: async (now, limit) => (await pool.query<DueRow>(dueSql('$1', '$2'), [iso(now), limit])).rows,
+    findDue: async (now, limit) =>
+      (
+        await pool.query<DueRow>(
+          `SELECT id, email_seq, address, domain, attempts, last_error, delay_notified FROM recipients
+           WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+           ORDER BY next_attempt_at, email_seq LIMIT $2`,
+          [iso(now), limit],
+        )
+      ).rows,
 
     // A claim's emails in one statement, and their attachments in one more only when some have any.
     findEmails: async (seqs) => {
@@ -313,7 +319,7 @@ export function createPgDeliveryRepo(
     // server voids them all). A dead node's leases expire, and its recipients become due again.
     releaseStaleLeases: () => Promise.resolve(0),
 
-    queueStats: async () => (await pool.query<QueueStats>(queueStatsSql())).rows[0]!,
+    queueStats: async () => (await pool.query<QueueStats>(QUEUE_STATS_SQL)).rows[0]!,
 
     throttledNow: async () =>
       (

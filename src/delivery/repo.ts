@@ -29,43 +29,13 @@ export type {
 } from './store.ts';
 
 /**
- * The recipients in the queue, with the columns `cols`: those waiting for an attempt or being
- * tried (a due time is set until the outcome is final, scheduled ones included). The two
- * partial indexes recipients_ready (not leased) and recipients_leased (being tried, migration
- * 0035) hold exactly them; a row cancelled while it was tried keeps its lease but no due time.
+ * The queue for /metrics and `svc top`: recipients waiting for an attempt or being tried
+ * (a due time is set until the outcome is final, scheduled ones included), and the time the
+ * oldest email among them was due: its schedule, or its acceptance (a schedule ahead is not a
+ * wait); the partial index recipients_due walks only those rows.
  */
-export const queuedRecipients = (cols: string) =>
-  `(SELECT ${cols} FROM recipients WHERE next_attempt_at IS NOT NULL AND lease_until IS NULL
-    UNION ALL SELECT ${cols} FROM recipients WHERE lease_until IS NOT NULL AND next_attempt_at IS NOT NULL)`;
-
-/**
- * The queue for /metrics and `svc top`: its recipients (queuedRecipients), those of the project
- * whose id is the parameter `project` when given, and the time the oldest email among them was
- * due: its schedule, or its acceptance (a schedule ahead is not a wait).
- */
-export const queueStatsSql = (project?: string) =>
-  `SELECT count(*) AS recipients, min(coalesce(e.scheduled_at, e.created_at)) AS oldest
-   FROM ${queuedRecipients('email_seq, project_id')} r JOIN emails e ON e.seq = r.email_seq` +
-  (project ? ` WHERE r.project_id = ${project}` : '');
-
-/**
- * Due rows at `now`, earliest first, at most `limit`: ready ones (recipients_ready, in its
- * order), and leased ones whose lease ran out (recipients_leased), as a dead node leaves them.
- * `now` and `limit` are the store's parameters (SQLite's `@now` and `+@limit`, PostgreSQL's $1
- * and $2).
- */
-export const dueSql = (now: string, limit: string) => {
-  const cols = 'id, email_seq, address, domain, attempts, last_error, delay_notified, next_attempt_at';
-  return `SELECT id, email_seq, address, domain, attempts, last_error, delay_notified FROM (
-      SELECT * FROM (SELECT ${cols} FROM recipients
-        WHERE next_attempt_at IS NOT NULL AND lease_until IS NULL AND next_attempt_at <= ${now}
-        ORDER BY next_attempt_at, email_seq LIMIT ${limit}) ready
-      UNION ALL
-      SELECT * FROM (SELECT ${cols} FROM recipients
-        WHERE lease_until IS NOT NULL AND lease_until <= ${now} AND next_attempt_at IS NOT NULL AND next_attempt_at <= ${now}
-        ORDER BY next_attempt_at, email_seq LIMIT ${limit}) expired
-    ) d ORDER BY next_attempt_at, email_seq LIMIT ${limit}`;
-};
+export const QUEUE_STATS_SQL = `SELECT count(*) AS recipients, min(coalesce(e.scheduled_at, e.created_at)) AS oldest
+  FROM recipients r JOIN emails e ON e.seq = r.email_seq WHERE r.next_attempt_at IS NOT NULL`;
 
 /** Per recipient of an email (by id): where it stands in the queue, its last reply, and its destination's throttle. */
 export const EXPLAIN_SQL = `SELECT r.address, r.kind, r.status, r.attempts, r.next_attempt_at, r.last_attempt_at, r.last_error,
@@ -109,7 +79,11 @@ export function createDeliveryRepo(
   // `LIMIT +@limit`, `email_seq = +?`: with a bare parameter there, SQLite (3.54) plans with the bound
   // value and re-prepares the statement every time it is bound anew (~5 µs, 3 times per transaction
   // delivered). Unary plus leaves the value as it is and keeps the plan independent of it.
-  const due = db.prepare<{ now: string; limit: number }, DueRow>(dueSql('@now', '+@limit'));
+  const due = db.prepare<{ now: string; limit: number }, DueRow>(
+    `SELECT id, email_seq, address, domain, attempts, last_error, delay_notified FROM recipients
+     WHERE next_attempt_at IS NOT NULL AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
+     ORDER BY next_attempt_at, email_seq LIMIT +@limit`,
+  );
   const lease = db.prepare(
     `UPDATE recipients SET lease_until = @lease, lease_token = @token, status = 'SENDING', attempts = attempts + 1,
        last_attempt_at = @now, updated_at = @now
@@ -162,7 +136,7 @@ export function createDeliveryRepo(
   const complaint = db.prepare(
     `UPDATE recipients SET status = 'COMPLAINED', updated_at = @now WHERE id = @id AND status = 'DELIVERED'`,
   );
-  const queueStats = db.prepare<[], QueueStats>(queueStatsSql());
+  const queueStats = db.prepare<[], QueueStats>(QUEUE_STATS_SQL);
   const throttles = db.prepare<[], SharedThrottle>(
     'SELECT domain, concurrency, paused_until, updated_at FROM destination_throttles ORDER BY domain',
   );

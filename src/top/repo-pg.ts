@@ -1,5 +1,5 @@
 import type { Clock } from '../lib/clock.ts';
-import { queuedRecipients, queueStatsSql, type QueueRecipient } from '../delivery/index.ts';
+import { QUEUE_STATS_SQL, type QueueRecipient } from '../delivery/index.ts';
 import { PG_EXPLAIN_SQL } from '../delivery/index.ts';
 import type { NodeRow } from '../nodes/index.ts';
 import type { QueryResultRow } from 'pg';
@@ -107,11 +107,11 @@ function pgTopData(pool: PgPool, project: string | null): TopData {
            AND type NOT LIKE 'bounced:%' GROUP BY type`,
         [...p, h],
       ),
-    queue: () => one(queueStatsSql(project === null ? undefined : '$1'), p),
+    queue: () => one(project === null ? QUEUE_STATS_SQL : `${QUEUE_STATS_SQL} AND r.project_id = $1`, p),
     waiting: () =>
       rows(
-        `SELECT domain, count(*) AS waiting, count(*) FILTER (WHERE attempts > 0) AS deferred
-         FROM ${queuedRecipients('domain, attempts, project_id')} r WHERE ${scoped('project_id')} GROUP BY domain`,
+        `SELECT domain, count(*) AS waiting, count(*) FILTER (WHERE attempts > 0) AS deferred FROM recipients
+         WHERE next_attempt_at IS NOT NULL AND ${scoped('project_id')} GROUP BY domain`,
         p,
       ),
     throttles: () => rows('SELECT domain, concurrency, paused_until, reason FROM destination_throttles'),

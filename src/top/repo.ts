@@ -1,6 +1,6 @@
 import type { Clock } from '../lib/clock.ts';
 import type { Db } from '../store/db.ts';
-import { EXPLAIN_SQL, queuedRecipients, queueStatsSql, type QueueRecipient } from '../delivery/index.ts';
+import { EXPLAIN_SQL, QUEUE_STATS_SQL, type QueueRecipient } from '../delivery/index.ts';
 import { FRESH_NODES_SQL, type NodeRow } from '../nodes/index.ts';
 import type { TopFilter } from './filter.ts';
 import type { Destination, EmailDetail, LatestEmail, Snapshot } from './schema.ts';
@@ -51,11 +51,11 @@ function sqliteTopData(db: Db, project: string | null): TopData {
        AND type NOT LIKE 'bounced:%' GROUP BY type`,
   );
   const queue = db.prepare<Record<string, unknown>, { recipients: number; oldest: string | null }>(
-    queueStatsSql(project === null ? undefined : '@project'),
+    project === null ? QUEUE_STATS_SQL : `${QUEUE_STATS_SQL} AND r.project_id = @project`,
   );
   const waiting = db.prepare<Record<string, unknown>, { domain: string; waiting: number; deferred: number }>(
-    `SELECT domain, count(*) AS waiting, sum(attempts > 0) AS deferred
-     FROM ${queuedRecipients('domain, attempts, project_id')} r WHERE ${scoped('project_id')} GROUP BY domain`,
+    `SELECT domain, count(*) AS waiting, sum(attempts > 0) AS deferred FROM recipients
+     WHERE next_attempt_at IS NOT NULL AND ${scoped('project_id')} GROUP BY domain`,
   );
   const throttles = db.prepare<
     [],
