@@ -14,11 +14,12 @@
 // second machine adds.
 //
 // Before the measured load, each store gets BENCH_WARMUP emails (1000) of history, delivered,
-// and PostgreSQL's tables are analyzed, as autovacuum does on a running server.
+// and PostgreSQL's tables are analyzed, as autovacuum's analyze does on a running server.
 //
 // Settings (env): BENCH_MESSAGES (3000), BENCH_WARMUP (1000), BENCH_CLIENTS (20), BENCH_ONLY=sqlite|pg1|pg2,
 // BENCH_NODE_ARGS (extra node flags for each svc, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"),
-// BENCH_PG_SETTINGS (more server settings, each name=value, e.g. auto_explain's).
+// BENCH_PG_SETTINGS (more server settings, each name=value, space-separated; to load a library,
+// name pg_stat_statements with it: shared_preload_libraries=pg_stat_statements,auto_explain).
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -170,14 +171,26 @@ const pgCounts = (url: string) =>
     return { emails: await by('emails'), recipients: await by('recipients') };
   });
 
+type TableUpdates = Statements['updates'];
+
+/** Updates of the hot tables so far, and how many were HOT (the server's counters, never reset: autovacuum reads them). */
+const tableUpdates = async (c: pg.Client): Promise<TableUpdates> =>
+  (
+    await c.query<{ table: string; updates: string; hot: string }>(
+      `SELECT relname AS table, n_tup_upd::text AS updates, n_tup_hot_upd::text AS hot FROM pg_stat_user_tables
+       WHERE relname IN ('emails', 'recipients', 'email_stats', 'usage_counters') ORDER BY relname`,
+    )
+  ).rows.map((r) => ({ table: r.table, updates: Number(r.updates), hot: Number(r.hot) }));
+
+/** Resets the statement counts; the hot tables' updates so far, to subtract at the end. */
 const resetStatements = (url: string) =>
   onPg(url, async (c) => {
     await c.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
     await c.query('SELECT pg_stat_statements_reset()');
-    await c.query('SELECT pg_stat_reset()');
+    return tableUpdates(c);
   });
 
-const readStatements = (url: string): Promise<Statements> =>
+const readStatements = (url: string, before: TableUpdates): Promise<Statements> =>
   onPg(url, async (c) => {
     const { rows } = await c.query<{
       query: string;
@@ -211,12 +224,10 @@ const readStatements = (url: string): Promise<Statements> =>
       walBytes: calls.reduce((n, r) => n + r.walBytes, 0),
       fpi: calls.reduce((n, r) => n + r.fpi, 0),
       top: calls.slice(0, 25),
-      updates: (
-        await c.query<{ table: string; updates: string; hot: string }>(
-          `SELECT relname AS table, n_tup_upd::text AS updates, n_tup_hot_upd::text AS hot FROM pg_stat_user_tables
-           WHERE relname IN ('emails', 'recipients', 'email_stats', 'usage_counters') ORDER BY relname`,
-        )
-      ).rows.map((r) => ({ table: r.table, updates: Number(r.updates), hot: Number(r.hot) })),
+      updates: (await tableUpdates(c)).map((u) => {
+        const b = before.find((x) => x.table === u.table);
+        return { table: u.table, updates: u.updates - (b?.updates ?? 0), hot: u.hot - (b?.hot ?? 0) };
+      }),
     };
   });
 
@@ -284,7 +295,7 @@ async function run(kind: Kind, sink: Sink, dnsServer: string, dkim: ReturnType<t
     }
     const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}` };
     const counts = () => (pgServer ? pgCounts(pgServer.url) : Promise.resolve(statusCounts(dataDir)));
-    /** Posts emails [from, to) and waits until the sink has every recipient and every email is DELIVERED. */
+    /** Posts emails [from, to) and waits until the sink has counted a transaction for every accepted recipient. */
     const load = async (from: number, to: number) => {
       const pools = nodes.map(
         (n) => new Pool(n.url, { connections: CLIENTS, pipelining: 1, keepAliveTimeout: 60_000 }),
@@ -322,20 +333,22 @@ async function run(kind: Kind, sink: Sink, dnsServer: string, dkim: ReturnType<t
     // A running deployment's tables have history, and PostgreSQL's autovacuum has analyzed them;
     // a run on tables created a second ago measures plans made without statistics (seq scans of
     // recipients, docs/performance.md). The warm-up gives every store the same history, and
-    // ANALYZE stands for autovacuum's pass, which on a live server runs within a minute.
+    // ANALYZE stands for autovacuum's analyze, which on a live server runs within a minute (its
+    // vacuum is not run: the warm-up's dead rows stay, as they would until it came).
+    let warmed = 0;
     if (WARMUP > 0) {
-      await load(MESSAGES, MESSAGES + WARMUP);
-      await delivered(WARMUP);
+      warmed = (await load(MESSAGES, MESSAGES + WARMUP)).accepted;
+      await delivered(warmed);
       if (pgServer) await onPg(pgServer.url, (c) => c.query('ANALYZE'));
     }
-    if (pgServer) await resetStatements(pgServer.url);
+    const updatesBefore = pgServer ? await resetStatements(pgServer.url) : [];
     const cpu0 = nodes.reduce((s, n) => s + cpuMs(n.pid), 0);
     const db0 = pgServer ? postgresCpuMs() : 0;
     const { t0, tAccepted, t1, base, accepted } = await load(0, MESSAGES);
     const cpu1 = nodes.reduce((s, n) => s + cpuMs(n.pid), 0);
     const db1 = pgServer ? postgresCpuMs() : 0;
-    const counted = await delivered(WARMUP + accepted);
-    const statements = pgServer ? await readStatements(pgServer.url) : undefined;
+    const counted = await delivered(warmed + accepted);
+    const statements = pgServer ? await readStatements(pgServer.url, updatesBefore) : undefined;
     await sleep(500);
     const extra = sink.count() - base - accepted * RCPTS;
     if ((counted.emails.DELIVERED ?? 0) !== WARMUP + MESSAGES) {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { stampsUpdate } from '../src/delivery/pg-event-writes.ts';
+import { eventsInsert, stampsUpdate } from '../src/delivery/pg-event-writes.ts';
 import { CLAIM_ROWS, createPgDeliveryRepo } from '../src/delivery/repo-pg.ts';
 import type { DeliveryStore } from '../src/delivery/store.ts';
 import type { LeasedRow } from '../src/delivery/repo.ts';
@@ -333,9 +333,10 @@ describe('the claim on PostgreSQL, whatever the statistics say', () => {
   });
 
   it('stamps emails found by their seq, not by walking the QUEUED ones', async () => {
-    const p = await plan(
-      stampsUpdate([{ seq: 1, message_id: '<m@x>', dkim: null, spf_domain: 'x', from_domain: 'x' }])!.sql,
-    );
+    // As the claim runs it: the stamp with its events in one statement (withEvents).
+    const stamp = stampsUpdate([{ seq: 1, message_id: '<m@x>', dkim: null, spf_domain: 'x', from_domain: 'x' }])!;
+    const events = eventsInsert([[1, 'sending', {}]], new Date(T0).toISOString(), stamp.params.length + 1);
+    const p = await plan(`WITH ev AS (${events.sql}) ${stamp.sql}`);
     expect(p).toContain('emails_pkey');
     expect(p).not.toContain('emails_project_status');
   });

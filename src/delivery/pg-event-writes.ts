@@ -13,7 +13,7 @@ export type NewEvent = [seq: number, type: string, data: object];
  * migration 0023): as a part of a `WITH`, it sees what the other parts changed (the email's
  * status). The stats rollup's runs at COMMIT.
  */
-const eventsInsert = (events: NewEvent[], at: string, from: number) => {
+export const eventsInsert = (events: NewEvent[], at: string, from: number) => {
   const stamp = Date.parse(at);
   const [ids, seqs, types, data, when] = [from, from + 1, from + 2, from + 3, from + 4].map((n) => `$${n}`);
   return {

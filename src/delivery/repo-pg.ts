@@ -46,16 +46,18 @@ export const PG_EXPLAIN_SQL = `SELECT r.address, r.kind, r.status, r.attempts, r
   WHERE e.id = $1 ORDER BY r.id`;
 
 /**
- * Leases the recipients of ids $1 that are due at $2 and not leased, until $3 under the token
- * $4; rows another node is claiming at this moment are skipped, not waited for.
+ * Leases the recipients of ids $1 that are due at $2 and not leased, or whose lease ran out,
+ * until $3 under the token $4; rows another node is claiming at this moment are skipped, not
+ * waited for.
  *
  * The rows are found by their ids alone: `(…) IS TRUE` is true only for a due row, as
- * `next_attempt_at IS NOT NULL AND next_attempt_at <= $2` is, but it does not imply
- * recipients_due's predicate, so that index cannot serve it (as SQLite's `+?`, repo.ts).
- * recipients' statistics come from a table that is mostly delivered (next_attempt_at NULL),
- * so PostgreSQL took the due rows for a handful and walked the whole queue through
- * recipients_due to find the ids: 2,286 index entries for 72 rows in one claim of bench:nodes,
- * 4.6 ms a claim on average, growing with the queue (docs/performance.md, issue 36).
+ * `next_attempt_at IS NOT NULL AND next_attempt_at <= $2` is, but it implies neither
+ * recipients_due's predicate nor a condition that index can serve (decisions.md, "PostgreSQL's
+ * hot statements find their rows by key"). recipients' statistics come from a table that is
+ * mostly delivered (next_attempt_at NULL), so PostgreSQL took the due rows for a handful and
+ * walked the queue through recipients_due to find the ids: in one claim of bench:nodes, 2,358
+ * index entries read for 72 rows, 8.6 ms; 4.6 ms a claim on average, growing with the queue
+ * (docs/performance.md, issue 36).
  */
 export const CLAIM_ROWS = `UPDATE recipients SET lease_until = $3, lease_token = $4, status = 'SENDING', attempts = attempts + 1,
     last_attempt_at = $2, updated_at = $2
