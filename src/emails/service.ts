@@ -1,134 +1,40 @@
 import { AppError, errorRegistry, toAppError } from '../errors.ts';
-import { iso, type Clock } from '../lib/clock.ts';
-import { isUuid, newId } from '../lib/ids.ts';
+import { iso } from '../lib/clock.ts';
 import { requestHash } from '../idempotency/index.ts';
 import type { IdempotencyGate } from '../idempotency/index.ts';
-import { LIMITS, PLAN_LIMITS, type Plan } from '../limits/index.ts';
-import type { DomainsStore } from '../domains/index.ts';
+import { LIMITS, PLAN_LIMITS } from '../limits/index.ts';
 import type { Actor, Audited } from '../audit/index.ts';
 import type { AuthCheck } from '../keys/index.ts';
 import { parseInput } from '../validation.ts';
-import { checkHeaders, checkMessageSize, decodeAttachments, type Attachment } from './content.ts';
+import { checkHeaders, checkMessageSize } from './content.ts';
 import type { Envelope } from './header-fields.ts';
-import { toEmailDetail, toEmailListItem, toEventPublic } from './present.ts';
-import { readRawView } from './raw-view.ts';
-import type { AcceptOptions, EmailRow, EmailsStore, NewEmail, Recipient, SendResponse } from './store.ts';
+import type { AcceptOptions, EmailsStore, NewEmail, Recipient, SendResponse } from './store.ts';
 import { assertResendable, copyEmail, resendAudited } from './resend.ts';
-import { createTrialRule } from './trial.ts';
-import { scheduleTime } from './schedule.ts';
 import { createScheduling } from './scheduling.ts';
+import { createEmailReads, getEmailRow } from './reads.ts';
+import {
+  API_ORIGIN,
+  createEmailBuilder,
+  rawReader,
+  recipientsOf,
+  SMTP_ORIGIN,
+  type EmailBuilderDeps,
+  type Origin,
+} from './build.ts';
+import type { Sender } from './ports.ts';
 import {
   batchRequestSchema,
   idempotencyKeySchema,
-  listQuerySchema,
   rawSendSchema,
-  searchQuerySchema,
   sendRequestSchema,
-  type RawFields,
   type SendRequest,
 } from './schema.ts';
 
-/** Which door an email came through, the Message-ID its client gave, and its parts' Content-IDs. */
-interface Origin {
-  source: NewEmail['source'];
-  messageId: string | null;
-  /** Per attachment, in order (the SMTP relay; the API's attachments have none). */
-  contentIds?: readonly (string | null)[];
-}
-const API_ORIGIN: Origin = { source: 'API', messageId: null };
-const SMTP_ORIGIN: Origin = { source: 'SMTP', messageId: null };
+export { projectSender, type AccountsPort, type RenderPort, type Sender, type TemplateSource } from './ports.ts';
 
-/** What POST /v1/emails/raw's body sets over the message's own X-Service-* fields. */
-interface RawOverrides {
-  tags?: string[] | null | undefined;
-  one_click_unsubscribe?: boolean | null | undefined;
-  scheduled_at?: string | null | undefined;
-  metadata?: Record<string, string> | null | undefined;
-}
-
-/**
- * The reader of messages passed through as written (raw-request.ts) and its MIME helpers
- * (libmime: ~100 ms and 12 MB to load) come with the first such message, not at start, as
- * mailparser does for the relay's rebuild.
- */
-const rawReader = () => import('./raw-request.ts');
-
-/** The overrides that are given (null or absent leaves the message's own). */
-const definedOf = (over: RawOverrides | undefined) =>
-  Object.fromEntries(Object.entries(over ?? {}).filter(([, v]) => v != null)) as RawOverrides;
-
-/** Who is sending: the key's project and organization as the send rules need them. */
-export interface Sender {
-  /** The API key that sends; null for a member's send from the dashboard (no key sent it). */
-  id: string | null;
-  project_id: string;
-  organization_id: string;
-  env: 'LIVE' | 'TEST';
-  plan: Plan;
-  daily_limit: number | null;
-  dpa_accepted_at: string | null;
-  /** The user who created the key: the onboarding trial sends only to their address. */
-  created_by?: string | null;
-}
-
-/**
- * svc's own LIVE send for a project, sent by no key (a route's forward, a TLS report): the
- * project's organization's plan, limit and DPA apply as to any send.
- */
-export function projectSender(
-  project: { id: string; organization_id: string },
-  org: { plan: Plan; daily_limit: number | null; dpa_accepted_at: string | null },
-): Sender {
-  return {
-    id: null,
-    project_id: project.id,
-    organization_id: project.organization_id,
-    env: 'LIVE',
-    plan: org.plan,
-    daily_limit: org.daily_limit,
-    dpa_accepted_at: org.dpa_accepted_at,
-  };
-}
-
-/** What the send rules read of accounts: the key creator's address, an organization's plan and DPA. */
-export interface AccountsPort {
-  findUserById(id: string): Promise<{ email: string } | undefined>;
-  findOrgById(
-    id: string,
-  ): Promise<{ id: string; plan: Plan; daily_limit: number | null; dpa_accepted_at: string | null } | undefined>;
-}
-
-export interface TemplateSource {
-  getBySlug(
-    projectId: string,
-    slug: string,
-    version?: number,
-  ): Promise<{
-    id: string;
-    version: number;
-    subject_template: string;
-    html_template: string | null;
-    text_template: string | null;
-  }>;
-}
-
-export interface RenderPort {
-  render(
-    input: { subject: string; html: string | null; text: string | null },
-    variables: Record<string, unknown>,
-  ): Promise<{ subject: string; html: string | null; text: string | null }>;
-}
-
-export interface EmailsDeps {
+export interface EmailsDeps extends EmailBuilderDeps {
   repo: EmailsStore;
-  clock: Clock;
-  templates: TemplateSource;
-  renderer: RenderPort;
-  domains: Pick<DomainsStore, 'isVerifiedForProject' | 'findDomainByName'>;
   idempotency: IdempotencyGate;
-  accounts: AccountsPort;
-  /** The server's onboarding-trial domain (`--sandbox-domain`), if any. */
-  sandboxDomain?: string | undefined;
   /** Told of every email accepted (not of replays), once committed: /metrics, and LIVE mail wakes delivery. */
   onAccepted?: (env: string, source: string) => void;
 }
@@ -144,125 +50,8 @@ export interface BatchItemResult {
 /** Sending and reading emails: the Public API's use cases, shared by every door. */
 export function createEmailsService(deps: EmailsDeps) {
   const { repo, clock } = deps;
-  const trial = createTrialRule({ sandboxDomain: deps.sandboxDomain, users: deps.accounts, domains: deps.domains });
-
-  /** Bodies from the request, or rendered from the named template with request overrides. */
-  async function resolveContent(sender: Sender, r: SendRequest) {
-    if (!r.template) return { subject: r.subject ?? '', html: r.html ?? null, text: r.text ?? null, template: null };
-    const t = await deps.templates.getBySlug(sender.project_id, r.template, r.template_version ?? undefined);
-    // A request's subject or text overrides the template's as literal text: it is not rendered.
-    const source = {
-      subject: r.subject == null ? t.subject_template : '',
-      html: t.html_template,
-      text: r.text == null ? t.text_template : null,
-    };
-    const out = await deps.renderer.render(source, r.variables ?? {});
-    return { subject: r.subject ?? out.subject, html: out.html, text: r.text ?? out.text, template: t };
-  }
-
-  /**
-   * LIVE only: a signed DPA, then a verified domain bound to the project (decisions.md
-   * order), or else the onboarding trial when `recipients` are given (a send, not a
-   * resend). True for a trial send.
-   */
-  async function checkLiveSender(
-    sender: Pick<Sender, 'project_id' | 'dpa_accepted_at' | 'created_by'>,
-    from: string,
-    recipients: Recipient[] | null,
-  ): Promise<boolean> {
-    if (!sender.dpa_accepted_at) throw new AppError('dpa_not_signed');
-    const domain = from.slice(from.lastIndexOf('@') + 1).toLowerCase();
-    if (await deps.domains.isVerifiedForProject(sender.project_id, domain)) return false;
-    if (recipients && trial.covers(domain)) {
-      await trial.check(sender.created_by ?? null, recipients);
-      return true;
-    }
-    throw new AppError('domain_not_verified', `The domain ${domain} is not verified for this project`, {
-      code: 'domain_not_verified',
-      domain,
-    });
-  }
-
-  async function buildEmail(
-    sender: Sender,
-    r: SendRequest,
-    origin: Origin = API_ORIGIN,
-  ): Promise<{ email: NewEmail; recipients: Recipient[] }> {
-    const headers = r.headers ?? {};
-    checkHeaders(headers);
-    const attachments = decodeAttachments(r.attachments ?? []).map((a, i) =>
-      origin.contentIds?.[i] ? { ...a, content_id: origin.contentIds[i] } : a,
-    );
-    const content = await resolveContent(sender, r);
-    checkMessageSize(content, attachments);
-    return assemble(sender, r, { ...content, headers, attachments, raw: null }, origin);
-  }
-
-  /**
-   * A message passed through as written (issue 33): its fields read from its header block
-   * (raw-request.ts), its bytes stored as they are; no body, attachment or template of its own.
-   */
-  async function buildRawEmail(sender: Sender, raw: Buffer, envelope: Envelope, origin: Origin, over?: RawOverrides) {
-    const { fields, messageId } = (await rawReader()).readRawRequest(raw, envelope);
-    const r = { ...fields, ...definedOf(over) };
-    const content = { subject: r.subject ?? '', html: null, text: null, template: null };
-    return assemble(sender, r, { ...content, headers: r.headers, attachments: [], raw }, { ...origin, messageId });
-  }
-
-  /** The email and its recipient rows from a send's checked fields and content. */
-  async function assemble(
-    sender: Sender,
-    r: Omit<RawFields, 'headers'>,
-    content: {
-      subject: string;
-      html: string | null;
-      text: string | null;
-      template: { id: string; version: number } | null;
-      headers: Record<string, string>;
-      attachments: Attachment[];
-      raw: Buffer | null;
-    },
-    origin: Origin,
-  ): Promise<{ email: NewEmail; recipients: Recipient[] }> {
-    const recipients = recipientsOf(r);
-    const isTrial = sender.env === 'LIVE' && (await checkLiveSender(sender, r.from, recipients));
-    const now = clock.now();
-    const live = sender.env === 'LIVE';
-    // A TEST send checks its schedule and keeps it, but is simulated at once (decisions.md).
-    const scheduledAt = r.scheduled_at == null ? null : iso(scheduleTime(r.scheduled_at, now));
-    const scheduled = scheduledAt === null ? {} : { scheduled_at: scheduledAt };
-    const email: NewEmail = {
-      id: newId(now),
-      project_id: sender.project_id,
-      api_key_id: sender.id,
-      env: sender.env,
-      source: origin.source,
-      status: live ? 'QUEUED' : 'SIMULATED',
-      from_email: r.from,
-      from_name: r.from_name ?? null,
-      to: r.to,
-      cc: r.cc ?? null,
-      bcc: r.bcc ?? null,
-      reply_to: r.reply_to ?? null,
-      subject: content.subject,
-      tags: r.tags ?? [],
-      headers: content.headers,
-      html: content.html,
-      text: content.text,
-      raw: content.raw,
-      template_id: content.template?.id ?? null,
-      template_version: content.template?.version ?? null,
-      created_at: iso(now),
-      attachments: content.attachments,
-      event: { id: newId(now), type: live ? 'queued' : 'simulated', data: scheduled },
-      trial: isTrial,
-      message_id: origin.messageId,
-      one_click_unsubscribe: r.one_click_unsubscribe ?? null,
-      scheduled_at: scheduledAt,
-      metadata: r.metadata ?? null,
-    };
-    return { email, recipients };
-  }
+  const { buildEmail, buildRawEmail, assemble, checkLiveSender } = createEmailBuilder(deps);
+  const getRow = (projectId: string | null, id: string) => getEmailRow(repo, projectId, id);
 
   function acceptOptions(
     sender: Pick<Sender, 'env' | 'organization_id' | 'plan' | 'daily_limit'>,
@@ -329,6 +118,7 @@ export function createEmailsService(deps: EmailsDeps) {
 
   return {
     ...createScheduling({ repo, clock }),
+    ...createEmailReads(repo),
 
     /**
      * Accepts one email (send rules 1–7). With an Idempotency-Key, a repeat of
@@ -443,60 +233,6 @@ export function createEmailsService(deps: EmailsDeps) {
       return { results, accepted_count: accepted, failed_count: results.length - accepted };
     },
 
-    /** Newest first, with the contract's filters and before/after cursors. */
-    async list(projectId: string, query: unknown) {
-      const q = parseInput(listQuerySchema, query);
-      return (await repo.list(projectId, q)).map(toEmailListItem);
-    },
-
-    /** The dashboard's list: the contract's filters plus subject, source and API key (issue 31). */
-    async search(projectId: string, query: unknown) {
-      const q = parseInput(searchQuerySchema, query);
-      return (await repo.list(projectId, q)).map(toEmailListItem);
-    },
-
-    async get(projectId: string, id: string) {
-      return toEmailDetail(await withView(await getRow(projectId, id)));
-    },
-
-    async events(projectId: string, id: string) {
-      const row = await getRow(projectId, id);
-      return (await repo.listEvents(row.seq)).map(toEventPublic);
-    },
-
-    /** The email's attachments without their content, for the dashboard's email view; none after body retention. */
-    async attachments(projectId: string, id: string) {
-      const row = await getRow(projectId, id);
-      if (!row.raw_message) return repo.listAttachmentInfo(row.seq);
-      return (await readRawView(row.raw_message as Buffer)).attachments.map(
-        ({ filename, content_type, size, content_id }) => ({ filename, content_type, size, content_id }),
-      );
-    },
-
-    /**
-     * One attachment of the email with its content, by its position (0 first), for the
-     * dashboard's download; not_found when there is none there (or body retention dropped it).
-     */
-    async attachment(projectId: string, id: string, position: number): Promise<Attachment> {
-      const row = await getRow(projectId, id);
-      const all = row.raw_message
-        ? (await readRawView(row.raw_message as Buffer)).attachments
-        : await repo.listAttachments(row.seq);
-      const found = all[position];
-      if (!found)
-        throw new AppError('not_found', 'The email has no attachment there (body retention may have dropped it)');
-      return found;
-    },
-
-    /** Operator view (CLI): an email of any project. */
-    async getAny(id: string) {
-      return toEmailDetail(await withView(await getRow(null, id)));
-    },
-
-    async eventsAny(id: string) {
-      return (await repo.listEvents((await getRow(null, id)).seq)).map(toEventPublic);
-    },
-
     /**
      * Sends a stored email of the project again, as a new email, through the send rules as
      * they stand now (DPA, verified domain, suppressions, volume); audited with the insert.
@@ -572,19 +308,6 @@ export function createEmailsService(deps: EmailsDeps) {
       error: err.details ? { ...error, details: err.details } : error,
     };
   }
-
-  /** A row with the text and HTML of its stored message, for one passed through as written (raw-view.ts). */
-  async function withView(row: EmailRow): Promise<EmailRow> {
-    if (!row.raw_message) return row;
-    const view = await readRawView(row.raw_message as Buffer);
-    return { ...row, html_body: view.html, text_body: view.text };
-  }
-
-  async function getRow(projectId: string | null, id: string) {
-    const row = isUuid(id) ? await repo.findById(id) : undefined;
-    if (!row || (projectId !== null && row.project_id !== projectId)) throw new AppError('not_found', `no email ${id}`);
-    return row;
-  }
 }
 
 function parseIdempotencyKey(key: string): string {
@@ -595,24 +318,6 @@ function parseIdempotencyKey(key: string): string {
       { field: 'Idempotency-Key', message: `must be 1 to ${LIMITS.idempotencyKeyChars} characters`, code: 'too_big' },
     ],
   });
-}
-
-/** One row per distinct address (case-insensitive), to before cc before bcc. */
-function recipientsOf(r: SendRequest | Pick<NewEmail, 'to' | 'cc' | 'bcc'>): Recipient[] {
-  const seen = new Set<string>();
-  const out: Recipient[] = [];
-  const add = (list: string[] | null | undefined, kind: Recipient['kind']) => {
-    for (const address of list ?? []) {
-      const k = address.toLowerCase();
-      if (seen.has(k)) continue;
-      seen.add(k);
-      out.push({ address, kind });
-    }
-  };
-  add(r.to, 'to');
-  add(r.cc, 'cc');
-  add(r.bcc, 'bcc');
-  return out;
 }
 
 export type EmailsService = ReturnType<typeof createEmailsService>;
