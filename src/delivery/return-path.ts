@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { hmacSha256 } from '../lib/hmac.ts';
 
 /**
  * The envelope sender of LIVE mail (issue 15): `bounces+<email id>-<tag>@bounces.<from
@@ -15,7 +16,7 @@ const TAG_HEX = 12;
 const LOCAL = /^bounces\+([0-9a-f]{32})-([0-9a-f]{12})$/;
 
 const tagOf = (key: Buffer, id: string, recipient: string) =>
-  createHmac('sha256', key).update(`${id}|${recipient.toLowerCase()}`).digest('hex').slice(0, TAG_HEX);
+  hmacSha256(key, `${id}|${recipient.toLowerCase()}`).toString('hex').slice(0, TAG_HEX);
 
 const compact = (emailId: string) => emailId.replaceAll('-', '').toLowerCase();
 

@@ -1,4 +1,4 @@
-import { randomBytes, randomFillSync, createHash, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomFillSync, timingSafeEqual } from 'node:crypto';
 import { v7 } from 'uuid';
 
 // Random bytes are drawn 4 KiB at a time: one getRandomValues per id cost 4–9 µs per email.
@@ -31,7 +31,7 @@ export function randomToken(bytes = 32): string {
 }
 
 export function sha256Hex(s: string | Buffer): string {
-  return createHash('sha256').update(s).digest('hex');
+  return hash('sha256', s, 'hex');
 }
 
 export function safeEqualHex(a: string, b: string): boolean {

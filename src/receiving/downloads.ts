@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { hmacSha256 } from '../lib/hmac.ts';
 import { isUuid } from '../lib/ids.ts';
 
 /** What a download link names: a received message as received (index null), or one of its attachments. */
@@ -11,7 +12,7 @@ export interface DownloadTarget {
 const MAC_BYTES = 16;
 const TOKEN = /^[A-Za-z0-9_-]{1,200}$/;
 
-const mac = (key: Buffer, body: string) => createHmac('sha256', key).update(body).digest().subarray(0, MAC_BYTES);
+const mac = (key: Buffer, body: string) => hmacSha256(key, body).subarray(0, MAC_BYTES);
 
 /**
  * A link's token: base64url of "id.index.expires" (index `raw` for the message) and its MAC,

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { hmacSha256 } from '../lib/hmac.ts';
 import { isUuid } from '../lib/ids.ts';
 import { TRACKING_LIMITS } from './schema.ts';
 
@@ -17,7 +18,7 @@ const MAC_BYTES = 16;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
 function mac(secret: Buffer, payload: Buffer): Buffer {
-  return createHmac('sha256', secret).update(payload).digest().subarray(0, MAC_BYTES);
+  return hmacSha256(secret, payload).subarray(0, MAC_BYTES);
 }
 
 /** Signs `target` with the server's tracking secret: base64url(version, kind, email id, [url], mac). */

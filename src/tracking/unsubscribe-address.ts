@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { hmacSha256 } from '../lib/hmac.ts';
 import { uuidOf } from './unsubscribe-token.ts';
 
 /**
@@ -15,7 +16,7 @@ const LOCAL = /^unsubscribe\+([0-9a-f]{32})-([0-9a-f]{16})$/;
 
 const compact = (emailId: string) => emailId.replaceAll('-', '').toLowerCase();
 const tagOf = (key: Buffer, id: string, recipient: string) =>
-  createHmac('sha256', key).update(`unsubscribe|${id}|${recipient.toLowerCase()}`).digest('hex').slice(0, TAG_HEX);
+  hmacSha256(key, `unsubscribe|${id}|${recipient.toLowerCase()}`).toString('hex').slice(0, TAG_HEX);
 
 /** The unsubscribe address of one recipient of an email. */
 export function unsubscribeAddress(key: Buffer, emailId: string, recipient: string, fromDomain: string): string {

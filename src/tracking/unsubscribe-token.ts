@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { hmacSha256 } from '../lib/hmac.ts';
 import { isUuid } from '../lib/ids.ts';
 import { TRACKING_LIMITS } from './schema.ts';
 
@@ -16,8 +17,7 @@ const HEADER = 2 + 16 + 16; // version, kind, project uuid, email uuid
 const MAC_BYTES = 16;
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
-const mac = (secret: Buffer, payload: Buffer) =>
-  createHmac('sha256', secret).update(payload).digest().subarray(0, MAC_BYTES);
+const mac = (secret: Buffer, payload: Buffer) => hmacSha256(secret, payload).subarray(0, MAC_BYTES);
 const uuidBytes = (id: string) => Buffer.from(id.replaceAll('-', ''), 'hex');
 /** The uuid written in 16 raw bytes. */
 export function uuidOf(raw: Buffer): string {

@@ -1,5 +1,5 @@
-import { createHmac } from 'node:crypto';
 import type { Dispatcher } from 'undici';
+import { hmacSha256 } from '../lib/hmac.ts';
 import { UnsafeAddressError, WEBHOOK_TIMEOUT_MS } from './url-check.ts';
 
 /** Stored responses are cut here (decisions.md: at most 4 KiB). */
@@ -11,7 +11,7 @@ export const RESPONSE_LIMIT = 4096;
  */
 export function sign(secret: string, body: string, nowMs: number): string {
   const t = Math.floor(nowMs / 1000);
-  const v1 = createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+  const v1 = hmacSha256(secret, `${t}.${body}`).toString('hex');
   return `t=${t},v1=${v1}`;
 }
 
