@@ -32,7 +32,7 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter): A
     orgs: db.prepare<[], OrgRow>('SELECT * FROM organizations ORDER BY created_at, id'),
     orgsOfUser: db.prepare<[string], OrgRow & { role: Role }>(
       `SELECT o.*, m.role FROM memberships m JOIN organizations o ON o.id = m.organization_id
-       WHERE m.user_id = ? ORDER BY o.created_at, o.rowid`,
+       WHERE m.user_id = +? ORDER BY o.created_at, o.rowid`,
     ),
     orgCount: db.prepare<[], { n: number }>('SELECT count(*) AS n FROM organizations'),
     projectById: db.prepare<[string], ProjectRow>('SELECT * FROM projects WHERE id = ?'),
@@ -42,11 +42,11 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter): A
     ),
     members: db.prepare<[string], MemberRow>(
       `SELECT m.organization_id, m.user_id, u.email, m.role, m.created_at
-       FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organization_id = ? ORDER BY m.created_at, m.user_id`,
+       FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organization_id = +? ORDER BY m.created_at, m.user_id`,
     ),
     member: db.prepare<[string, string], MemberRow>(
       `SELECT m.organization_id, m.user_id, u.email, m.role, m.created_at
-       FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organization_id = ? AND m.user_id = ?`,
+       FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.organization_id = +? AND m.user_id = +?`,
     ),
   };
   const w = {

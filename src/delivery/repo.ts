@@ -44,7 +44,7 @@ export const EXPLAIN_SQL = `SELECT r.address, r.kind, r.status, r.attempts, r.ne
     p.mode AS sts_mode, p.policy_id AS sts_policy_id, p.expires_at AS sts_expires_at
   FROM recipients r JOIN emails e ON e.seq = r.email_seq LEFT JOIN destination_throttles t ON t.domain = r.domain
     LEFT JOIN mta_sts_policies p ON p.domain = r.domain
-  WHERE e.id = ? ORDER BY r.id`;
+  WHERE e.id = +? ORDER BY r.id`;
 
 /** Why a recipient waits, or where it stands, in one line (`svc emails show`, `svc top`). */
 export function waitingLine(q: QueueRecipient): string {
@@ -90,8 +90,11 @@ export function createDeliveryRepo(
      WHERE id = @id AND next_attempt_at IS NOT NULL AND next_attempt_at <= @now
        AND (lease_until IS NULL OR lease_until <= @now)`,
   );
+  // A join with `= ?` is re-prepared by SQLite whenever a value is bound, and better-sqlite3 then
+  // compiles a new builder for its rows: 277 µs of CPU for this read's 46 columns, once per claimed
+  // email (docs/performance.md, issue 36; test/sqlite-prepared-once.test.ts). `+?` keeps the plan.
   const email = db.prepare<[number], ClaimedEmail['row']>(
-    'SELECT e.*, b.html_body, b.text_body, b.raw_message FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.seq = ?',
+    'SELECT e.*, b.html_body, b.text_body, b.raw_message FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq WHERE e.seq = +?',
   );
   const attachments = db.prepare<[number], ClaimedEmail['attachments'][number]>(
     'SELECT filename, content_type, content, content_id FROM attachments WHERE email_seq = +? ORDER BY position',

@@ -76,9 +76,10 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
     ),
     event: db.prepare('INSERT INTO email_events (id, email_seq, type, data, created_at) VALUES (?, ?, ?, ?, ?)'),
   };
+  // `= +?` in a join: see the claim's read of its emails (delivery/repo.ts).
   const byId = db.prepare<[string], EmailRow>(
     `SELECT e.*, b.html_body, b.text_body, b.raw_message FROM emails e LEFT JOIN email_bodies b ON b.email_seq = e.seq
-     WHERE e.id = ?`,
+     WHERE e.id = +?`,
   );
   const trialOf = db.prepare<[string], { id: string }>('SELECT id FROM emails WHERE project_id = ? AND is_trial = 1');
   const attachmentsOf = db.prepare<[number], Attachment>(

@@ -19,7 +19,7 @@ export function createReceivingRepo(db: Db, tx: Committer, audit: AuditWriter): 
       `SELECT ${ROUTE_COLUMNS.split(', ')
         .map((c) => `r.${c}`)
         .join(', ')} FROM inbound_routes r JOIN domains d ON d.id = r.domain_id
-       WHERE r.domain = ? AND d.receiving = 1 ORDER BY r.seq`,
+       WHERE r.domain = +? AND d.receiving = 1 ORDER BY r.seq`,
     ),
     received: db.prepare<[string, string], ReceivedRow>(
       `SELECT ${RECEIVED_COLUMNS} FROM received_emails WHERE id = ? AND project_id = ?`,

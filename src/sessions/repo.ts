@@ -10,7 +10,7 @@ export function createSessionsRepo(db: Db, tx: Committer): SessionsStore {
   const q = {
     token: db.prepare<[string], TokenWithFamily>(
       `SELECT t.*, f.user_id, f.revoked_at AS family_revoked_at
-       FROM session_tokens t JOIN session_families f ON f.id = t.family_id WHERE t.token_hash = ?`,
+       FROM session_tokens t JOIN session_families f ON f.id = t.family_id WHERE t.token_hash = +?`,
     ),
   };
   const w = {

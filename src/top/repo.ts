@@ -85,7 +85,7 @@ function sqliteTopData(db: Db, project: string | null): TopData {
   const explain = db.prepare<[string], QueueRecipient>(EXPLAIN_SQL);
   const emailEvents = db.prepare<[string], { type: string; created_at: string; data: string }>(
     `SELECT ev.type, ev.created_at, ev.data FROM email_events ev JOIN emails e ON e.seq = ev.email_seq
-     WHERE e.id = ? ORDER BY ev.seq`,
+     WHERE e.id = +? ORDER BY ev.seq`,
   );
   const latestSql = new Map<string, ReturnType<Db['prepare']>>();
 
