@@ -75,7 +75,7 @@ describe('SQLite statements on the hot paths are prepared once', () => {
     expect(await compilesAfterFirst([...ids, ids[0]!], (id) => s.store.emails.findById(id))).toBe(0);
   });
 
-  it("a dashboard session's token and member, and the routes of a receiving domain", async () => {
+  it("a domain's DKIM keys, a dashboard session's token and member, and the routes of a receiving domain", async () => {
     await s.exec(`INSERT INTO users (id, email, password_hash, created_at) VALUES ('u2', 'two@example.com', 'h', '${AT}'),
         ('u3', 'three@example.com', 'h', '${AT}');
       INSERT INTO memberships (organization_id, user_id, role, created_at) VALUES ('o1', 'u1', 'OWNER', '${AT}'),
@@ -89,6 +89,11 @@ describe('SQLite statements on the hot paths are prepared once', () => {
       INSERT INTO inbound_routes (id, project_id, domain_id, domain, kind, local_part, action, created_at, updated_at)
         VALUES ('r1', 'p1', 'd1', 'a.x.test', 'exact', 'in', 'webhook', '${AT}', '${AT}'),
           ('r2', 'p1', 'd2', 'b.x.test', 'exact', 'in', 'webhook', '${AT}', '${AT}')`);
+    await s.exec(`INSERT INTO domain_dkim_keys (id, domain_id, selector, algorithm, private_key, public_key, state, created_at)
+      VALUES ('k1', 'd1', 's1', 'rsa', 'p', 'p', 'active', '${AT}'), ('k2', 'd2', 's1', 'rsa', 'p', 'p', 'active', '${AT}')`);
+    expect(
+      await compilesAfterFirst(['a.x.test', 'b.x.test', 'a.x.test'], (d) => s.store.domains.findDomainWithKeys(d)),
+    ).toBe(0);
     expect(await compilesAfterFirst(['h1', 'h2', 'h3'], (h) => s.store.sessions.findToken(h))).toBe(0);
     expect(await compilesAfterFirst(['u1', 'u2', 'u3'], (u) => s.store.accounts.findMember('o1', u))).toBe(0);
     expect(await compilesAfterFirst(['u1', 'u2', 'u3'], (u) => s.store.accounts.listOrgsOfUser(u))).toBe(0);

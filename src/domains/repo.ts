@@ -24,8 +24,10 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter): Do
     projects: db.prepare<[string], { project_id: string }>(
       'SELECT project_id FROM project_domains WHERE domain_id = ? ORDER BY created_at, project_id',
     ),
+    // `+?`: domain_dkim_keys has a partial index, and SQLite re-prepares a read it plans fully
+    // (not a unique lookup) whenever a value is bound (test/sqlite-prepared-once.test.ts).
     keys: db.prepare<[string], DkimKeyRow>(
-      'SELECT * FROM domain_dkim_keys WHERE domain_id = ? ORDER BY created_at, id',
+      'SELECT * FROM domain_dkim_keys WHERE domain_id = +? ORDER BY created_at, id',
     ),
   };
   const w = {
