@@ -26,7 +26,7 @@ export default tseslint.config(
     },
   },
   // The layers, lowest first (ARCHITECTURE.md, "Dependency rules"): lib/ and the core files,
-  // store/, the domains, the composition root (app.ts, app-parts.ts, app-store.ts, app-options.ts), the
+  // store/, the domains, the composition root (app.ts and the other src/app-*.ts), the
   // doors, main.ts. An import runs down, never up; one domain reaches another only through
   // its index.ts; a door calls services, never a repository. Each file gets exactly one of
   // the blocks below (flat config replaces a rule, it does not merge it).

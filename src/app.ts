@@ -9,16 +9,14 @@ import {
   loadServerModules,
   startPurge,
   wireAccess,
-  wireDelivery,
-  wireDoctor,
   wireInbound,
   wireSending,
-  wireTlsReports,
   wireWebhooks,
   type AppOverrides,
   type ServerModules,
   type Wiring,
 } from './app-parts.ts';
+import { wireDelivery, wireDoctor, wireTlsReports } from './app-delivery.ts';
 import type { OpsMetrics } from './metrics/index.ts';
 import { createTopService } from './top/index.ts';
 import { hostnameProblem } from './domains/index.ts';
