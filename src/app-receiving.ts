@@ -1,6 +1,6 @@
 import { publicUrlOf } from './app-options.ts';
 import type { Wiring, wireAccess, wireSending } from './app-parts.ts';
-import { projectSender, type Sender } from './emails/service.ts';
+import { projectSender, type Sender } from './emails/index.ts';
 import { createReceiving } from './receiving/service.ts';
 import type { MessageReaders } from './receiving/service.ts';
 

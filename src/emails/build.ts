@@ -177,8 +177,6 @@ export function createEmailBuilder(deps: EmailBuilderDeps) {
   return { buildEmail, buildRawEmail, assemble, checkLiveSender };
 }
 
-export type EmailBuilder = ReturnType<typeof createEmailBuilder>;
-
 /** One row per distinct address (case-insensitive), to before cc before bcc. */
 export function recipientsOf(r: SendRequest | Pick<NewEmail, 'to' | 'cc' | 'bcc'>): Recipient[] {
   const seen = new Set<string>();

@@ -1,6 +1,7 @@
 export { createEmailsRepo } from './repo.ts';
 export type { EmailsStore, SendResponse } from './store.ts';
-export { createEmailsService, projectSender, type EmailsService, type Sender } from './service.ts';
+export { createEmailsService, type EmailsService } from './service.ts';
+export { projectSender, type Sender } from './ports.ts';
 export {
   sendRequestSchema,
   batchRequestSchema,

@@ -30,8 +30,6 @@ import {
   type SendRequest,
 } from './schema.ts';
 
-export { projectSender, type AccountsPort, type RenderPort, type Sender, type TemplateSource } from './ports.ts';
-
 export interface EmailsDeps extends EmailBuilderDeps {
   repo: EmailsStore;
   idempotency: IdempotencyGate;
@@ -51,7 +49,6 @@ export interface BatchItemResult {
 export function createEmailsService(deps: EmailsDeps) {
   const { repo, clock } = deps;
   const { buildEmail, buildRawEmail, assemble, checkLiveSender } = createEmailBuilder(deps);
-  const getRow = (projectId: string | null, id: string) => getEmailRow(repo, projectId, id);
 
   function acceptOptions(
     sender: Pick<Sender, 'env' | 'organization_id' | 'plan' | 'daily_limit'>,
@@ -239,7 +236,7 @@ export function createEmailsService(deps: EmailsDeps) {
      * The onboarding-trial email is never resent, and a resend never uses the trial.
      */
     async resend(orgId: string, projectId: string, emailId: string, actor: Actor): Promise<SendResponse> {
-      const row = await getRow(projectId, emailId);
+      const row = await getEmailRow(repo, projectId, emailId);
       assertResendable(row);
       const org = await deps.accounts.findOrgById(orgId);
       if (!org) throw new AppError('not_found', `no organization ${orgId}`);
