@@ -1,8 +1,7 @@
 import { publicUrlOf } from './app-options.ts';
 import type { Wiring, wireAccess, wireSending } from './app-parts.ts';
 import { projectSender, type Sender } from './emails/index.ts';
-import { createReceiving } from './receiving/service.ts';
-import type { MessageReaders } from './receiving/service.ts';
+import { createReceiving, type MessageReaders } from './receiving/index.ts';
 
 /** Attachments up to this size travel inside an `email.received` webhook's body; larger ones by link. */
 const INLINE_MAX_BYTES = 256 * 1024;
