@@ -101,4 +101,28 @@ describe('SQLite statements on the hot paths are prepared once', () => {
       0,
     );
   });
+
+  it('a page of GET /v1/emails, and the lists of keys, projects and stats', async () => {
+    const page = (q: Record<string, unknown>) => s.store.emails.list('p1', { limit: 25, ...q });
+    // Each call returns rows: a builder is only compiled for a statement that returns one.
+    expect(await compilesAfterFirst([1, 2, 3], (limit) => page({ limit }))).toBe(0);
+    expect(
+      await compilesAfterFirst([ids[1], '0192e0a0-0000-7000-8000-000000000003', ids[1]], (before) => page({ before })),
+    ).toBe(0);
+    expect(await compilesAfterFirst(['QUEUED', 'QUEUED', 'QUEUED'], (status) => page({ status, limit: 2 }))).toBe(0);
+    await s.exec(`INSERT INTO projects (id, organization_id, name, created_at) VALUES ('p2', 'o1', 'Q', '${AT}');
+      INSERT INTO organizations (id, name, plan, created_at) VALUES ('o2', 'Two', 'FREE', '${AT}');
+      INSERT INTO projects (id, organization_id, name, created_at) VALUES ('p3', 'o2', 'R', '${AT}');
+      INSERT INTO api_keys (id, project_id, name, prefix, key_hash, permissions, env, created_at)
+        VALUES ('k1', 'p1', 'a', 'x', 'h1', 'FULL_ACCESS', 'LIVE', '${AT}'),
+          ('k2', 'p2', 'b', 'x', 'h2', 'FULL_ACCESS', 'LIVE', '${AT}'), ('k3', 'p3', 'c', 'x', 'h3', 'FULL_ACCESS', 'LIVE', '${AT}')`);
+    expect(await compilesAfterFirst(['p1', 'p2', 'p3'], (p) => s.store.keys.listKeys(p, true))).toBe(0);
+    expect(await compilesAfterFirst(['o1', 'o2', 'o1'], (o) => s.store.accounts.listProjects(o))).toBe(0);
+    const hour = AT.slice(0, 13);
+    expect(
+      await compilesAfterFirst(['2000-01-01T00', '2001-01-01T00', '2002-01-01T00'], (from) =>
+        s.store.stats.countByBucket('p1', 'day', from, `${hour}~`),
+      ),
+    ).toBe(0);
+  });
 });

@@ -38,7 +38,7 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter): A
     projectById: db.prepare<[string], ProjectRow>('SELECT * FROM projects WHERE id = ?'),
     projectsByName: db.prepare<[string], ProjectRow>('SELECT * FROM projects WHERE name = ?'),
     projectsOfOrg: db.prepare<[string], ProjectRow>(
-      'SELECT * FROM projects WHERE organization_id = ? ORDER BY created_at, id',
+      'SELECT * FROM projects WHERE organization_id = +? ORDER BY created_at, id',
     ),
     members: db.prepare<[string], MemberRow>(
       `SELECT m.organization_id, m.user_id, u.email, m.role, m.created_at
@@ -89,7 +89,7 @@ export function createAccountsRepo(db: Db, tx: Committer, audit: AuditWriter): A
   );
   const invitationByHash = db.prepare<[string], InvitationRow>('SELECT * FROM invitations WHERE token_hash = ?');
   const pendingInvitations = db.prepare<[string, string], InvitationRow>(
-    `SELECT * FROM invitations WHERE organization_id = ? AND accepted_at IS NULL AND expires_at > ?
+    `SELECT * FROM invitations WHERE organization_id = +? AND accepted_at IS NULL AND expires_at > +?
      ORDER BY created_at, id`,
   );
   // Checked inside the write's own transaction, so two demotions at once cannot both pass.

@@ -63,7 +63,7 @@ export function createAuditRepo(db: Db): AuditStore {
   // Insertion order: ids minted in the same millisecond do not sort by time.
   const page = db.prepare<[string, string | null, number], AuditRow>(
     `SELECT * FROM audit_logs
-     WHERE organization_id = ? AND rowid < coalesce((SELECT rowid FROM audit_logs WHERE id = ?), 9223372036854775807)
+     WHERE organization_id = +? AND rowid < coalesce((SELECT rowid FROM audit_logs WHERE id = +?), 9223372036854775807)
      ORDER BY rowid DESC LIMIT +?`,
   );
   const list = (orgId: string, before: string | undefined, limit: number): Promise<AuditLog[]> =>

@@ -18,11 +18,11 @@ export function createDomainsRepo(db: Db, tx: Committer, audit: AuditWriter): Do
     ),
     byId: db.prepare<[string], DomainRow>('SELECT * FROM domains WHERE id = ?'),
     byName: db.prepare<[string], DomainRow>('SELECT * FROM domains WHERE name = ?'),
-    ofOrg: db.prepare<[string], DomainRow>('SELECT * FROM domains WHERE organization_id = ? ORDER BY created_at, id'),
+    ofOrg: db.prepare<[string], DomainRow>('SELECT * FROM domains WHERE organization_id = +? ORDER BY created_at, id'),
     allIds: db.prepare<[], { id: string }>('SELECT id FROM domains ORDER BY created_at, id'),
     countOrg: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM domains WHERE organization_id = ?'),
     projects: db.prepare<[string], { project_id: string }>(
-      'SELECT project_id FROM project_domains WHERE domain_id = ? ORDER BY created_at, project_id',
+      'SELECT project_id FROM project_domains WHERE domain_id = +? ORDER BY created_at, project_id',
     ),
     // `+?`: domain_dkim_keys has a partial index, and SQLite re-prepares a read it plans fully
     // (not a unique lookup) whenever a value is bound (test/sqlite-prepared-once.test.ts).

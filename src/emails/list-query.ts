@@ -28,7 +28,10 @@ const ASCII_UPPER = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
  * it must be cheap there.
  */
 export const SQLITE_LIST: ListDialect = {
-  placeholder: () => '?',
+  // `+?`: a bare parameter makes SQLite re-prepare the statement each time a value is bound (and
+  // better-sqlite3 compile a new builder for its 46 columns), on every page; the plans are the
+  // same (decisions.md, "Bound values stay out of the query plan on hot statements").
+  placeholder: () => '+?',
   senderIs: (p) => `e.from_email = ${p} COLLATE NOCASE`,
   subjectHas: (text, param) => `e.subject LIKE ${param(`%${text.replace(/[\\%_]/g, '\\$&')}%`)} ESCAPE '\\'`,
   metadataIs: (key, value, param) => `json_extract(e.metadata, ${param(`$."${key}"`)}) = ${param(value)}`,

@@ -83,10 +83,10 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
   );
   const trialOf = db.prepare<[string], { id: string }>('SELECT id FROM emails WHERE project_id = ? AND is_trial = 1');
   const attachmentsOf = db.prepare<[number], Attachment>(
-    'SELECT filename, content_type, content, content_id FROM attachments WHERE email_seq = ? ORDER BY position',
+    'SELECT filename, content_type, content, content_id FROM attachments WHERE email_seq = +? ORDER BY position',
   );
   const attachmentInfoOf = db.prepare<[number], AttachmentInfo>(
-    'SELECT filename, content_type, size, content_id FROM attachments WHERE email_seq = ? ORDER BY position',
+    'SELECT filename, content_type, size, content_id FROM attachments WHERE email_seq = +? ORDER BY position',
   );
   const seqOf = db.prepare<[string, string], { seq: number; created_at: string }>(
     'SELECT seq, created_at FROM emails WHERE id = ? AND project_id = ?',
@@ -97,7 +97,7 @@ export function createEmailsRepo(db: Db, tx: Committer, deps: EmailsRepoDeps): E
     'SELECT id, type, data, ip_address, user_agent, created_at FROM email_events WHERE email_seq = +? ORDER BY seq',
   );
   const retentionPage = db.prepare<[number, number], RetentionRow>(
-    'SELECT seq, created_at, status FROM emails WHERE seq > ? ORDER BY seq LIMIT ?',
+    'SELECT seq, created_at, status FROM emails WHERE seq > +? ORDER BY seq LIMIT +?',
   );
   const retentionAt = db.prepare<[string], RetentionRow>(
     'SELECT seq, created_at, status FROM emails WHERE seq IN (SELECT value FROM json_each(?))',

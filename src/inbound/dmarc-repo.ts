@@ -9,7 +9,7 @@ type RowOut = Omit<DatedRow, 'own_source' | 'flagged'> & { own_source: number; f
 const ROWS = `SELECT r.begin_at, r.org_name, w.source_ip, w.count, w.disposition, w.dkim_result, w.dkim_domain,
                      w.spf_result, w.spf_domain, w.dkim_aligned, w.spf_aligned, w.own_source, w.flagged
               FROM dmarc_reports r JOIN dmarc_report_rows w ON w.report_id = r.id
-              WHERE r.domain_id = ? AND r.begin_at >= ? ORDER BY r.begin_at, r.id, w.n`;
+              WHERE r.domain_id = +? AND r.begin_at >= +? ORDER BY r.begin_at, r.id, w.n`;
 
 /** DMARC aggregate reports on SQLite: the plan of dmarc.ts executed, nothing decided here. */
 export function createDmarcRepo(db: Db, tx: Committer): DmarcStore {

@@ -21,7 +21,7 @@ export function createKeysRepo(db: Db, tx: Committer, audit: AuditWriter): KeysS
   const readEpoch = () => epochNow.get()!;
   const byId = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE id = ?');
   const ofProject = db.prepare<[string, number], KeyRow>(
-    'SELECT * FROM api_keys WHERE project_id = ? AND (? OR revoked_at IS NULL) ORDER BY created_at DESC, id DESC',
+    'SELECT * FROM api_keys WHERE project_id = +? AND (+? OR revoked_at IS NULL) ORDER BY created_at DESC, id DESC',
   );
   const insert = db.prepare(
     `INSERT INTO api_keys (id, project_id, name, prefix, key_hash, permissions, env, created_by, expires_at, created_at)

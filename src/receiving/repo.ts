@@ -13,7 +13,7 @@ export function createReceivingRepo(db: Db, tx: Committer, audit: AuditWriter): 
   const q = {
     route: db.prepare<[string], RouteRow>(`SELECT ${ROUTE_COLUMNS} FROM inbound_routes WHERE id = ?`),
     routes: db.prepare<[string], RouteRow>(
-      `SELECT ${ROUTE_COLUMNS} FROM inbound_routes WHERE project_id = ? ORDER BY seq`,
+      `SELECT ${ROUTE_COLUMNS} FROM inbound_routes WHERE project_id = +? ORDER BY seq`,
     ),
     routesAt: db.prepare<[string], RouteRow>(
       `SELECT ${ROUTE_COLUMNS.split(', ')

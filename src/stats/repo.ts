@@ -8,11 +8,11 @@ export function createStatsRepo(db: Db): StatsStore {
   const q: Record<Granularity, ReturnType<typeof db.prepare<[string, string, string], BucketCount>>> = {
     hour: db.prepare(
       `SELECT bucket_hour AS bucket, type, count AS n FROM email_stats
-       WHERE project_id = ? AND bucket_hour >= ? AND bucket_hour < ?`,
+       WHERE project_id = +? AND bucket_hour >= +? AND bucket_hour < +?`,
     ),
     day: db.prepare(
       `SELECT substr(bucket_hour, 1, 10) AS bucket, type, sum(count) AS n FROM email_stats
-       WHERE project_id = ? AND bucket_hour >= ? AND bucket_hour < ? GROUP BY 1, 2`,
+       WHERE project_id = +? AND bucket_hour >= +? AND bucket_hour < +? GROUP BY 1, 2`,
     ),
   };
   return {

@@ -36,9 +36,9 @@ export function createSuppressionsRepo(db: Db, tx: Committer, audit: AuditWriter
   type PageArgs = { project: string; after: string; like: string | null; reason: string | null; limit: number };
   const page = db.prepare<[PageArgs], Suppression>(
     `SELECT project_id, email, reason, created_at FROM suppressions
-     WHERE project_id = @project AND email > @after AND (@like IS NULL OR email LIKE @like ESCAPE '\\')
-       AND (@reason IS NULL OR reason = @reason)
-     ORDER BY email LIMIT @limit`,
+     WHERE project_id = +@project AND email > +@after AND (@like IS NULL OR email LIKE +@like ESCAPE '\\')
+       AND (@reason IS NULL OR reason = +@reason)
+     ORDER BY email LIMIT +@limit`,
   );
   const upsert = db.prepare(
     `INSERT INTO suppressions (project_id, email, reason, created_at) VALUES (?, ?, ?, ?)

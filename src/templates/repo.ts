@@ -9,7 +9,7 @@ import { LAYOUT_IN_USE_SQL, toTemplate, toVersion, type TemplateRow, type Versio
 export function createTemplatesRepo(db: Db, tx: Committer, audit: AuditWriter): TemplatesStore {
   const byId = db.prepare<[string], TemplateRow>('SELECT * FROM templates WHERE id = ?');
   const bySlug = db.prepare<[string, string], TemplateRow>('SELECT * FROM templates WHERE project_id = ? AND slug = ?');
-  const ofProject = db.prepare<[string], TemplateRow>('SELECT * FROM templates WHERE project_id = ? ORDER BY slug');
+  const ofProject = db.prepare<[string], TemplateRow>('SELECT * FROM templates WHERE project_id = +? ORDER BY slug');
   const insert = db.prepare(
     `INSERT INTO templates (id, project_id, name, slug, subject_template, html_template, text_template, variables,
        version, published_version, is_layout, layout_id, created_at, updated_at)
@@ -36,7 +36,7 @@ export function createTemplatesRepo(db: Db, tx: Committer, audit: AuditWriter): 
     'SELECT * FROM template_versions WHERE template_id = ? AND version = ?',
   );
   const versions = db.prepare<[string], VersionRow>(
-    'SELECT * FROM template_versions WHERE template_id = ? ORDER BY version DESC',
+    'SELECT * FROM template_versions WHERE template_id = +? ORDER BY version DESC',
   );
   const inUse = db.prepare<{ id: string }, { one: number }>(LAYOUT_IN_USE_SQL.replaceAll('$1', '@id'));
   const del = db.prepare('DELETE FROM templates WHERE id = ?');

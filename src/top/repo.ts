@@ -22,24 +22,24 @@ export function createTopReader(db: Db, opts: { clock?: Clock; projectId?: strin
 }
 
 function sqliteTopData(db: Db, project: string | null): TopData {
-  const scoped = (col: string) => (project === null ? '1' : `${col} = @project`);
+  const scoped = (col: string) => (project === null ? '1' : `${col} = +@project`);
   const args = project === null ? {} : { project };
 
   const maxSeq = db.prepare<[], number | null>('SELECT max(seq) FROM email_events').pluck();
   const events = db.prepare<Record<string, unknown>, { second: string; type: string; n: number }>(
     project === null
       ? `SELECT substr(created_at, 1, 19) AS second, type, count(*) AS n FROM email_events
-         WHERE seq > @after AND seq <= @upto GROUP BY 1, 2`
+         WHERE seq > +@after AND seq <= +@upto GROUP BY 1, 2`
       : `SELECT substr(ev.created_at, 1, 19) AS second, ev.type, count(*) AS n
          FROM email_events ev JOIN emails e ON e.seq = ev.email_seq
-         WHERE ev.seq > @after AND ev.seq <= @upto AND e.project_id = @project GROUP BY 1, 2`,
+         WHERE ev.seq > +@after AND ev.seq <= +@upto AND e.project_id = +@project GROUP BY 1, 2`,
   );
   // The recipient's domain of the events that settle a recipient (data.recipient).
   const settled = db.prepare<Record<string, unknown>, { second: string; type: string; domain: string; n: number }>(
     `SELECT second, type, lower(substr(r, instr(r, '@') + 1)) AS domain, count(*) AS n FROM (
        SELECT substr(ev.created_at, 1, 19) AS second, ev.type, json_extract(ev.data, '$.recipient') AS r
        FROM email_events ev ${project === null ? '' : 'JOIN emails e ON e.seq = ev.email_seq'}
-       WHERE ev.seq > @after AND ev.seq <= @upto AND (ev.type = 'delivered' OR ev.type = 'bounced' OR ev.type = 'failed')
+       WHERE ev.seq > +@after AND ev.seq <= +@upto AND (ev.type = 'delivered' OR ev.type = 'bounced' OR ev.type = 'failed')
          AND ${scoped('e.project_id')})
      GROUP BY 1, 2, 3`,
   );
@@ -47,7 +47,7 @@ function sqliteTopData(db: Db, project: string | null): TopData {
     // project_id leads the rollup's primary key: IN (every project) lets the whole-server read use it too.
     // Not the bounces by category (`bounced:<category>`, migration 0025): the events by type only.
     `SELECT type, sum(count) AS n FROM email_stats
-     WHERE project_id IN (SELECT id FROM projects WHERE ${scoped('id')}) AND bucket_hour = @hour
+     WHERE project_id IN (SELECT id FROM projects WHERE ${scoped('id')}) AND bucket_hour = +@hour
        AND type NOT LIKE 'bounced:%' GROUP BY type`,
   );
   const queue = db.prepare<Record<string, unknown>, { recipients: number; oldest: string | null }>(
@@ -76,7 +76,7 @@ function sqliteTopData(db: Db, project: string | null): TopData {
   const failures = db.prepare<Record<string, unknown>, { minute: string; n: number }>(
     `SELECT substr(d.created_at, 1, 16) AS minute, count(*) AS n
      FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-     WHERE d.seq > @after AND d.seq <= @upto AND d.status = 'failed' AND ${scoped('w.project_id')} GROUP BY 1`,
+     WHERE d.seq > +@after AND d.seq <= +@upto AND d.status = 'failed' AND ${scoped('w.project_id')} GROUP BY 1`,
   );
   const nodes = db.prepare<[string], NodeRow>(FRESH_NODES_SQL);
   const emailOf = db.prepare<[string], { id: string; status: string; project_id: string }>(
@@ -94,11 +94,11 @@ function sqliteTopData(db: Db, project: string | null): TopData {
     const shape = `${f.status ? 's' : ''}${f.to_email ? 'a' : ''}${f.tag ? 't' : ''}`;
     let stmt = latestSql.get(shape);
     if (!stmt) {
-      const where = ['e.project_id = @p'];
-      if (f.status) where.push('e.status = @status');
+      const where = ['e.project_id = +@p'];
+      if (f.status) where.push('e.status = +@status');
       if (f.to_email)
-        where.push('e.seq IN (SELECT email_seq FROM recipients WHERE project_id = @p AND address_lc = @to)');
-      if (f.tag) where.push('e.seq IN (SELECT email_seq FROM email_tags WHERE project_id = @p AND tag = @tag)');
+        where.push('e.seq IN (SELECT email_seq FROM recipients WHERE project_id = +@p AND address_lc = +@to)');
+      if (f.tag) where.push('e.seq IN (SELECT email_seq FROM email_tags WHERE project_id = +@p AND tag = +@tag)');
       stmt = db.prepare(
         `SELECT e.seq, e.id, e.status, e.from_email, e.to_emails, e.subject, e.created_at FROM emails e
          WHERE ${where.join(' AND ')} ORDER BY e.seq DESC LIMIT ${LATEST}`,

@@ -11,7 +11,7 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter): W
   const log = (a: Audited | undefined) => a && audit.record(a.actor, a.entry, a.atMs);
   const q = {
     byId: db.prepare<[string], WebhookRow>('SELECT * FROM webhooks WHERE id = ?'),
-    ofProject: db.prepare<[string], WebhookRow>('SELECT * FROM webhooks WHERE project_id = ? ORDER BY rowid'),
+    ofProject: db.prepare<[string], WebhookRow>('SELECT * FROM webhooks WHERE project_id = +? ORDER BY rowid'),
     count: db.prepare<[string], { n: number }>(
       `SELECT count(*) AS n FROM webhooks w JOIN projects p ON p.id = w.project_id
        WHERE p.organization_id = (SELECT organization_id FROM projects WHERE id = ?)`,
@@ -83,7 +83,7 @@ export function createWebhooksRepo(db: Db, tx: Committer, audit: AuditWriter): W
   const read = <T>(v: T) => Promise.resolve(v);
 
   const deliveriesPage = db.prepare<[number, number], { seq: number; created_at: string }>(
-    'SELECT seq, created_at FROM webhook_deliveries WHERE seq > ? ORDER BY seq LIMIT ?',
+    'SELECT seq, created_at FROM webhook_deliveries WHERE seq > +? ORDER BY seq LIMIT +?',
   );
   const deleteDeliveries = db.prepare('DELETE FROM webhook_deliveries WHERE seq > ? AND seq <= ?');
   return {
