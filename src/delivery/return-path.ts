@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { hmacSha256 } from '../lib/hmac.ts';
+import { uuidOf } from '../lib/ids.ts';
 
 /**
  * The envelope sender of LIVE mail (issue 15): `bounces+<email id>-<tag>@bounces.<from
@@ -19,9 +20,6 @@ const tagOf = (key: Buffer, id: string, recipient: string) =>
   hmacSha256(key, `${id}|${recipient.toLowerCase()}`).toString('hex').slice(0, TAG_HEX);
 
 const compact = (emailId: string) => emailId.replaceAll('-', '').toLowerCase();
-
-const uuidOf = (hex: string) =>
-  `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 
 /** The return path of an email to one recipient. */
 export function returnPathAddress(key: Buffer, emailId: string, recipient: string, fromDomain: string): string {

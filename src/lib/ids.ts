@@ -25,6 +25,15 @@ export function isUuid(s: string): boolean {
   return UUID_RE.test(s);
 }
 
+/** A uuid's 16 bytes. */
+export const uuidBytes = (id: string): Buffer => Buffer.from(id.replaceAll('-', ''), 'hex');
+
+/** The uuid written as its 32 hex digits (or 16 raw bytes), with its dashes. */
+export function uuidOf(hexOrBytes: string | Buffer): string {
+  const h = typeof hexOrBytes === 'string' ? hexOrBytes : hexOrBytes.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
 /** A url-safe random token of `bytes` bytes of entropy. */
 export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');

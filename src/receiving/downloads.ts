@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
-import { hmacSha256 } from '../lib/hmac.ts';
 import { isUuid } from '../lib/ids.ts';
+import { tokenMac as mac } from '../lib/sealed-token.ts';
 
 /** What a download link names: a received message as received (index null), or one of its attachments. */
 export interface DownloadTarget {
@@ -8,14 +8,11 @@ export interface DownloadTarget {
   index: number | null;
 }
 
-/** 128 bits of HMAC-SHA256, as the tracking links. */
-const MAC_BYTES = 16;
 const TOKEN = /^[A-Za-z0-9_-]{1,200}$/;
 
-const mac = (key: Buffer, body: string) => hmacSha256(key, body).subarray(0, MAC_BYTES);
-
 /**
- * A link's token: base64url of "id.index.expires" (index `raw` for the message) and its MAC,
+ * A link's token: base64url of "id.index.expires" (index `raw` for the message) and its MAC
+ * (128 bits of HMAC-SHA256, as the tracking links),
  * so a webhook's receiver downloads without a key until `expiresS` (Unix seconds).
  */
 export function downloadToken(key: Buffer, t: DownloadTarget, expiresS: number): string {

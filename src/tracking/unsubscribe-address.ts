@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import { hmacSha256 } from '../lib/hmac.ts';
-import { uuidOf } from './unsubscribe-token.ts';
+import { uuidOf } from '../lib/ids.ts';
 
 /**
  * The mailto of List-Unsubscribe (RFC 2369; RFC 8058 leaves it beside the https URL):
@@ -36,7 +36,7 @@ export function parseUnsubscribeAddress(address: string): UnsubscribeAddress | n
   const m = at < 0 ? null : LOCAL.exec(address.slice(0, at).toLowerCase());
   const host = address.slice(at + 1).toLowerCase();
   if (!m || !host.startsWith('bounces.')) return null;
-  return { emailId: uuidOf(Buffer.from(m[1]!, 'hex')), tag: m[2]!, fromDomain: host.slice('bounces.'.length) };
+  return { emailId: uuidOf(m[1]!), tag: m[2]!, fromDomain: host.slice('bounces.'.length) };
 }
 
 /** The one of `recipients` the address's tag was made for by `key`, or undefined (forged, or another email's). */
