@@ -37,6 +37,7 @@ export const BOTH_STORES = [
   'test/cli-webhooks.test.ts',
   'test/delivery-modes.test.ts',
   'test/inbound.test.ts',
+  'test/inbound-reports.test.ts',
   'test/bounce-attribution.test.ts',
   'test/dmarc-reports.test.ts',
   'test/http-auth.test.ts',
