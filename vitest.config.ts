@@ -45,6 +45,7 @@ export const BOTH_STORES = [
   'test/trial.test.ts',
   'test/webhooks.test.ts',
   'test/smtp-relay.test.ts',
+  'test/smtp-relay-messages.test.ts',
   'test/metrics.test.ts',
   'test/top.test.ts',
   'test/retention.test.ts',
