@@ -7,6 +7,7 @@
 // scheme through svc itself; the per-destination scheme is the rule `perDestination` below, since
 // svc has no such mode. Figures and the decision: docs/decisions.md, "Bounces are matched by their
 // return path".
+// Past 500 lines (style.md): a corpus of reports, data more than code, read whole by its test.
 import { xtextDecoded, type InboundReport } from '../src/inbound/index.ts';
 
 /** The formats a report is written in: RFC 3464 DSNs as each MTA writes them, plain-text bounces, ARF. */
