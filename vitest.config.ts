@@ -40,6 +40,7 @@ export const BOTH_STORES = [
   'test/inbound-reports.test.ts',
   'test/bounce-attribution.test.ts',
   'test/dmarc-reports.test.ts',
+  'test/dmarc-reports-bad.test.ts',
   'test/http-auth.test.ts',
   'test/http-stats.test.ts',
   'test/trial.test.ts',
