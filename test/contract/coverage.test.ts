@@ -18,7 +18,7 @@ const INSIDE_ANOTHER = new Map([['idempotency', 'emails']]);
 
 /**
  * Every repository of src: a domain's `repo.ts` (its interface in `store.ts`, its contract test
- * test/contract/<domain>.test.ts) or a domain's second one, `<name>-repo.ts` (`<name>-store.ts`,
+ * test/contract/<domain>.test.ts, with its parts <domain>-<part>.test.ts when split) or a domain's second one, `<name>-repo.ts` (`<name>-store.ts`,
  * test/contract/<name>.test.ts), as inbound's DMARC reports.
  */
 const repositories = readdirSync(SRC, { withFileTypes: true })
@@ -65,13 +65,17 @@ describe('the store interfaces and their contract tests', () => {
       const file = storeOf.get(domain)!;
       const interfaces = storeMethods(file);
       expect(interfaces.size, `an exported …Store interface in ${file}`).toBeGreaterThan(0);
-      const testFile = join(ROOT, 'test', 'contract', `${domain}.test.ts`);
-      expect(existsSync(testFile), `test/contract/${domain}.test.ts`).toBe(true);
-      const test = readFileSync(testFile, 'utf8');
+      const dir = join(ROOT, 'test', 'contract');
+      expect(existsSync(join(dir, `${domain}.test.ts`)), `test/contract/${domain}.test.ts`).toBe(true);
+      // The domain's contract test, and its parts when it is split (`<domain>-<part>.test.ts`).
+      const test = readdirSync(dir)
+        .filter((f) => f === `${domain}.test.ts` || (f.startsWith(`${domain}-`) && f.endsWith('.test.ts')))
+        .map((f) => readFileSync(join(dir, f), 'utf8'))
+        .join('\n');
       const uncalled = [...interfaces].flatMap(([name, methods]) =>
         methods.filter((m) => !test.includes(`.${m}(`)).map((m) => `${name}.${m}`),
       );
-      expect(uncalled, `methods test/contract/${domain}.test.ts never calls`).toEqual([]);
+      expect(uncalled, `methods test/contract/${domain}(-*).test.ts never calls`).toEqual([]);
     },
   );
 });
