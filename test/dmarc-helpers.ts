@@ -92,23 +92,24 @@ export interface DmarcEnv {
 
 /** Starts the file's environment (beforeAll) and stops it (afterAll); `env()` once started. */
 export function dmarcSuite() {
-  let env: DmarcEnv | undefined;
-  const e = () => env!;
+  // Each part is kept as soon as it is started, so a start that fails half-way still stops the rest.
+  const env: Partial<DmarcEnv> = {};
+  const e = () => env as DmarcEnv;
   beforeAll(async () => {
-    const dns = await startDnsServer();
-    const mx = await startMxPeer();
+    const dns = (env.dns = await startDnsServer());
+    env.mx = await startMxPeer();
     dns.set('dest.test', { MX: [{ exchange: 'mx.dest.test', priority: 10 }] });
     dns.set('mx.dest.test', { A: ['127.0.0.1'] });
     // svc's own outbound address: what its host name resolves to (the a:<hostname> of its SPF).
     dns.set('mta.svc.test', { A: [SVC_IP] });
-    const d = await startDeliveryEnv(dns, { mxPort: String(mx.port) });
-    env = { dns, mx, d, ...(await listenInbound(d.env)) };
+    env.d = await startDeliveryEnv(dns, { mxPort: String(env.mx.port) });
+    Object.assign(env, await listenInbound(env.d.env));
   });
   afterAll(async () => {
-    await env?.inbound.close();
-    await env?.d.env.close();
-    await env?.mx.close();
-    await env?.dns.close();
+    await env.inbound?.close();
+    await env.d?.env.close();
+    await env.mx?.close();
+    await env.dns?.close();
   });
   return {
     env: e,
