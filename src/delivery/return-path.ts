@@ -1,6 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
-import { hmacSha256 } from '../lib/hmac.ts';
-import { uuidOf } from '../lib/ids.ts';
+import { taggedAddresses, type TaggedAddress } from '../lib/tagged-address.ts';
 
 /**
  * The envelope sender of LIVE mail (issue 15): `bounces+<email id>-<tag>@bounces.<from
@@ -13,34 +11,15 @@ import { uuidOf } from '../lib/ids.ts';
  */
 export const RETURN_PATH_SECRET = 'return-path';
 
-const TAG_HEX = 12;
-const LOCAL = /^bounces\+([0-9a-f]{32})-([0-9a-f]{12})$/;
-
-const tagOf = (key: Buffer, id: string, recipient: string) =>
-  hmacSha256(key, `${id}|${recipient.toLowerCase()}`).toString('hex').slice(0, TAG_HEX);
-
-const compact = (emailId: string) => emailId.replaceAll('-', '').toLowerCase();
+const returnPaths = taggedAddresses('bounces', 12);
 
 /** The return path of an email to one recipient. */
-export function returnPathAddress(key: Buffer, emailId: string, recipient: string, fromDomain: string): string {
-  const id = compact(emailId);
-  return `bounces+${id}-${tagOf(key, id, recipient)}@bounces.${fromDomain.toLowerCase()}`;
-}
+export const returnPathAddress = returnPaths.write;
 
 /** A return-path address taken apart (its syntax only): the email id, the tag, and the sending domain. */
-export interface ReturnPath {
-  emailId: string;
-  tag: string;
-  fromDomain: string;
-}
+export type ReturnPath = TaggedAddress;
 
-export function parseReturnPath(address: string): ReturnPath | null {
-  const at = address.lastIndexOf('@');
-  const m = LOCAL.exec(address.slice(0, at).toLowerCase());
-  const host = address.slice(at + 1).toLowerCase();
-  if (at < 0 || !m || !host.startsWith('bounces.')) return null;
-  return { emailId: uuidOf(m[1]!), tag: m[2]!, fromDomain: host.slice('bounces.'.length) };
-}
+export const parseReturnPath = returnPaths.parse;
 
 const IN_TEXT = /bounces\+[0-9a-f]{32}-[0-9a-f]{12}@bounces\.[a-z0-9.-]+[a-z0-9]/gi;
 
@@ -50,8 +29,4 @@ export function returnPathsIn(text: string): string[] {
 }
 
 /** True when `rp`'s tag was made by `key` for `recipient`. */
-export function returnPathCovers(key: Buffer, rp: ReturnPath, recipient: string): boolean {
-  const want = Buffer.from(tagOf(key, compact(rp.emailId), recipient));
-  const got = Buffer.from(rp.tag);
-  return want.length === got.length && timingSafeEqual(want, got);
-}
+export const returnPathCovers = returnPaths.covers;

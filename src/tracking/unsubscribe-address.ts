@@ -1,6 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
-import { hmacSha256 } from '../lib/hmac.ts';
-import { uuidOf } from '../lib/ids.ts';
+import { taggedAddresses, type TaggedAddress } from '../lib/tagged-address.ts';
 
 /**
  * The mailto of List-Unsubscribe (RFC 2369; RFC 8058 leaves it beside the https URL):
@@ -11,37 +9,17 @@ import { uuidOf } from '../lib/ids.ts';
  * Its own prefix keeps it apart from a return path's tag (another key and another input), so
  * a bounce address never unsubscribes anyone and an unsubscribe address never bounces.
  */
-const TAG_HEX = 16;
-const LOCAL = /^unsubscribe\+([0-9a-f]{32})-([0-9a-f]{16})$/;
-
-const compact = (emailId: string) => emailId.replaceAll('-', '').toLowerCase();
-const tagOf = (key: Buffer, id: string, recipient: string) =>
-  hmacSha256(key, `unsubscribe|${id}|${recipient.toLowerCase()}`).toString('hex').slice(0, TAG_HEX);
+const addresses = taggedAddresses('unsubscribe', 16, 'unsubscribe|');
 
 /** The unsubscribe address of one recipient of an email. */
-export function unsubscribeAddress(key: Buffer, emailId: string, recipient: string, fromDomain: string): string {
-  const id = compact(emailId);
-  return `unsubscribe+${id}-${tagOf(key, id, recipient)}@bounces.${fromDomain.toLowerCase()}`;
-}
+export const unsubscribeAddress = addresses.write;
 
 /** An unsubscribe address taken apart (its syntax only). */
-export interface UnsubscribeAddress {
-  emailId: string;
-  tag: string;
-  fromDomain: string;
-}
+export type UnsubscribeAddress = TaggedAddress;
 
-export function parseUnsubscribeAddress(address: string): UnsubscribeAddress | null {
-  const at = address.lastIndexOf('@');
-  const m = at < 0 ? null : LOCAL.exec(address.slice(0, at).toLowerCase());
-  const host = address.slice(at + 1).toLowerCase();
-  if (!m || !host.startsWith('bounces.')) return null;
-  return { emailId: uuidOf(m[1]!), tag: m[2]!, fromDomain: host.slice('bounces.'.length) };
-}
+export const parseUnsubscribeAddress = addresses.parse;
 
 /** The one of `recipients` the address's tag was made for by `key`, or undefined (forged, or another email's). */
 export function recipientOfAddress(key: Buffer, a: UnsubscribeAddress, recipients: string[]): string | undefined {
-  const got = Buffer.from(a.tag);
-  const id = compact(a.emailId);
-  return recipients.find((r) => timingSafeEqual(Buffer.from(tagOf(key, id, r)), got));
+  return recipients.find((r) => addresses.covers(key, a, r));
 }
