@@ -1,13 +1,22 @@
-// The bounces of test/inbound.test.ts and test/inbound-reports.test.ts: what the tests ask of
-// the file's environment (startBounceEnv, set in its beforeAll and read at each call), and the
-// DSN and ARF reports as MTAs and feedback loops write them.
-import { expect } from 'vitest';
+// The bounces of test/inbound.test.ts and test/inbound-reports.test.ts: each file's environment
+// and what the tests ask of it, and the DSN and ARF reports as MTAs and feedback loops write them.
+import { afterAll, beforeAll, expect } from 'vitest';
 import { count } from './harness.ts';
-import { mailNullSender, settle, type BounceEnv } from './delivery-helpers.ts';
+import { mailNullSender, settle, startBounceEnv, type BounceEnv } from './delivery-helpers.ts';
 
-/** What the bounce tests do with the file's environment, `env()` once its beforeAll has run. */
-export function bounceHelpers(env: () => BounceEnv) {
+/**
+ * The file's bounce environment (startBounceEnv for dest.test and other.test), started before its
+ * tests and closed after them, and what the tests do with it; `env()` once started.
+ */
+export function bounceSuite() {
+  let b: BounceEnv | undefined;
+  const env = () => b!;
+  beforeAll(async () => {
+    b = await startBounceEnv(['dest.test', 'other.test']);
+  });
+  afterAll(() => b?.close());
   return {
+    env,
     /** Sends a LIVE email, delivers it, and returns its id and the return path each destination saw. */
     delivered: async (to: string[]): Promise<{ id: string; returnPath: (domain: string) => string }> => {
       const { mx, d } = env();

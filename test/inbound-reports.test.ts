@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { parseDeliveryStatus } from '../src/inbound/index.ts';
 import type { MxPeer } from './peers/mx.ts';
 import { smtpTalk } from './peers/smtp-talk.ts';
@@ -6,26 +6,19 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runSvc } from './cli-runner.ts';
 import { classifyReply, describeRule } from '../src/delivery/classify.ts';
-import { settle, startBounceEnv, type BounceEnv, type DeliveryEnv } from './delivery-helpers.ts';
-import { arf, bounceHelpers, dsn } from './inbound-helpers.ts';
+import { settle, type DeliveryEnv } from './delivery-helpers.ts';
+import { arf, bounceSuite, dsn } from './inbound-helpers.ts';
 
 // Reports that come back after the 250 besides DSNs (issues 15 and 29): ARF complaints, forged
 // and stray mail at a return path, the one classifier for replies and DSNs, `svc inbound
 // process`, and parseDeliveryStatus. DSNs and plain-text bounces: test/inbound.test.ts.
 
-let b: BounceEnv;
+const suite = bounceSuite();
+const { delivered, mail, suppressed, suppressionReason } = suite;
 let mx: MxPeer;
 let d: DeliveryEnv;
 let port: number;
-
-beforeAll(async () => {
-  b = await startBounceEnv(['dest.test', 'other.test']);
-  ({ mx, d, port } = b);
-});
-
-afterAll(() => b.close());
-
-const { delivered, mail, suppressed, suppressionReason } = bounceHelpers(() => b);
+beforeAll(() => ({ mx, d, port } = suite.env()));
 
 describe('ARF complaints', () => {
   it('turns a delivered recipient COMPLAINED, with a complained event and a COMPLAINT suppression', async () => {

@@ -1,22 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBounceEnv, type BounceEnv, type DeliveryEnv } from './delivery-helpers.ts';
-import { bounceHelpers, dsn } from './inbound-helpers.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryEnv } from './delivery-helpers.ts';
+import { bounceSuite, dsn } from './inbound-helpers.ts';
 
 // Bounces that come back after the 250 (issue 15): DSNs mailed to an email's return
 // path, through the inbound MX listener, on real sockets. ARF complaints, forged mail and
 // `svc inbound process`: test/inbound-reports.test.ts.
 
-let b: BounceEnv;
+const suite = bounceSuite();
+const { delivered, mail, suppressed } = suite;
 let d: DeliveryEnv;
-
-beforeAll(async () => {
-  b = await startBounceEnv(['dest.test', 'other.test']);
-  ({ d } = b);
-});
-
-afterAll(() => b.close());
-
-const { delivered, mail, suppressed } = bounceHelpers(() => b);
+beforeAll(() => ({ d } = suite.env()));
 
 describe('DSNs to a return path', () => {
   it('turns a delivered recipient BOUNCED, hard, suppressed, with a bounced event from the DSN', async () => {
