@@ -5,7 +5,8 @@
 // looked at a bound value each time a value is bound to it, and better-sqlite3 then compiles a
 // new function to build its rows (277 µs of CPU a call for a claimed email's 46 columns, issue
 // 36). That file checks named reads; this one runs the paths a server runs all day, as a
-// client and the delivery engine drive them, three times with different values, and counts
+// client, the delivery engine and the webhook dispatcher drive them, three times with different
+// values, and counts
 // the row builders compiled per statement in the second and third passes. A statement compiles
 // its builder on the first row it returns and again only after a re-prepare, so a statement that
 // compiles twice in two passes is re-prepared on its values: it must write `+?` (decisions.md).
@@ -13,9 +14,9 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestEnv } from './harness.ts';
-import { settle, startDeliveryEnv, startDestinations, type DeliveryEnv } from './delivery-helpers.ts';
-import type { DnsServer } from './peers/dns.ts';
+import { settle, startHookedDelivery, type DeliveryEnv, type HookedDelivery } from './delivery-helpers.ts';
 import type { MxPeer } from './peers/mx.ts';
+import type { WebhookReceiver } from './peers/webhook-receiver.ts';
 import { login } from './management-helpers.ts';
 
 type Statement = Database.Statement;
@@ -62,25 +63,23 @@ async function compilesPerStatement(run: () => unknown): Promise<Map<Statement, 
 }
 
 describe('the SQLite reads of the hot paths are prepared once (each path run three times)', () => {
-  let dns: DnsServer;
+  let hooked: HookedDelivery;
   let mx: MxPeer;
+  let hooks: WebhookReceiver;
   let d: DeliveryEnv;
   let env: TestEnv;
   let testKey: string;
   let owner: string;
 
   beforeAll(async () => {
-    ({ dns, mx } = await startDestinations(['dest.test']));
-    d = await startDeliveryEnv(dns, { mxPort: String(mx.port) });
+    // Every event type goes to a webhook, so the outbox and its dispatcher run too.
+    hooked = await startHookedDelivery(['*']);
+    ({ mx, hooks, d } = hooked);
     env = d.env;
     testKey = await env.key({ env: 'TEST' });
     owner = await login(env, 'owner@example.com', 'owner-password-1');
   });
-  afterAll(async () => {
-    await env?.close();
-    await mx?.close();
-    await dns?.close();
-  });
+  afterAll(() => hooked?.close());
 
   const ok = (res: { statusCode: number; body: string }, status = 200) => {
     if (res.statusCode !== status) throw new Error(`${res.statusCode} ${res.body}`);
@@ -147,8 +146,15 @@ describe('the SQLite reads of the hot paths are prepared once (each path run thr
     ]) {
       ok(await get(url, owner));
     }
-    // Each pass delivered what it sent.
+    // The dispatcher posts what the pass's events put in the outbox, until nothing more is due.
+    for (let posted = -1; posted !== hooks.requests.length;) {
+      posted = hooks.requests.length;
+      await env.app.webhookDispatcher().runOnce();
+    }
+    // Each pass delivered what it sent, and told the webhook.
     expect(mx.received.filter((m) => m.to.includes(`a${n}@dest.test`))).toHaveLength(2);
+    const told = hooks.requests.map((r) => JSON.parse(r.body) as { type: string; data?: { email?: { id?: string } } });
+    expect(told.filter((b) => b.data?.email?.id === ids[0] && b.type === 'email.delivered')).toHaveLength(3);
   }
 
   it('no statement compiles its rows on every call', async () => {
