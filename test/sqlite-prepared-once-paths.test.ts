@@ -6,11 +6,11 @@
 // new function to build its rows (277 µs of CPU a call for a claimed email's 46 columns, issue
 // 36). That file checks named reads; this one runs the paths a server runs all day, as a
 // client, the delivery engine and the webhook dispatcher drive them, three times with different
-// values, and counts
-// the row builders compiled per statement in the second and third passes. A statement compiles
-// its builder on the first row it returns and again only after a re-prepare, so a statement that
-// compiles twice in two passes is re-prepared on its values: it must write `+?` (decisions.md).
-// A statement that first runs in a later pass compiles once, which is allowed.
+// values, and counts the row builders compiled per statement in the second and third passes. A
+// statement compiles its builder on the first row it returns and again only after a re-prepare,
+// so a statement that compiles twice in two passes is re-prepared on its values: it must write
+// `+?` (decisions.md). A statement that first runs in a later pass compiles once, which is
+// allowed.
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestEnv } from './harness.ts';
