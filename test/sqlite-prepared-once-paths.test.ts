@@ -5,12 +5,12 @@
 // looked at a bound value each time a value is bound to it, and better-sqlite3 then compiles a
 // new function to build its rows (277 µs of CPU a call for a claimed email's 46 columns, issue
 // 36). That file checks named reads; this one runs the paths a server runs all day, as a
-// client, the delivery engine and the webhook dispatcher drive them, three times with different
-// values, and counts the row builders compiled per statement in the second and third passes. A
-// statement compiles its builder on the first row it returns and again only after a re-prepare,
-// so a statement that compiles twice in two passes is re-prepared on its values: it must write
-// `+?` (decisions.md). A statement that first runs in a later pass compiles once, which is
-// allowed.
+// client (over HTTP and through the SMTP relay), the delivery engine and the webhook dispatcher
+// drive them, three times with different values, and counts the row builders compiled per
+// statement in the second and third passes. A statement compiles its builder on the first row it
+// returns and again only after a re-prepare, so a statement that compiles twice in two passes is
+// re-prepared on its values: it must write `+?` (decisions.md). A statement that first runs in a
+// later pass compiles once, which is allowed.
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestEnv } from './harness.ts';
@@ -18,6 +18,7 @@ import { settle, startHookedDelivery, type DeliveryEnv, type HookedDelivery } fr
 import type { MxPeer } from './peers/mx.ts';
 import type { WebhookReceiver } from './peers/webhook-receiver.ts';
 import { login } from './management-helpers.ts';
+import { relayClient } from './relay-helpers.ts';
 
 type Statement = Database.Statement;
 
@@ -70,6 +71,7 @@ describe('the SQLite reads of the hot paths are prepared once (each path run thr
   let env: TestEnv;
   let testKey: string;
   let owner: string;
+  let relay: Awaited<ReturnType<typeof relayClient>>;
 
   beforeAll(async () => {
     // Every event type goes to a webhook, so the outbox and its dispatcher run too.
@@ -78,8 +80,12 @@ describe('the SQLite reads of the hot paths are prepared once (each path run thr
     env = d.env;
     testKey = await env.key({ env: 'TEST' });
     owner = await login(env, 'owner@example.com', 'owner-password-1');
+    relay = await relayClient(env.app, d.key);
   });
-  afterAll(() => hooked?.close());
+  afterAll(async () => {
+    await relay?.close();
+    await hooked?.close();
+  });
 
   const ok = (res: { statusCode: number; body: string }, status = 200) => {
     if (res.statusCode !== status) throw new Error(`${res.statusCode} ${res.body}`);
@@ -98,6 +104,8 @@ describe('the SQLite reads of the hot paths are prepared once (each path run thr
       await d.send(to, { tags: [`t${n}`], subject: `Order ${n}` }),
       await d.send(to.slice(0, 2), { tags: [`t${n}`], subject: `Order ${n}b` }),
     ];
+    // A message submitted over SMTP to the relay (LIVE: delivered too).
+    await relay.transport.sendMail({ from: 'news@sender.test', to, subject: `Relayed ${n}`, text: 'Hi' });
     const simulated = ok(
       await post('/v1/emails', testKey, {
         from: 'news@sender.test',
@@ -152,7 +160,7 @@ describe('the SQLite reads of the hot paths are prepared once (each path run thr
       await env.app.webhookDispatcher().runOnce();
     }
     // Each pass delivered what it sent, and told the webhook.
-    expect(mx.received.filter((m) => m.to.includes(`a${n}@dest.test`))).toHaveLength(2);
+    expect(mx.received.filter((m) => m.to.includes(`a${n}@dest.test`))).toHaveLength(3);
     const told = hooks.requests.map((r) => JSON.parse(r.body) as { type: string; data?: { email?: { id?: string } } });
     expect(told.filter((b) => b.data?.email?.id === ids[0] && b.type === 'email.delivered')).toHaveLength(3);
   }
