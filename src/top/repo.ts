@@ -23,6 +23,11 @@ export function createTopReader(db: Db, opts: { clock?: Clock; projectId?: strin
 
 function sqliteTopData(db: Db, project: string | null): TopData {
   const scoped = (col: string) => (project === null ? '1' : `${col} = +@project`);
+  // The project's filter on a reading that walks a bounded range (the events since the last
+  // reading, the queue's due rows): with `+` on the column no index of the project serves it,
+  // so the planner walks that range, not every email or recipient the project ever had
+  // (a project of 200,000 recipients: 57 ms a reading through its index, 0.05 ms this way).
+  const within = (col: string) => (project === null ? '1' : `+${col} = +@project`);
   const args = project === null ? {} : { project };
 
   const maxSeq = db.prepare<[], number | null>('SELECT max(seq) FROM email_events').pluck();
@@ -32,7 +37,7 @@ function sqliteTopData(db: Db, project: string | null): TopData {
          WHERE seq > +@after AND seq <= +@upto GROUP BY 1, 2`
       : `SELECT substr(ev.created_at, 1, 19) AS second, ev.type, count(*) AS n
          FROM email_events ev JOIN emails e ON e.seq = ev.email_seq
-         WHERE ev.seq > +@after AND ev.seq <= +@upto AND e.project_id = +@project GROUP BY 1, 2`,
+         WHERE ev.seq > +@after AND ev.seq <= +@upto AND ${within('e.project_id')} GROUP BY 1, 2`,
   );
   // The recipient's domain of the events that settle a recipient (data.recipient).
   const settled = db.prepare<Record<string, unknown>, { second: string; type: string; domain: string; n: number }>(
@@ -40,7 +45,7 @@ function sqliteTopData(db: Db, project: string | null): TopData {
        SELECT substr(ev.created_at, 1, 19) AS second, ev.type, json_extract(ev.data, '$.recipient') AS r
        FROM email_events ev ${project === null ? '' : 'JOIN emails e ON e.seq = ev.email_seq'}
        WHERE ev.seq > +@after AND ev.seq <= +@upto AND (ev.type = 'delivered' OR ev.type = 'bounced' OR ev.type = 'failed')
-         AND ${scoped('e.project_id')})
+         AND ${within('e.project_id')})
      GROUP BY 1, 2, 3`,
   );
   const hour = db.prepare<Record<string, unknown>, { type: string; n: number }>(
@@ -51,11 +56,11 @@ function sqliteTopData(db: Db, project: string | null): TopData {
        AND type NOT LIKE 'bounced:%' GROUP BY type`,
   );
   const queue = db.prepare<Record<string, unknown>, { recipients: number; oldest: string | null }>(
-    project === null ? QUEUE_STATS_SQL : `${QUEUE_STATS_SQL} AND r.project_id = @project`,
+    `${QUEUE_STATS_SQL} AND ${within('r.project_id')}`,
   );
   const waiting = db.prepare<Record<string, unknown>, { domain: string; waiting: number; deferred: number }>(
     `SELECT domain, count(*) AS waiting, sum(attempts > 0) AS deferred FROM recipients
-     WHERE next_attempt_at IS NOT NULL AND ${scoped('project_id')} GROUP BY domain`,
+     WHERE next_attempt_at IS NOT NULL AND ${within('project_id')} GROUP BY domain`,
   );
   const throttles = db.prepare<
     [],
