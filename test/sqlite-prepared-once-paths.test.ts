@@ -14,7 +14,15 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestEnv } from './harness.ts';
-import { settle, startHookedDelivery, type DeliveryEnv, type HookedDelivery } from './delivery-helpers.ts';
+import {
+  listenInbound,
+  mailNullSender,
+  settle,
+  startHookedDelivery,
+  type DeliveryEnv,
+  type HookedDelivery,
+} from './delivery-helpers.ts';
+import { dsn } from './inbound-helpers.ts';
 import type { MxPeer } from './peers/mx.ts';
 import type { WebhookReceiver } from './peers/webhook-receiver.ts';
 import { login } from './management-helpers.ts';
@@ -72,6 +80,7 @@ describe('the SQLite reads of the hot paths are prepared once (each path run thr
   let testKey: string;
   let owner: string;
   let relay: Awaited<ReturnType<typeof relayClient>>;
+  let inbound: Awaited<ReturnType<typeof listenInbound>>;
 
   beforeAll(async () => {
     // Every event type goes to a webhook, so the outbox and its dispatcher run too.
@@ -81,9 +90,11 @@ describe('the SQLite reads of the hot paths are prepared once (each path run thr
     testKey = await env.key({ env: 'TEST' });
     owner = await login(env, 'owner@example.com', 'owner-password-1');
     relay = await relayClient(env.app, d.key);
+    inbound = await listenInbound(env);
   });
   afterAll(async () => {
     await relay?.close();
+    await inbound?.inbound.close();
     await hooked?.close();
   });
 
@@ -127,7 +138,12 @@ describe('the SQLite reads of the hot paths are prepared once (each path run thr
     );
     // The delivery engine claims, builds, sends and records them (real SMTP to the MX peer).
     await settle(env);
-    // Public API reads: pages, filters, one email, its events.
+    // A bounce comes back to the return path one recipient's copy carried (svc's inbound MX).
+    const bounced = `c${n}@dest.test`;
+    const returnPath = mx.received.find((m) => m.to.includes(bounced))!.from;
+    const report = dsn(returnPath, [{ address: bounced, status: '5.1.1', diagnostic: '550 5.1.1 no such user' }]);
+    expect((await mailNullSender(inbound.port, returnPath, report)).data).toMatch(/^250/);
+    // Public API reads: pages, filters, one email, its events, svc top's readings.
     const page = ok(await get('/v1/emails?limit=3', d.key));
     const before = page.data.at(-1).id as string;
     ok(await get(`/v1/emails?limit=2&before=${before}`, d.key));
@@ -135,7 +151,9 @@ describe('the SQLite reads of the hot paths are prepared once (each path run thr
     for (const id of [...ids, simulated.data.id as string]) {
       ok(await get(`/v1/emails/${id}`, d.key));
       ok(await get(`/v1/emails/${id}/events`, d.key));
+      ok(await get(`/v1/top/emails/${id}`, d.key));
     }
+    ok(await get('/v1/top', d.key));
     // The dashboard's and the management API's reads of the project.
     const org = `/v1/organizations/${env.init.organization_id}`;
     const project = `${org}/projects/${env.init.project_id}`;
