@@ -1,11 +1,11 @@
 // npm run bench:smtp-client — the CPU one SMTP transaction costs svc's delivery worker in its SMTP
-// client (nodemailer's SMTPConnection, as src/delivery/smtp-pool.ts opens it and transmit.ts sends
-// on it), against a floor: a client that only writes the pipelined envelope (MAIL, RCPT and DATA in
-// one write, RFC 2920), then the message already dot-stuffed with its final "." in a second write,
-// and reads the replies. Both send bench:deliver's message (the same ~5 KB, DKIM-signed) with one
-// recipient per transaction, as svc does, to Postfix's smtp-sink on loopback, over BENCH_SESSIONS
-// sessions at once in this one thread; the CPU counted is this thread's (the sink is another
-// process). The rounds alternate the two clients.
+// client (a session from src/delivery/smtp-pool.ts, each transaction through transmit.ts's `send`:
+// nodemailer's SMTPConnection), against a floor: a client that only writes the pipelined envelope
+// (MAIL, RCPT and DATA in one write, RFC 2920), then the message already dot-stuffed with its
+// final "." in a second write, and reads the replies. Both send bench:deliver's message (the same
+// ~5 KB, DKIM-signed) with one recipient per transaction, as svc does, to Postfix's smtp-sink on
+// loopback, over BENCH_SESSIONS sessions at once in this one thread; the CPU counted is this
+// thread's (the sink is another process). The rounds alternate the two clients.
 //
 // What it sizes: svc sends an email of three recipients as three transactions (each its own
 // return path, docs/decisions.md), so a transaction's cost in the client is paid three times an
@@ -14,7 +14,8 @@
 // Settings (env): BENCH_TRANSACTIONS (6000 a round and client), BENCH_SESSIONS (16), BENCH_ROUNDS (3).
 import { generateKeyPairSync } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
-import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { createSmtpPool, type ConnectTarget } from '../src/delivery/smtp-pool.ts';
+import { send } from '../src/delivery/transmit.ts';
 import { env, fmt, machine, median } from './lib.ts';
 import { missingTools, ownTempDir, startSink } from './deliver-peers.ts';
 import { wireMessage } from './deliver-svc.ts';
@@ -25,22 +26,40 @@ const ROUNDS = env.num('BENCH_ROUNDS', 3);
 
 type Client = (port: number, message: Buffer, count: number, tag: string) => Promise<void>;
 
-/** svc's client: nodemailer's send() per transaction, with the envelope svc gives it. */
+/** svc's client: a session from svc's pool, and transmit.ts's `send` for each transaction. */
 const nodemailerClient: Client = async (port, message, count, tag) => {
-  const conn = new SMTPConnection({ host: '127.0.0.1', port, name: 'bench.svc.test', ignoreTLS: true });
-  await new Promise<void>((resolve, reject) => {
-    conn.once('error', reject);
-    conn.connect(() => resolve());
+  const pool = createSmtpPool({
+    hostname: 'bench.svc.test',
+    tlsInsecure: false,
+    connectTimeoutMs: 10_000,
+    socketTimeoutMs: 60_000,
+    idleMs: 1_000,
   });
+  const target: ConnectTarget = {
+    host: 'mx.dest.test',
+    ip: '127.0.0.1',
+    port,
+    secure: false,
+    auth: null,
+    tls: 'opportunistic',
+  };
+  const session = await pool.acquire(target);
   for (let i = 0; i < count; i++) {
-    const to = `r${i % 3}@dest.test`;
-    const envelope = { from: `bounces+${tag}-${i}@bounces.sender.test`, to: [to], dsn: { orcpt: `rfc822;${to}` } };
-    await new Promise((resolve, reject) => conn.send(envelope, message, (e, info) => (e ? reject(e) : resolve(info))));
+    const envelope = { from: `bounces+${tag}-${i}@bounces.sender.test`, to: [`r${i % 3}@dest.test`], raw: message };
+    await send(session, envelope, { eightBit: false, utf8: false });
   }
-  conn.quit();
+  session.conn.quit();
 };
 
-/** Reads reply lines (the last line of each reply) off a socket, in order. */
+/** RFC 5321 4.5.2: a line's leading dot doubled; the message ends with CRLF "." CRLF. */
+const dotStuffed = (message: Buffer) =>
+  Buffer.from(message.toString('latin1').replace(/^\./gm, '..') + '.\r\n', 'latin1');
+
+/**
+ * Reply lines (the last line of each reply) off a socket, in order. Not test/peers/smtp-talk.ts:
+ * that tool decodes UTF-8, matches each line with a regular expression and joins multi-line
+ * replies, ~30 µs a transaction here, which a floor must not carry.
+ */
 function replies(socket: Socket): () => Promise<string> {
   let buffered = '';
   const ready: string[] = [];
@@ -61,10 +80,6 @@ function replies(socket: Socket): () => Promise<string> {
     return line === undefined ? new Promise((resolve) => waiting.push(resolve)) : Promise.resolve(line);
   };
 }
-
-/** RFC 5321 4.5.2: a line's leading dot doubled; the message ends with CRLF "." CRLF. */
-const dotStuffed = (message: Buffer) =>
-  Buffer.from(message.toString('latin1').replace(/^\./gm, '..') + '.\r\n', 'latin1');
 
 /** The floor: two writes and three reply reads a transaction, nothing else. */
 const floorClient: Client = async (port, message, count, tag) => {

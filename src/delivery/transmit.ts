@@ -73,7 +73,7 @@ function policyOf(t: ConnectTarget, base: Pick<TlsOutcome, 'sts_mode'>): { tls_p
 }
 
 /** One SMTP transaction: a return path, the recipients it carries and the message. */
-interface Envelope {
+export interface Envelope {
   from: string;
   to: string[];
   raw: Buffer;
@@ -151,7 +151,8 @@ type RawSend = (envelope: object, message: Buffer, cb: (err: SendError | null, i
 const dsnOf = (to: string[]) =>
   to.length === 1 && /^[\x21-\x7e]+$/.test(to[0]!) ? { dsn: { orcpt: `rfc822;${to[0]}` } } : {};
 
-function send(session: Session, envelope: Envelope, params: MailParams) {
+/** One transaction on a pooled session (bench/smtp-client.ts times it). */
+export function send(session: Session, envelope: Envelope, params: MailParams) {
   return new Promise<SendInfo>((resolve, reject) => {
     const go = () =>
       (session.conn.send.bind(session.conn) as unknown as RawSend)(
