@@ -12,6 +12,7 @@
 // re-prepared on its values: it must write `+?` (decisions.md). A statement that first runs in a
 // later pass compiles once, which is allowed.
 import Database from 'better-sqlite3';
+import { compilesPerStatement } from './row-builders.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestEnv } from './harness.ts';
 import {
@@ -27,49 +28,6 @@ import type { MxPeer } from './peers/mx.ts';
 import type { WebhookReceiver } from './peers/webhook-receiver.ts';
 import { login } from './management-helpers.ts';
 import { relayClient } from './relay-helpers.ts';
-
-type Statement = Database.Statement;
-
-/** The statements running now, innermost last (pushed around every call that can return rows). */
-const running: Statement[] = [];
-
-/**
- * Row builders compiled per statement while `run` ran. Per statement object, not per text: a
- * statement prepared anew (the tests' own `env.query`) compiles once, as it should.
- */
-async function compilesPerStatement(run: () => unknown): Promise<Map<Statement, number>> {
-  const proto = Object.getPrototypeOf(new Database(':memory:').prepare('SELECT 1')) as Record<string, unknown>;
-  const originals = new Map<string, (...args: unknown[]) => unknown>();
-  for (const method of ['get', 'all', 'iterate']) {
-    const original = proto[method] as (...args: unknown[]) => unknown;
-    originals.set(method, original);
-    proto[method] = function (this: Statement, ...args: unknown[]) {
-      running.push(this);
-      try {
-        return original.apply(this, args);
-      } finally {
-        running.pop();
-      }
-    };
-  }
-  const compiles = new Map<Statement, number>();
-  const original = globalThis.Function;
-  globalThis.Function = new Proxy(original, {
-    apply(target, self, args) {
-      // better-sqlite3 makes its row builders from the global Function (lib/database.js, rowFactory).
-      const statement = running.at(-1);
-      if (statement) compiles.set(statement, (compiles.get(statement) ?? 0) + 1);
-      return Reflect.apply(target, self, args) as unknown;
-    },
-  });
-  try {
-    await run();
-  } finally {
-    globalThis.Function = original;
-    for (const [method, fn] of originals) proto[method] = fn;
-  }
-  return compiles;
-}
 
 describe('the SQLite reads of the hot paths are prepared once (each path run three times)', () => {
   let hooked: HookedDelivery;

@@ -6,31 +6,19 @@
 // for the 46 columns of a claimed email, measured in bench:nodes (docs/performance.md, issue 36).
 // Written `= +?`, the value is an expression SQLite does not look into, and the plan stays.
 //
-// The compiles are counted where better-sqlite3 makes them, through the global `Function`. A
-// control (a join with a bare `?`) must show them, so that the count cannot read 0 because
-// better-sqlite3 stopped making them that way.
+// The compiles are counted where better-sqlite3 makes them, through the global `Function`
+// (test/row-builders.ts). A control (a join with a bare `?`) must show them, so that the count
+// cannot read 0 because better-sqlite3 stopped making them that way.
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Recipient } from '../src/emails/store.ts';
 import { newEmail } from './postgres/email-fixture.ts';
 import { AT, openStore, type OpenedStore } from './contract/stores.ts';
+import { compilesPerStatement } from './row-builders.ts';
 
-/** How many row builders better-sqlite3 compiled while `run` ran. */
+/** How many row builders better-sqlite3 compiled while `run` ran, all statements together. */
 async function compilesDuring(run: () => unknown): Promise<number> {
-  const original = globalThis.Function;
-  let compiles = 0;
-  globalThis.Function = new Proxy(original, {
-    apply(target, self, args) {
-      compiles++;
-      return Reflect.apply(target, self, args) as unknown;
-    },
-  });
-  try {
-    await run();
-  } finally {
-    globalThis.Function = original;
-  }
-  return compiles;
+  return [...(await compilesPerStatement(run)).values()].reduce((a, b) => a + b, 0);
 }
 
 /** Compiles during the second and third of three calls with different values (the first may compile). */
